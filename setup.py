@@ -1,0 +1,22 @@
+"""The compiled hot paths. Everything else is declared in pyproject.toml.
+
+Each extension is the single implementation of its hot path (no pure-Python twin):
+  kafkapy._codec    wire primitives and the schema-driven struct encoder/decoder
+  kafkapy._records  CRC32C and record batches: header view, validation scan, records, builder
+  kafkapy._frames   cuts size-prefixed request frames out of a TCP byte stream
+"""
+
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+EXTENSIONS = [
+    Extension("kafkapy._codec", ["kafkapy/_codec.pyx"]),
+    Extension("kafkapy._records", ["kafkapy/_records.pyx"], include_dirs=["kafkapy"]),
+    Extension("kafkapy._frames", ["kafkapy/_frames.pyx"]),
+]
+
+setup(
+    # Bounds checks are switched off per module, in its header, where its own checks make
+    # them redundant; nothing is switched off globally.
+    ext_modules=cythonize(EXTENSIONS, language_level=3),
+)
