@@ -60,14 +60,14 @@ def _primitive(p: Primitive) -> st.SearchStrategy[Any]:
     raise AssertionError(p)
 
 
-def _value(f: Field, version: int, flexible: bool, depth: int) -> st.SearchStrategy[Any]:
+def _value(f: Field, version: int, flexible: bool, depth: int, unknown: bool) -> st.SearchStrategy[Any]:
     t = f.type
     if isinstance(t, Array):
-        elem = (_struct(t.element, version, flexible, depth + 1) if isinstance(t.element, Struct)
+        elem = (_struct(t.element, version, flexible, depth + 1, unknown) if isinstance(t.element, Struct)
                 else _primitive(t.element))
         strategy: st.SearchStrategy[Any] = st.lists(elem, max_size=3 if depth < 2 else 1)
     elif isinstance(t, Struct):
-        strategy = _struct(t, version, flexible, depth + 1)
+        strategy = _struct(t, version, flexible, depth + 1, unknown)
     else:
         strategy = _primitive(t)
     if version in f.nullable:
@@ -75,19 +75,21 @@ def _value(f: Field, version: int, flexible: bool, depth: int) -> st.SearchStrat
     return strategy
 
 
-def _struct(struct: Struct, version: int, flexible: bool, depth: int = 0) -> st.SearchStrategy:
+def _struct(
+    struct: Struct, version: int, flexible: bool, depth: int = 0, unknown: bool = True
+) -> st.SearchStrategy:
     cls = class_for(struct)
     fields = {}
     known_tags = []
     for f in struct.fields:
         if version not in f.versions:
             continue
-        fields[f.attr] = _value(f, version, flexible, depth)
+        fields[f.attr] = _value(f, version, flexible, depth, unknown)
         if flexible and version in f.tagged:
             known_tags.append(f.tag)
             # Tagged fields are often left at their default (then they are not on the wire).
             fields[f.attr] = st.one_of(st.just(f.default_value()), fields[f.attr])
-    if flexible:
+    if flexible and unknown:
         first = max(known_tags, default=-1) + 1
         fields["unknown_tagged_fields"] = st.lists(
             st.tuples(st.integers(first, first + 1000), st.binary(max_size=8)),
@@ -96,5 +98,6 @@ def _struct(struct: Struct, version: int, flexible: bool, depth: int = 0) -> st.
     return st.builds(cls, **fields)
 
 
-def body(message: Message, version: int) -> st.SearchStrategy[Any]:
-    return _struct(message.body, version, message.is_flexible(version))
+def body(message: Message, version: int, *, unknown_tags: bool = True) -> st.SearchStrategy[Any]:
+    """A body for ``version``; ``unknown_tags=False`` leaves out unknown tagged fields."""
+    return _struct(message.body, version, message.is_flexible(version), 0, unknown_tags)
