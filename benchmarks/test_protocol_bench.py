@@ -19,11 +19,11 @@ import crc32c as crc32c_package
 import pytest
 from kafka.protocol.consumer.fetch import FetchRequest as KpFetchRequest
 from kafka.protocol.metadata.metadata import MetadataResponse as KpMetadataResponse
+from kafkapy.protocol.records import build_batch, crc32c, scan_batches
 
 from kafkapy.protocol import API_KEYS, decode, decode_request, encode
 from kafkapy.protocol.classes import class_for
 from kafkapy.protocol.codec import Request, RequestHeader, encode_request
-from kafkapy.protocol.records import build_batch, crc32c, scan_batches
 
 METADATA = API_KEYS[3].response
 FETCH = API_KEYS[1].request

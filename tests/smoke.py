@@ -6,9 +6,9 @@ Runs without pytest or the test dependencies.
 import kafkapy._codec
 import kafkapy._frames
 import kafkapy._records
-from kafkapy.protocol import API_KEYS, decode_request, encode_request
+
+from kafkapy.protocol import API_KEYS, decode_request, encode_request, request_class
 from kafkapy.protocol.codec import Request, RequestHeader
-from kafkapy.protocol import request_class
 
 for module in (kafkapy._codec, kafkapy._frames, kafkapy._records):
     assert module.__file__.endswith((".so", ".pyd")), module.__file__

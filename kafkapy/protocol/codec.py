@@ -40,9 +40,19 @@ from kafkapy.protocol.headers import (
 from kafkapy.protocol.schema import PRIMITIVES, Array, Message, Struct
 
 __all__ = [
-    "Request", "Response", "compile_plan", "decode_request", "decode_request_header",
-    "decode_response", "encode_request", "encode_response", "message_plan",
-    "RequestHeader", "ResponseHeader", "encode", "decode",
+    "Request",
+    "RequestHeader",
+    "Response",
+    "ResponseHeader",
+    "compile_plan",
+    "decode",
+    "decode_request",
+    "decode_request_header",
+    "decode_response",
+    "encode",
+    "encode_request",
+    "encode_response",
+    "message_plan",
 ]
 
 for _name, _primitive in PRIMITIVES.items():

@@ -33,9 +33,28 @@ from typing import Any
 import attrs
 
 __all__ = [
-    "BOOL", "INT8", "INT16", "UINT16", "INT32", "UINT32", "INT64", "FLOAT64", "UUID",
-    "STRING", "BYTES", "RECORDS", "Primitive", "Array", "Struct", "Field", "Message",
-    "Versions", "field", "ZERO_UUID", "MISSING", "snake_case",
+    "BOOL",
+    "BYTES",
+    "FLOAT64",
+    "INT8",
+    "INT16",
+    "INT32",
+    "INT64",
+    "MISSING",
+    "RECORDS",
+    "STRING",
+    "UINT16",
+    "UINT32",
+    "UUID",
+    "ZERO_UUID",
+    "Array",
+    "Field",
+    "Message",
+    "Primitive",
+    "Struct",
+    "Versions",
+    "field",
+    "snake_case",
 ]
 
 ZERO_UUID = uuid.UUID(int=0)
@@ -240,5 +259,8 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
 
 def snake_case(name: str) -> str:
-    """``TopicData`` -> ``topic_data``, ``ISRNodes`` -> ``isr_nodes``, ``TopicID`` -> ``topic_id``."""
+    """Kafka JSON name to attribute name.
+
+    ``TopicData`` -> ``topic_data``, ``ISRNodes`` -> ``isr_nodes``, ``TopicID`` -> ``topic_id``.
+    """
     return _CAMEL.sub("_", name).lower()

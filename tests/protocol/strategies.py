@@ -60,11 +60,13 @@ def _primitive(p: Primitive) -> st.SearchStrategy[Any]:
     raise AssertionError(p)
 
 
-def _value(f: Field, version: int, flexible: bool, depth: int, unknown: bool) -> st.SearchStrategy[Any]:
+def _value(
+    f: Field, version: int, flexible: bool, depth: int, unknown: bool
+) -> st.SearchStrategy[Any]:
     t = f.type
     if isinstance(t, Array):
-        elem = (_struct(t.element, version, flexible, depth + 1, unknown) if isinstance(t.element, Struct)
-                else _primitive(t.element))
+        elem = (_struct(t.element, version, flexible, depth + 1, unknown)
+                if isinstance(t.element, Struct) else _primitive(t.element))
         strategy: st.SearchStrategy[Any] = st.lists(elem, max_size=3 if depth < 2 else 1)
     elif isinstance(t, Struct):
         strategy = _struct(t, version, flexible, depth + 1, unknown)

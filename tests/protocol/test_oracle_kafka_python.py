@@ -15,6 +15,7 @@ Unknown tagged fields are left out: kafka-python keeps them but does not re-enco
 from __future__ import annotations
 
 import importlib
+import io
 import pkgutil
 import uuid
 from typing import Any
@@ -23,9 +24,12 @@ import kafka.protocol
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from kafka.protocol.api_header import RequestHeader as KPRequestHeader
+from kafka.protocol.api_header import ResponseHeader as KPResponseHeader
 from kafka.protocol.api_message import ApiMessage
 
 from kafkapy.protocol import API_KEYS, decode, encode
+from kafkapy.protocol.headers import REQUEST_HEADER, RESPONSE_HEADER
 from kafkapy.protocol.schema import Array, Message, Struct
 from tests.protocol.strategies import body
 
@@ -133,3 +137,33 @@ def test_agrees_with_kafka_python(api_key: int, kind: str, version: int,
                                        tagged=flexible)
     assert bytes(theirs) == ours
     assert decode(message, version, bytes(theirs)) == value
+
+
+@pytest.mark.parametrize("version", [1, 2])
+@settings(max_examples=50, deadline=None)
+@given(api_key=st.integers(-(2**15), 2**15 - 1), api_version=st.integers(-(2**15), 2**15 - 1),
+       correlation_id=st.integers(-(2**31), 2**31 - 1),
+       client_id=st.one_of(st.none(), st.text(max_size=20)))
+def test_request_header_agrees(version: int, api_key: int, api_version: int,
+                               correlation_id: int, client_id: str | None) -> None:
+    flexible = version == 2
+    theirs = KPRequestHeader(request_api_key=api_key, request_api_version=api_version,
+                             correlation_id=correlation_id, client_id=client_id)
+    raw = bytes(theirs.encode(flexible=flexible))
+    ours = decode(REQUEST_HEADER, version, raw)
+    assert (ours.api_key, ours.api_version, ours.correlation_id, ours.client_id) == (
+        api_key, api_version, correlation_id, client_id)
+    assert encode(REQUEST_HEADER, version, ours) == raw
+
+
+@pytest.mark.parametrize("version", [0, 1])
+@settings(max_examples=50, deadline=None)
+@given(correlation_id=st.integers(-(2**31), 2**31 - 1))
+def test_response_header_agrees(version: int, correlation_id: int) -> None:
+    theirs = KPResponseHeader(correlation_id=correlation_id)
+    raw = bytes(theirs.encode(flexible=version == 1))
+    ours = decode(RESPONSE_HEADER, version, raw)
+    assert ours.correlation_id == correlation_id
+    assert encode(RESPONSE_HEADER, version, ours) == raw
+    again = KPResponseHeader.decode(io.BytesIO(raw), flexible=version == 1)
+    assert again.correlation_id == correlation_id

@@ -5,7 +5,17 @@ advertised, see the protocol reference); v3 adds TransactionalId and requires ma
 v9 is the first flexible version; v13 names topics by id (KIP-516).
 """
 
-from kafkapy.protocol.schema import INT16, INT32, INT64, RECORDS, STRING, UUID, Message, Struct, field
+from kafkapy.protocol.schema import (
+    INT16,
+    INT32,
+    INT64,
+    RECORDS,
+    STRING,
+    UUID,
+    Message,
+    Struct,
+    field,
+)
 
 REQUEST = Message.declare(
     "ProduceRequest",
