@@ -19,11 +19,11 @@ import crc32c as crc32c_package
 import pytest
 from kafka.protocol.consumer.fetch import FetchRequest as KpFetchRequest
 from kafka.protocol.metadata.metadata import MetadataResponse as KpMetadataResponse
-from kafkapy.protocol.records import build_batch, crc32c, scan_batches
 
 from kafkapy.protocol import API_KEYS, decode, decode_request, encode
 from kafkapy.protocol.classes import class_for
 from kafkapy.protocol.codec import Request, RequestHeader, encode_request
+from kafkapy.protocol.records import build_batch, crc32c, scan_batches
 
 METADATA = API_KEYS[3].response
 FETCH = API_KEYS[1].request
@@ -117,7 +117,7 @@ def produce_request_1mib_100_batches() -> bytes:
     batches = []
     for b in range(100):
         # ~10 KiB per batch: 10 records of 1 KiB of incompressible bytes.
-        records = [(1_700_000_000_000 + i, f"key-{b}-{i}".encode(), os.urandom(1024), [])
+        records = [(f"key-{b}-{i}".encode(), os.urandom(1024), [], 1_700_000_000_000 + i)
                    for i in range(10)]
         batches.append(build_batch(records))
     body = b"".join(batches)
