@@ -6,7 +6,6 @@ Runs without pytest or the test dependencies.
 import kafkapy._codec
 import kafkapy._frames
 import kafkapy._records
-
 from kafkapy.protocol import API_KEYS, decode_request, encode_request, request_class
 from kafkapy.protocol.codec import Request, RequestHeader
 
