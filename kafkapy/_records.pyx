@@ -1,0 +1,1389 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# Bounds checks are off because no typed memoryview or list is indexed here by an unchecked
+# value: every byte is read through a raw pointer at an offset first checked against the end
+# of its buffer (``_frame`` for batch headers, ``_rd_varint``/``_parse_records`` for records,
+# explicit ``need`` comparisons in ``decode_legacy``), and list indexes run over ranges the code
+# built itself.
+"""Compiled record batches: CRC-32C, the batch header view, the validation scan, record
+parsing, the batch builder, offset assignment, and the legacy (magic 0/1) decoder.
+
+Batch layout (magic 2; all integers big-endian)::
+
+    off  field                 type     CRC-covered
+      0  baseOffset            INT64    no   (the leader rewrites it)
+      8  batchLength           INT32    no   (bytes after this field; size = 12 + batchLength)
+     12  partitionLeaderEpoch  INT32    no   (the leader rewrites it)
+     16  magic                 INT8     no   (2)
+     17  crc                   UINT32   no   (CRC-32C of bytes 21..size)
+     21  attributes            INT16    yes  bits 0-2 codec, 3 LogAppendTime, 4 transactional,
+                                             5 control, 6 delete horizon
+     23  lastOffsetDelta       INT32    yes
+     27  baseTimestamp         INT64    yes
+     35  maxTimestamp          INT64    yes
+     43  producerId            INT64    yes
+     51  producerEpoch         INT16    yes
+     53  baseSequence          INT32    yes
+     57  recordsCount          INT32    yes
+     61  records               ...      yes  (one compressed blob when a codec is set)
+
+    record: length VARINT, attributes INT8, timestampDelta VARLONG, offsetDelta VARINT,
+            keyLength VARINT (-1 null), key, valueLength VARINT (-1 null), value,
+            headerCount VARINT, headers (keyLength VARINT >= 0, UTF-8 key, valueLength VARINT
+            (-1 null), value)
+
+Theory of operation: the broker's hot path touches headers only. ``scan_batches`` frames and
+CRC-checks a whole Produce payload or log chunk in one GIL-free pass and hands back
+``BatchHeader`` views, which read their fields straight from the caller's buffer (they hold a
+buffer export, so a bytearray under them cannot be resized). ``assign_offsets`` rewrites
+leader-owned header fields in place. Records are only parsed on request (``records()``): one
+GIL-free C pass validates every record and notes where its fields lie, then the Python objects
+are built. Compression goes through cramjam; snappy is accepted raw or xerial-framed.
+
+Thread-safety: nothing here keeps mutable global state after import; every function may be
+called from any thread or worker. Hostile input raises KafkaError subclasses only; lengths and
+counts are checked against the bytes present before anything is allocated from them.
+"""
+
+from cpython.buffer cimport (PyBUF_SIMPLE, PyBUF_WRITABLE, PyBuffer_FillInfo, PyBuffer_Release,
+                             PyObject_GetBuffer)
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
+from cpython.unicode cimport PyUnicode_AsUTF8AndSize, PyUnicode_DecodeUTF8
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdlib cimport free, malloc, realloc
+from libc.string cimport memcpy
+
+import struct as _struct
+import zlib as _zlib
+
+import cramjam as _cramjam
+
+from kafkapy.errors import (CorruptMessageError, InvalidRecordError,
+                            UnsupportedCompressionTypeError, UnsupportedForMessageFormatError)
+
+cdef extern from "_crc32c.h":
+    void kp_crc32c_init()
+    uint32_t kp_crc32c(uint32_t crc, const unsigned char* p, size_t n) noexcept nogil
+    uint32_t kp_crc32c_sw(uint32_t crc, const unsigned char* p, size_t n) noexcept nogil
+    int kp_crc32c_impl
+
+kp_crc32c_init()
+
+cdef enum:
+    HEADER_SIZE = 61
+    LOG_OVERHEAD = 12           # baseOffset + batchLength
+    MIN_BATCH_LENGTH = 49       # HEADER_SIZE - LOG_OVERHEAD
+    CRC_START = 21
+    ATTR_CODEC = 0x07
+    ATTR_LOG_APPEND_TIME = 0x08
+    ATTR_TRANSACTIONAL = 0x10
+    ATTR_CONTROL = 0x20
+    ATTR_DELETE_HORIZON = 0x40
+    MIN_RECORD_BODY = 6         # attributes + 5 one-byte varints
+    INT32_MAX = 2147483647
+
+cdef bytes _XERIAL_MAGIC = b"\x82SNAPPY\x00"
+cdef object _bytes_types = (bytes, bytearray, memoryview)
+
+
+def _crc32c_implementation():
+    """Which CRC-32C code this process runs: "sse4.2", "armv8-crc" or "portable"."""
+    return ("portable", "sse4.2", "armv8-crc")[kp_crc32c_impl]
+
+
+# ------------------------------------------------------------------------- byte order helpers
+
+cdef inline uint64_t _rd64(const uint8_t* p) noexcept nogil:
+    return ((<uint64_t>p[0] << 56) | (<uint64_t>p[1] << 48) | (<uint64_t>p[2] << 40)
+            | (<uint64_t>p[3] << 32) | (<uint64_t>p[4] << 24) | (<uint64_t>p[5] << 16)
+            | (<uint64_t>p[6] << 8) | <uint64_t>p[7])
+
+cdef inline uint32_t _rd32(const uint8_t* p) noexcept nogil:
+    return ((<uint32_t>p[0] << 24) | (<uint32_t>p[1] << 16) | (<uint32_t>p[2] << 8)
+            | <uint32_t>p[3])
+
+cdef inline int16_t _rd16(const uint8_t* p) noexcept nogil:
+    return <int16_t>((<uint32_t>p[0] << 8) | p[1])
+
+cdef inline void _wr64(uint8_t* p, uint64_t v) noexcept nogil:
+    cdef int i
+    for i in range(8):
+        p[i] = <uint8_t>(v >> (56 - 8 * i))
+
+cdef inline void _wr32(uint8_t* p, uint32_t v) noexcept nogil:
+    p[0] = <uint8_t>(v >> 24)
+    p[1] = <uint8_t>(v >> 16)
+    p[2] = <uint8_t>(v >> 8)
+    p[3] = <uint8_t>v
+
+cdef inline void _wr16(uint8_t* p, uint32_t v) noexcept nogil:
+    p[0] = <uint8_t>(v >> 8)
+    p[1] = <uint8_t>v
+
+
+# Zigzag varints as Kafka's ByteUtils reads them: at most 5 bytes (varint) or 10 (varlong);
+# like Java, the unused high bits of the last byte are ignored. Return 0, or -1 on overrun or
+# an over-long encoding.
+cdef inline int _rd_varint(const uint8_t* d, Py_ssize_t end, Py_ssize_t* pos,
+                           int32_t* out) noexcept nogil:
+    cdef uint32_t raw = 0
+    cdef int shift = 0
+    cdef uint8_t b
+    cdef Py_ssize_t i = pos[0]
+    while True:
+        if i >= end:
+            return -1
+        b = d[i]
+        i += 1
+        raw |= <uint32_t>(b & 0x7F) << shift
+        if not (b & 0x80):
+            break
+        shift += 7
+        if shift > 28:
+            return -1
+    pos[0] = i
+    out[0] = <int32_t>((raw >> 1) ^ (0 - (raw & 1)))
+    return 0
+
+cdef inline int _rd_varlong(const uint8_t* d, Py_ssize_t end, Py_ssize_t* pos,
+                            int64_t* out) noexcept nogil:
+    cdef uint64_t raw = 0
+    cdef int shift = 0
+    cdef uint8_t b
+    cdef Py_ssize_t i = pos[0]
+    while True:
+        if i >= end:
+            return -1
+        b = d[i]
+        i += 1
+        raw |= <uint64_t>(b & 0x7F) << shift
+        if not (b & 0x80):
+            break
+        shift += 7
+        if shift > 63:
+            return -1
+    pos[0] = i
+    out[0] = <int64_t>((raw >> 1) ^ (0 - (raw & 1)))
+    return 0
+
+cdef inline uint8_t* _wr_varlong(uint8_t* p, int64_t v) noexcept nogil:
+    cdef uint64_t z = (<uint64_t>v << 1) ^ <uint64_t>(v >> 63)
+    while z >= 0x80:
+        p[0] = <uint8_t>(z | 0x80)
+        p += 1
+        z >>= 7
+    p[0] = <uint8_t>z
+    return p + 1
+
+cdef inline Py_ssize_t _varlong_size(int64_t v) noexcept nogil:
+    cdef uint64_t z = (<uint64_t>v << 1) ^ <uint64_t>(v >> 63)
+    cdef Py_ssize_t n = 1
+    while z >= 0x80:
+        z >>= 7
+        n += 1
+    return n
+
+
+# ----------------------------------------------------------------------------- crc32c
+
+def crc32c(data, uint32_t crc=0):
+    """CRC-32C (Castagnoli) of any buffer-protocol object, continuing from ``crc``.
+
+    ``crc32c(b"123456789") == 0xE3069283``; ``crc32c(b, crc32c(a)) == crc32c(a + b)``.
+    Raises TypeError/BufferError if ``data`` is not a contiguous buffer.
+    """
+    cdef Py_buffer view
+    cdef uint32_t out
+    PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
+    try:
+        with nogil:
+            out = kp_crc32c(crc, <const unsigned char*>view.buf, <size_t>view.len)
+    finally:
+        PyBuffer_Release(&view)
+    return out
+
+
+def _crc32c_portable(data, uint32_t crc=0):
+    """The slicing-by-8 fallback, whatever the CPU (tests compare it with the hardware path)."""
+    cdef Py_buffer view
+    cdef uint32_t out
+    PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
+    try:
+        with nogil:
+            out = kp_crc32c_sw(crc, <const unsigned char*>view.buf, <size_t>view.len)
+    finally:
+        PyBuffer_Release(&view)
+    return out
+
+
+# ------------------------------------------------------------------------ buffer export
+
+cdef class _Buffer:
+    """Holds one buffer export of the caller's object for as long as views point into it, and
+    re-exports it as flat bytes (so ``memoryview(_Buffer)`` slices are zero-copy)."""
+    cdef Py_buffer view
+    cdef bint has_view
+    cdef const uint8_t* data
+    cdef Py_ssize_t size
+
+    def __cinit__(self):
+        self.has_view = False
+
+    def __dealloc__(self):
+        if self.has_view:
+            PyBuffer_Release(&self.view)
+
+    def __getbuffer__(self, Py_buffer* buffer, int flags):
+        PyBuffer_FillInfo(buffer, self, <void*>self.data, self.size, self.view.readonly, flags)
+
+    def __releasebuffer__(self, Py_buffer* buffer):
+        pass
+
+    cdef object slice(self, Py_ssize_t start, Py_ssize_t stop):
+        # Not cached: a memoryview kept here would form a cycle with its own exporter, which
+        # the garbage collector cannot clear while the export is live.
+        return memoryview(self)[start:stop]
+
+
+cdef _Buffer _acquire(object obj, bint writable):
+    cdef _Buffer b
+    if type(obj) is _Buffer and not writable:
+        return <_Buffer>obj
+    b = _Buffer.__new__(_Buffer)
+    PyObject_GetBuffer(obj, &b.view, PyBUF_WRITABLE if writable else PyBUF_SIMPLE)
+    b.has_view = True
+    b.data = <const uint8_t*>b.view.buf
+    b.size = b.view.len
+    return b
+
+
+# ------------------------------------------------------------------------------ framing
+
+cdef enum:
+    F_OK = 0
+    F_SHORT = 1       # fewer than 17 bytes: cannot even see the magic byte
+    F_MAGIC = 2       # magic != 2
+    F_LENGTH = 3      # batchLength < 49
+    F_CUT = 4         # the batch runs past the end of the buffer
+    F_CRC = 5
+
+
+cdef inline int _frame(const uint8_t* d, Py_ssize_t n, Py_ssize_t pos,
+                       Py_ssize_t* size) noexcept nogil:
+    cdef Py_ssize_t rem = n - pos
+    cdef int32_t blen
+    if rem < 17:
+        return F_SHORT
+    if d[pos + 16] != 2:
+        return F_MAGIC
+    blen = <int32_t>_rd32(d + pos + 8)
+    if blen < MIN_BATCH_LENGTH:
+        return F_LENGTH
+    if <Py_ssize_t>blen > rem - LOG_OVERHEAD:
+        return F_CUT
+    size[0] = <Py_ssize_t>blen + LOG_OVERHEAD
+    return F_OK
+
+
+cdef object _frame_error(int code, const uint8_t* d, Py_ssize_t n, Py_ssize_t pos):
+    if code == F_SHORT:
+        return CorruptMessageError(
+            f"record batch at byte {pos} is cut off: {n - pos} bytes left, too few for a header")
+    if code == F_MAGIC:
+        return UnsupportedForMessageFormatError(
+            f"record batch at byte {pos} has magic {<int8_t>d[pos + 16]}; only magic 2 is "
+            f"supported here")
+    if code == F_LENGTH:
+        return CorruptMessageError(
+            f"record batch at byte {pos} has batchLength {<int32_t>_rd32(d + pos + 8)} < 49")
+    if code == F_CUT:
+        return CorruptMessageError(
+            f"record batch at byte {pos} is cut off: batchLength {<int32_t>_rd32(d + pos + 8)} "
+            f"but only {n - pos - LOG_OVERHEAD} bytes follow")
+    return CorruptMessageError(
+        f"record batch at byte {pos} fails its CRC: stored {_rd32(d + pos + 17):#010x}")
+
+
+# --------------------------------------------------------------------------- BatchHeader
+
+cdef class BatchHeader:
+    """Zero-copy view of one magic-2 record batch inside a caller's buffer.
+
+    ``BatchHeader(buf, offset=0)`` checks the framing only (not the CRC: see ``crc_valid``).
+    Fields are read from the buffer on every access, so they reflect ``assign_offsets``.
+
+    Raises CorruptMessageError if fewer than 61 bytes remain, batchLength < 49 or the batch
+    runs past the buffer; UnsupportedForMessageFormatError if magic != 2.
+    """
+    cdef _Buffer _buf
+    cdef const uint8_t* _p
+    cdef Py_ssize_t _pos
+    cdef Py_ssize_t _size
+
+    def __init__(self, buf, Py_ssize_t offset=0):
+        cdef _Buffer b = _acquire(buf, False)
+        cdef Py_ssize_t size = 0
+        cdef int code
+        if offset < 0:
+            raise ValueError(f"negative offset {offset}")
+        if b.size - offset < HEADER_SIZE:
+            raise CorruptMessageError(
+                f"no record batch at byte {offset}: {max(b.size - offset, 0)} bytes left, "
+                f"a batch header needs 61")
+        code = _frame(b.data, b.size, offset, &size)
+        if code != F_OK:
+            raise _frame_error(code, b.data, b.size, offset)
+        self._set(b, offset, size)
+
+    cdef void _set(self, _Buffer b, Py_ssize_t pos, Py_ssize_t size):
+        self._buf = b
+        self._p = b.data + pos
+        self._pos = pos
+        self._size = size
+
+    @property
+    def base_offset(self):
+        return <int64_t>_rd64(self._p)
+
+    @property
+    def batch_length(self):
+        return <int32_t>_rd32(self._p + 8)
+
+    @property
+    def partition_leader_epoch(self):
+        return <int32_t>_rd32(self._p + 12)
+
+    @property
+    def magic(self):
+        return <int8_t>self._p[16]
+
+    @property
+    def crc(self):
+        return _rd32(self._p + 17)
+
+    @property
+    def attributes(self):
+        return _rd16(self._p + 21)
+
+    @property
+    def compression(self):
+        return self._p[22] & ATTR_CODEC
+
+    @property
+    def timestamp_type(self):
+        return 1 if self._p[22] & ATTR_LOG_APPEND_TIME else 0
+
+    @property
+    def is_transactional(self):
+        return (self._p[22] & ATTR_TRANSACTIONAL) != 0
+
+    @property
+    def is_control(self):
+        return (self._p[22] & ATTR_CONTROL) != 0
+
+    @property
+    def has_delete_horizon(self):
+        return (self._p[22] & ATTR_DELETE_HORIZON) != 0
+
+    @property
+    def last_offset_delta(self):
+        return <int32_t>_rd32(self._p + 23)
+
+    @property
+    def base_timestamp(self):
+        return <int64_t>_rd64(self._p + 27)
+
+    @property
+    def max_timestamp(self):
+        return <int64_t>_rd64(self._p + 35)
+
+    @property
+    def producer_id(self):
+        return <int64_t>_rd64(self._p + 43)
+
+    @property
+    def producer_epoch(self):
+        return _rd16(self._p + 51)
+
+    @property
+    def base_sequence(self):
+        return <int32_t>_rd32(self._p + 53)
+
+    @property
+    def record_count(self):
+        return <int32_t>_rd32(self._p + 57)
+
+    @property
+    def size(self):
+        return self._size
+
+    @property
+    def last_offset(self):
+        return <int64_t>_rd64(self._p) + <int32_t>_rd32(self._p + 23)
+
+    @property
+    def next_offset(self):
+        return <int64_t>_rd64(self._p) + <int32_t>_rd32(self._p + 23) + 1
+
+    @property
+    def position(self):
+        return self._pos
+
+    @property
+    def raw(self):
+        """memoryview of the whole batch (zero-copy; writable if the buffer is)."""
+        return self._buf.slice(self._pos, self._pos + self._size)
+
+    def compute_crc(self):
+        """CRC-32C over bytes [21, size) of the batch."""
+        cdef uint32_t c
+        with nogil:
+            c = kp_crc32c(0, self._p + CRC_START, <size_t>(self._size - CRC_START))
+        return c
+
+    @property
+    def crc_valid(self):
+        return self.compute_crc() == _rd32(self._p + 17)
+
+    def records(self):
+        """Decompress (if needed) and parse every record of the batch.
+
+        Offsets are base_offset + offsetDelta; timestamps baseTimestamp + timestampDelta, or
+        maxTimestamp for every record under LogAppendTime (as Kafka's readers do). Header keys
+        are decoded as UTF-8 with U+FFFD for invalid bytes, like Java's ``new String``.
+
+        Raises CorruptMessageError on any malformed record (varint overrun, a length past the
+        record or batch end, a record whose fields do not fill its length, fewer or more
+        records than recordsCount, undecompressable data); UnsupportedCompressionTypeError for
+        codecs 5-7.
+        """
+        cdef int codec = self._p[22] & ATTR_CODEC
+        cdef _Buffer blob
+        cdef const uint8_t* p = self._p
+        if codec == 0:
+            return _parse_records(p + HEADER_SIZE, self._size - HEADER_SIZE, p)
+        if codec > 4:
+            raise UnsupportedCompressionTypeError(
+                f"record batch at byte {self._pos} uses unknown compression codec {codec}")
+        blob = _acquire(_decompress(codec, self._buf.slice(self._pos + HEADER_SIZE,
+                                                           self._pos + self._size), False),
+                        False)
+        return _parse_records(blob.data, blob.size, p)
+
+    def __repr__(self):
+        return (f"BatchHeader(position={self._pos}, base_offset={self.base_offset}, "
+                f"size={self._size}, record_count={self.record_count}, "
+                f"attributes={self.attributes:#x}, producer_id={self.producer_id}, "
+                f"base_sequence={self.base_sequence})")
+
+
+# --------------------------------------------------------------------------- scan_batches
+
+cdef class BatchScan:
+    """Result of ``scan_batches``: the whole, valid batches from the start of the buffer and
+    why the walk stopped, if it stopped early."""
+    cdef readonly list batches
+    cdef readonly Py_ssize_t valid_bytes
+    cdef readonly object error
+    cdef readonly bint truncated
+
+    def __repr__(self):
+        return (f"BatchScan(batches={len(self.batches)}, valid_bytes={self.valid_bytes}, "
+                f"error={self.error!r}, truncated={self.truncated})")
+
+
+def scan_batches(buf, *, bint verify_crc=True):
+    """Walk consecutive magic-2 batches of ``buf``, reading headers only (plus every byte once
+    for the CRC when ``verify_crc``), without the GIL.
+
+    Never raises for bad data (only TypeError/BufferError for a non-buffer): the result says
+    how far the buffer is valid (``valid_bytes``), why it stopped (``error``:
+    CorruptMessageError for a bad CRC, batchLength < 49 or a cut-off batch,
+    UnsupportedForMessageFormatError for magic != 2; None if all of ``buf`` is valid), and
+    whether it stopped at a partial trailing batch (``truncated``).
+    """
+    cdef _Buffer b = _acquire(buf, False)
+    cdef const uint8_t* d = b.data
+    cdef Py_ssize_t n = b.size
+    cdef Py_ssize_t pos = 0, size = 0, count = 0, cap = 16
+    cdef Py_ssize_t* found = <Py_ssize_t*>malloc(cap * 2 * sizeof(Py_ssize_t))
+    cdef Py_ssize_t* grown
+    cdef int code = F_OK
+    cdef Py_ssize_t i
+    cdef BatchHeader h
+    cdef BatchScan scan = BatchScan.__new__(BatchScan)
+    if found == NULL:
+        raise MemoryError()
+    try:
+        with nogil:
+            while pos < n:
+                code = _frame(d, n, pos, &size)
+                if code != F_OK:
+                    break
+                if verify_crc and kp_crc32c(0, d + pos + CRC_START,
+                                            <size_t>(size - CRC_START)) != _rd32(d + pos + 17):
+                    code = F_CRC
+                    break
+                if count == cap:
+                    grown = <Py_ssize_t*>realloc(found, cap * 4 * sizeof(Py_ssize_t))
+                    if grown == NULL:
+                        code = -1
+                        break
+                    found = grown
+                    cap *= 2
+                found[2 * count] = pos
+                found[2 * count + 1] = size
+                count += 1
+                pos += size
+        if code == -1:
+            raise MemoryError()
+        scan.batches = []
+        for i in range(count):
+            h = BatchHeader.__new__(BatchHeader)
+            h._set(b, found[2 * i], found[2 * i + 1])
+            scan.batches.append(h)
+    finally:
+        free(found)
+    scan.valid_bytes = pos
+    scan.truncated = code == F_SHORT or code == F_CUT
+    scan.error = None if pos == n else _frame_error(code, d, n, pos)
+    return scan
+
+
+# -------------------------------------------------------------------------------- records
+
+cdef class Record:
+    """One record of a magic-2 batch, as decoded by ``BatchHeader.records()``."""
+    cdef public int64_t offset
+    cdef public int64_t timestamp
+    cdef public object key
+    cdef public object value
+    cdef public list headers
+    cdef public int32_t sequence
+    cdef public int attributes
+
+    def __init__(self, int64_t offset, int64_t timestamp, key, value, headers=None,
+                 int32_t sequence=-1, int attributes=0):
+        self.offset = offset
+        self.timestamp = timestamp
+        self.key = key
+        self.value = value
+        self.headers = [] if headers is None else list(headers)
+        self.sequence = sequence
+        self.attributes = attributes
+
+    def _fields(self):
+        return (self.offset, self.timestamp, self.key, self.value, self.headers,
+                self.sequence, self.attributes)
+
+    def __eq__(self, other):
+        if type(other) is not Record:
+            return NotImplemented
+        return self._fields() == (<Record>other)._fields()
+
+    __hash__ = None
+
+    def __repr__(self):
+        return (f"Record(offset={self.offset}, timestamp={self.timestamp}, key={self.key!r}, "
+                f"value={self.value!r}, headers={self.headers!r}, sequence={self.sequence}, "
+                f"attributes={self.attributes})")
+
+
+cdef struct RecDesc:
+    int64_t ts_delta
+    int32_t offset_delta
+    int32_t attrs
+    int32_t key_len          # -1: null
+    int32_t val_len          # -1: null
+    Py_ssize_t key_off
+    Py_ssize_t val_off
+    Py_ssize_t hdr_first
+    Py_ssize_t hdr_count
+
+cdef struct HdrDesc:
+    Py_ssize_t key_off
+    Py_ssize_t val_off
+    int32_t key_len
+    int32_t val_len          # -1: null
+
+cdef enum:
+    R_OK = 0
+    R_VARINT = 1
+    R_LENGTH = 2
+    R_KEY = 3
+    R_VALUE = 4
+    R_HEADERS = 5
+    R_HKEY = 6
+    R_HVALUE = 7
+    R_SIZE = 8
+    R_TRAILING = 9
+    R_NOMEM = 10
+
+cdef const char* _R_MESSAGES[11]
+_R_MESSAGES[R_OK] = b""
+_R_MESSAGES[R_VARINT] = b"varint runs past the record or is too long"
+_R_MESSAGES[R_LENGTH] = b"record length is impossible or runs past the batch"
+_R_MESSAGES[R_KEY] = b"key length is invalid or runs past the record"
+_R_MESSAGES[R_VALUE] = b"value length is invalid or runs past the record"
+_R_MESSAGES[R_HEADERS] = b"header count is invalid"
+_R_MESSAGES[R_HKEY] = b"header key length is invalid or runs past the record"
+_R_MESSAGES[R_HVALUE] = b"header value length is invalid or runs past the record"
+_R_MESSAGES[R_SIZE] = b"record fields do not fill the record length"
+_R_MESSAGES[R_TRAILING] = b"bytes left over after recordsCount records"
+_R_MESSAGES[R_NOMEM] = b"out of memory"
+
+
+cdef int _scan_records(const uint8_t* d, Py_ssize_t n, Py_ssize_t count, RecDesc* recs,
+                       HdrDesc** hdrs, Py_ssize_t* hdr_cap, Py_ssize_t* nhdr,
+                       Py_ssize_t* where) noexcept nogil:
+    """Validate ``count`` records in d[0:n] and note where their fields lie. GIL-free."""
+    cdef Py_ssize_t pos = 0, end, i, j
+    cdef int32_t length, k, hc
+    cdef RecDesc* r
+    cdef HdrDesc* h
+    cdef HdrDesc* grown
+    for i in range(count):
+        where[0] = pos
+        r = &recs[i]
+        if _rd_varint(d, n, &pos, &length) < 0:
+            return R_VARINT
+        if length < MIN_RECORD_BODY or <Py_ssize_t>length > n - pos:
+            return R_LENGTH
+        end = pos + length
+        r.attrs = d[pos]
+        pos += 1
+        if _rd_varlong(d, end, &pos, &r.ts_delta) < 0:
+            return R_VARINT
+        if _rd_varint(d, end, &pos, &r.offset_delta) < 0:
+            return R_VARINT
+        if _rd_varint(d, end, &pos, &k) < 0:
+            return R_VARINT
+        if k < -1 or <Py_ssize_t>k > end - pos:
+            return R_KEY
+        r.key_len = k
+        r.key_off = pos
+        if k > 0:
+            pos += k
+        if _rd_varint(d, end, &pos, &k) < 0:
+            return R_VARINT
+        if k < -1 or <Py_ssize_t>k > end - pos:
+            return R_VALUE
+        r.val_len = k
+        r.val_off = pos
+        if k > 0:
+            pos += k
+        if _rd_varint(d, end, &pos, &hc) < 0:
+            return R_VARINT
+        # Each header takes at least two bytes: a count beyond that is a lie, refused before
+        # anything is allocated for it.
+        if hc < 0 or <Py_ssize_t>hc > (end - pos) // 2:
+            return R_HEADERS
+        r.hdr_first = nhdr[0]
+        r.hdr_count = hc
+        if nhdr[0] + hc > hdr_cap[0]:
+            j = hdr_cap[0] * 2
+            if j < nhdr[0] + hc:
+                j = nhdr[0] + hc
+            grown = <HdrDesc*>realloc(hdrs[0], j * sizeof(HdrDesc))
+            if grown == NULL:
+                return R_NOMEM
+            hdrs[0] = grown
+            hdr_cap[0] = j
+        for j in range(hc):
+            h = &hdrs[0][nhdr[0]]
+            nhdr[0] += 1
+            if _rd_varint(d, end, &pos, &k) < 0:
+                return R_VARINT
+            if k < 0 or <Py_ssize_t>k > end - pos:
+                return R_HKEY
+            h.key_len = k
+            h.key_off = pos
+            pos += k
+            if _rd_varint(d, end, &pos, &k) < 0:
+                return R_VARINT
+            if k < -1 or <Py_ssize_t>k > end - pos:
+                return R_HVALUE
+            h.val_len = k
+            h.val_off = pos
+            if k > 0:
+                pos += k
+        if pos != end:
+            return R_SIZE
+    where[0] = pos
+    if pos != n:
+        return R_TRAILING
+    return R_OK
+
+
+cdef inline object _bytes_or_none(const uint8_t* d, Py_ssize_t off, int32_t n):
+    if n < 0:
+        return None
+    return PyBytes_FromStringAndSize(<const char*>d + off, n)
+
+
+cdef list _parse_records(const uint8_t* d, Py_ssize_t n, const uint8_t* header):
+    """Records of one batch: ``d[0:n]`` is the (decompressed) records section, ``header`` the
+    61-byte batch header they belong to."""
+    cdef int32_t count = <int32_t>_rd32(header + 57)
+    cdef int64_t base_offset = <int64_t>_rd64(header)
+    cdef int64_t base_ts = <int64_t>_rd64(header + 27)
+    cdef int64_t max_ts = <int64_t>_rd64(header + 35)
+    cdef int64_t base_seq = <int32_t>_rd32(header + 53)
+    cdef bint log_append = (header[22] & ATTR_LOG_APPEND_TIME) != 0
+    cdef RecDesc* recs
+    cdef HdrDesc* hdrs = NULL
+    cdef HdrDesc* h
+    cdef RecDesc* r
+    cdef Py_ssize_t hdr_cap = 0, nhdr = 0, where = 0, i, j
+    cdef int err
+    cdef int64_t seq
+    cdef list out, headers
+    cdef Record rec
+    if count < 0 or <Py_ssize_t>count > n // (MIN_RECORD_BODY + 1):
+        raise CorruptMessageError(
+            f"recordsCount {count} is impossible in {n} bytes of records")
+    if count == 0:
+        if n != 0:
+            raise CorruptMessageError(f"recordsCount is 0 but {n} bytes of records follow")
+        return []
+    recs = <RecDesc*>PyMem_Malloc(count * sizeof(RecDesc))
+    if recs == NULL:
+        raise MemoryError()
+    try:
+        with nogil:
+            err = _scan_records(d, n, count, recs, &hdrs, &hdr_cap, &nhdr, &where)
+        if err == R_NOMEM:
+            raise MemoryError()
+        if err != R_OK:
+            raise CorruptMessageError(
+                f"corrupt record at byte {where} of the records section: "
+                f"{_R_MESSAGES[err].decode()}")
+        out = [None] * count
+        for i in range(count):
+            r = &recs[i]
+            rec = Record.__new__(Record)
+            rec.offset = <int64_t>(<uint64_t>base_offset + <uint64_t><int64_t>r.offset_delta)
+            if log_append:
+                rec.timestamp = max_ts
+            else:
+                rec.timestamp = <int64_t>(<uint64_t>base_ts + <uint64_t>r.ts_delta)
+            rec.key = _bytes_or_none(d, r.key_off, r.key_len)
+            rec.value = _bytes_or_none(d, r.val_off, r.val_len)
+            headers = []
+            for j in range(r.hdr_first, r.hdr_first + r.hdr_count):
+                h = &hdrs[j]
+                headers.append((PyUnicode_DecodeUTF8(<const char*>d + h.key_off, h.key_len,
+                                                     "replace"),
+                                _bytes_or_none(d, h.val_off, h.val_len)))
+            rec.headers = headers
+            # Kafka's DefaultRecordBatch.incrementSequence: wraps at INT32_MAX to 0.
+            if base_seq < 0:
+                rec.sequence = -1
+            else:
+                seq = base_seq + r.offset_delta
+                if seq > INT32_MAX:
+                    seq -= <int64_t>INT32_MAX + 1
+                rec.sequence = <int32_t>seq
+            rec.attributes = r.attrs
+            out[i] = rec
+        return out
+    finally:
+        PyMem_Free(recs)
+        free(hdrs)
+
+
+# ---------------------------------------------------------------------------- compression
+
+cdef uint32_t _xxh32_small(const uint8_t* p, Py_ssize_t n) noexcept nogil:
+    """xxHash32 (seed 0) of fewer than 16 bytes: the LZ4 frame descriptor checksum."""
+    cdef uint32_t P1 = 2654435761U, P2 = 2246822519U, P3 = 3266489917U
+    cdef uint32_t P4 = 668265263U, P5 = 374761393U
+    cdef uint32_t h = P5 + <uint32_t>n
+    cdef Py_ssize_t i = 0
+    cdef uint32_t w
+    while i + 4 <= n:
+        w = (<uint32_t>p[i] | (<uint32_t>p[i + 1] << 8) | (<uint32_t>p[i + 2] << 16)
+             | (<uint32_t>p[i + 3] << 24))
+        h += w * P3
+        h = ((h << 17) | (h >> 15)) * P4
+        i += 4
+    while i < n:
+        h += p[i] * P5
+        h = ((h << 11) | (h >> 21)) * P1
+        i += 1
+    h ^= h >> 15
+    h *= P2
+    h ^= h >> 13
+    h *= P3
+    h ^= h >> 16
+    return h
+
+
+cdef object _fix_lz4_header_checksum(object data):
+    """Kafka before 0.10 (magic 0) hashed the LZ4 frame magic into the descriptor checksum;
+    its own reader ignored the checksum. Recompute it so a standard decoder accepts the frame."""
+    cdef bytearray fixed = bytearray(data)
+    cdef Py_ssize_t n = len(fixed), desc_end
+    cdef uint8_t* p = <uint8_t*><char*>fixed
+    if n < 7 or _rd32(p) != 0x04224D18:
+        return fixed
+    desc_end = 6
+    if p[4] & 0x08:
+        desc_end += 8          # content size
+    if p[4] & 0x01:
+        desc_end += 4          # dictionary id
+    if desc_end >= n:
+        return fixed
+    p[desc_end] = <uint8_t>((_xxh32_small(p + 4, desc_end - 4) >> 8) & 0xFF)
+    return fixed
+
+
+cdef object _snappy_decode(object data):
+    cdef _Buffer b = _acquire(data, False)
+    cdef const uint8_t* p = b.data
+    cdef Py_ssize_t n = b.size, pos = 16
+    cdef int32_t block
+    cdef list parts
+    if n < 16 or memcmp_magic(p) != 0:
+        return _cramjam.snappy.decompress_raw(data)
+    # xerial framing: magic(8) version(4) compat(4), then [INT32 length][raw snappy block]*
+    parts = []
+    while pos < n:
+        if n - pos < 4:
+            raise CorruptMessageError("xerial snappy stream: truncated block length")
+        block = <int32_t>_rd32(p + pos)
+        pos += 4
+        if block < 0 or <Py_ssize_t>block > n - pos:
+            raise CorruptMessageError(f"xerial snappy stream: block of {block} bytes runs past "
+                                      f"the end")
+        parts.append(_cramjam.snappy.decompress_raw(b.slice(pos, pos + block)))
+        pos += block
+    if len(parts) == 1:
+        return parts[0]
+    return b"".join([bytes(x) for x in parts])
+
+
+cdef inline int memcmp_magic(const uint8_t* p) noexcept nogil:
+    cdef const char* m = b"\x82SNAPPY\x00"
+    cdef int i
+    for i in range(8):
+        if p[i] != <uint8_t>m[i]:
+            return 1
+    return 0
+
+
+cdef object _decompress(int codec, object data, bint legacy_magic0):
+    """The decompressed records section, as any buffer object. CorruptMessageError if the
+    codec's decoder refuses it."""
+    try:
+        if codec == 1:
+            return _cramjam.gzip.decompress(data)
+        if codec == 2:
+            return _snappy_decode(data)
+        if codec == 3:
+            if legacy_magic0:
+                data = _fix_lz4_header_checksum(data)
+            return _cramjam.lz4.decompress(data)
+        if codec == 4:
+            return _cramjam.zstd.decompress(data)
+    except _cramjam.DecompressionError as e:
+        raise CorruptMessageError(f"cannot decompress records ({_CODEC_NAMES[codec]}): {e}") \
+            from e
+    raise UnsupportedCompressionTypeError(f"unknown compression codec {codec}")
+
+
+_CODEC_NAMES = ("none", "gzip", "snappy", "lz4", "zstd", "5", "6", "7")
+
+
+cdef bytes _compress(int codec, object data):
+    if codec == 1:
+        return bytes(_cramjam.gzip.compress(data))
+    if codec == 2:
+        return _snappy_xerial(data)
+    if codec == 3:
+        # Kafka's LZ4 reader needs independent blocks (KIP-57); no content checksum, as Java.
+        c = _cramjam.lz4.Compressor(content_checksum=False, block_linked=False)
+        c.compress(data)
+        return bytes(c.finish())
+    if codec == 4:
+        return bytes(_cramjam.zstd.compress(data, level=3))
+    raise UnsupportedCompressionTypeError(f"unknown compression codec {codec}")
+
+
+cdef bytes _snappy_xerial(object data):
+    """snappy-java's framing, which Java consumers and Kafka expect (32 KiB blocks)."""
+    cdef object mv = memoryview(data)
+    cdef Py_ssize_t n = len(mv), i
+    cdef list parts = [_XERIAL_MAGIC + b"\x00\x00\x00\x01\x00\x00\x00\x01"]
+    cdef bytes block
+    for i in range(0, n, 32768):
+        block = bytes(_cramjam.snappy.compress_raw(mv[i:i + 32768]))
+        parts.append(len(block).to_bytes(4, "big"))
+        parts.append(block)
+    return b"".join(parts)
+
+
+# ------------------------------------------------------------------------------ building
+
+cdef struct _Out:
+    uint8_t* data
+    Py_ssize_t len
+    Py_ssize_t cap
+
+cdef int _reserve(_Out* o, Py_ssize_t extra) except -1:
+    cdef Py_ssize_t cap
+    cdef uint8_t* grown
+    if o.len + extra <= o.cap:
+        return 0
+    cap = o.cap * 2
+    if cap < o.len + extra:
+        cap = o.len + extra
+    grown = <uint8_t*>PyMem_Realloc(o.data, cap)
+    if grown == NULL:
+        raise MemoryError()
+    o.data = grown
+    o.cap = cap
+    return 0
+
+
+cdef inline int _view_of(object obj, Py_buffer* view, const char** ptr,
+                         Py_ssize_t* n, str what) except -1:
+    """Pointer and length of a bytes-like ``obj``; returns 1 if ``view`` must be released."""
+    if type(obj) is bytes:
+        ptr[0] = PyBytes_AS_STRING(obj)
+        n[0] = PyBytes_GET_SIZE(obj)
+        return 0
+    if not isinstance(obj, _bytes_types):
+        raise TypeError(f"{what} must be bytes-like or None, not {type(obj).__name__}")
+    PyObject_GetBuffer(obj, view, PyBUF_SIMPLE)
+    ptr[0] = <const char*>view.buf
+    n[0] = view.len
+    return 1
+
+
+cdef int _write_bytes_field(_Out* o, object obj, str what) except -1:
+    """VARINT length (-1 for None) then the bytes, reserving room as needed."""
+    cdef Py_buffer view
+    cdef const char* ptr
+    cdef Py_ssize_t n
+    cdef int release
+    if obj is None:
+        _reserve(o, 1)
+        o.data[o.len] = 1            # zigzag(-1)
+        o.len += 1
+        return 0
+    release = _view_of(obj, &view, &ptr, &n, what)
+    try:
+        if n > INT32_MAX:
+            raise ValueError(f"{what} longer than 2 GiB")
+        _reserve(o, 5 + n)
+        o.len = _wr_varlong(o.data + o.len, n) - o.data
+        memcpy(o.data + o.len, ptr, n)
+        o.len += n
+    finally:
+        if release:
+            PyBuffer_Release(&view)
+    return 0
+
+
+cdef int _write_record(_Out* o, object key, object value, object headers, int64_t ts_delta,
+                       int32_t offset_delta) except -1:
+    # The length prefix comes first but is only known after the body: write the body after
+    # a 5-byte gap, then move it down next to its real (usually 1-2 byte) prefix.
+    cdef Py_ssize_t start = o.len, body, plen
+    cdef const char* hk
+    cdef Py_ssize_t hklen
+    cdef uint8_t prefix[5]
+    _reserve(o, 5 + 1 + 10 + 5)
+    o.len += 5
+    body = o.len
+    o.data[o.len] = 0                # record attributes
+    o.len += 1
+    o.len = _wr_varlong(o.data + o.len, ts_delta) - o.data
+    o.len = _wr_varlong(o.data + o.len, offset_delta) - o.data
+    _write_bytes_field(o, key, "key")
+    _write_bytes_field(o, value, "value")
+    if headers is None:
+        headers = ()
+    _reserve(o, 5)
+    o.len = _wr_varlong(o.data + o.len, len(headers)) - o.data
+    for hkey, hvalue in headers:
+        if not isinstance(hkey, str):
+            raise TypeError(f"header keys must be str, not {type(hkey).__name__}")
+        hk = PyUnicode_AsUTF8AndSize(hkey, &hklen)
+        _reserve(o, 5 + hklen)
+        o.len = _wr_varlong(o.data + o.len, hklen) - o.data
+        memcpy(o.data + o.len, hk, hklen)
+        o.len += hklen
+        _write_bytes_field(o, hvalue, "header value")
+    if o.len - body > INT32_MAX:
+        raise ValueError("record longer than 2 GiB")
+    plen = _wr_varlong(prefix, o.len - body) - prefix
+    memcpy(o.data + start, prefix, plen)
+    if plen != 5:
+        # memmove semantics: regions overlap, so copy forwards byte by byte.
+        _move_down(o.data + start + plen, o.data + body, o.len - body)
+        o.len -= 5 - plen
+    return 0
+
+
+cdef inline void _move_down(uint8_t* dst, const uint8_t* src, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(n):
+        dst[i] = src[i]
+
+
+def build_batch(records, *, int64_t base_offset=0, int compression=0, int timestamp_type=0,
+                int64_t producer_id=-1, int producer_epoch=-1, int32_t base_sequence=-1,
+                bint is_transactional=False, bint is_control=False,
+                int32_t partition_leader_epoch=-1):
+    """Encode one magic-2 batch from ``records``, a sequence of
+    ``(key, value, headers, timestamp_ms)`` tuples (key/value bytes-like or None, headers a
+    list of ``(str, bytes | None)``).
+
+    Offset deltas are 0..n-1; baseTimestamp is the first timestamp and maxTimestamp the
+    largest; the CRC is filled in. Codecs 1-4 compress the records section with cramjam
+    (snappy with xerial framing, lz4 as an independent-block frame, as the Java client).
+
+    Raises ValueError for an empty ``records`` or out-of-range arguments, TypeError for
+    wrongly typed fields, UnsupportedCompressionTypeError for a codec outside 0-4.
+    """
+    cdef _Out o
+    cdef Py_ssize_t n = len(records), i
+    cdef int64_t first_ts = 0, max_ts = 0, ts
+    cdef int attrs
+    cdef uint8_t* h
+    cdef bytes out, blob
+    cdef uint32_t c
+    cdef Py_ssize_t total
+    if n == 0:
+        raise ValueError("a record batch needs at least one record")
+    if n > INT32_MAX:
+        raise ValueError("too many records for one batch")
+    if not 0 <= compression <= 4:
+        raise UnsupportedCompressionTypeError(f"unknown compression codec {compression}")
+    if timestamp_type not in (0, 1):
+        raise ValueError(f"timestamp_type must be 0 or 1, not {timestamp_type}")
+    if not -32768 <= producer_epoch <= 32767:
+        raise ValueError(f"producer_epoch {producer_epoch} out of INT16 range")
+    attrs = compression
+    if timestamp_type:
+        attrs |= ATTR_LOG_APPEND_TIME
+    if is_transactional:
+        attrs |= ATTR_TRANSACTIONAL
+    if is_control:
+        attrs |= ATTR_CONTROL
+    o.cap = HEADER_SIZE + 64 * n
+    o.len = HEADER_SIZE
+    o.data = <uint8_t*>PyMem_Malloc(o.cap)
+    if o.data == NULL:
+        raise MemoryError()
+    try:
+        for i in range(n):
+            key, value, headers, ts = records[i]
+            if i == 0:
+                first_ts = max_ts = ts
+            elif ts > max_ts:
+                max_ts = ts
+            _write_record(&o, key, value, headers,
+                          <int64_t>(<uint64_t>ts - <uint64_t>first_ts), <int32_t>i)
+        if compression:
+            blob = _compress(compression, PyBytes_FromStringAndSize(
+                <const char*>o.data + HEADER_SIZE, o.len - HEADER_SIZE))
+            out = PyBytes_FromStringAndSize(NULL, HEADER_SIZE + len(blob))
+            memcpy(PyBytes_AS_STRING(out) + HEADER_SIZE, PyBytes_AS_STRING(blob), len(blob))
+        else:
+            out = PyBytes_FromStringAndSize(<const char*>o.data, o.len)
+    finally:
+        PyMem_Free(o.data)
+    # A fresh bytes object nobody else has seen yet: filling it in place is safe.
+    h = <uint8_t*>PyBytes_AS_STRING(out)
+    total = PyBytes_GET_SIZE(out)
+    if total - LOG_OVERHEAD > INT32_MAX:
+        raise ValueError("record batch longer than 2 GiB")
+    _wr64(h, <uint64_t>base_offset)
+    _wr32(h + 8, <uint32_t>(total - LOG_OVERHEAD))
+    _wr32(h + 12, <uint32_t>partition_leader_epoch)
+    h[16] = 2
+    _wr16(h + 21, <uint32_t>attrs)
+    _wr32(h + 23, <uint32_t>(n - 1))
+    _wr64(h + 27, <uint64_t>first_ts)
+    _wr64(h + 35, <uint64_t>max_ts)
+    _wr64(h + 43, <uint64_t>producer_id)
+    _wr16(h + 51, <uint32_t>producer_epoch)
+    _wr32(h + 53, <uint32_t>base_sequence)
+    _wr32(h + 57, <uint32_t>n)
+    with nogil:
+        c = kp_crc32c(0, h + CRC_START, <size_t>(total - CRC_START))
+    _wr32(h + 17, c)
+    return out
+
+
+# ------------------------------------------------------------------------- control records
+
+cdef class ControlRecord:
+    """The key and value of a control record: ``type`` 0 ABORT, 1 COMMIT (2-6 are KRaft's,
+    whose value is not a transaction marker: ``coordinator_epoch`` is then -1)."""
+    cdef public int version
+    cdef public int type
+    cdef public int32_t coordinator_epoch
+
+    def __init__(self, int version, int type, int32_t coordinator_epoch):
+        self.version = version
+        self.type = type
+        self.coordinator_epoch = coordinator_epoch
+
+    def __eq__(self, other):
+        if type(other) is not ControlRecord:
+            return NotImplemented
+        o = <ControlRecord>other
+        return (self.version, self.type, self.coordinator_epoch) == (
+            o.version, o.type, o.coordinator_epoch)
+
+    __hash__ = None
+
+    def __repr__(self):
+        return (f"ControlRecord(version={self.version}, type={self.type}, "
+                f"coordinator_epoch={self.coordinator_epoch})")
+
+
+def decode_control_record(Record record not None):
+    """Parse a control record's key (INT16 version, INT16 type) and, for ABORT/COMMIT markers,
+    its value (INT16 version, INT32 coordinator epoch).
+
+    Raises InvalidRecordError (as Kafka's ControlRecordType/EndTransactionMarker do) if the key
+    or a marker value is null or too short.
+    """
+    key = record.key
+    value = record.value
+    if key is None or len(key) < 4:
+        raise InvalidRecordError("control record key is null or shorter than 4 bytes")
+    cdef const uint8_t* k = <const uint8_t*><const char*>key
+    cdef const uint8_t* v
+    cdef int version = _rd16(k)
+    cdef int ctype = _rd16(k + 2)
+    cdef int32_t epoch = -1
+    if ctype == 0 or ctype == 1:
+        if value is None or len(value) < 6:
+            raise InvalidRecordError(
+                "transaction marker value is null or shorter than 6 bytes")
+        v = <const uint8_t*><const char*>value
+        epoch = <int32_t>_rd32(v + 2)
+    return ControlRecord(version, ctype, epoch)
+
+
+def build_control_batch(int type, int32_t coordinator_epoch, *, int64_t producer_id,
+                        int producer_epoch, int64_t base_offset=0, int64_t timestamp_ms,
+                        int32_t partition_leader_epoch=-1):
+    """A transaction marker batch as the leader writes it: attributes control|transactional,
+    the transaction's producer id/epoch, baseSequence -1, one record with key
+    (version 0, ``type``) and value (version 0, ``coordinator_epoch``)."""
+    cdef bytes key = _struct.pack(">hh", 0, type)
+    cdef bytes value = _struct.pack(">hi", 0, coordinator_epoch)
+    return build_batch([(key, value, [], timestamp_ms)], base_offset=base_offset,
+                       producer_id=producer_id, producer_epoch=producer_epoch,
+                       base_sequence=-1, is_transactional=True, is_control=True,
+                       partition_leader_epoch=partition_leader_epoch)
+
+
+# --------------------------------------------------------------------------- assign_offsets
+
+def assign_offsets(buf, int64_t base_offset, *, log_append_time=None,
+                   partition_leader_epoch=None):
+    """Leader-side offset assignment, in place, per batch and without touching records.
+
+    Each batch gets baseOffset = the next offset (consecutive from ``base_offset``, advancing
+    by lastOffsetDelta + 1) and, if given, ``partition_leader_epoch``; neither is covered by
+    the CRC. With ``log_append_time`` the timestamp-type bit is set and maxTimestamp replaced
+    (baseTimestamp stays, as in Kafka's LogValidator) and the CRC recomputed. Returns the next
+    offset after the last batch.
+
+    The caller validates first (``scan_batches``): a CRC recomputed here would hide earlier
+    corruption. Raises CorruptMessageError/UnsupportedForMessageFormatError before changing
+    anything if the buffer is not whole magic-2 batches, BufferError if it is not writable.
+    """
+    cdef _Buffer b = _acquire(buf, True)
+    cdef uint8_t* d = <uint8_t*>b.data
+    cdef Py_ssize_t n = b.size, pos = 0, size = 0
+    cdef int code
+    cdef int64_t next_offset = base_offset
+    cdef bint set_epoch = partition_leader_epoch is not None
+    cdef bint set_time = log_append_time is not None
+    cdef int32_t epoch = partition_leader_epoch if set_epoch else 0
+    cdef int64_t now = log_append_time if set_time else 0
+    cdef uint8_t* p
+    with nogil:
+        while pos < n:
+            code = _frame(d, n, pos, &size)
+            if code != F_OK:
+                break
+            pos += size
+    if pos != n:
+        raise _frame_error(code, d, n, pos)
+    pos = 0
+    with nogil:
+        while pos < n:
+            p = d + pos
+            size = <Py_ssize_t>(<int32_t>_rd32(p + 8)) + LOG_OVERHEAD
+            _wr64(p, <uint64_t>next_offset)
+            next_offset += <int64_t>(<int32_t>_rd32(p + 23)) + 1
+            if set_epoch:
+                _wr32(p + 12, <uint32_t>epoch)
+            if set_time and (not (p[22] & ATTR_LOG_APPEND_TIME)
+                             or <int64_t>_rd64(p + 35) != now):
+                p[22] |= ATTR_LOG_APPEND_TIME
+                _wr64(p + 35, <uint64_t>now)
+                _wr32(p + 17, kp_crc32c(0, p + CRC_START, <size_t>(size - CRC_START)))
+            pos += size
+    return next_offset
+
+
+# ------------------------------------------------------------------------ legacy messages
+
+cdef class LegacyMessage:
+    """One message of a magic 0/1 message set (inner messages of compressed wrappers are
+    returned in place of the wrapper)."""
+    cdef public int64_t offset
+    cdef public int magic
+    cdef public int attributes
+    cdef public int64_t timestamp
+    cdef public object key
+    cdef public object value
+
+    def __init__(self, int64_t offset, int magic, int attributes, int64_t timestamp, key,
+                 value):
+        self.offset = offset
+        self.magic = magic
+        self.attributes = attributes
+        self.timestamp = timestamp
+        self.key = key
+        self.value = value
+
+    def _fields(self):
+        return (self.offset, self.magic, self.attributes, self.timestamp, self.key, self.value)
+
+    def __eq__(self, other):
+        if type(other) is not LegacyMessage:
+            return NotImplemented
+        return self._fields() == (<LegacyMessage>other)._fields()
+
+    __hash__ = None
+
+    def __repr__(self):
+        return (f"LegacyMessage(offset={self.offset}, magic={self.magic}, "
+                f"attributes={self.attributes}, timestamp={self.timestamp}, key={self.key!r}, "
+                f"value={self.value!r})")
+
+
+cdef list _decode_legacy(object buf, int wrapper_magic):
+    """Messages of one message set. ``wrapper_magic`` is -1 at the top level (a partial
+    trailing message is then ignored, as fetched data may end mid-message) and the wrapper's
+    magic for the inner set of a compressed message (where everything must be whole, of the
+    wrapper's magic, and uncompressed)."""
+    cdef _Buffer b = _acquire(buf, False)
+    cdef const uint8_t* d = b.data
+    cdef Py_ssize_t n = b.size, pos = 0, rest
+    cdef const uint8_t* m
+    cdef int64_t offset, ts, last
+    cdef int32_t size, klen, vlen
+    cdef int magic, attrs, codec
+    cdef Py_ssize_t kpos
+    cdef list out = []
+    cdef list inner
+    cdef LegacyMessage msg
+    cdef bint top = wrapper_magic < 0
+    while pos < n:
+        if n - pos < LOG_OVERHEAD:
+            if top:
+                break
+            raise CorruptMessageError(f"compressed message set cut off at byte {pos}")
+        offset = <int64_t>_rd64(d + pos)
+        size = <int32_t>_rd32(d + pos + 8)
+        if size < 14:
+            raise CorruptMessageError(f"legacy message at byte {pos} has size {size} < 14")
+        if <Py_ssize_t>size > n - pos - LOG_OVERHEAD:
+            if top:
+                break
+            raise CorruptMessageError(f"compressed message set cut off at byte {pos}")
+        m = d + pos + LOG_OVERHEAD
+        magic = m[4]
+        if magic > 1:
+            raise UnsupportedForMessageFormatError(
+                f"message at byte {pos} has magic {<int8_t>m[4]}: not a legacy message")
+        if not top and magic != wrapper_magic:
+            raise CorruptMessageError(
+                f"inner message magic {magic} differs from its wrapper's {wrapper_magic}")
+        if magic == 1 and size < 22:
+            raise CorruptMessageError(f"magic 1 message at byte {pos} has size {size} < 22")
+        if (_zlib.crc32(b.slice(pos + LOG_OVERHEAD + 4, pos + LOG_OVERHEAD + size))
+                != _rd32(m)):
+            raise CorruptMessageError(f"legacy message at byte {pos} fails its CRC-32")
+        attrs = m[5]
+        kpos = 6
+        ts = -1
+        if magic == 1:
+            ts = <int64_t>_rd64(m + 6)
+            kpos = 14
+        rest = size - kpos
+        klen = <int32_t>_rd32(m + kpos)
+        kpos += 4
+        rest -= 4
+        if klen < -1 or <Py_ssize_t>klen > rest - 4:
+            raise CorruptMessageError(f"legacy message at byte {pos}: bad key length {klen}")
+        key = _bytes_or_none(m, kpos, klen)
+        if klen > 0:
+            kpos += klen
+            rest -= klen
+        vlen = <int32_t>_rd32(m + kpos)
+        kpos += 4
+        rest -= 4
+        if (vlen < -1 or (vlen == -1 and rest != 0)
+                or (vlen >= 0 and <Py_ssize_t>vlen != rest)):
+            raise CorruptMessageError(f"legacy message at byte {pos}: bad value length {vlen}")
+        codec = attrs & ATTR_CODEC
+        if codec == 0:
+            msg = LegacyMessage.__new__(LegacyMessage)
+            msg.offset = offset
+            msg.magic = magic
+            msg.attributes = attrs
+            msg.timestamp = ts
+            msg.key = key
+            msg.value = _bytes_or_none(m, kpos, vlen)
+            out.append(msg)
+        else:
+            if not top:
+                raise CorruptMessageError("compressed message inside a compressed message")
+            if vlen < 0:
+                raise CorruptMessageError(f"compressed message at byte {pos} has a null value")
+            if codec > 3:
+                raise UnsupportedCompressionTypeError(
+                    f"compression codec {codec} is not allowed with magic {magic}")
+            inner = _decode_legacy(
+                _decompress(codec, b.slice(pos + LOG_OVERHEAD + kpos,
+                                           pos + LOG_OVERHEAD + kpos + vlen), magic == 0),
+                magic)
+            if not inner:
+                raise CorruptMessageError(f"compressed message at byte {pos} is empty")
+            if magic == 1:
+                # Inner offsets are relative; the wrapper carries the last one's absolute offset.
+                last = (<LegacyMessage>inner[len(inner) - 1]).offset
+                for msg in inner:
+                    msg.offset = offset - last + msg.offset
+                    if attrs & ATTR_LOG_APPEND_TIME:
+                        msg.timestamp = ts
+            out.extend(inner)
+        pos += LOG_OVERHEAD + size
+    return out
+
+
+def decode_legacy(buf):
+    """Decode a magic 0/1 message set (old segment files, tools; the broker never accepts it).
+
+    Verifies each message's CRC-32 (IEEE) and expands compressed wrappers (gzip, snappy raw or
+    xerial, lz4 incl. magic 0's broken descriptor checksum) into their inner messages, with
+    absolute offsets. A partial message at the very end is ignored.
+
+    Raises CorruptMessageError for bad CRCs or lengths, UnsupportedForMessageFormatError on a
+    magic >= 2 batch, UnsupportedCompressionTypeError for zstd or unknown codecs.
+    """
+    return _decode_legacy(buf, -1)

@@ -1,0 +1,80 @@
+"""Kafka record batches: what a Produce request carries and what the log stores.
+
+This module owns the record-batch format (magic 2, see ``kafkapy._records`` for the byte
+layout): CRC-32C, a zero-copy header view (``BatchHeader``), the validation walk over a buffer
+of batches (``scan_batches``), record parsing (``BatchHeader.records()``), the batch builder
+(``build_batch``, ``build_control_batch``), in-place leader offset assignment
+(``assign_offsets``) and control-record decoding. Everything is one compiled implementation
+(``kafkapy._records``); this module only re-exports it. Sans-IO: bytes in, objects out.
+
+Who calls what:
+
+- the Produce path: ``scan_batches`` (CRC and framing, no record parsing), then header checks
+  on the ``BatchHeader`` views, then ``assign_offsets`` on the leader;
+- log recovery: ``scan_batches`` with ``truncated`` marking a torn write at the end;
+- consumers of record contents (compaction, transactions, tools, tests): ``records()``.
+
+Legacy message format policy. Magic 0 and 1 message sets are *decode only*
+(``decode_legacy``). The broker never accepts them: Produce v3+ requires exactly one magic-2
+batch and kafkapy answers INVALID_RECORD (87) otherwise, as Kafka's ProduceRequest validation
+does; Produce v0-2, the versions that carried legacy sets, are refused with
+UNSUPPORTED_VERSION (35), as in Kafka 4.0. ``decode_legacy`` exists for tools and for reading
+segment files written by old brokers.
+
+Errors (from ``kafkapy.errors``, each with its Kafka ``code``): CorruptMessageError (2),
+InvalidRecordError (87), UnsupportedForMessageFormatError (43),
+UnsupportedCompressionTypeError (76).
+"""
+
+from __future__ import annotations
+
+from kafkapy._records import (
+    BatchHeader,
+    BatchScan,
+    ControlRecord,
+    LegacyMessage,
+    Record,
+    assign_offsets,
+    build_batch,
+    build_control_batch,
+    crc32c,
+    decode_control_record,
+    decode_legacy,
+    scan_batches,
+)
+
+__all__ = [
+    "COMPRESSION_GZIP",
+    "COMPRESSION_LZ4",
+    "COMPRESSION_NONE",
+    "COMPRESSION_SNAPPY",
+    "COMPRESSION_ZSTD",
+    "CONTROL_ABORT",
+    "CONTROL_COMMIT",
+    "TIMESTAMP_CREATE_TIME",
+    "TIMESTAMP_LOG_APPEND_TIME",
+    "BatchHeader",
+    "BatchScan",
+    "ControlRecord",
+    "LegacyMessage",
+    "Record",
+    "assign_offsets",
+    "build_batch",
+    "build_control_batch",
+    "crc32c",
+    "decode_control_record",
+    "decode_legacy",
+    "scan_batches",
+]
+
+COMPRESSION_NONE = 0
+COMPRESSION_GZIP = 1
+COMPRESSION_SNAPPY = 2
+COMPRESSION_LZ4 = 3
+COMPRESSION_ZSTD = 4
+
+TIMESTAMP_CREATE_TIME = 0
+TIMESTAMP_LOG_APPEND_TIME = 1
+
+CONTROL_ABORT = 0
+CONTROL_COMMIT = 1
