@@ -1,0 +1,56 @@
+"""DeleteAcls (API key 31): remove the ACLs matching each of a list of filters, returning the
+ACLs each filter matched.
+
+v0 was removed in Kafka 4.0 (v1 is the new baseline) but older clients still send it. v1 adds
+the pattern type (0 UNKNOWN, 1 ANY, 2 MATCH, 3 LITERAL, 4 PREFIXED; v0 means LITERAL, hence
+the default 3) and brokers answer before throttling; v2 is the first flexible version; v3 adds
+the USER resource type.
+"""
+
+from kafkapy.protocol.schema import (
+    INT8,
+    INT16,
+    INT32,
+    STRING,
+    Message,
+    field,
+)
+
+REQUEST = Message.declare(
+    "DeleteAclsRequest",
+    [
+        field("Filters", ("DeleteAclsFilter", [
+            field("ResourceTypeFilter", INT8),
+            field("ResourceNameFilter", STRING, nullable="0+"),
+            field("PatternTypeFilter", INT8, "1+", default=3),
+            field("PrincipalFilter", STRING, nullable="0+"),
+            field("HostFilter", STRING, nullable="0+"),
+            field("Operation", INT8),
+            field("PermissionType", INT8),
+        ])),
+    ],
+    api_key=31, kind="request", valid="0-3", flexible="2+",
+)
+
+RESPONSE = Message.declare(
+    "DeleteAclsResponse",
+    [
+        field("ThrottleTimeMs", INT32),
+        field("FilterResults", ("DeleteAclsFilterResult", [
+            field("ErrorCode", INT16),
+            field("ErrorMessage", STRING, nullable="0+"),
+            field("MatchingAcls", ("DeleteAclsMatchingAcl", [
+                field("ErrorCode", INT16),
+                field("ErrorMessage", STRING, nullable="0+"),
+                field("ResourceType", INT8),
+                field("ResourceName", STRING),
+                field("PatternType", INT8, "1+", default=3),
+                field("Principal", STRING),
+                field("Host", STRING),
+                field("Operation", INT8),
+                field("PermissionType", INT8),
+            ])),
+        ])),
+    ],
+    api_key=31, kind="response", valid="0-3", flexible="2+",
+)
