@@ -49,10 +49,7 @@ class ApiKey:
 def _load() -> dict[int, ApiKey]:
     apis: dict[int, ApiKey] = {}
     for name in _MODULES:
-        try:  # TEMPORARY while declarations are being written; removed before commit of all
-            module = importlib.import_module(f"kafkapy.protocol.messages.{name}")
-        except ModuleNotFoundError:
-            continue
+        module = importlib.import_module(f"kafkapy.protocol.messages.{name}")
         request: Message = module.REQUEST
         response: Message = module.RESPONSE
         assert request.api_key == response.api_key is not None, name

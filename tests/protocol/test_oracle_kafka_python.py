@@ -88,8 +88,24 @@ def _ours(message: Message, value: Any, version: int) -> dict[str, Any]:
             v = _ours(f.type, v, version)
         elif v is not None and isinstance(f.type, Array) and isinstance(f.type.element, Struct):
             v = [_ours(f.type.element, item, version) for item in v]
-        out[f.name] = v
+        out[_name(f.name)] = v
     return out
+
+
+def _name(json_name: str) -> str:
+    # kafka-python renames the *AuthorizedOperations fields to "authorized_operations".
+    if json_name.replace("_", "").lower().endswith("authorizedoperations"):
+        return "AuthorizedOperations"
+    return json_name
+
+
+def _bitfield_to_int32(bits: set[int] | None) -> int:
+    """kafka-python reads AuthorizedOperations as the set of its bit numbers, and INT32_MIN
+    (Kafka's "not requested") as None; back to the INT32 on the wire."""
+    if bits is None:
+        return -(2**31)
+    n = sum(1 << b for b in bits)
+    return n - 2**32 if n >= 2**31 else n
 
 
 def _theirs(obj: Any, version: int) -> dict[str, Any]:
@@ -109,7 +125,9 @@ def _theirs(obj: Any, version: int) -> dict[str, Any]:
         elif f.type_str == "uuid":
             # kafka-python reads the all-zero UUID as None; Kafka has no null UUID.
             v = uuid.UUID(int=0) if v is None else uuid.UUID(str(v))
-        out[f._json["name"]] = v
+        elif f.type_str == "bitfield":
+            v = _bitfield_to_int32(v)
+        out[_name(f._json["name"])] = v
     return out
 
 
@@ -129,6 +147,11 @@ def test_agrees_with_kafka_python(api_key: int, kind: str, version: int,
     flexible = message.is_flexible(version)
 
     value = data.draw(body(message, version, unknown_tags=False))
+    if (api_key, kind) == (18, "response"):
+        # kafka-python decodes an ApiVersions response with a non-zero ErrorCode as v0 (as
+        # Kafka's clients do: a broker answers an unsupported version in v0), so only the
+        # ErrorCode=0 case is comparable field by field.
+        value.error_code = 0
     ours = encode(message, version, value)
 
     theirs_obj = kp_cls.decode(ours, version=version)
