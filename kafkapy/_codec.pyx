@@ -25,7 +25,10 @@ is bounded by the declarations. Malformed input raises ``InvalidRequestError``; 
 escapes (UTF-8 errors included).
 """
 
+cimport cython
 from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.object cimport PyObject, PyTypeObject
+from cpython.ref cimport Py_INCREF, Py_XDECREF
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
 from cpython.mem cimport PyMem_Malloc, PyMem_Realloc, PyMem_Free
 from cpython.unicode cimport PyUnicode_DecodeUTF8
@@ -33,6 +36,7 @@ from libc.stdint cimport (int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, 
                           uint64_t)
 from libc.string cimport memcpy
 
+import types as _types
 import uuid as _uuid
 
 from kafkapy.errors import InvalidRequestError
@@ -59,12 +63,40 @@ OPCODES = {"bool": OP_BOOL, "int8": OP_INT8, "int16": OP_INT16, "uint16": OP_UIN
            "uuid": OP_UUID, "string": OP_STRING, "bytes": OP_BYTES, "records": OP_RECORDS,
            "array": OP_ARRAY, "struct": OP_STRUCT}
 
-cdef object _object_new = object.__new__
+cdef extern from "Python.h":
+    # Public C API; the descriptor layout is CPython's (cpython/descrobject.h), stable 3.10-3.13.
+    object PyType_GenericAlloc(PyTypeObject* cls, Py_ssize_t nitems)
+    ctypedef struct PyMemberDef:
+        const char* name
+        int type
+        Py_ssize_t offset
+    ctypedef struct PyMemberDescrObject:
+        PyMemberDef* d_member
+
+cdef object _MemberDescriptor = _types.MemberDescriptorType
 cdef object _UUID = _uuid.UUID
 cdef object _ZERO_UUID = _uuid.UUID(int=0)
 cdef object _EMPTY = ()
 
 
+cdef struct CField:
+    # A FieldPlan flattened for the decode loop (no type checks or refcounting per field).
+    int op
+    int elem_op
+    bint nullable
+    bint compact
+    Py_ssize_t offset
+    PyObject* sub      # borrowed: the FieldPlan holds the StructPlan
+    PyObject* attr     # borrowed: the FieldPlan holds the str
+
+
+cdef struct CAbsent:
+    Py_ssize_t offset
+    PyObject* value    # borrowed: StructPlan.absent holds it
+    bint is_factory
+
+
+@cython.final
 cdef class FieldPlan:
     """One field of a struct at one version."""
     cdef readonly str attr
@@ -75,6 +107,7 @@ cdef class FieldPlan:
     cdef readonly StructPlan sub     # struct fields and arrays of structs
     cdef readonly int tag            # -1 unless tagged
     cdef readonly object default     # for tagged fields: written only when value != default
+    cdef CField c                    # the same, flat, plus the slot offset (decode)
 
     def __init__(self, str attr, int op, bint nullable, bint compact, int elem_op,
                  StructPlan sub, int tag, object default):
@@ -86,8 +119,43 @@ cdef class FieldPlan:
         self.sub = sub
         self.tag = tag
         self.default = default
+        self.c.op = op
+        self.c.elem_op = elem_op
+        self.c.nullable = nullable
+        self.c.compact = compact
+        self.c.offset = -1
+        self.c.sub = <PyObject*>sub
+        self.c.attr = <PyObject*>attr
 
 
+cdef Py_ssize_t _slot_offset(object cls, str attr) except -1:
+    """The offset of ``attr``'s slot in instances of ``cls`` (a plain __slots__ class).
+
+    Decoding writes the slots directly, as the slot's own descriptor would, skipping the
+    attribute lookup: most of what decoding costs is building objects.
+    """
+    descr = None
+    for klass in cls.__mro__:
+        descr = klass.__dict__.get(attr)
+        if descr is not None:
+            break
+    if type(descr) is not _MemberDescriptor or not issubclass(cls, descr.__objclass__):
+        raise TypeError(f"{cls.__name__}.{attr} is not a __slots__ attribute")
+    cdef PyMemberDef* member = (<PyMemberDescrObject*><PyObject*>descr).d_member
+    if member.type != 16:  # T_OBJECT_EX: a plain object slot, AttributeError when unset
+        raise TypeError(f"{cls.__name__}.{attr} is not an object slot")
+    return member.offset
+
+
+cdef inline void _set_slot(object obj, Py_ssize_t offset, object value) noexcept:
+    cdef PyObject** slot = <PyObject**>((<char*><PyObject*>obj) + offset)
+    cdef PyObject* old = slot[0]
+    Py_INCREF(value)
+    slot[0] = <PyObject*>value
+    Py_XDECREF(old)
+
+
+@cython.final
 cdef class StructPlan:
     """One struct at one version: what is on the wire and what is filled with defaults."""
     cdef readonly object cls
@@ -96,11 +164,18 @@ cdef class StructPlan:
     cdef tuple tagged          # FieldPlan, ascending tag
     cdef dict by_tag           # tag -> FieldPlan
     cdef tuple absent          # (attr, value, is_factory) for fields not in this version
+    cdef CField* cfields       # ``fields``, flat
+    cdef Py_ssize_t nfields
+    cdef CAbsent* cabsent      # ``absent``, flat
+    cdef Py_ssize_t nabsent
+    cdef Py_ssize_t unknown_offset
     cdef tuple must_default    # (attr, default) of absent, non-ignorable fields (encode check)
     cdef readonly bint flexible
     cdef readonly int version
 
     def __init__(self, cls, str name, int version, bint flexible):
+        if cls.__new__ is not object.__new__:
+            raise TypeError(f"{cls.__name__} must be a plain __slots__ class")
         self.cls = cls
         self.name = name
         self.version = version
@@ -111,6 +186,10 @@ cdef class StructPlan:
         self.absent = ()
         self.must_default = ()
 
+    def __dealloc__(self):
+        PyMem_Free(self.cfields)
+        PyMem_Free(self.cabsent)
+
     def complete(self, tuple fields, tuple tagged, tuple absent, tuple must_default):
         # Plans are built in two steps so that recursive declarations could refer to
         # themselves; Kafka has none today, but the cost is nil.
@@ -119,10 +198,28 @@ cdef class StructPlan:
         self.by_tag = {f.tag: f for f in tagged}
         self.absent = absent
         self.must_default = must_default
+        cdef FieldPlan f
+        cdef Py_ssize_t i
+        for f in fields + tagged:
+            f.c.offset = _slot_offset(self.cls, f.attr)
+        self.cfields = <CField*>PyMem_Malloc(sizeof(CField) * (len(fields) + 1))
+        self.cabsent = <CAbsent*>PyMem_Malloc(sizeof(CAbsent) * (len(absent) + 1))
+        if self.cfields == NULL or self.cabsent == NULL:
+            raise MemoryError()
+        for i in range(len(fields)):
+            self.cfields[i] = (<FieldPlan>fields[i]).c
+        self.nfields = len(fields)
+        for i in range(len(absent)):
+            self.cabsent[i].offset = _slot_offset(self.cls, <str>absent[i][0])
+            self.cabsent[i].value = <PyObject*>absent[i][1]
+            self.cabsent[i].is_factory = bool(absent[i][2])
+        self.nabsent = len(absent)
+        self.unknown_offset = _slot_offset(self.cls, "unknown_tagged_fields")
 
 
 # ----------------------------------------------------------------------------------- reading
 
+@cython.final
 cdef class Reader:
     cdef const uint8_t* data
     cdef Py_ssize_t pos
@@ -138,11 +235,32 @@ cdef class Reader:
         if self.has_view:
             PyBuffer_Release(&self.view)
 
-    cdef int need(self, Py_ssize_t n) except -1:
+    cdef inline int need(self, Py_ssize_t n) except -1:
         if n < 0 or n > self.end - self.pos:
             raise InvalidRequestError(
                 f"truncated: needed {n} bytes at offset {self.pos}, {self.end - self.pos} left")
         return 0
+
+    # Unchecked reads: the caller has called need() for them.
+    cdef inline uint16_t take16(self) noexcept:
+        cdef const uint8_t* p = self.data + self.pos
+        self.pos += 2
+        return (<uint16_t>p[0] << 8) | p[1]
+
+    cdef inline uint32_t take32(self) noexcept:
+        cdef const uint8_t* p = self.data + self.pos
+        self.pos += 4
+        return ((<uint32_t>p[0] << 24) | (<uint32_t>p[1] << 16) | (<uint32_t>p[2] << 8)
+                | <uint32_t>p[3])
+
+    cdef inline uint64_t take64(self) noexcept:
+        cdef const uint8_t* p = self.data + self.pos
+        cdef uint64_t v = 0
+        cdef int i
+        for i in range(8):
+            v = (v << 8) | p[i]
+        self.pos += 8
+        return v
 
     cdef inline uint8_t u8(self) except? 0xFF:
         self.need(1)
@@ -172,7 +290,7 @@ cdef class Reader:
         self.pos += 8
         return v
 
-    cdef uint32_t uvarint(self) except? 0xFFFFFFFF:
+    cdef inline uint32_t uvarint(self) except? 0xFFFFFFFF:
         cdef uint32_t value = 0
         cdef int shift = 0
         cdef uint8_t b
@@ -222,32 +340,35 @@ cdef Reader _reader(object buf, Py_ssize_t start):
     return r
 
 
-cdef object _decode_value(Reader r, FieldPlan f, int op):
+cdef object _decode_value(Reader r, const CField* f, int op):
     cdef Py_ssize_t n, i, start
     cdef list items
     cdef uint64_t hi, lo
     cdef int8_t marker
     cdef double d
     if op == OP_INT32:
-        return <int32_t>r.u32()
+        r.need(4)
+        return <int32_t>r.take32()
     elif op == OP_INT16:
-        return <int16_t>r.u16()
+        r.need(2)
+        return <int16_t>r.take16()
     elif op == OP_INT64:
-        return <int64_t>r.u64()
+        r.need(8)
+        return <int64_t>r.take64()
     elif op == OP_STRING:
-        n = r.length(f.compact, f.nullable, False, f.attr)
+        n = r.length(f.compact, f.nullable, False, <str>f.attr)
         if n < 0:
             return None
         if n > 0x7FFF:
-            raise InvalidRequestError(f"{f.attr}: string longer than 32767 bytes")
+            raise InvalidRequestError(f"{<str>f.attr}: string longer than 32767 bytes")
         start = r.pos
         r.pos += n
         try:
             return PyUnicode_DecodeUTF8(<const char*>r.data + start, n, "strict")
         except UnicodeDecodeError as e:
-            raise InvalidRequestError(f"{f.attr}: invalid UTF-8 ({e.reason})") from e
+            raise InvalidRequestError(f"{<str>f.attr}: invalid UTF-8 ({e.reason})") from e
     elif op == OP_ARRAY:
-        n = r.length(f.compact, f.nullable, True, f.attr)
+        n = r.length(f.compact, f.nullable, True, <str>f.attr)
         if n < 0:
             return None
         # n <= bytes left, so a hostile count cannot make us allocate or loop beyond the frame;
@@ -255,7 +376,7 @@ cdef object _decode_value(Reader r, FieldPlan f, int op):
         items = []
         if f.elem_op == OP_STRUCT:
             for i in range(n):
-                items.append(_decode_struct(r, f.sub))
+                items.append(_decode_struct(r, <StructPlan>f.sub))
         else:
             for i in range(n):
                 items.append(_decode_value(r, f, f.elem_op))
@@ -265,7 +386,7 @@ cdef object _decode_value(Reader r, FieldPlan f, int op):
             marker = <int8_t>r.u8()
             if marker < 0:
                 return None
-        return _decode_struct(r, f.sub)
+        return _decode_struct(r, <StructPlan>f.sub)
     elif op == OP_BOOL:
         return r.u8() != 0
     elif op == OP_INT8:
@@ -285,14 +406,14 @@ cdef object _decode_value(Reader r, FieldPlan f, int op):
             return _ZERO_UUID
         return _UUID(int=(<object>hi << 64) | lo)
     elif op == OP_BYTES:
-        n = r.length(f.compact, f.nullable, True, f.attr)
+        n = r.length(f.compact, f.nullable, True, <str>f.attr)
         if n < 0:
             return None
         start = r.pos
         r.pos += n
         return PyBytes_FromStringAndSize(<const char*>r.data + start, n)
     elif op == OP_RECORDS:
-        n = r.length(f.compact, f.nullable, True, f.attr)
+        n = r.length(f.compact, f.nullable, True, <str>f.attr)
         if n < 0:
             return None
         start = r.pos
@@ -303,22 +424,27 @@ cdef object _decode_value(Reader r, FieldPlan f, int op):
 
 
 cdef object _decode_struct(Reader r, StructPlan p):
-    cdef object obj = _object_new(p.cls)
+    # Allocated as object.__new__ would (checked in StructPlan), slots filled in place.
+    cdef object obj = PyType_GenericAlloc(<PyTypeObject*>p.cls, 0)
     cdef FieldPlan f
-    cdef tuple a
+    cdef const CField* c
+    cdef const CAbsent* a
+    cdef Py_ssize_t i
     cdef uint32_t count, k, tag, size
     cdef Py_ssize_t end, saved_end
     cdef list unknown
-    for a in p.absent:
-        setattr(obj, <str>a[0], a[1]() if a[2] else a[1])
-    for f in p.fields:
-        setattr(obj, f.attr, _decode_value(r, f, f.op))
+    for i in range(p.nabsent):
+        a = &p.cabsent[i]
+        _set_slot(obj, a.offset, (<object>a.value)() if a.is_factory else <object>a.value)
+    for i in range(p.nfields):
+        c = &p.cfields[i]
+        _set_slot(obj, c.offset, _decode_value(r, c, c.op))
     if not p.flexible:
-        obj.unknown_tagged_fields = _EMPTY
+        _set_slot(obj, p.unknown_offset, _EMPTY)
         return obj
     # Tagged fields not present keep the defaults set for them below.
     for f in p.tagged:
-        setattr(obj, f.attr, f.default() if callable(f.default) else f.default)
+        _set_slot(obj, f.c.offset, f.default() if callable(f.default) else f.default)
     count = r.uvarint()
     if count > <uint32_t>(r.end - r.pos):
         raise InvalidRequestError(f"{p.name}: {count} tagged fields but only {r.end - r.pos} bytes")
@@ -338,13 +464,13 @@ cdef object _decode_struct(Reader r, StructPlan p):
         saved_end = r.end
         r.end = end          # a tagged field cannot read past its own size
         try:
-            setattr(obj, f.attr, _decode_value(r, f, f.op))
+            _set_slot(obj, f.c.offset, _decode_value(r, &f.c, f.op))
         finally:
             r.end = saved_end
         if r.pos != end:
             raise InvalidRequestError(
                 f"{p.name}.{f.attr}: tagged field of {size} bytes decoded to {size - (end - r.pos)}")
-    obj.unknown_tagged_fields = tuple(unknown) if unknown is not None else _EMPTY
+    _set_slot(obj, p.unknown_offset, tuple(unknown) if unknown is not None else _EMPTY)
     return obj
 
 
@@ -368,6 +494,7 @@ def read_int16_pair(buf):
 
 # ----------------------------------------------------------------------------------- writing
 
+@cython.final
 cdef class Writer:
     cdef uint8_t* data
     cdef Py_ssize_t pos

@@ -117,12 +117,21 @@ def _factory(f: Any) -> Any:
     return class_for(f.type)
 
 
+_MESSAGE_PLANS: dict[tuple[int, int], _codec.StructPlan] = {}
+
+
 def message_plan(message: Message, version: int) -> _codec.StructPlan:
     """The plan for a message body at ``version``; UnsupportedVersionError outside its range."""
+    plan = _MESSAGE_PLANS.get((id(message), version))
+    if plan is not None:
+        return plan
     if version not in message.valid:
         raise UnsupportedVersionError(
             f"{message.name} v{version} is not supported (versions {message.valid})")
-    return compile_plan(message.body, version, message.is_flexible(version))
+    # Messages are module-level constants that live as long as the process: id() is stable.
+    plan = _MESSAGE_PLANS[(id(message), version)] = compile_plan(
+        message.body, version, message.is_flexible(version))
+    return plan
 
 
 def _header_plan(message: Message, version: int) -> _codec.StructPlan:
