@@ -52,10 +52,11 @@ def _load() -> dict[int, ApiKey]:
         module = importlib.import_module(f"kafkapy.protocol.messages.{name}")
         request: Message = module.REQUEST
         response: Message = module.RESPONSE
-        assert request.api_key == response.api_key is not None, name
-        assert request.valid == response.valid and request.flexible == response.flexible, name
-        api_name = request.name.removesuffix("Request")
-        apis[request.api_key] = ApiKey(request.api_key, api_name, request, response)
+        key = request.api_key
+        if key is None or key != response.api_key or request.valid != response.valid \
+                or request.flexible != response.flexible:
+            raise TypeError(f"{name}: request and response declarations disagree")
+        apis[key] = ApiKey(key, request.name.removesuffix("Request"), request, response)
     return dict(sorted(apis.items()))
 
 

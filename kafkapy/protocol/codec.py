@@ -99,7 +99,7 @@ def compile_plan(struct: Struct, version: int, flexible: bool) -> _codec.StructP
             sub = compile_plan(f.type, version, flexible)
         else:
             op = f.type.code
-        if is_tagged:
+        if is_tagged and f.tag is not None:
             default = f.default_value()
             if isinstance(default, list) or (isinstance(f.type, Struct) and default is not None):
                 default = _factory(f)

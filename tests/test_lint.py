@@ -1,0 +1,16 @@
+"""The tree is ruff-clean: CI fails on a lint error, like on any other test."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_ruff_is_clean() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--no-cache", "kafkapy", "tests", "benchmarks"],
+        cwd=ROOT, capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
