@@ -28,6 +28,7 @@ escapes (UTF-8 errors included).
 cimport cython
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.object cimport PyObject, PyTypeObject
+from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.ref cimport Py_INCREF, Py_XDECREF
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
 from cpython.mem cimport PyMem_Malloc, PyMem_Realloc, PyMem_Free
@@ -343,6 +344,7 @@ cdef Reader _reader(object buf, Py_ssize_t start):
 cdef object _decode_value(Reader r, const CField* f, int op):
     cdef Py_ssize_t n, i, start
     cdef list items
+    cdef object item
     cdef uint64_t hi, lo
     cdef int8_t marker
     cdef double d
@@ -371,6 +373,15 @@ cdef object _decode_value(Reader r, const CField* f, int op):
         n = r.length(f.compact, f.nullable, True, <str>f.attr)
         if n < 0:
             return None
+        if f.elem_op == OP_INT32:
+            # Fixed-width elements: all n are checked to be there before the list is sized.
+            r.need(4 * n)
+            items = PyList_New(n)
+            for i in range(n):
+                item = <int32_t>r.take32()
+                Py_INCREF(item)
+                PyList_SET_ITEM(items, i, item)
+            return items
         # n <= bytes left, so a hostile count cannot make us allocate or loop beyond the frame;
         # the list grows as elements are really read.
         items = []
