@@ -124,29 +124,8 @@ cdef inline void _wr16(uint8_t* p, uint32_t v) noexcept nogil:
 # Zigzag varints as Kafka's ByteUtils reads them: at most 5 bytes (varint) or 10 (varlong);
 # like Java, the unused high bits of the last byte are ignored. Return 0, or -1 on overrun or
 # an over-long encoding.
-cdef inline int _rd_varint(const uint8_t* d, Py_ssize_t end, Py_ssize_t* pos,
-                           int32_t* out) noexcept nogil:
-    cdef uint32_t raw = 0
-    cdef int shift = 0
-    cdef uint8_t b
-    cdef Py_ssize_t i = pos[0]
-    while True:
-        if i >= end:
-            return -1
-        b = d[i]
-        i += 1
-        raw |= <uint32_t>(b & 0x7F) << shift
-        if not (b & 0x80):
-            break
-        shift += 7
-        if shift > 28:
-            return -1
-    pos[0] = i
-    out[0] = <int32_t>((raw >> 1) ^ (0 - (raw & 1)))
-    return 0
-
-cdef inline int _rd_varlong(const uint8_t* d, Py_ssize_t end, Py_ssize_t* pos,
-                            int64_t* out) noexcept nogil:
+cdef inline int _rd_raw(const uint8_t* d, Py_ssize_t end, Py_ssize_t* pos, int max_shift,
+                        uint64_t* out) noexcept nogil:
     cdef uint64_t raw = 0
     cdef int shift = 0
     cdef uint8_t b
@@ -160,9 +139,26 @@ cdef inline int _rd_varlong(const uint8_t* d, Py_ssize_t end, Py_ssize_t* pos,
         if not (b & 0x80):
             break
         shift += 7
-        if shift > 63:
+        if shift > max_shift:
             return -1
     pos[0] = i
+    out[0] = raw
+    return 0
+
+cdef inline int _rd_varint(const uint8_t* d, Py_ssize_t end, Py_ssize_t* pos,
+                           int32_t* out) noexcept nogil:
+    cdef uint64_t raw
+    if _rd_raw(d, end, pos, 28, &raw) < 0:
+        return -1
+    cdef uint32_t low = <uint32_t>raw    # bits past 32 of a 5th byte are dropped, as in Java
+    out[0] = <int32_t>((low >> 1) ^ (0 - (low & 1)))
+    return 0
+
+cdef inline int _rd_varlong(const uint8_t* d, Py_ssize_t end, Py_ssize_t* pos,
+                            int64_t* out) noexcept nogil:
+    cdef uint64_t raw
+    if _rd_raw(d, end, pos, 63, &raw) < 0:
+        return -1
     out[0] = <int64_t>((raw >> 1) ^ (0 - (raw & 1)))
     return 0
 
