@@ -18,7 +18,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.test_protocol_bench import CASES
+from benchmarks.test_protocol_bench import (
+    CASES,
+    _kafka_python_round_trip,
+    _kafkapy_round_trip,
+)
 from kafkapy.protocol import decode, encode
 
 
@@ -41,6 +45,8 @@ def main(rounds: int) -> None:
             "encode": (partial(encode, message, version, value),
                        partial(kp_value._struct.encode, kp_value, version=version,
                                compact=flexible, tagged=flexible)),
+            "encode+decode": (partial(_kafkapy_round_trip, message, version, value),
+                              partial(_kafka_python_round_trip, kp_class, kp_value, version)),
         }
         for what, (ours, theirs) in pairs.items():
             calls = max(1, int(0.002 / _per_call(ours, 3)))  # ~2 ms of ours per round
@@ -51,7 +57,7 @@ def main(rounds: int) -> None:
                 ours_t.append(a)
                 theirs_t.append(b)
                 ratios.append(b / a)
-            print(f"{what} {case:26s} kafkapy {statistics.median(ours_t) * 1e6:9.1f} us  "
+            print(f"{what:13s} {case:26s} kafkapy {statistics.median(ours_t) * 1e6:9.1f} us  "
                   f"kafka-python {statistics.median(theirs_t) * 1e6:9.1f} us  "
                   f"ratio median {statistics.median(ratios):5.1f}x "
                   f"(quartiles {statistics.quantiles(ratios, n=4)[0]:.1f}-"

@@ -112,6 +112,30 @@ def test_encode(benchmark, case, impl):
                          compact=version >= 9, tagged=version >= 9) == data
 
 
+def _kafkapy_round_trip(message, version, value):
+    return decode(message, version, encode(message, version, value))
+
+
+def _kafka_python_round_trip(kp_class, kp_value, version):
+    flexible = version >= 9
+    data = kp_value._struct.encode(kp_value, version=version, compact=flexible, tagged=flexible)
+    return kp_class.decode(data, version=version)
+
+
+@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("impl", ["kafkapy", "kafka-python"])
+def test_round_trip(benchmark, case, impl):
+    """Encode then decode the same message: the issue's "encode and decode" as one number."""
+    message, version, make, kp_class = CASES[case]
+    value = make()
+    benchmark.group = f"encode+decode {case}"
+    if impl == "kafkapy":
+        assert benchmark(_kafkapy_round_trip, message, version, value) == value
+    else:
+        kp_value = kp_class.decode(encode(message, version, value), version=version)
+        assert benchmark(_kafka_python_round_trip, kp_class, kp_value, version) == kp_value
+
+
 def produce_request_1mib_100_batches() -> bytes:
     batches = []
     for b in range(100):
