@@ -1,0 +1,1 @@
+"""Kafka's log: segments, indexes, checkpoints and recovery, in Apache Kafka's on-disk format."""
