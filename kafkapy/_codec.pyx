@@ -37,6 +37,8 @@ from libc.stdint cimport (int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, 
                           uint64_t)
 from libc.string cimport memcpy
 
+from kafkapy._bigendian cimport rd16, rd32, rd64, wr16, wr32, wr64
+
 import types as _types
 import uuid as _uuid
 
@@ -244,24 +246,16 @@ cdef class Reader:
 
     # Unchecked reads: the caller has called need() for them.
     cdef inline uint16_t take16(self) noexcept:
-        cdef const uint8_t* p = self.data + self.pos
         self.pos += 2
-        return (<uint16_t>p[0] << 8) | p[1]
+        return rd16(self.data + self.pos - 2)
 
     cdef inline uint32_t take32(self) noexcept:
-        cdef const uint8_t* p = self.data + self.pos
         self.pos += 4
-        return ((<uint32_t>p[0] << 24) | (<uint32_t>p[1] << 16) | (<uint32_t>p[2] << 8)
-                | <uint32_t>p[3])
+        return rd32(self.data + self.pos - 4)
 
     cdef inline uint64_t take64(self) noexcept:
-        cdef const uint8_t* p = self.data + self.pos
-        cdef uint64_t v = 0
-        cdef int i
-        for i in range(8):
-            v = (v << 8) | p[i]
         self.pos += 8
-        return v
+        return rd64(self.data + self.pos - 8)
 
     cdef inline uint8_t u8(self) except? 0xFF:
         self.need(1)
@@ -270,26 +264,15 @@ cdef class Reader:
 
     cdef inline uint16_t u16(self) except? 0xFFFF:
         self.need(2)
-        cdef const uint8_t* p = self.data + self.pos
-        self.pos += 2
-        return (<uint16_t>p[0] << 8) | p[1]
+        return self.take16()
 
     cdef inline uint32_t u32(self) except? 0xFFFFFFFF:
         self.need(4)
-        cdef const uint8_t* p = self.data + self.pos
-        self.pos += 4
-        return ((<uint32_t>p[0] << 24) | (<uint32_t>p[1] << 16) | (<uint32_t>p[2] << 8)
-                | <uint32_t>p[3])
+        return self.take32()
 
     cdef inline uint64_t u64(self) except? 0xFFFFFFFFFFFFFFFF:
         self.need(8)
-        cdef const uint8_t* p = self.data + self.pos
-        cdef uint64_t v = 0
-        cdef int i
-        for i in range(8):
-            v = (v << 8) | p[i]
-        self.pos += 8
-        return v
+        return self.take64()
 
     cdef inline uint32_t uvarint(self) except? 0xFFFFFFFF:
         cdef uint32_t value = 0
@@ -544,27 +527,19 @@ cdef class Writer:
 
     cdef inline int u16(self, uint16_t v) except -1:
         self.reserve(2)
-        self.data[self.pos] = v >> 8
-        self.data[self.pos + 1] = v & 0xFF
+        wr16(self.data + self.pos, v)
         self.pos += 2
         return 0
 
     cdef inline int u32(self, uint32_t v) except -1:
         self.reserve(4)
-        cdef uint8_t* p = self.data + self.pos
-        p[0] = v >> 24
-        p[1] = (v >> 16) & 0xFF
-        p[2] = (v >> 8) & 0xFF
-        p[3] = v & 0xFF
+        wr32(self.data + self.pos, v)
         self.pos += 4
         return 0
 
     cdef inline int u64(self, uint64_t v) except -1:
         self.reserve(8)
-        cdef int i
-        for i in range(8):
-            self.data[self.pos + 7 - i] = v & 0xFF
-            v >>= 8
+        wr64(self.data + self.pos, v)
         self.pos += 8
         return 0
 

@@ -31,6 +31,7 @@ holds no global state. ``size_prefixed`` is a pure function.
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from libc.stdint cimport int32_t, int64_t, uint32_t
+from kafkapy._bigendian cimport rd32
 from libc.string cimport memcpy
 
 from kafkapy.errors import InvalidRequestError
@@ -42,9 +43,6 @@ cdef enum:
 DEFAULT_MAX_FRAME_SIZE = 104857600  # socket.request.max.bytes
 
 
-cdef inline int32_t _rd32(const unsigned char* p) noexcept nogil:
-    return <int32_t>((<uint32_t>p[0] << 24) | (<uint32_t>p[1] << 16)
-                     | (<uint32_t>p[2] << 8) | <uint32_t>p[3])
 
 
 cdef class FrameSplitter:
@@ -117,7 +115,7 @@ cdef class FrameSplitter:
                     self._need = self._have = 0
                 continue
             if self._hdr_len == 0 and n - pos >= PREFIX:
-                size = _rd32(p + pos)
+                size = <int32_t>rd32(p + pos)
                 pos += PREFIX
             else:
                 take = min(PREFIX - self._hdr_len, n - pos)
@@ -128,7 +126,7 @@ cdef class FrameSplitter:
                 if self._hdr_len < PREFIX:
                     break
                 self._hdr_len = 0
-                size = _rd32(self._hdr)
+                size = <int32_t>rd32(self._hdr)
             if size < 0 or size > self.max_frame_size:
                 self._fail(size, out)
             if n - pos >= size:

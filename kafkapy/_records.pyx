@@ -49,6 +49,7 @@ from cpython.buffer cimport (PyBUF_SIMPLE, PyBUF_WRITABLE, PyBuffer_FillInfo, Py
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize, PyUnicode_DecodeUTF8
+from kafkapy._bigendian cimport rd16, rd32, rd64, wr16, wr32, wr64
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy
@@ -93,32 +94,8 @@ def _crc32c_implementation():
 
 # ------------------------------------------------------------------------- byte order helpers
 
-cdef inline uint64_t _rd64(const uint8_t* p) noexcept nogil:
-    return ((<uint64_t>p[0] << 56) | (<uint64_t>p[1] << 48) | (<uint64_t>p[2] << 40)
-            | (<uint64_t>p[3] << 32) | (<uint64_t>p[4] << 24) | (<uint64_t>p[5] << 16)
-            | (<uint64_t>p[6] << 8) | <uint64_t>p[7])
-
-cdef inline uint32_t _rd32(const uint8_t* p) noexcept nogil:
-    return ((<uint32_t>p[0] << 24) | (<uint32_t>p[1] << 16) | (<uint32_t>p[2] << 8)
-            | <uint32_t>p[3])
-
 cdef inline int16_t _rd16(const uint8_t* p) noexcept nogil:
-    return <int16_t>((<uint32_t>p[0] << 8) | p[1])
-
-cdef inline void _wr64(uint8_t* p, uint64_t v) noexcept nogil:
-    cdef int i
-    for i in range(8):
-        p[i] = <uint8_t>(v >> (56 - 8 * i))
-
-cdef inline void _wr32(uint8_t* p, uint32_t v) noexcept nogil:
-    p[0] = <uint8_t>(v >> 24)
-    p[1] = <uint8_t>(v >> 16)
-    p[2] = <uint8_t>(v >> 8)
-    p[3] = <uint8_t>v
-
-cdef inline void _wr16(uint8_t* p, uint32_t v) noexcept nogil:
-    p[0] = <uint8_t>(v >> 8)
-    p[1] = <uint8_t>v
+    return <int16_t>rd16(p)
 
 
 # Zigzag varints as Kafka's ByteUtils reads them: at most 5 bytes (varint) or 10 (varlong);
@@ -272,7 +249,7 @@ cdef inline int _frame(const uint8_t* d, Py_ssize_t n, Py_ssize_t pos,
         return F_SHORT
     if d[pos + 16] != 2:
         return F_MAGIC
-    blen = <int32_t>_rd32(d + pos + 8)
+    blen = <int32_t>rd32(d + pos + 8)
     if blen < MIN_BATCH_LENGTH:
         return F_LENGTH
     if <Py_ssize_t>blen > rem - LOG_OVERHEAD:
@@ -291,13 +268,13 @@ cdef object _frame_error(int code, const uint8_t* d, Py_ssize_t n, Py_ssize_t po
             f"supported here")
     if code == F_LENGTH:
         return CorruptMessageError(
-            f"record batch at byte {pos} has batchLength {<int32_t>_rd32(d + pos + 8)} < 49")
+            f"record batch at byte {pos} has batchLength {<int32_t>rd32(d + pos + 8)} < 49")
     if code == F_CUT:
         return CorruptMessageError(
-            f"record batch at byte {pos} is cut off: batchLength {<int32_t>_rd32(d + pos + 8)} "
+            f"record batch at byte {pos} is cut off: batchLength {<int32_t>rd32(d + pos + 8)} "
             f"but only {n - pos - LOG_OVERHEAD} bytes follow")
     return CorruptMessageError(
-        f"record batch at byte {pos} fails its CRC: stored {_rd32(d + pos + 17):#010x}")
+        f"record batch at byte {pos} fails its CRC: stored {rd32(d + pos + 17):#010x}")
 
 
 # --------------------------------------------------------------------------- BatchHeader
@@ -339,15 +316,15 @@ cdef class BatchHeader:
 
     @property
     def base_offset(self):
-        return <int64_t>_rd64(self._p)
+        return <int64_t>rd64(self._p)
 
     @property
     def batch_length(self):
-        return <int32_t>_rd32(self._p + 8)
+        return <int32_t>rd32(self._p + 8)
 
     @property
     def partition_leader_epoch(self):
-        return <int32_t>_rd32(self._p + 12)
+        return <int32_t>rd32(self._p + 12)
 
     @property
     def magic(self):
@@ -355,7 +332,7 @@ cdef class BatchHeader:
 
     @property
     def crc(self):
-        return _rd32(self._p + 17)
+        return rd32(self._p + 17)
 
     @property
     def attributes(self):
@@ -383,19 +360,19 @@ cdef class BatchHeader:
 
     @property
     def last_offset_delta(self):
-        return <int32_t>_rd32(self._p + 23)
+        return <int32_t>rd32(self._p + 23)
 
     @property
     def base_timestamp(self):
-        return <int64_t>_rd64(self._p + 27)
+        return <int64_t>rd64(self._p + 27)
 
     @property
     def max_timestamp(self):
-        return <int64_t>_rd64(self._p + 35)
+        return <int64_t>rd64(self._p + 35)
 
     @property
     def producer_id(self):
-        return <int64_t>_rd64(self._p + 43)
+        return <int64_t>rd64(self._p + 43)
 
     @property
     def producer_epoch(self):
@@ -403,11 +380,11 @@ cdef class BatchHeader:
 
     @property
     def base_sequence(self):
-        return <int32_t>_rd32(self._p + 53)
+        return <int32_t>rd32(self._p + 53)
 
     @property
     def record_count(self):
-        return <int32_t>_rd32(self._p + 57)
+        return <int32_t>rd32(self._p + 57)
 
     @property
     def size(self):
@@ -415,11 +392,11 @@ cdef class BatchHeader:
 
     @property
     def last_offset(self):
-        return <int64_t>_rd64(self._p) + <int32_t>_rd32(self._p + 23)
+        return <int64_t>rd64(self._p) + <int32_t>rd32(self._p + 23)
 
     @property
     def next_offset(self):
-        return <int64_t>_rd64(self._p) + <int32_t>_rd32(self._p + 23) + 1
+        return <int64_t>rd64(self._p) + <int32_t>rd32(self._p + 23) + 1
 
     @property
     def position(self):
@@ -439,7 +416,7 @@ cdef class BatchHeader:
 
     @property
     def crc_valid(self):
-        return self.compute_crc() == _rd32(self._p + 17)
+        return self.compute_crc() == rd32(self._p + 17)
 
     def records(self):
         """Decompress (if needed) and parse every record of the batch.
@@ -517,7 +494,7 @@ def scan_batches(buf, *, bint verify_crc=True):
                 if code != F_OK:
                     break
                 if verify_crc and kp_crc32c(0, d + pos + CRC_START,
-                                            <size_t>(size - CRC_START)) != _rd32(d + pos + 17):
+                                            <size_t>(size - CRC_START)) != rd32(d + pos + 17):
                     code = F_CRC
                     break
                 if count == cap:
@@ -720,11 +697,11 @@ cdef inline object _bytes_or_none(const uint8_t* d, Py_ssize_t off, int32_t n):
 cdef list _parse_records(const uint8_t* d, Py_ssize_t n, const uint8_t* header):
     """Records of one batch: ``d[0:n]`` is the (decompressed) records section, ``header`` the
     61-byte batch header they belong to."""
-    cdef int32_t count = <int32_t>_rd32(header + 57)
-    cdef int64_t base_offset = <int64_t>_rd64(header)
-    cdef int64_t base_ts = <int64_t>_rd64(header + 27)
-    cdef int64_t max_ts = <int64_t>_rd64(header + 35)
-    cdef int64_t base_seq = <int32_t>_rd32(header + 53)
+    cdef int32_t count = <int32_t>rd32(header + 57)
+    cdef int64_t base_offset = <int64_t>rd64(header)
+    cdef int64_t base_ts = <int64_t>rd64(header + 27)
+    cdef int64_t max_ts = <int64_t>rd64(header + 35)
+    cdef int64_t base_seq = <int32_t>rd32(header + 53)
     cdef bint log_append = (header[22] & ATTR_LOG_APPEND_TIME) != 0
     cdef RecDesc* recs
     cdef HdrDesc* hdrs = NULL
@@ -821,7 +798,7 @@ cdef object _fix_lz4_header_checksum(object data):
     cdef bytearray fixed = bytearray(data)
     cdef Py_ssize_t n = len(fixed), desc_end
     cdef uint8_t* p = <uint8_t*><char*>fixed
-    if n < 7 or _rd32(p) != 0x04224D18:
+    if n < 7 or rd32(p) != 0x04224D18:
         return fixed
     desc_end = 6
     if p[4] & 0x08:
@@ -847,7 +824,7 @@ cdef object _snappy_decode(object data):
     while pos < n:
         if n - pos < 4:
             raise CorruptMessageError("xerial snappy stream: truncated block length")
-        block = <int32_t>_rd32(p + pos)
+        block = <int32_t>rd32(p + pos)
         pos += 4
         if block < 0 or <Py_ssize_t>block > n - pos:
             raise CorruptMessageError(f"xerial snappy stream: block of {block} bytes runs past "
@@ -1097,21 +1074,21 @@ def build_batch(records, *, int64_t base_offset=0, int compression=0, int timest
     total = PyBytes_GET_SIZE(out)
     if total - LOG_OVERHEAD > INT32_MAX:
         raise ValueError("record batch longer than 2 GiB")
-    _wr64(h, <uint64_t>base_offset)
-    _wr32(h + 8, <uint32_t>(total - LOG_OVERHEAD))
-    _wr32(h + 12, <uint32_t>partition_leader_epoch)
+    wr64(h, <uint64_t>base_offset)
+    wr32(h + 8, <uint32_t>(total - LOG_OVERHEAD))
+    wr32(h + 12, <uint32_t>partition_leader_epoch)
     h[16] = 2
-    _wr16(h + 21, <uint32_t>attrs)
-    _wr32(h + 23, <uint32_t>(n - 1))
-    _wr64(h + 27, <uint64_t>first_ts)
-    _wr64(h + 35, <uint64_t>max_ts)
-    _wr64(h + 43, <uint64_t>producer_id)
-    _wr16(h + 51, <uint32_t>producer_epoch)
-    _wr32(h + 53, <uint32_t>base_sequence)
-    _wr32(h + 57, <uint32_t>n)
+    wr16(h + 21, <uint32_t>attrs)
+    wr32(h + 23, <uint32_t>(n - 1))
+    wr64(h + 27, <uint64_t>first_ts)
+    wr64(h + 35, <uint64_t>max_ts)
+    wr64(h + 43, <uint64_t>producer_id)
+    wr16(h + 51, <uint32_t>producer_epoch)
+    wr32(h + 53, <uint32_t>base_sequence)
+    wr32(h + 57, <uint32_t>n)
     with nogil:
         c = kp_crc32c(0, h + CRC_START, <size_t>(total - CRC_START))
-    _wr32(h + 17, c)
+    wr32(h + 17, c)
     return out
 
 
@@ -1164,7 +1141,7 @@ def decode_control_record(Record record not None):
             raise InvalidRecordError(
                 "transaction marker value is null or shorter than 6 bytes")
         v = <const uint8_t*><const char*>value
-        epoch = <int32_t>_rd32(v + 2)
+        epoch = <int32_t>rd32(v + 2)
     return ControlRecord(version, ctype, epoch)
 
 
@@ -1220,16 +1197,16 @@ def assign_offsets(buf, int64_t base_offset, *, log_append_time=None,
     with nogil:
         while pos < n:
             p = d + pos
-            size = <Py_ssize_t>(<int32_t>_rd32(p + 8)) + LOG_OVERHEAD
-            _wr64(p, <uint64_t>next_offset)
-            next_offset += <int64_t>(<int32_t>_rd32(p + 23)) + 1
+            size = <Py_ssize_t>(<int32_t>rd32(p + 8)) + LOG_OVERHEAD
+            wr64(p, <uint64_t>next_offset)
+            next_offset += <int64_t>(<int32_t>rd32(p + 23)) + 1
             if set_epoch:
-                _wr32(p + 12, <uint32_t>epoch)
+                wr32(p + 12, <uint32_t>epoch)
             if set_time and (not (p[22] & ATTR_LOG_APPEND_TIME)
-                             or <int64_t>_rd64(p + 35) != now):
+                             or <int64_t>rd64(p + 35) != now):
                 p[22] |= ATTR_LOG_APPEND_TIME
-                _wr64(p + 35, <uint64_t>now)
-                _wr32(p + 17, kp_crc32c(0, p + CRC_START, <size_t>(size - CRC_START)))
+                wr64(p + 35, <uint64_t>now)
+                wr32(p + 17, kp_crc32c(0, p + CRC_START, <size_t>(size - CRC_START)))
             pos += size
     return next_offset
 
@@ -1293,8 +1270,8 @@ cdef list _decode_legacy(object buf, int wrapper_magic):
             if top:
                 break
             raise CorruptMessageError(f"compressed message set cut off at byte {pos}")
-        offset = <int64_t>_rd64(d + pos)
-        size = <int32_t>_rd32(d + pos + 8)
+        offset = <int64_t>rd64(d + pos)
+        size = <int32_t>rd32(d + pos + 8)
         if size < 14:
             raise CorruptMessageError(f"legacy message at byte {pos} has size {size} < 14")
         if <Py_ssize_t>size > n - pos - LOG_OVERHEAD:
@@ -1312,16 +1289,16 @@ cdef list _decode_legacy(object buf, int wrapper_magic):
         if magic == 1 and size < 22:
             raise CorruptMessageError(f"magic 1 message at byte {pos} has size {size} < 22")
         if (_zlib.crc32(b.slice(pos + LOG_OVERHEAD + 4, pos + LOG_OVERHEAD + size))
-                != _rd32(m)):
+                != rd32(m)):
             raise CorruptMessageError(f"legacy message at byte {pos} fails its CRC-32")
         attrs = m[5]
         kpos = 6
         ts = -1
         if magic == 1:
-            ts = <int64_t>_rd64(m + 6)
+            ts = <int64_t>rd64(m + 6)
             kpos = 14
         rest = size - kpos
-        klen = <int32_t>_rd32(m + kpos)
+        klen = <int32_t>rd32(m + kpos)
         kpos += 4
         rest -= 4
         if klen < -1 or <Py_ssize_t>klen > rest - 4:
@@ -1330,7 +1307,7 @@ cdef list _decode_legacy(object buf, int wrapper_magic):
         if klen > 0:
             kpos += klen
             rest -= klen
-        vlen = <int32_t>_rd32(m + kpos)
+        vlen = <int32_t>rd32(m + kpos)
         kpos += 4
         rest -= 4
         if (vlen < -1 or (vlen == -1 and rest != 0)
