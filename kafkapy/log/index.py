@@ -1,0 +1,244 @@
+"""A segment's offset index (``.index``) and time index (``.timeindex``), as Kafka writes them.
+
+Byte layout (big-endian, no header, entries back to back)::
+
+    .index       relativeOffset INT32 | position INT32           8 bytes an entry
+    .timeindex   timestamp INT64      | relativeOffset INT32     12 bytes an entry
+
+``relativeOffset`` is the offset minus the segment's base offset. Both indexes are sparse: the
+log appends an entry every ``index.interval.bytes`` (offset index) or whenever a batch raises
+the segment's maximum timestamp (time index).
+
+Theory of operation (Kafka's AbstractIndex): the file is memory-mapped. While its segment is
+active it is preallocated to ``max_index_size`` (``segment.index.bytes``, rounded down to whole
+entries) and the number of valid entries is kept in memory; ``trim()`` cuts the file to its
+entries when the segment is rolled or closed. Opening an existing file takes every whole entry
+in it as valid: after a crash a preallocated file holds zero entries past the real ones, which
+is why recovery rebuilds the indexes of every segment past the recovery point rather than
+trusting them (``sanity_check`` only catches what Kafka's catches).
+
+Lookups are the compiled binary search of :mod:`kafkapy._log` over the map.
+
+Errors: ``InvalidOffsetError`` for an append that does not increase (a caller bug: the log
+appends in order); ``IndexOffsetOverflowError`` when an offset does not fit the relative INT32
+(the log rolls a new segment); ``CorruptIndexError`` (KAFKA_STORAGE_ERROR) from
+``sanity_check``; ``IndexFullError`` when appending to a full index.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import struct
+from pathlib import Path
+
+import attrs
+
+from kafkapy._log import largest_lower_bound
+from kafkapy.errors import KafkaStorageError
+
+__all__ = [
+    "NO_TIMESTAMP",
+    "CorruptIndexError",
+    "IndexFullError",
+    "IndexOffsetOverflowError",
+    "InvalidOffsetError",
+    "OffsetIndex",
+    "OffsetPosition",
+    "TimeIndex",
+    "TimestampOffset",
+]
+
+NO_TIMESTAMP = -1
+_INT32_MAX = 2**31 - 1
+_OFFSET_ENTRY = struct.Struct(">ii")
+_TIME_ENTRY = struct.Struct(">qi")
+
+
+class InvalidOffsetError(ValueError):
+    pass
+
+
+class IndexOffsetOverflowError(ValueError):
+    pass
+
+
+class IndexFullError(ValueError):
+    pass
+
+
+class CorruptIndexError(KafkaStorageError):
+    pass
+
+
+@attrs.frozen
+class OffsetPosition:
+    offset: int
+    position: int
+
+
+@attrs.frozen
+class TimestampOffset:
+    timestamp: int
+    offset: int
+
+
+class _Index:
+    """The mapped file and its entry count; subclasses give the entry layout."""
+
+    entry_size: int
+
+    def __init__(self, path: Path, base_offset: int, max_index_size: int) -> None:
+        self.path = Path(path)
+        self.base_offset = base_offset
+        self.max_entries = max_index_size // self.entry_size
+        if self.max_entries < 1:
+            raise ValueError(f"max index size {max_index_size} holds no entry")
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            length = os.fstat(fd).st_size
+            # Whole entries only: a torn last entry (crash mid-write) is not an entry.
+            self.entries = min(length // self.entry_size, self.max_entries)
+            os.ftruncate(fd, self.max_entries * self.entry_size)   # preallocate while active
+            self._mmap = mmap.mmap(fd, self.max_entries * self.entry_size)
+        finally:
+            os.close(fd)
+
+    @property
+    def is_full(self) -> bool:
+        return self.entries >= self.max_entries
+
+    @property
+    def size_in_bytes(self) -> int:
+        return self.entries * self.entry_size
+
+    def _relative(self, offset: int) -> int:
+        rel = offset - self.base_offset
+        if not 0 <= rel <= _INT32_MAX:
+            raise IndexOffsetOverflowError(
+                f"offset {offset} does not fit a relative offset from base {self.base_offset}")
+        return rel
+
+    def _slot(self, key: int) -> int:
+        return largest_lower_bound(self._mmap, self.entries, self.entry_size, key)
+
+    def truncate_to_entries(self, entries: int) -> None:
+        self.entries = max(0, min(entries, self.entries))
+
+    def flush(self) -> None:
+        self._mmap.flush()
+
+    def trim(self) -> None:
+        """Cut the file to its valid entries (on roll and on clean close), as Kafka does.
+
+        The index is read-only afterwards: it is full at exactly its entries.
+        """
+        self._mmap.flush()
+        self._mmap.close()
+        size = self.entries * self.entry_size
+        os.truncate(self.path, size)
+        self.max_entries = self.entries
+        if size:
+            with open(self.path, "r+b") as f:
+                self._mmap = mmap.mmap(f.fileno(), size)
+        else:
+            self._mmap = mmap.mmap(-1, self.entry_size)   # mmap cannot map an empty file
+
+    def close(self) -> None:
+        self.trim()
+        self._mmap.close()
+
+    def __enter__(self) -> _Index:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class OffsetIndex(_Index):
+    """``.index``: relative offset -> byte position in the ``.log``."""
+
+    entry_size = 8
+
+    def entry(self, slot: int) -> OffsetPosition:
+        rel, position = _OFFSET_ENTRY.unpack_from(self._mmap, slot * 8)
+        return OffsetPosition(self.base_offset + rel, position)
+
+    @property
+    def last_offset(self) -> int:
+        return self.entry(self.entries - 1).offset if self.entries else self.base_offset
+
+    def append(self, offset: int, position: int) -> None:
+        if self.is_full:
+            raise IndexFullError(f"{self.path}: full at {self.entries} entries")
+        if self.entries and offset <= self.last_offset:
+            raise InvalidOffsetError(
+                f"{self.path}: offset {offset} is not larger than the last one, "
+                f"{self.last_offset}")
+        if not 0 <= position <= _INT32_MAX:
+            raise ValueError(f"{self.path}: position {position} does not fit an INT32")
+        _OFFSET_ENTRY.pack_into(self._mmap, self.entries * 8, self._relative(offset), position)
+        self.entries += 1
+
+    def lookup(self, offset: int) -> OffsetPosition:
+        """The greatest indexed offset <= ``offset`` and its position; (base offset, 0) if none."""
+        slot = self._slot(offset - self.base_offset)
+        return self.entry(slot) if slot >= 0 else OffsetPosition(self.base_offset, 0)
+
+    def truncate_to(self, offset: int) -> None:
+        """Drop every entry for an offset >= ``offset`` (log truncation)."""
+        slot = self._slot(offset - self.base_offset)
+        if slot >= 0 and self.entry(slot).offset == offset:
+            slot -= 1
+        self.truncate_to_entries(slot + 1)
+
+    def sanity_check(self) -> None:
+        if self.entries and self.last_offset < self.base_offset:
+            raise CorruptIndexError(f"{self.path}: last offset {self.last_offset} is below the "
+                                    f"base offset {self.base_offset}")
+
+
+class TimeIndex(_Index):
+    """``.timeindex``: max timestamp so far -> the offset of the batch that holds it."""
+
+    entry_size = 12
+
+    def entry(self, slot: int) -> TimestampOffset:
+        ts, rel = _TIME_ENTRY.unpack_from(self._mmap, slot * 12)
+        return TimestampOffset(ts, self.base_offset + rel)
+
+    @property
+    def last_entry(self) -> TimestampOffset:
+        return self.entry(self.entries - 1) if self.entries else \
+            TimestampOffset(NO_TIMESTAMP, self.base_offset)
+
+    def maybe_append(self, timestamp: int, offset: int) -> None:
+        """Append when ``timestamp`` is larger than the last one indexed (Kafka's rule)."""
+        last = self.last_entry
+        if self.entries and offset < last.offset:
+            raise InvalidOffsetError(
+                f"{self.path}: offset {offset} is below the last indexed one, {last.offset}")
+        if self.entries and timestamp <= last.timestamp:
+            return
+        if self.is_full:
+            raise IndexFullError(f"{self.path}: full at {self.entries} entries")
+        _TIME_ENTRY.pack_into(self._mmap, self.entries * 12, timestamp, self._relative(offset))
+        self.entries += 1
+
+    def lookup(self, timestamp: int) -> TimestampOffset:
+        """The last entry with timestamp <= ``timestamp``; (NO_TIMESTAMP, base offset) if none."""
+        slot = self._slot(timestamp)
+        return self.entry(slot) if slot >= 0 else TimestampOffset(NO_TIMESTAMP, self.base_offset)
+
+    def truncate_to(self, offset: int) -> None:
+        """Drop every entry for an offset >= ``offset``."""
+        keep = self.entries
+        while keep and self.entry(keep - 1).offset >= offset:
+            keep -= 1
+        self.truncate_to_entries(keep)
+
+    def sanity_check(self) -> None:
+        if self.entries and self.last_entry.offset < self.base_offset:
+            raise CorruptIndexError(f"{self.path}: last offset below the base offset")
+        if self.entries and self.last_entry.timestamp < self.entry(0).timestamp:
+            raise CorruptIndexError(f"{self.path}: last timestamp below the first")

@@ -1,0 +1,169 @@
+"""Offset and time indexes: Kafka's byte layout, read back by an independent parser (struct),
+and lookups checked against a plain sorted-list model (bisect)."""
+
+from __future__ import annotations
+
+import bisect
+import struct
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kafkapy._log import largest_lower_bound
+from kafkapy.log.index import (
+    NO_TIMESTAMP,
+    IndexFullError,
+    IndexOffsetOverflowError,
+    InvalidOffsetError,
+    OffsetIndex,
+    OffsetPosition,
+    TimeIndex,
+    TimestampOffset,
+)
+
+BASE = 1_000
+
+
+def _parse_offset_index(path: Path) -> list[tuple[int, int]]:
+    data = path.read_bytes()
+    assert len(data) % 8 == 0
+    return [struct.unpack_from(">ii", data, i) for i in range(0, len(data), 8)]
+
+
+def _parse_time_index(path: Path) -> list[tuple[int, int]]:
+    data = path.read_bytes()
+    assert len(data) % 12 == 0
+    return [struct.unpack_from(">qi", data, i) for i in range(0, len(data), 12)]
+
+
+def test_offset_index_bytes_preallocation_and_trim(tmp_path: Path) -> None:
+    path = tmp_path / "00000000000000001000.index"
+    index = OffsetIndex(path, BASE, max_index_size=8 * 10 + 5)   # rounded down to 10 entries
+    assert path.stat().st_size == 80                               # preallocated
+    index.append(BASE + 3, 0)
+    index.append(BASE + 70, 4100)
+    index.close()
+    assert path.stat().st_size == 16                               # trimmed on close
+    assert _parse_offset_index(path) == [(3, 0), (70, 4100)]
+    again = OffsetIndex(path, BASE, max_index_size=80)
+    assert again.entries == 2 and path.stat().st_size == 80
+    assert again.lookup(BASE + 69) == OffsetPosition(BASE + 3, 0)
+    again.close()
+
+
+def test_offset_lookup_edges(tmp_path: Path) -> None:
+    with OffsetIndex(tmp_path / "a.index", BASE, 800) as index:
+        assert index.lookup(BASE + 5) == OffsetPosition(BASE, 0)        # empty index
+        index.append(BASE + 10, 100)
+        index.append(BASE + 20, 200)
+        assert index.lookup(BASE + 9) == OffsetPosition(BASE, 0)        # before the first entry
+        assert index.lookup(BASE + 10) == OffsetPosition(BASE + 10, 100)
+        assert index.lookup(BASE + 19) == OffsetPosition(BASE + 10, 100)
+        assert index.lookup(BASE + 10**9) == OffsetPosition(BASE + 20, 200)
+        assert index.lookup(0) == OffsetPosition(BASE, 0)                # below the base
+
+
+def test_offset_index_refuses_bad_appends(tmp_path: Path) -> None:
+    with OffsetIndex(tmp_path / "a.index", BASE, 16) as index:
+        index.append(BASE + 1, 0)
+        with pytest.raises(InvalidOffsetError):
+            index.append(BASE + 1, 10)
+        with pytest.raises(IndexOffsetOverflowError):
+            index.append(BASE + 2**31, 10)
+        with pytest.raises(ValueError, match="does not fit an INT32"):
+            index.append(BASE + 5, 2**31)
+        index.append(BASE + 2, 10)
+        assert index.is_full
+        with pytest.raises(IndexFullError):
+            index.append(BASE + 3, 20)
+        assert [index.entry(i) for i in range(index.entries)] == [
+            OffsetPosition(BASE + 1, 0), OffsetPosition(BASE + 2, 10)]
+
+
+def test_offset_truncate_to(tmp_path: Path) -> None:
+    with OffsetIndex(tmp_path / "a.index", BASE, 800) as index:
+        for i in range(1, 6):
+            index.append(BASE + 10 * i, 100 * i)
+        index.truncate_to(BASE + 30)          # drops 30, 40, 50
+        assert index.entries == 2
+        index.truncate_to(BASE + 25)          # nothing at or above 25 left but 20 stays
+        assert index.entries == 2
+        index.append(BASE + 21, 999)
+    assert _parse_offset_index(tmp_path / "a.index") == [(10, 100), (20, 200), (21, 999)]
+
+
+def test_time_index_appends_only_on_new_maximum(tmp_path: Path) -> None:
+    path = tmp_path / "00000000000000001000.timeindex"
+    with TimeIndex(path, BASE, 12 * 100) as index:
+        assert index.lookup(5) == TimestampOffset(NO_TIMESTAMP, BASE)
+        index.maybe_append(1_000, BASE + 4)
+        index.maybe_append(1_000, BASE + 9)      # not a new maximum: no entry
+        index.maybe_append(900, BASE + 12)       # older timestamp: no entry
+        index.maybe_append(2_000, BASE + 20)
+        with pytest.raises(InvalidOffsetError):
+            index.maybe_append(3_000, BASE + 19)
+        assert index.lookup(999) == TimestampOffset(NO_TIMESTAMP, BASE)
+        assert index.lookup(1_500) == TimestampOffset(1_000, BASE + 4)
+        assert index.lookup(2_000) == TimestampOffset(2_000, BASE + 20)
+        index.truncate_to(BASE + 20)
+        assert index.entries == 1
+    assert _parse_time_index(path) == [(1_000, 4)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(keys=st.lists(st.integers(0, 10_000), max_size=300, unique=True).map(sorted),
+       targets=st.lists(st.integers(-5, 10_010), min_size=1, max_size=30))
+def test_offset_lookup_matches_bisect(tmp_path_factory, keys: list[int],
+                                      targets: list[int]) -> None:
+    path = tmp_path_factory.mktemp("idx") / "a.index"
+    with OffsetIndex(path, BASE, 8 * 400) as index:
+        for k in keys:
+            index.append(BASE + k, 7 * k)
+        for t in targets:
+            i = bisect.bisect_right(keys, t) - 1
+            expected = OffsetPosition(BASE + keys[i], 7 * keys[i]) if i >= 0 \
+                else OffsetPosition(BASE, 0)
+            assert index.lookup(BASE + t) == expected
+
+
+@settings(max_examples=60, deadline=None)
+@given(timestamps=st.lists(st.integers(-(2**62), 2**62), max_size=200, unique=True).map(sorted),
+       targets=st.lists(st.integers(-(2**63), 2**63 - 1), min_size=1, max_size=30))
+def test_time_lookup_matches_bisect(tmp_path_factory, timestamps: list[int],
+                                    targets: list[int]) -> None:
+    path = tmp_path_factory.mktemp("tidx") / "a.timeindex"
+    with TimeIndex(path, BASE, 12 * 300) as index:
+        for i, ts in enumerate(timestamps):
+            index.maybe_append(ts, BASE + i)
+        for t in targets:
+            i = bisect.bisect_right(timestamps, t) - 1
+            expected = TimestampOffset(timestamps[i], BASE + i) if i >= 0 \
+                else TimestampOffset(NO_TIMESTAMP, BASE)
+            assert index.lookup(t) == expected
+
+
+def test_largest_lower_bound_refuses_entries_past_the_buffer() -> None:
+    with pytest.raises(ValueError, match="do not fit"):
+        largest_lower_bound(b"\x00" * 15, 2, 8, 0)
+    with pytest.raises(ValueError, match="neither 8 nor 12"):
+        largest_lower_bound(b"", 0, 4, 0)
+    assert largest_lower_bound(b"", 0, 8, 0) == -1
+
+
+def test_sanity_check_catches_an_entry_below_the_base(tmp_path: Path) -> None:
+    from kafkapy.log.index import CorruptIndexError
+
+    path = tmp_path / "a.index"
+    path.write_bytes(struct.pack(">ii", 3, 0) + struct.pack(">ii", -5, 40))
+    index = OffsetIndex(path, BASE, 800)
+    with pytest.raises(CorruptIndexError) as info:
+        index.sanity_check()
+    assert info.value.code == 56
+    index.close()
+    path.write_bytes(struct.pack(">qi", 50, 1) + struct.pack(">qi", 10, 2))
+    tindex = TimeIndex(path, BASE, 1200)
+    with pytest.raises(CorruptIndexError):
+        tindex.sanity_check()
+    tindex.close()
