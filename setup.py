@@ -4,7 +4,7 @@ Each extension is the single implementation of its hot path (no pure-Python twin
   kafkapy._codec    wire primitives and the schema-driven struct encoder/decoder
   kafkapy._records  CRC32C and record batches: header view, validation scan, records, builder
   kafkapy._frames   cuts size-prefixed request frames out of a TCP byte stream
-  kafkapy._log      the log's hot paths: index lookup
+  kafkapy._log      the log's hot paths: index lookup, the append/recovery batch walk
 """
 
 from Cython.Build import cythonize
@@ -14,7 +14,7 @@ EXTENSIONS = [
     Extension("kafkapy._codec", ["kafkapy/_codec.pyx"]),
     Extension("kafkapy._records", ["kafkapy/_records.pyx"], include_dirs=["kafkapy"]),
     Extension("kafkapy._frames", ["kafkapy/_frames.pyx"]),
-    Extension("kafkapy._log", ["kafkapy/_log.pyx"]),
+    Extension("kafkapy._log", ["kafkapy/_log.pyx"], include_dirs=["kafkapy"]),
 ]
 
 setup(

@@ -88,21 +88,66 @@ class _Index:
 
     entry_size: int
 
-    def __init__(self, path: Path, base_offset: int, max_index_size: int) -> None:
+    def __init__(self, path: Path, base_offset: int, max_index_size: int, *,
+                 preallocate: bool = True) -> None:
+        """Open or create the index. With ``preallocate`` (an active segment) the file is
+        grown to ``max_index_size`` for appends; without (an inactive segment) it is mapped
+        as it is and is read-only."""
         self.path = Path(path)
         self.base_offset = base_offset
-        self.max_entries = max_index_size // self.entry_size
-        if self.max_entries < 1:
+        self.max_index_size = max_index_size
+        if max_index_size // self.entry_size < 1:
             raise ValueError(f"max index size {max_index_size} holds no entry")
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
-            length = os.fstat(fd).st_size
+            self.opened_length = os.fstat(fd).st_size
             # Whole entries only: a torn last entry (crash mid-write) is not an entry.
-            self.entries = min(length // self.entry_size, self.max_entries)
-            os.ftruncate(fd, self.max_entries * self.entry_size)   # preallocate while active
-            self._mmap = mmap.mmap(fd, self.max_entries * self.entry_size)
+            self.entries = self.opened_length // self.entry_size
+            if preallocate:
+                self.max_entries = max_index_size // self.entry_size
+                self.entries = min(self.entries, self.max_entries)
+            else:
+                self.max_entries = self.entries
         finally:
             os.close(fd)
+        self._mmap = self._map(self.max_entries)
+
+    def _map(self, slots: int) -> mmap.mmap:
+        size = slots * self.entry_size
+        with open(self.path, "r+b") as f:
+            if os.fstat(f.fileno()).st_size != size:
+                os.ftruncate(f.fileno(), size)
+            if size == 0:
+                return mmap.mmap(-1, self.entry_size)   # mmap cannot map an empty file
+            return mmap.mmap(f.fileno(), size)
+
+    def resize(self, max_index_size: int | None = None) -> None:
+        """Make the index appendable again, preallocated to ``max_index_size`` (Kafka's
+        resize, used when a truncated segment becomes the active one)."""
+        if max_index_size is not None:
+            self.max_index_size = max_index_size
+        self._mmap.flush()
+        self._mmap.close()
+        self.max_entries = max(self.max_index_size // self.entry_size, self.entries)
+        self._mmap = self._map(self.max_entries)
+
+    def append_raw(self, data: bytes) -> None:
+        """Append entries already encoded (by the compiled segment walk, which checked their
+        order)."""
+        count = len(data) // self.entry_size
+        if count == 0:
+            return
+        if self.entries + count > self.max_entries:
+            raise IndexFullError(f"{self.path}: {count} entries do not fit, full at "
+                                 f"{self.entries} of {self.max_entries}")
+        start = self.entries * self.entry_size
+        self._mmap[start:start + len(data)] = data
+        self.entries += count
+
+    def reset(self) -> None:
+        """Drop every entry and make the index appendable (before a rebuild)."""
+        self.entries = 0
+        self.resize()
 
     @property
     def is_full(self) -> bool:
@@ -135,14 +180,16 @@ class _Index:
         """
         self._mmap.flush()
         self._mmap.close()
-        size = self.entries * self.entry_size
-        os.truncate(self.path, size)
         self.max_entries = self.entries
-        if size:
-            with open(self.path, "r+b") as f:
-                self._mmap = mmap.mmap(f.fileno(), size)
-        else:
-            self._mmap = mmap.mmap(-1, self.entry_size)   # mmap cannot map an empty file
+        self._mmap = self._map(self.entries)
+
+    def delete(self) -> None:
+        self._mmap.close()
+        self.path.unlink(missing_ok=True)
+
+    def rename(self, path: Path) -> None:
+        os.rename(self.path, path)
+        self.path = Path(path)
 
     def close(self) -> None:
         self.trim()
@@ -193,6 +240,9 @@ class OffsetIndex(_Index):
         self.truncate_to_entries(slot + 1)
 
     def sanity_check(self) -> None:
+        if self.opened_length % 8:
+            raise CorruptIndexError(f"{self.path}: length {self.opened_length} is not a "
+                                    f"multiple of 8")
         if self.entries and self.last_offset < self.base_offset:
             raise CorruptIndexError(f"{self.path}: last offset {self.last_offset} is below the "
                                     f"base offset {self.base_offset}")
@@ -238,6 +288,9 @@ class TimeIndex(_Index):
         self.truncate_to_entries(keep)
 
     def sanity_check(self) -> None:
+        if self.opened_length % 12:
+            raise CorruptIndexError(f"{self.path}: length {self.opened_length} is not a "
+                                    f"multiple of 12")
         if self.entries and self.last_entry.offset < self.base_offset:
             raise CorruptIndexError(f"{self.path}: last offset below the base offset")
         if self.entries and self.last_entry.timestamp < self.entry(0).timestamp:

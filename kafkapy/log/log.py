@@ -1,0 +1,734 @@
+"""Log: one partition's log, a sorted run of segments in ``<log dir>/<topic>-<partition>/``.
+
+Kafka's UnifiedLog and LocalLog in one class, without tiered storage. It owns:
+
+- the offsets: log start offset (first readable), log end offset (LEO, next to assign), high
+  watermark (set by the partition; reads for consumers stop there; retention never deletes
+  past it) and recovery point (everything below it is fsynced);
+- appends: ``append_as_leader`` checks every batch (framing and CRC-32C in compiled code, size
+  against ``max.message.bytes``, record count), assigns offsets by rewriting baseOffset (and
+  the timestamp for LogAppendTime) in place, rolls if needed and appends;
+  ``append_as_follower`` takes batches that already carry offsets and refuses offsets that
+  go backwards. A refused append touches nothing already stored.
+- reads (``read``): file slices for ``os.sendfile``, from a batch boundary;
+- ``fetch_offset_by_timestamp`` for ListOffsets, ``truncate_to`` /
+  ``truncate_fully_and_start_at`` for followers, ``delete_records`` for DeleteRecords;
+- segment roll (size, age, full index, relative-offset overflow) and retention by time, size
+  and log start offset; deleted segments are renamed ``.deleted`` and removed
+  ``file.delete.delay.ms`` later (``remove_deleted_segments``);
+- flushing as FlushJobs: ``begin_flush`` (event loop) collects duplicated descriptors,
+  ``FlushJob.run`` fsyncs them (a worker thread), ``end_flush`` (event loop) advances the
+  recovery point. The flush policy (``flush.messages``, ``flush.ms``) is reported by
+  ``flush_due``; kafkapy.log.log_manager runs the jobs off the event loop.
+- loading and recovery (``Log.open``): see ``_load``.
+
+Threading: every method is for the one thread that owns the log (the broker's event loop),
+except ``FlushJob.run``. No method blocks on fsync.
+"""
+
+from __future__ import annotations
+
+import bisect
+import logging
+import os
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+import attrs
+
+from kafkapy.errors import (
+    CorruptMessageError,
+    InvalidRecordError,
+    KafkaStorageError,
+    MessageTooLargeError,
+    OffsetOutOfRangeError,
+    RecordListTooLargeError,
+)
+from kafkapy.log.checkpoints import (
+    TopicPartition,
+    read_partition_metadata,
+    write_partition_metadata,
+)
+from kafkapy.log.config import LogConfig
+from kafkapy.log.index import NO_TIMESTAMP, TimestampOffset
+from kafkapy.log.leader_epoch import LeaderEpochCache
+from kafkapy.log.segment import DELETED_SUFFIX, FileSlice, LogSegment, offset_from_file_name
+from kafkapy.protocol.records import BatchHeader, assign_offsets, scan_batches
+
+__all__ = [
+    "EARLIEST_LOCAL_TIMESTAMP",
+    "EARLIEST_TIMESTAMP",
+    "LATEST_TIMESTAMP",
+    "MAX_TIMESTAMP",
+    "FetchData",
+    "FlushJob",
+    "Log",
+    "LogAppendInfo",
+    "UnexpectedAppendOffsetError",
+    "parse_topic_partition",
+]
+
+logger = logging.getLogger("kafkapy.log")
+
+Buffer = bytes | bytearray | memoryview
+
+# ListOffsets' special timestamps.
+LATEST_TIMESTAMP = -1
+EARLIEST_TIMESTAMP = -2
+MAX_TIMESTAMP = -3
+EARLIEST_LOCAL_TIMESTAMP = -4
+
+CLEANED_SUFFIX = ".cleaned"
+SWAP_SUFFIX = ".swap"
+DELETE_DIR_SUFFIX = "-delete"
+
+
+class UnexpectedAppendOffsetError(InvalidRecordError):
+    """A follower append whose offsets go backwards (below the log end offset, or within the
+    appended batches). Kafka's UnexpectedAppendOffsetException / OffsetsOutOfOrderException."""
+
+
+def parse_topic_partition(name: str) -> TopicPartition:
+    """``my-topic-3`` -> TopicPartition("my-topic", 3) (the partition is after the last '-')."""
+    topic, sep, partition = name.rpartition("-")
+    if not sep or not topic or not partition.isdigit():
+        raise ValueError(f"{name!r} is not a <topic>-<partition> directory name")
+    return TopicPartition(topic, int(partition))
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@attrs.frozen
+class LogAppendInfo:
+    """What an append did. Offsets are -1 when nothing was appended (empty input)."""
+
+    first_offset: int
+    last_offset: int
+    max_timestamp: int
+    offset_of_max_timestamp: int
+    log_append_time: int        # -1 unless the topic uses LogAppendTime
+    log_start_offset: int
+    batches: int
+    records: int
+    valid_bytes: int
+
+
+@attrs.frozen
+class FetchData:
+    """A read: ``slices`` in order, each from a batch boundary; the last may end mid-batch
+    when ``max_bytes`` cut it (clients drop a partial trailing batch, as with Kafka)."""
+
+    start_offset: int
+    slices: list[FileSlice]
+    log_start_offset: int
+    log_end_offset: int
+    high_watermark: int
+
+    @property
+    def size(self) -> int:
+        return sum(s.size for s in self.slices)
+
+    def read(self) -> bytes:
+        return b"".join(s.read() for s in self.slices)
+
+
+@attrs.define
+class FlushJob:
+    """fsyncs prepared on the event loop, run anywhere (a worker thread), finished by
+    ``Log.end_flush``. Holds duplicated descriptors, so segments may close meanwhile."""
+
+    upto: int
+    fds: list[int]
+    ran: bool = False
+
+    def run(self) -> None:
+        try:
+            for fd in self.fds:
+                os.fsync(fd)
+        finally:
+            for fd in self.fds:
+                os.close(fd)
+            self.fds = []
+        self.ran = True
+
+
+class Log:
+    """One partition's log. Use ``Log.open``."""
+
+    def __init__(self, directory: Path, config: LogConfig,
+                 clock: Callable[[], int] = _now_ms) -> None:
+        self.dir = Path(directory)
+        self.topic_partition = parse_topic_partition(self.dir.name)
+        self.config = config
+        self.clock = clock
+        self.segments: list[LogSegment] = []
+        self._bases: list[int] = []
+        self.log_start_offset = 0
+        self.log_end_offset = 0
+        self.high_watermark = 0
+        self.recovery_point = 0
+        self.last_flush_ms = clock()
+        self.epochs = LeaderEpochCache(self.dir)
+        self._pending_deletes: list[tuple[int, LogSegment]] = []
+        self._dir_dirty = False     # a file was created or renamed since the last flush
+        self.closed = False
+
+    # =============================================================== opening and recovery
+
+    @classmethod
+    def open(cls, directory: Path, config: LogConfig, *, recovery_point: int = 0,
+             log_start_offset: int = 0, high_watermark: int = 0,
+             had_clean_shutdown: bool = False, topic_id: uuid.UUID | None = None,
+             clock: Callable[[], int] = _now_ms) -> Log:
+        """Open (creating if needed) the log in ``directory`` and bring it to a consistent
+        state: after an unclean shutdown, every segment from the one holding
+        ``recovery_point`` on is recovered (see ``_load``)."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        log = cls(directory, config, clock)
+        if topic_id is not None:
+            if read_partition_metadata(directory) != topic_id:
+                write_partition_metadata(directory, topic_id)
+        log._load(recovery_point, log_start_offset, high_watermark, had_clean_shutdown)
+        return log
+
+    def _load(self, recovery_point: int, log_start_offset: int, high_watermark: int,
+              clean: bool) -> None:
+        """Kafka's LogLoader.
+
+        1. Remove ``.cleaned`` and ``.deleted`` leftovers; complete ``.swap`` replacements.
+        2. Open every segment. Indexes that are missing or fail their sanity check are
+           rebuilt; after a clean shutdown the rest are trusted.
+        3. Unclean: recover each segment from the one holding the recovery point on (CRC
+           checks, index rebuild); at the first invalid or partial batch the segment is
+           truncated there and every later segment deleted.
+        4. LEO = the end of the last valid batch; the leader epoch cache is cut to
+           [log start, LEO]; the high watermark is clamped into that range.
+        """
+        d = self.dir
+        for p in list(d.iterdir()):
+            if p.name.endswith(DELETED_SUFFIX) or p.name.endswith(CLEANED_SUFFIX):
+                p.unlink(missing_ok=True)
+        self._complete_swaps()
+        bases = sorted(offset_from_file_name(p.name) for p in d.iterdir()
+                       if p.name.endswith(".log") and p.name[:20].isdigit())
+        for i, base in enumerate(bases):
+            idx_missing = not (d / f"{base:020d}.index").exists() or \
+                not (d / f"{base:020d}.timeindex").exists()
+            seg = LogSegment.open(d, base, self.config, active=i == len(bases) - 1)
+            self._add_segment(seg)
+            if idx_missing and seg.size:
+                logger.info("%s: rebuilding the missing indexes of %s", self.topic_partition,
+                            seg.path.name)
+                self._recover_segment(seg, rebuild_only=True)
+        needs_recovery: list[LogSegment] = []
+        if not clean and self.segments:
+            first = max(0, bisect.bisect_right(self._bases, recovery_point) - 1)
+            needs_recovery = self.segments[first:]
+        for seg in self.segments:
+            if seg in needs_recovery:
+                continue
+            try:
+                seg.offset_index.sanity_check()
+                seg.time_index.sanity_check()
+                seg.restore_state()
+            except (KafkaStorageError, CorruptMessageError) as e:
+                logger.warning("%s: %s; rebuilding the segment's indexes",
+                               self.topic_partition, e)
+                needs_recovery.append(seg)
+        if needs_recovery:
+            self._recover(sorted(needs_recovery, key=lambda s: s.base_offset))
+        if not self.segments:
+            self._add_segment(LogSegment.open(d, log_start_offset, self.config, active=True,
+                                              create=True))
+        self.log_end_offset = self.segments[-1].next_offset
+        self.log_start_offset = max(log_start_offset, self.segments[0].base_offset)
+        if self.log_start_offset > self.log_end_offset:
+            # The checkpointed start is past everything on disk (DeleteRecords beyond data
+            # that was then lost): start afresh there, as Kafka does.
+            self.truncate_fully_and_start_at(self.log_start_offset)
+        self.recovery_point = min(recovery_point, self.log_end_offset)
+        if clean:
+            self.recovery_point = self.log_end_offset
+        self.high_watermark = min(max(high_watermark, self.log_start_offset),
+                                  self.log_end_offset)
+        self.epochs.truncate_from_end(self.log_end_offset)
+        self.epochs.truncate_from_start(self.log_start_offset)
+        self.epochs.flush()
+
+    def _complete_swaps(self) -> None:
+        """A ``.swap`` segment is a finished compaction output that was about to replace the
+        segments it covers: finish the replacement."""
+        for swap in sorted(self.dir.glob("*.log" + SWAP_SUFFIX)):
+            base = offset_from_file_name(swap.name)
+            final = swap.with_name(swap.name[: -len(SWAP_SUFFIX)])
+            data = swap.read_bytes()
+            scan = scan_batches(data, verify_crc=False)
+            end = scan.batches[-1].next_offset if scan.batches else base
+            for p in list(self.dir.glob("*.log")):
+                b = offset_from_file_name(p.name)
+                if base <= b < end and p != final:
+                    for suffix in (".log", ".index", ".timeindex"):
+                        (self.dir / f"{b:020d}{suffix}").unlink(missing_ok=True)
+            for suffix in (".index", ".timeindex"):
+                (self.dir / f"{base:020d}{suffix}").unlink(missing_ok=True)
+                (self.dir / f"{base:020d}{suffix}{SWAP_SUFFIX}").unlink(missing_ok=True)
+            os.replace(swap, final)
+
+    def _recover(self, segments: list[LogSegment]) -> None:
+        total_bytes = sum(s.size for s in segments)
+        started = time.monotonic()
+        last_report = started
+        done_bytes = 0
+        logger.info("%s: recovering %d segment(s), %.1f MB, after an unclean shutdown",
+                    self.topic_partition, len(segments), total_bytes / 1e6)
+        for i, seg in enumerate(segments):
+            if seg not in self.segments:
+                continue
+            size = seg.size
+            cut = self._recover_segment(seg)
+            done_bytes += size
+            now = time.monotonic()
+            if now - last_report >= 1.0 or i == len(segments) - 1:
+                elapsed = max(now - started, 1e-9)
+                logger.info("%s: recovered %d/%d segments, %.1f of %.1f MB, %.0f MB/s",
+                            self.topic_partition, i + 1, len(segments), done_bytes / 1e6,
+                            total_bytes / 1e6, done_bytes / 1e6 / elapsed)
+                last_report = now
+            if cut:
+                later = [s for s in self.segments if s.base_offset > seg.base_offset]
+                if later:
+                    logger.warning("%s: deleting %d segment(s) after the truncation point",
+                                   self.topic_partition, len(later))
+                for s in later:
+                    self._remove_segment(s)
+                    s.delete_files()
+                break
+
+    def _recover_segment(self, seg: LogSegment, rebuild_only: bool = False) -> int:
+        cut, result = seg.recover()
+        if cut:
+            logger.warning("%s: %s: truncated %d bytes at byte %d: %s",
+                           self.topic_partition, seg.path.name, cut, seg.size, result.reason)
+        for epoch, offset in result.epochs:
+            self.epochs.assign(epoch, offset)
+        if seg is not self.segments[-1]:
+            seg.on_become_inactive()
+        return cut
+
+    def _add_segment(self, seg: LogSegment) -> None:
+        i = bisect.bisect_left(self._bases, seg.base_offset)
+        self._bases.insert(i, seg.base_offset)
+        self.segments.insert(i, seg)
+
+    def _remove_segment(self, seg: LogSegment) -> None:
+        i = self.segments.index(seg)
+        del self.segments[i]
+        del self._bases[i]
+
+    # ============================================================================ appends
+
+    @property
+    def active_segment(self) -> LogSegment:
+        return self.segments[-1]
+
+    def _validate(self, buf: Buffer, leader: bool) -> list[BatchHeader]:
+        scan = scan_batches(buf, verify_crc=True)
+        if scan.error is not None:
+            raise scan.error
+        batches: list[BatchHeader] = scan.batches
+        total = 0
+        for b in batches:
+            if leader and b.size > self.config.max_message_bytes:
+                raise MessageTooLargeError(
+                    f"{self.topic_partition}: a record batch of {b.size} bytes exceeds "
+                    f"max.message.bytes {self.config.max_message_bytes}")
+            if leader and (b.record_count <= 0
+                           or b.record_count != b.last_offset_delta + 1):
+                raise InvalidRecordError(
+                    f"{self.topic_partition}: batch at byte {b.position} has recordsCount "
+                    f"{b.record_count} but lastOffsetDelta {b.last_offset_delta}")
+            total += b.size
+        if total > self.config.segment_bytes:
+            raise RecordListTooLargeError(
+                f"{self.topic_partition}: {total} bytes of batches exceed segment.bytes "
+                f"{self.config.segment_bytes}")
+        return batches
+
+    def append_as_leader(self, records: Buffer, leader_epoch: int = -1) -> LogAppendInfo:
+        """Append a client's (or coordinator's) batches, assigning offsets from the LEO.
+
+        ``records`` is changed in place if writable (offsets, epoch, LogAppendTime), else
+        copied. Raises CorruptMessageError (bad CRC, length or framing),
+        UnsupportedForMessageFormatError (magic != 2), MessageTooLargeError,
+        RecordListTooLargeError, InvalidRecordError, KafkaStorageError; in every case nothing
+        is appended.
+        """
+        buf: Buffer = records
+        if memoryview(records).readonly:
+            buf = bytearray(records)
+        batches = self._validate(buf, leader=True)
+        if not batches:
+            return self._empty_append_info()
+        now = self.clock()
+        append_time = now if self.config.log_append_time else None
+        first = self.log_end_offset
+        assign_offsets(buf, first, log_append_time=append_time,
+                       partition_leader_epoch=leader_epoch if leader_epoch >= 0 else None)
+        return self._append(buf, batches, -1 if append_time is None else append_time, now)
+
+    def append_as_follower(self, records: Buffer) -> LogAppendInfo:
+        """Append batches that carry their offsets (a replica fetch, a restore).
+
+        Raises UnexpectedAppendOffsetError if the first offset is below the LEO or offsets go
+        backwards; the errors of ``append_as_leader`` otherwise. Nothing is appended then.
+        """
+        batches = self._validate(records, leader=False)
+        if not batches:
+            return self._empty_append_info()
+        expect = self.log_end_offset
+        for b in batches:
+            if b.base_offset < expect:
+                raise UnexpectedAppendOffsetError(
+                    f"{self.topic_partition}: appended batch at offset {b.base_offset} is "
+                    f"below the expected {expect}; nothing appended")
+            expect = b.last_offset + 1
+        return self._append(records, batches, -1, self.clock())
+
+    def _empty_append_info(self) -> LogAppendInfo:
+        return LogAppendInfo(-1, -1, NO_TIMESTAMP, -1, -1, self.log_start_offset, 0, 0, 0)
+
+    def _append(self, buf: Buffer, batches: list[BatchHeader], append_time: int,
+                now: int) -> LogAppendInfo:
+        first_offset = batches[0].base_offset
+        last_offset = batches[-1].last_offset
+        size = sum(b.size for b in batches)
+        seg = self.active_segment
+        if seg.should_roll(size, batches[0].max_timestamp, last_offset, len(batches), now):
+            seg = self.roll(first_offset)
+        result = seg.append(buf)
+        self.log_end_offset = result.next_offset
+        if result.epochs:
+            for epoch, offset in result.epochs:
+                self.epochs.assign(epoch, offset)
+            self.epochs.flush()
+        return LogAppendInfo(first_offset, last_offset, result.max_timestamp,
+                             result.offset_of_max_timestamp, append_time,
+                             self.log_start_offset, len(batches),
+                             sum(b.record_count for b in batches), size)
+
+    def roll(self, expected_next_offset: int | None = None) -> LogSegment:
+        """Close the active segment for appends and start a new one at
+        max(``expected_next_offset``, LEO) (Kafka's roll)."""
+        new_base = max(expected_next_offset or 0, self.log_end_offset)
+        active = self.active_segment
+        if active.base_offset == new_base:
+            if active.size:
+                raise KafkaStorageError(f"{self.topic_partition}: cannot roll to {new_base}: "
+                                        f"the active segment already starts there")
+            self._remove_segment(active)
+            active.delete_files()
+        else:
+            active.on_become_inactive()
+        seg = LogSegment.open(self.dir, new_base, self.config, active=True, create=True)
+        self._add_segment(seg)
+        self._dir_dirty = True
+        return seg
+
+    # ============================================================================== reads
+
+    def read(self, start_offset: int, max_bytes: int, max_offset: int | None = None,
+             min_one_message: bool = True) -> FetchData:
+        """Up to ``max_bytes`` of batches from the one holding ``start_offset``, stopping at
+        ``max_offset`` (exclusive: the high watermark or last stable offset for consumers,
+        None for the LEO). With ``min_one_message`` the first batch is returned whole even if
+        it is larger than ``max_bytes`` (Kafka's rule, so a consumer always progresses).
+
+        Raises OffsetOutOfRangeError if ``start_offset`` is below the log start offset or
+        above the LEO.
+        """
+        leo = self.log_end_offset
+        if start_offset < self.log_start_offset or start_offset > leo:
+            raise OffsetOutOfRangeError(
+                f"{self.topic_partition}: offset {start_offset} is out of range "
+                f"[{self.log_start_offset}, {leo}]")
+        bound = leo if max_offset is None else min(max_offset, leo)
+        slices: list[FileSlice] = []
+        remaining = max_bytes
+        i = max(0, bisect.bisect_right(self._bases, start_offset) - 1)
+        offset = start_offset
+        while offset < bound and i < len(self.segments) and (remaining > 0 or
+                                                             (min_one_message and not slices)):
+            seg = self.segments[i]
+            max_position = None
+            if bound < seg.next_offset:
+                loc = seg.translate_offset(bound)
+                max_position = loc.position if loc is not None else seg.size
+            sl = seg.read(offset, max(remaining, 0), max_position,
+                          min_one_message and not slices)
+            if sl is not None and sl.size > 0:
+                slices.append(sl)
+                remaining -= sl.size
+            i += 1
+            if i < len(self.segments):
+                offset = max(offset, self.segments[i].base_offset)
+        return FetchData(start_offset, slices, self.log_start_offset, leo,
+                         self.high_watermark)
+
+    def fetch_offset_by_timestamp(self, timestamp: int) -> TimestampOffset | None:
+        """ListOffsets: EARLIEST_TIMESTAMP (-2) and EARLIEST_LOCAL_TIMESTAMP (-4): the log
+        start offset; LATEST_TIMESTAMP (-1): the LEO; MAX_TIMESTAMP (-3): the record with
+        the largest timestamp; t >= 0: the first record with timestamp >= t at or after the
+        log start offset. Timestamps in the answer are -1 for the special values but -3.
+        None if no record qualifies."""
+        if timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
+            return TimestampOffset(NO_TIMESTAMP, self.log_start_offset)
+        if timestamp == LATEST_TIMESTAMP:
+            return TimestampOffset(NO_TIMESTAMP, self.log_end_offset)
+        if timestamp == MAX_TIMESTAMP:
+            return self._max_timestamp_offset()
+        if timestamp < 0:
+            raise ValueError(f"unsupported special timestamp {timestamp}")
+        for seg in self.segments:
+            if seg.max_timestamp >= timestamp and seg.next_offset > self.log_start_offset:
+                found = seg.find_offset_by_timestamp(timestamp, self.log_start_offset)
+                if found is not None:
+                    return found
+        return None
+
+    def _max_timestamp_offset(self) -> TimestampOffset | None:
+        best = None
+        for seg in self.segments:
+            if seg.next_offset <= self.log_start_offset:
+                continue
+            if best is None or seg.max_timestamp > best.max_timestamp:
+                best = seg
+        if best is None or best.max_timestamp == NO_TIMESTAMP:
+            return None
+        loc = best.translate_offset(best.offset_of_max_timestamp)
+        if loc is not None:
+            header = BatchHeader(best.read_bytes(loc.position, loc.size))
+            for record in header.records():
+                if record.timestamp == best.max_timestamp:
+                    return TimestampOffset(record.timestamp, record.offset)
+        return TimestampOffset(best.max_timestamp, best.offset_of_max_timestamp)
+
+    # ======================================================================= offsets
+
+    def update_high_watermark(self, offset: int) -> int:
+        """Set the high watermark, clamped into [log start offset, LEO]; returns it."""
+        self.high_watermark = min(max(offset, self.log_start_offset), self.log_end_offset)
+        return self.high_watermark
+
+    def delete_records(self, offset: int) -> int:
+        """DeleteRecords: advance the log start offset to ``offset`` (never backwards).
+
+        Raises OffsetOutOfRangeError if ``offset`` is above the high watermark. Segments wholly
+        below the new start are deleted by the next retention pass.
+        """
+        if offset > self.high_watermark:
+            raise OffsetOutOfRangeError(
+                f"{self.topic_partition}: cannot move the log start offset to {offset}, "
+                f"above the high watermark {self.high_watermark}")
+        if offset > self.log_start_offset:
+            self.log_start_offset = offset
+            self.epochs.truncate_from_start(offset)
+            self.epochs.flush()
+        return self.log_start_offset
+
+    def truncate_to(self, target: int) -> bool:
+        """Follower truncation: drop every batch holding an offset >= ``target`` (a batch
+        holding ``target`` goes whole). Returns whether anything was removed."""
+        if target < 0:
+            raise ValueError(f"cannot truncate to a negative offset {target}")
+        if target >= self.log_end_offset:
+            return False
+        if target < self.log_start_offset:
+            self.truncate_fully_and_start_at(target)
+            return True
+        for seg in [s for s in self.segments if s.base_offset > target]:
+            self._remove_segment(seg)
+            self._delete_later(seg)
+        active = self.active_segment
+        active.truncate_to(target)
+        active.make_active()
+        self.log_end_offset = active.next_offset
+        self.high_watermark = min(self.high_watermark, self.log_end_offset)
+        self.recovery_point = min(self.recovery_point, self.log_end_offset)
+        self.epochs.truncate_from_end(self.log_end_offset)
+        self.epochs.flush()
+        return True
+
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """Delete every segment and start empty at ``offset`` (a follower far behind)."""
+        for seg in list(self.segments):
+            self._remove_segment(seg)
+            self._delete_later(seg)
+        self._add_segment(LogSegment.open(self.dir, offset, self.config, active=True,
+                                          create=True))
+        self._dir_dirty = True
+        self.log_start_offset = self.log_end_offset = offset
+        self.high_watermark = self.recovery_point = offset
+        self.epochs.clear()
+        self.epochs.flush()
+
+    # ===================================================================== retention
+
+    def delete_old_segments(self) -> int:
+        """One retention pass (Kafka's deleteOldSegments): segments breaching the log start
+        offset, then (with ``cleanup.policy`` delete) ``retention.ms``, then
+        ``retention.bytes``. Only whole segments below the high watermark go, oldest first.
+        Returns how many were deleted."""
+        now = self.clock()
+        start = self.log_start_offset
+        deleted = self._delete_segments(
+            lambda seg, nxt: nxt is not None and nxt.base_offset <= start)
+        if not self.config.delete:
+            return deleted
+        retention_ms = self.config.retention_ms
+        if retention_ms >= 0:
+            deleted += self._delete_segments(
+                lambda seg, nxt: now - seg.largest_timestamp() > retention_ms)
+        retention_bytes = self.config.retention_bytes
+        if retention_bytes >= 0:
+            excess = [self.size - retention_bytes]
+
+            def over(seg: LogSegment, nxt: LogSegment | None) -> bool:
+                if excess[0] - seg.size >= 0:
+                    excess[0] -= seg.size
+                    return True
+                return False
+            deleted += self._delete_segments(over)
+        return deleted
+
+    def _delete_segments(self, predicate: Callable[[LogSegment, LogSegment | None], bool]
+                         ) -> int:
+        doomed = []
+        for i, seg in enumerate(self.segments):
+            nxt = self.segments[i + 1] if i + 1 < len(self.segments) else None
+            upper = nxt.base_offset if nxt is not None else self.log_end_offset
+            last_and_empty = nxt is None and seg.size == 0
+            if not last_and_empty and self.high_watermark >= upper and predicate(seg, nxt):
+                doomed.append(seg)
+            else:
+                break
+        if not doomed:
+            return 0
+        if len(doomed) == len(self.segments):
+            self.roll()     # never leave the log without an active segment
+        for seg in doomed:
+            self._remove_segment(seg)
+            self._delete_later(seg)
+        if self.segments[0].base_offset > self.log_start_offset:
+            self.log_start_offset = self.segments[0].base_offset
+            self.epochs.truncate_from_start(self.log_start_offset)
+            self.epochs.flush()
+        return len(doomed)
+
+    def _delete_later(self, seg: LogSegment) -> None:
+        seg.rename_to_deleted()
+        self._dir_dirty = True
+        self._pending_deletes.append((self.clock() + self.config.file_delete_delay_ms, seg))
+
+    def remove_deleted_segments(self, force: bool = False) -> int:
+        """Remove ``.deleted`` files whose ``file.delete.delay.ms`` has passed."""
+        now = self.clock()
+        keep, gone = [], 0
+        for due, seg in self._pending_deletes:
+            if force or due <= now:
+                seg.delete_files()
+                gone += 1
+            else:
+                keep.append((due, seg))
+        self._pending_deletes = keep
+        return gone
+
+    # ========================================================================= flushing
+
+    @property
+    def unflushed_messages(self) -> int:
+        return self.log_end_offset - self.recovery_point
+
+    def flush_due(self) -> bool:
+        """Whether the flush policy asks for a flush now: ``flush.messages`` unflushed
+        offsets, ``flush.ms`` since the last flush, or a roll or delete since then (so that
+        new segment files and renames reach the disk, as Kafka flushes rolled segments)."""
+        if self.unflushed_messages <= 0 and not self._dir_dirty:
+            return False
+        if self._dir_dirty or self.unflushed_messages >= self.config.flush_messages:
+            return True
+        return self.clock() - self.last_flush_ms >= self.config.flush_ms
+
+    def begin_flush(self, upto: int | None = None) -> FlushJob:
+        """Prepare the fsync of everything below ``upto`` (default: the LEO)."""
+        upto = self.log_end_offset if upto is None else min(upto, self.log_end_offset)
+        fds: list[int] = []
+        for i, seg in enumerate(self.segments):
+            nxt = self._bases[i + 1] if i + 1 < len(self._bases) else None
+            if (nxt is None or nxt > self.recovery_point) and seg.base_offset < upto:
+                fds.append(seg.dup_for_flush())
+                for idx in (seg.offset_index, seg.time_index):
+                    # fsync of the index file writes the mapping's dirty pages (Linux), and
+                    # does so without holding the GIL, unlike mmap.flush.
+                    fds.append(os.open(idx.path, os.O_RDONLY))
+        if self._dir_dirty:
+            fds.append(os.open(self.dir, os.O_RDONLY))
+            self._dir_dirty = False
+        return FlushJob(upto, fds)
+
+    def end_flush(self, job: FlushJob) -> None:
+        if job.ran and job.upto > self.recovery_point:
+            self.recovery_point = min(job.upto, self.log_end_offset)
+        self.last_flush_ms = self.clock()
+
+    def flush(self, upto: int | None = None) -> None:
+        """Flush synchronously (tools, tests, shutdown); the broker runs jobs off the loop."""
+        job = self.begin_flush(upto)
+        job.run()
+        self.end_flush(job)
+
+    # ============================================================================ misc
+
+    @property
+    def size(self) -> int:
+        return sum(s.size for s in self.segments)
+
+    def change_config(self, config: LogConfig) -> None:
+        self.config = config
+        for seg in self.segments:
+            seg.change_config(config)
+
+    def close(self) -> None:
+        """Clean close (no flush: the caller flushes first, off the event loop)."""
+        if self.closed:
+            return
+        self.epochs.flush()
+        for seg in self.segments:
+            seg.close()
+        self.remove_deleted_segments(force=True)
+        self.closed = True
+
+    def close_unclean(self) -> None:
+        """Close without the clean-close work (tests that simulate a crash, deletion)."""
+        for seg in self.segments:
+            seg.close_without_trim()
+        for _due, seg in self._pending_deletes:
+            seg.close_without_trim()
+        self.closed = True
+
+    def delete(self) -> None:
+        """Close and remove every file of this log (the directory itself is the caller's)."""
+        self.close_unclean()
+        for seg in self.segments:
+            seg.delete_files()
+        self.remove_deleted_segments(force=True)
+
+    def __repr__(self) -> str:
+        return (f"Log({self.topic_partition}, start={self.log_start_offset}, "
+                f"end={self.log_end_offset}, hw={self.high_watermark}, "
+                f"segments={len(self.segments)})")
+

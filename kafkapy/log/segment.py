@@ -1,0 +1,473 @@
+"""LogSegment: one ``.log`` file of record batches with its ``.index`` and ``.timeindex``.
+
+Files (Kafka's names): ``<base offset, 20 digits>.log`` holds record batches back to back,
+exactly as appended, with no file header; the indexes are described in kafkapy.log.index.
+
+Theory of operation (Kafka's LogSegment):
+
+- ``append`` writes batches that the Log has already validated and given offsets, then runs
+  the compiled walk (``kafkapy._log.SegmentWalker``) over the same bytes to produce the sparse
+  index entries: one offset-index entry (last offset of the batch, its start position) once
+  more than ``index.interval.bytes`` were written since the previous one, with a time-index
+  entry (the segment's maximum timestamp so far and the last offset of its batch) when that
+  maximum rose. The walk is per batch in compiled code; nothing here looks at records.
+- A write that fails part-way (disk full, I/O error) is undone by truncating the file back to
+  its previous size, then ``KafkaStorageError`` is raised: a segment never holds a partial
+  batch that was not there before the call, unless the process dies mid-write, which recovery
+  repairs.
+- ``recover`` (after an unclean shutdown) resets both indexes and walks the whole file with
+  CRC-32C checks, rebuilding the indexes, and truncates the file at the first invalid or
+  partial batch. It returns the number of bytes cut.
+- ``translate_offset`` is FileRecords.searchForOffsetWithSize: index lookup, then a forward
+  scan of batch headers (compiled ``find_batch``) from the indexed position.
+- Reads return ``FileSlice``s (file, position, size) for ``os.sendfile``; no record bytes pass
+  through Python on the fetch path.
+
+A segment is owned by one Log and used from the broker's event-loop thread; ``FlushJob``s
+(kafkapy.log.log) fsync duplicated descriptors from a worker thread, so closing a segment
+never races a flush.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import random
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import attrs
+
+from kafkapy._log import SegmentWalker, WalkResult, find_batch
+from kafkapy.errors import CorruptMessageError, KafkaStorageError
+from kafkapy.log.config import LogConfig
+from kafkapy.log.index import NO_TIMESTAMP, OffsetIndex, TimeIndex, TimestampOffset
+from kafkapy.protocol.records import BatchHeader, scan_batches
+
+__all__ = [
+    "DELETED_SUFFIX",
+    "FileSlice",
+    "LogSegment",
+    "index_path",
+    "log_path",
+    "offset_from_file_name",
+    "time_index_path",
+]
+
+LOG_SUFFIX = ".log"
+INDEX_SUFFIX = ".index"
+TIME_INDEX_SUFFIX = ".timeindex"
+DELETED_SUFFIX = ".deleted"
+_HEADER = 61
+_READ_CHUNK = 64 * 1024
+_SCAN_CHUNK = 1024 * 1024
+
+
+def _name(base_offset: int) -> str:
+    return f"{base_offset:020d}"
+
+
+def log_path(directory: Path, base_offset: int) -> Path:
+    return directory / (_name(base_offset) + LOG_SUFFIX)
+
+
+def index_path(directory: Path, base_offset: int) -> Path:
+    return directory / (_name(base_offset) + INDEX_SUFFIX)
+
+
+def time_index_path(directory: Path, base_offset: int) -> Path:
+    return directory / (_name(base_offset) + TIME_INDEX_SUFFIX)
+
+
+def offset_from_file_name(name: str) -> int:
+    """``00000000000000001234.log`` -> 1234."""
+    return int(name.split(".", 1)[0])
+
+
+@attrs.frozen
+class FileSlice:
+    """``size`` bytes of ``segment``'s ``.log`` from ``position``: whole batches from a batch
+    boundary (the last one may be cut by a byte limit, as in Kafka; clients skip it)."""
+
+    segment: LogSegment
+    position: int
+    size: int
+
+    @property
+    def fd(self) -> int:
+        return self.segment.fd
+
+    def read(self) -> bytes:
+        """The bytes themselves (tests, tools and non-sendfile paths)."""
+        return self.segment.read_bytes(self.position, self.size)
+
+
+@attrs.frozen
+class BatchLocation:
+    """Where a batch is: its position and total size in the file, and its base offset."""
+
+    position: int
+    size: int
+    base_offset: int
+
+
+class LogSegment:
+    """One segment. ``open`` is the only constructor."""
+
+    fd: int
+    size: int
+
+    def __init__(self, directory: Path, base_offset: int, config: LogConfig, fd: int,
+                 offset_index: OffsetIndex, time_index: TimeIndex, created_ms: int) -> None:
+        self.directory = directory
+        self.base_offset = base_offset
+        self.config = config
+        self.fd = fd
+        self.size = os.fstat(fd).st_size
+        self.offset_index = offset_index
+        self.time_index = time_index
+        self.created_ms = created_ms
+        self.walker = SegmentWalker(base_offset, config.index_interval_bytes)
+        # Kafka rolls a segment segment.ms after its first batch's timestamp, less a random
+        # jitter drawn once per segment so that many partitions do not roll together.
+        jitter = config.segment_jitter_ms
+        self.roll_jitter_ms = random.randrange(min(jitter, config.segment_ms)) if jitter else 0
+        self.rolling_timestamp = NO_TIMESTAMP   # max timestamp of the first batch
+        self.closed = False
+
+    # ------------------------------------------------------------------ opening and closing
+
+    @classmethod
+    def open(cls, directory: Path, base_offset: int, config: LogConfig, *,
+             active: bool, create: bool = False) -> LogSegment:
+        """Open the segment at ``base_offset`` (``create``: a new, empty one)."""
+        path = log_path(directory, base_offset)
+        flags = os.O_RDWR | os.O_APPEND | (os.O_CREAT | os.O_EXCL if create else 0)
+        try:
+            fd = os.open(path, flags, 0o644)
+        except OSError as e:
+            raise KafkaStorageError(f"cannot open segment {path}: {e}") from e
+        try:
+            if create:
+                for stale in (index_path(directory, base_offset),
+                              time_index_path(directory, base_offset)):
+                    stale.unlink(missing_ok=True)
+            oidx = OffsetIndex(index_path(directory, base_offset), base_offset,
+                               config.segment_index_bytes, preallocate=active)
+            tidx = TimeIndex(time_index_path(directory, base_offset), base_offset,
+                             config.segment_index_bytes, preallocate=active)
+        except BaseException:
+            os.close(fd)
+            raise
+        created = int(time.time() * 1000) if create else int(os.stat(path).st_mtime * 1000)
+        seg = cls(directory, base_offset, config, fd, oidx, tidx, created)
+        if not create:
+            seg._read_rolling_timestamp()
+        return seg
+
+    @property
+    def path(self) -> Path:
+        return log_path(self.directory, self.base_offset)
+
+    def close(self) -> None:
+        """Clean close: record the final maximum timestamp, trim the indexes, close."""
+        if self.closed:
+            return
+        self.on_become_inactive()
+        self.offset_index.close()
+        self.time_index.close()
+        os.close(self.fd)
+        self.closed = True
+
+    def close_without_trim(self) -> None:
+        if not self.closed:
+            self.offset_index._mmap.close()
+            self.time_index._mmap.close()
+            os.close(self.fd)
+            self.closed = True
+
+    def on_become_inactive(self) -> None:
+        """On roll and close, as Kafka: append the maximum (timestamp, offset) to the time
+        index if it is not there yet, then trim both indexes to their entries."""
+        tidx = self.time_index
+        w = self.walker
+        if w.max_timestamp > tidx.last_entry.timestamp and not tidx.is_full:
+            tidx.maybe_append(w.max_timestamp, w.offset_of_max_timestamp)
+            w.last_index_timestamp = w.max_timestamp
+        self.offset_index.trim()
+        tidx.trim()
+
+    def make_active(self) -> None:
+        """Preallocate the indexes again (a truncation made this segment the last one)."""
+        self.offset_index.resize(self.config.segment_index_bytes)
+        self.time_index.resize(self.config.segment_index_bytes)
+
+    def change_config(self, config: LogConfig) -> None:
+        self.config = config
+
+    def rename_to_deleted(self) -> None:
+        """Step one of Kafka's asynchronous delete: the files get a ``.deleted`` suffix (the
+        descriptor stays open for reads still in flight)."""
+        for idx in (self.offset_index, self.time_index):
+            if idx.path.exists():
+                idx.rename(idx.path.with_name(idx.path.name + DELETED_SUFFIX))
+        if self.path.exists():
+            os.rename(self.path, self.path.with_name(self.path.name + DELETED_SUFFIX))
+
+    def delete_files(self) -> None:
+        """Step two: close and remove the ``.deleted`` files."""
+        self.close_without_trim()
+        for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+            for name in (_name(self.base_offset) + suffix,
+                         _name(self.base_offset) + suffix + DELETED_SUFFIX):
+                (self.directory / name).unlink(missing_ok=True)
+
+    # ---------------------------------------------------------------------------- appends
+
+    @property
+    def next_offset(self) -> int:
+        """The offset after the segment's last batch (its base offset when empty)."""
+        return self.walker.next_offset
+
+    @property
+    def max_timestamp(self) -> int:
+        return self.walker.max_timestamp
+
+    @property
+    def offset_of_max_timestamp(self) -> int:
+        return self.walker.offset_of_max_timestamp
+
+    def largest_timestamp(self) -> int:
+        """For time retention: the maximum record timestamp, or the file's mtime without one
+        (Kafka's LogSegment.largestTimestamp)."""
+        if self.walker.max_timestamp >= 0:
+            return self.walker.max_timestamp
+        try:
+            return int(os.stat(self.fd).st_mtime * 1000)
+        except OSError:
+            return int(time.time() * 1000)
+
+    def should_roll(self, incoming_bytes: int, incoming_max_timestamp: int,
+                    incoming_last_offset: int, batches: int, now_ms: int) -> bool:
+        """Kafka's LogSegment.shouldRoll: size, age, a full index, relative-offset overflow."""
+        cfg = self.config
+        if self.size > cfg.segment_bytes - incoming_bytes:
+            return True
+        if self.size > 0:
+            if self.rolling_timestamp != NO_TIMESTAMP:
+                waited = incoming_max_timestamp - self.rolling_timestamp
+            else:
+                waited = now_ms - self.created_ms
+            if waited > cfg.segment_ms - self.roll_jitter_ms:
+                return True
+        # Each batch may add one entry to each index; leave room for all of them.
+        if self.offset_index.entries + batches > self.offset_index.max_entries:
+            return True
+        if self.time_index.entries + batches > self.time_index.max_entries:
+            return True
+        return incoming_last_offset - self.base_offset > 2**31 - 1
+
+    def append(self, buf: memoryview | bytes | bytearray) -> WalkResult:
+        """Write validated batches with their final offsets and index them.
+
+        Raises KafkaStorageError (after undoing a partial write) if the file cannot take them;
+        CorruptMessageError if the buffer is not whole batches with rising offsets that fit
+        this segment (a caller bug: the Log checks first); nothing is written then.
+        """
+        probe = self.walker.walk(buf, self.size, verify_crc=False, offset_room=0, time_room=0,
+                                 commit=False)
+        if probe.stop:
+            raise CorruptMessageError(f"{self.path}: cannot append {probe.reason} at byte "
+                                      f"{probe.valid_bytes} of the appended data")
+        view = memoryview(buf).cast("B")
+        start = self.size
+        written = 0
+        try:
+            while written < len(view):
+                written += os.write(self.fd, view[written:])
+        except OSError as e:
+            try:
+                os.ftruncate(self.fd, start)
+            except OSError:
+                pass
+            raise KafkaStorageError(f"{self.path}: write failed after {written} bytes: {e}") \
+                from e
+        self.size = start + written
+        result = self.walker.walk(view, start, verify_crc=False,
+                                  offset_room=self.offset_index.max_entries
+                                  - self.offset_index.entries,
+                                  time_room=self.time_index.max_entries
+                                  - self.time_index.entries)
+        self.offset_index.append_raw(result.offset_entries)
+        self.time_index.append_raw(result.time_entries)
+        if self.rolling_timestamp == NO_TIMESTAMP and start == 0:
+            self.rolling_timestamp = result.max_timestamp
+        return result
+
+    # ----------------------------------------------------------------------------- reads
+
+    def read_bytes(self, position: int, size: int) -> bytes:
+        out = os.pread(self.fd, size, position)
+        while len(out) < size:
+            more = os.pread(self.fd, size - len(out), position + len(out))
+            if not more:
+                break
+            out += more
+        return out
+
+    def _read_rolling_timestamp(self) -> None:
+        if self.size >= _HEADER:
+            header = self.read_bytes(0, _HEADER)
+            if header[16] == 2:
+                self.rolling_timestamp = int.from_bytes(header[35:43], "big", signed=True)
+
+    def translate_offset(self, offset: int, start_position: int = 0) -> BatchLocation | None:
+        """The first batch at or after ``start_position`` whose last offset is >= ``offset``
+        (the batch holding ``offset`` or the first one after it); None if there is none."""
+        indexed = self.offset_index.lookup(offset)
+        pos = max(start_position, indexed.position)
+        chunk_size = _READ_CHUNK
+        while pos < self.size:
+            chunk = os.pread(self.fd, min(chunk_size, self.size - pos), pos)
+            found, rel, base, size = find_batch(chunk, offset)
+            if found:
+                return BatchLocation(pos + rel, size, base)
+            if size < 0:
+                raise CorruptMessageError(f"{self.path}: no valid batch header at byte "
+                                          f"{pos + rel}")
+            if rel == 0:
+                chunk_size *= 2     # a header longer than the chunk cannot happen; be safe
+                if len(chunk) < chunk_size // 2:
+                    return None     # fewer than a header's bytes left: a torn tail
+                continue
+            pos += rel
+        return None
+
+    def read(self, start_offset: int, max_size: int, max_position: int | None = None,
+             min_one_message: bool = False) -> FileSlice | None:
+        """Up to ``max_size`` bytes from the batch holding ``start_offset``, not past byte
+        ``max_position``; with ``min_one_message`` the whole first batch even if larger.
+        None if no batch in this segment reaches ``start_offset``."""
+        loc = self.translate_offset(start_offset)
+        if loc is None:
+            return None
+        limit = self.size if max_position is None else min(max_position, self.size)
+        if loc.position >= limit:
+            return FileSlice(self, loc.position, 0)
+        size = min(max_size, limit - loc.position)
+        if min_one_message and size < loc.size:
+            size = min(loc.size, limit - loc.position)
+        return FileSlice(self, loc.position, size)
+
+    def batches(self, start_position: int = 0, end_position: int | None = None
+                ) -> Iterator[BatchHeader]:
+        """Whole batches from ``start_position`` (a batch boundary), read in chunks. Not for
+        the produce or fetch path: compaction, timestamp search and tools use it."""
+        pos = start_position
+        end = self.size if end_position is None else min(end_position, self.size)
+        while pos < end:
+            chunk = self.read_bytes(pos, min(_SCAN_CHUNK, end - pos))
+            scan = scan_batches(chunk, verify_crc=False)
+            if not scan.batches and scan.truncated and len(chunk) >= 12:
+                # One batch larger than the chunk: read it whole.
+                size = int.from_bytes(chunk[8:12], "big", signed=True) + 12
+                if pos + size <= end:
+                    scan = scan_batches(self.read_bytes(pos, size), verify_crc=False)
+            if not scan.batches:
+                return
+            yield from scan.batches
+            pos += scan.valid_bytes
+
+    def find_offset_by_timestamp(self, timestamp: int, start_offset: int
+                                 ) -> TimestampOffset | None:
+        """The first record at or after ``start_offset`` with timestamp >= ``timestamp``
+        (Kafka's LogSegment.findOffsetByTimestamp). Decodes the one batch it lands in."""
+        indexed = self.time_index.lookup(timestamp)
+        pos = self.offset_index.lookup(max(indexed.offset, start_offset)).position
+        for batch in self.batches(pos):
+            if batch.max_timestamp >= timestamp and batch.last_offset >= start_offset:
+                for record in batch.records():
+                    if record.timestamp >= timestamp and record.offset >= start_offset:
+                        return TimestampOffset(record.timestamp, record.offset)
+        return None
+
+    # ------------------------------------------------------------------------- recovery
+
+    def recover(self, verify_crc: bool = True) -> tuple[int, WalkResult]:
+        """Rebuild both indexes from the file, truncating it at the first invalid or partial
+        batch. Returns (bytes truncated, the walk over the valid batches)."""
+        self.offset_index.reset()
+        self.time_index.reset()
+        self.walker = SegmentWalker(self.base_offset, self.config.index_interval_bytes)
+        if self.size:
+            with mmap.mmap(self.fd, self.size, access=mmap.ACCESS_READ) as m:
+                # The scan reads the file once, front to back.
+                if hasattr(mmap, "MADV_SEQUENTIAL"):
+                    m.madvise(mmap.MADV_SEQUENTIAL)
+                with memoryview(m) as data:
+                    result = self.walker.walk(data, 0, verify_crc=verify_crc,
+                                              offset_room=self.offset_index.max_entries,
+                                              time_room=self.time_index.max_entries)
+        else:
+            result = self.walker.walk(b"", 0, verify_crc=verify_crc, offset_room=0,
+                                      time_room=0)
+        self.offset_index.append_raw(result.offset_entries)
+        self.time_index.append_raw(result.time_entries)
+        cut = self.size - result.valid_bytes
+        if cut:
+            self.truncate_file(result.valid_bytes)
+        self.rolling_timestamp = NO_TIMESTAMP
+        self._read_rolling_timestamp()
+        return cut, result
+
+    def restore_state(self) -> WalkResult:
+        """After a clean load or a truncation: set the walker from the indexes and walk the
+        tail after the last offset-index entry (whole batches only) to find the next offset
+        and the exact maximum timestamp."""
+        last_time = self.time_index.last_entry
+        pos = self.offset_index.lookup(2**62).position if self.offset_index.entries else 0
+        tail = self.read_bytes(pos, self.size - pos)
+        w = SegmentWalker(self.base_offset, self.config.index_interval_bytes)
+        w.max_timestamp = last_time.timestamp
+        w.offset_of_max_timestamp = last_time.offset
+        w.last_index_timestamp = last_time.timestamp
+        result = w.walk(tail, pos, verify_crc=False, offset_room=0, time_room=0)
+        if result.stop:
+            raise CorruptMessageError(f"{self.path}: {result.reason} at byte "
+                                      f"{pos + result.valid_bytes}")
+        w.bytes_since_index = 0
+        if not result.batches and pos == 0:
+            w.next_offset = self.base_offset
+        self.walker = w
+        return result
+
+    # ----------------------------------------------------------------------- truncation
+
+    def truncate_file(self, size: int) -> None:
+        os.ftruncate(self.fd, size)
+        self.size = size
+
+    def truncate_to(self, offset: int) -> int:
+        """Drop every batch holding an offset >= ``offset``; returns the bytes removed."""
+        loc = self.translate_offset(offset)
+        if loc is None:
+            return 0
+        self.offset_index.truncate_to(offset)
+        self.time_index.truncate_to(offset)
+        removed = self.size - loc.position
+        self.truncate_file(loc.position)
+        self.make_active()
+        self.restore_state()
+        if self.size == 0:
+            self.rolling_timestamp = NO_TIMESTAMP
+            self.created_ms = int(time.time() * 1000)
+        return removed
+
+    # -------------------------------------------------------------------------- flushing
+
+    def dup_for_flush(self) -> int:
+        return os.dup(self.fd)
+
+    def __repr__(self) -> str:
+        return f"LogSegment({self.path}, size={self.size}, next_offset={self.next_offset})"
