@@ -105,9 +105,10 @@ class ControlRecord:
 
 def decode_control_record(record: Record) -> ControlRecord: ...
 
-_RecordTuple = tuple[
-    Buffer | None, Buffer | None, Sequence[tuple[str, Buffer | None]] | None, int
-]
+_RecordTuple = (
+    tuple[Buffer | None, Buffer | None, Sequence[tuple[str, Buffer | None]] | None, int]
+    | tuple[Buffer | None, Buffer | None, Sequence[tuple[str, Buffer | None]] | None, int, int]
+)
 
 def build_batch(
     records: Sequence[_RecordTuple] | Sequence[Any],
@@ -121,6 +122,9 @@ def build_batch(
     is_transactional: bool = False,
     is_control: bool = False,
     partition_leader_epoch: int = -1,
+    last_offset_delta: int | None = None,
+    delete_horizon: int | None = None,
+    max_timestamp: int | None = None,
 ) -> bytes: ...
 def build_control_batch(
     type: int,

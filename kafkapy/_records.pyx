@@ -1009,17 +1009,24 @@ cdef inline void _move_down(uint8_t* dst, const uint8_t* src, Py_ssize_t n) noex
 def build_batch(records, *, int64_t base_offset=0, int compression=0, int timestamp_type=0,
                 int64_t producer_id=-1, int producer_epoch=-1, int32_t base_sequence=-1,
                 bint is_transactional=False, bint is_control=False,
-                int32_t partition_leader_epoch=-1):
+                int32_t partition_leader_epoch=-1, last_offset_delta=None,
+                delete_horizon=None, max_timestamp=None):
     """Encode one magic-2 batch from ``records``, a sequence of
     ``(key, value, headers, timestamp_ms)`` tuples (key/value bytes-like or None, headers a
-    list of ``(str, bytes | None)``).
+    list of ``(str, bytes | None)``), or of ``(key, value, headers, timestamp_ms,
+    offset_delta)`` 5-tuples with rising offset deltas (the log cleaner keeps offsets).
 
-    Offset deltas are 0..n-1; baseTimestamp is the first timestamp and maxTimestamp the
-    largest; the CRC is filled in. Codecs 1-4 compress the records section with cramjam
-    (snappy with xerial framing, lz4 as an independent-block frame, as the Java client).
+    Offset deltas are 0..n-1 unless given; lastOffsetDelta is the last record's unless
+    ``last_offset_delta`` keeps a larger original one; baseTimestamp is the first timestamp,
+    or ``delete_horizon`` (which also sets attribute bit 6, as Kafka's cleaner does, record
+    timestamps staying exact through their deltas); maxTimestamp is the largest timestamp or
+    ``max_timestamp`` (LogAppendTime batches keep theirs); the CRC is filled in. Codecs 1-4
+    compress the records section with cramjam (snappy with xerial framing, lz4 as an
+    independent-block frame, as the Java client).
 
-    Raises ValueError for an empty ``records`` or out-of-range arguments, TypeError for
-    wrongly typed fields, UnsupportedCompressionTypeError for a codec outside 0-4.
+    Raises ValueError for an empty ``records`` or out-of-range arguments (offset deltas that
+    do not rise), TypeError for wrongly typed fields, UnsupportedCompressionTypeError for a
+    codec outside 0-4.
     """
     cdef _Out o
     cdef Py_ssize_t n = len(records), i
@@ -1029,6 +1036,8 @@ def build_batch(records, *, int64_t base_offset=0, int compression=0, int timest
     cdef bytes out, blob
     cdef uint32_t c
     cdef Py_ssize_t total
+    cdef int64_t prev_delta = -1, delta, last_delta
+    cdef bint has_horizon = delete_horizon is not None
     if n == 0:
         raise ValueError("a record batch needs at least one record")
     if n > INT32_MAX:
@@ -1046,6 +1055,8 @@ def build_batch(records, *, int64_t base_offset=0, int compression=0, int timest
         attrs |= ATTR_TRANSACTIONAL
     if is_control:
         attrs |= ATTR_CONTROL
+    if has_horizon:
+        attrs |= ATTR_DELETE_HORIZON
     o.cap = HEADER_SIZE + 64 * n
     o.len = HEADER_SIZE
     o.data = <uint8_t*>PyMem_Malloc(o.cap)
@@ -1053,13 +1064,23 @@ def build_batch(records, *, int64_t base_offset=0, int compression=0, int timest
         raise MemoryError()
     try:
         for i in range(n):
-            key, value, headers, ts = records[i]
+            rec = records[i]
+            if len(rec) == 5:
+                key, value, headers, ts, delta = rec
+                if delta <= prev_delta or delta > INT32_MAX:
+                    raise ValueError(f"offset delta {delta} does not rise from {prev_delta}")
+            else:
+                key, value, headers, ts = rec
+                delta = i
+            prev_delta = delta
             if i == 0:
                 first_ts = max_ts = ts
+                if has_horizon:
+                    first_ts = delete_horizon
             elif ts > max_ts:
                 max_ts = ts
             _write_record(&o, key, value, headers,
-                          <int64_t>(<uint64_t>ts - <uint64_t>first_ts), <int32_t>i)
+                          <int64_t>(<uint64_t>ts - <uint64_t>first_ts), <int32_t>delta)
         if compression:
             blob = _compress(compression, PyBytes_FromStringAndSize(
                 <const char*>o.data + HEADER_SIZE, o.len - HEADER_SIZE))
@@ -1079,7 +1100,15 @@ def build_batch(records, *, int64_t base_offset=0, int compression=0, int timest
     wr32(h + 12, <uint32_t>partition_leader_epoch)
     h[16] = 2
     wr16(h + 21, <uint32_t>attrs)
-    wr32(h + 23, <uint32_t>(n - 1))
+    last_delta = prev_delta
+    if last_offset_delta is not None:
+        if last_offset_delta < prev_delta or last_offset_delta > INT32_MAX:
+            raise ValueError(f"last_offset_delta {last_offset_delta} is below the last "
+                             f"record's offset delta {prev_delta}")
+        last_delta = last_offset_delta
+    if max_timestamp is not None:
+        max_ts = max_timestamp
+    wr32(h + 23, <uint32_t>last_delta)
     wr64(h + 27, <uint64_t>first_ts)
     wr64(h + 35, <uint64_t>max_ts)
     wr64(h + 43, <uint64_t>producer_id)

@@ -634,18 +634,47 @@ class Log:
         self._dir_dirty = True
         self._pending_deletes.append((self.clock() + self.config.file_delete_delay_ms, seg))
 
-    def remove_deleted_segments(self, force: bool = False) -> int:
-        """Remove ``.deleted`` files whose ``file.delete.delay.ms`` has passed."""
+    def take_due_deletions(self, force: bool = False) -> list[LogSegment]:
+        """The ``.deleted`` segments whose ``file.delete.delay.ms`` has passed, handed over for
+        ``LogSegment.delete_files`` (which the log manager runs off the event loop)."""
         now = self.clock()
-        keep, gone = [], 0
-        for due, seg in self._pending_deletes:
-            if force or due <= now:
-                seg.delete_files()
-                gone += 1
-            else:
-                keep.append((due, seg))
-        self._pending_deletes = keep
-        return gone
+        due = [seg for when, seg in self._pending_deletes if force or when <= now]
+        self._pending_deletes = [(when, seg) for when, seg in self._pending_deletes
+                                 if not (force or when <= now)]
+        return due
+
+    def remove_deleted_segments(self, force: bool = False) -> int:
+        """Remove ``.deleted`` files whose ``file.delete.delay.ms`` has passed, now."""
+        due = self.take_due_deletions(force)
+        for seg in due:
+            seg.delete_files()
+        return len(due)
+
+    def replace_segments(self, old: list[LogSegment], cleaned: Path) -> LogSegment | None:
+        """Swap compaction output in for the consecutive segments ``old`` (Kafka's
+        replaceSegments): ``cleaned`` (a fsynced ``<base>.log.cleaned``) is renamed
+        ``.swap``, the old segments go to ``.deleted``, the swap file becomes the segment and
+        its indexes are built. A crash at any step is completed or undone by ``_load``.
+        Returns None, changing nothing but removing ``cleaned``, if a segment of ``old`` is
+        no longer in the log (retention or truncation got there first)."""
+        if self.closed or not old or any(s not in self.segments for s in old) \
+                or old[-1] is self.active_segment:
+            cleaned.unlink(missing_ok=True)
+            return None
+        base = old[0].base_offset
+        final = self.dir / f"{base:020d}.log"
+        swap = final.with_name(final.name + SWAP_SUFFIX)
+        os.replace(cleaned, swap)
+        for seg in old:
+            self._remove_segment(seg)
+            self._delete_later(seg)
+        os.replace(swap, final)
+        seg = LogSegment.open(self.dir, base, self.config, active=False)
+        seg.recover(verify_crc=False)
+        seg.on_become_inactive()
+        self._add_segment(seg)
+        self._dir_dirty = True
+        return seg
 
     # ========================================================================= flushing
 
@@ -655,13 +684,19 @@ class Log:
 
     def flush_due(self) -> bool:
         """Whether the flush policy asks for a flush now: ``flush.messages`` unflushed
-        offsets, ``flush.ms`` since the last flush, or a roll or delete since then (so that
-        new segment files and renames reach the disk, as Kafka flushes rolled segments)."""
-        if self.unflushed_messages <= 0 and not self._dir_dirty:
+        offsets or ``flush.ms`` since the last flush (Kafka's defaults never do: the OS
+        writes back, and recovery covers a crash)."""
+        if self.unflushed_messages <= 0:
             return False
-        if self._dir_dirty or self.unflushed_messages >= self.config.flush_messages:
+        if self.unflushed_messages >= self.config.flush_messages:
             return True
         return self.clock() - self.last_flush_ms >= self.config.flush_ms
+
+    @property
+    def roll_flush_due(self) -> bool:
+        """A segment was rolled, created or renamed since the last flush: Kafka flushes a
+        rolled segment (and the directory) in the background soon after the roll."""
+        return self._dir_dirty
 
     def begin_flush(self, upto: int | None = None) -> FlushJob:
         """Prepare the fsync of everything below ``upto`` (default: the LEO)."""

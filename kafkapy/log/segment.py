@@ -135,6 +135,7 @@ class LogSegment:
         self.roll_jitter_ms = random.randrange(min(jitter, config.segment_ms)) if jitter else 0
         self.rolling_timestamp = NO_TIMESTAMP   # max timestamp of the first batch
         self.closed = False
+        self.renamed_deleted = False
 
     # ------------------------------------------------------------------ opening and closing
 
@@ -214,14 +215,16 @@ class LogSegment:
                 idx.rename(idx.path.with_name(idx.path.name + DELETED_SUFFIX))
         if self.path.exists():
             os.rename(self.path, self.path.with_name(self.path.name + DELETED_SUFFIX))
+        self.renamed_deleted = True
 
     def delete_files(self) -> None:
-        """Step two: close and remove the ``.deleted`` files."""
+        """Step two: close and remove the files (the ``.deleted`` ones if renamed: a new
+        segment with the same base offset, from compaction or truncation, may own the plain
+        names by now)."""
         self.close_without_trim()
-        for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX):
-            for name in (_name(self.base_offset) + suffix,
-                         _name(self.base_offset) + suffix + DELETED_SUFFIX):
-                (self.directory / name).unlink(missing_ok=True)
+        suffix = DELETED_SUFFIX if self.renamed_deleted else ""
+        for ext in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+            (self.directory / (_name(self.base_offset) + ext + suffix)).unlink(missing_ok=True)
 
     # ---------------------------------------------------------------------------- appends
 

@@ -1,0 +1,438 @@
+"""LogManager: every partition log of the broker's ``log.dirs``, loaded, checkpointed, flushed,
+retained and compacted.
+
+Kafka's LogManager. Layout of each log dir (see kafkapy.log.checkpoints for the file formats)::
+
+    meta.properties                       version=1, node.id, cluster.id, directory.id
+    .kafka_cleanshutdown                  present only between a clean shutdown and the next load
+    recovery-point-offset-checkpoint      per partition: offsets below are fsynced
+    log-start-offset-checkpoint           per partition, where above the first segment
+    replication-offset-checkpoint         per partition: the high watermark
+    cleaner-offset-checkpoint             per compacted partition: where the dirty part starts
+    <topic>-<partition>/                  one Log (kafkapy.log.log)
+
+Theory of operation:
+
+- ``load`` (blocking; the broker runs it in a worker thread) checks ``meta.properties``, reads
+  the checkpoints and the clean-shutdown marker, then opens every log, recovering those of a
+  dir that was not shut down cleanly, ``num.recovery.threads.per.data.dir`` at a time (the
+  compiled recovery scan releases the GIL, so threads do run in parallel). The marker is
+  removed once loaded, so a later crash is seen as one.
+- ``run`` is the background: a Trio task tree with the flusher (``flush.ms`` /
+  ``flush.messages`` policies and the flush that follows a segment roll), the retention pass
+  every ``log.retention.check.interval.ms``, the removal of ``.deleted`` files after
+  ``file.delete.delay.ms``, the checkpoint writers and the log cleaner. Every fsync, unlink
+  and compaction pass runs in a worker thread (``trio.to_thread``); the event loop only does
+  bookkeeping. This module is the one place in ``kafkapy.log`` that imports trio.
+- ``flush_log`` is also what the produce path awaits when ``flush.messages`` says an append
+  must be on disk before it is acknowledged.
+- ``shutdown`` flushes every log, closes them (trimming indexes), writes every checkpoint and
+  finally the clean-shutdown marker.
+
+Only the event-loop thread calls methods here, except ``load`` (before the loop uses the
+manager) and the worker-thread bodies this module itself hands to ``trio.to_thread``.
+"""
+
+from __future__ import annotations
+
+import base64
+import concurrent.futures
+import logging
+import os
+import re
+import shutil
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import trio
+
+from kafkapy.errors import InvalidTopicError, KafkaStorageError
+from kafkapy.log.checkpoints import (
+    CLEAN_SHUTDOWN_FILE,
+    CLEANER_OFFSET_CHECKPOINT,
+    LOG_START_OFFSET_CHECKPOINT,
+    RECOVERY_POINT_CHECKPOINT,
+    REPLICATION_OFFSET_CHECKPOINT,
+    TopicPartition,
+    read_clean_shutdown,
+    read_offsets,
+    read_partition_metadata,
+    write_atomically,
+    write_clean_shutdown,
+    write_offsets,
+)
+from kafkapy.log.cleaner import LogCleaner
+from kafkapy.log.config import LogConfig
+from kafkapy.log.log import DELETE_DIR_SUFFIX, Log, parse_topic_partition
+
+__all__ = ["LogManager", "MetaPropertiesError", "read_meta_properties", "validate_topic_name"]
+
+logger = logging.getLogger("kafkapy.log")
+
+META_PROPERTIES = "meta.properties"
+_LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]+")
+_MAX_TOPIC_LENGTH = 249
+
+
+class MetaPropertiesError(KafkaStorageError):
+    """A log dir's ``meta.properties`` belongs to another node or cluster, or is unreadable."""
+
+
+def validate_topic_name(topic: str) -> None:
+    """Kafka's Topic.validate: raises InvalidTopicError (17) for an illegal name."""
+    if not topic or topic in (".", ".."):
+        raise InvalidTopicError(f"Topic name {topic!r} is illegal")
+    if len(topic) > _MAX_TOPIC_LENGTH:
+        raise InvalidTopicError(f"Topic name {topic!r} is longer than {_MAX_TOPIC_LENGTH} "
+                                f"characters")
+    if not _LEGAL_TOPIC.fullmatch(topic):
+        raise InvalidTopicError(f"Topic name {topic!r} is illegal: only ASCII letters, "
+                                f"digits, '.', '_' and '-' are allowed")
+
+
+def _new_id() -> str:
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+
+
+def read_meta_properties(log_dir: Path) -> dict[str, str]:
+    """The ``key=value`` lines of ``meta.properties`` ({} if the file does not exist)."""
+    try:
+        text = (log_dir / META_PROPERTIES).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    props = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line[0] in "#!":
+            continue
+        key, sep, value = line.partition("=")
+        if not sep:
+            raise MetaPropertiesError(f"{log_dir / META_PROPERTIES}: unreadable line {line!r}")
+        props[key.strip()] = value.strip()
+    return props
+
+
+def _ensure_meta_properties(log_dir: Path, node_id: int, cluster_id: str | None) -> str:
+    """Check (or write, for a new dir) ``meta.properties``; returns the cluster id."""
+    props = read_meta_properties(log_dir)
+    if props:
+        stored_node = props.get("node.id", props.get("broker.id"))
+        if stored_node is not None and int(stored_node) != node_id:
+            raise MetaPropertiesError(
+                f"{log_dir}: meta.properties has node.id {stored_node}, this broker is "
+                f"{node_id}")
+        stored_cluster = props.get("cluster.id")
+        if cluster_id is not None and stored_cluster not in (None, cluster_id):
+            raise MetaPropertiesError(
+                f"{log_dir}: meta.properties has cluster.id {stored_cluster}, this broker "
+                f"expects {cluster_id}")
+        return stored_cluster or cluster_id or _new_id()
+    cluster = cluster_id or _new_id()
+    write_atomically(log_dir / META_PROPERTIES,
+                     "#\n#Written by kafkapy\n"
+                     f"cluster.id={cluster}\ndirectory.id={_new_id()}\nnode.id={node_id}\n"
+                     "version=1\n")
+    return cluster
+
+
+def _int_prop(props: Mapping[str, object], name: str, default: int) -> int:
+    value = props.get(name)
+    return default if value is None else int(str(value))
+
+
+class LogManager:
+    """The broker's logs. ``broker_props`` are the broker's settings (Kafka names);
+    ``topic_overrides(topic)`` gives a topic's own settings (topic-level names)."""
+
+    def __init__(self, log_dirs: list[Path], *, node_id: int = 1,
+                 cluster_id: str | None = None,
+                 broker_props: Mapping[str, object] | None = None,
+                 topic_overrides: Callable[[str], Mapping[str, object]] | None = None,
+                 clock: Callable[[], int] | None = None) -> None:
+        if not log_dirs:
+            raise ValueError("log.dirs is empty")
+        self.log_dirs = [Path(d) for d in log_dirs]
+        self.node_id = node_id
+        self.cluster_id = cluster_id
+        self.broker_props: dict[str, object] = dict(broker_props or {})
+        self._topic_overrides = topic_overrides or (lambda topic: {})
+        self.clock = clock or (lambda: int(time.time() * 1000))
+        self.logs: dict[TopicPartition, Log] = {}
+        self._dir_of: dict[TopicPartition, Path] = {}
+        self._deleted_dirs: list[tuple[int, Path]] = []
+        self.cleaner = LogCleaner(clock=self.clock)
+        self.loaded = False
+        self._closed = False
+        p = self.broker_props
+        self.retention_check_interval_ms = _int_prop(p, "log.retention.check.interval.ms",
+                                                     300000)
+        self.recovery_checkpoint_interval_ms = _int_prop(
+            p, "log.flush.offset.checkpoint.interval.ms", 60000)
+        self.start_offset_checkpoint_interval_ms = _int_prop(
+            p, "log.flush.start.offset.checkpoint.interval.ms", 60000)
+        self.hw_checkpoint_interval_ms = _int_prop(
+            p, "replica.high.watermark.checkpoint.interval.ms", 5000)
+        self.flush_check_interval_ms = _int_prop(p, "log.flush.scheduler.interval.ms",
+                                                 2**63 - 1)
+        self.cleaner_enabled = str(p.get("log.cleaner.enable", "true")).lower() == "true"
+        self.cleaner_backoff_ms = _int_prop(p, "log.cleaner.backoff.ms", 15000)
+        self.recovery_threads = max(1, _int_prop(p, "num.recovery.threads.per.data.dir", 2))
+        self.segment_delete_delay_ms = _int_prop(p, "log.segment.delete.delay.ms", 60000)
+
+    # ====================================================================== configs
+
+    def config_for(self, topic: str) -> LogConfig:
+        return LogConfig.resolve(self._topic_overrides(topic), self.broker_props)
+
+    def reconfigure_topic(self, topic: str) -> None:
+        """Apply a changed topic config to its open logs (AlterConfigs)."""
+        config = self.config_for(topic)
+        for tp, log in self.logs.items():
+            if tp.topic == topic:
+                log.change_config(config)
+
+    def reconfigure_broker(self, broker_props: Mapping[str, object]) -> None:
+        self.broker_props = dict(broker_props)
+        for tp, log in self.logs.items():
+            log.change_config(self.config_for(tp.topic))
+
+    # ====================================================================== loading
+
+    def load(self) -> None:
+        """Open every log of every dir (blocking: recovery can take long)."""
+        for d in self.log_dirs:
+            d.mkdir(parents=True, exist_ok=True)
+            self.cluster_id = _ensure_meta_properties(d, self.node_id, self.cluster_id)
+        for d in self.log_dirs:
+            self._load_dir(d)
+        self.loaded = True
+
+    def _load_dir(self, d: Path) -> None:
+        clean = read_clean_shutdown(d)
+        recovery = read_offsets(d / RECOVERY_POINT_CHECKPOINT)
+        starts = read_offsets(d / LOG_START_OFFSET_CHECKPOINT)
+        hws = read_offsets(d / REPLICATION_OFFSET_CHECKPOINT)
+        self.cleaner.load_checkpoint(d, read_offsets(d / CLEANER_OFFSET_CHECKPOINT))
+        jobs = []
+        for p in sorted(d.iterdir()):
+            if not p.is_dir():
+                continue
+            if p.name.endswith(DELETE_DIR_SUFFIX):
+                shutil.rmtree(p, ignore_errors=True)
+                continue
+            try:
+                tp = parse_topic_partition(p.name)
+            except ValueError:
+                continue    # -future / -stray and foreign directories are not ours to load
+            jobs.append((tp, p))
+        if not clean and jobs:
+            logger.info("%s was not shut down cleanly: recovering %d partition(s) with %d "
+                        "thread(s)", d, len(jobs), self.recovery_threads)
+
+        def open_one(tp: TopicPartition, p: Path) -> Log:
+            return Log.open(p, self.config_for(tp.topic),
+                            recovery_point=recovery.get(tp, 0),
+                            log_start_offset=starts.get(tp, 0),
+                            high_watermark=hws.get(tp, 0), had_clean_shutdown=clean,
+                            clock=self.clock)
+
+        started = time.monotonic()
+        with concurrent.futures.ThreadPoolExecutor(self.recovery_threads) as pool:
+            futures = {pool.submit(open_one, tp, p): tp for tp, p in jobs}
+            for fut in concurrent.futures.as_completed(futures):
+                tp = futures[fut]
+                self.logs[tp] = fut.result()
+                self._dir_of[tp] = d
+        if jobs:
+            logger.info("loaded %d log(s) from %s in %.0f ms", len(jobs), d,
+                        (time.monotonic() - started) * 1000)
+        # From now on a crash must be seen as one.
+        (d / CLEAN_SHUTDOWN_FILE).unlink(missing_ok=True)
+
+    # ================================================================= logs by partition
+
+    def get_log(self, tp: TopicPartition) -> Log | None:
+        return self.logs.get(tp)
+
+    def get_or_create_log(self, tp: TopicPartition, topic_id: uuid.UUID | None = None) -> Log:
+        """The partition's log, created (in the dir holding the fewest logs) if missing."""
+        log = self.logs.get(tp)
+        if log is not None:
+            return log
+        validate_topic_name(tp.topic)
+        if tp.partition < 0:
+            raise ValueError(f"negative partition {tp.partition}")
+        counts = {d: 0 for d in self.log_dirs}
+        for d in self._dir_of.values():
+            counts[d] += 1
+        d = min(self.log_dirs, key=lambda x: counts[x])
+        log = Log.open(d / str(tp), self.config_for(tp.topic), topic_id=topic_id,
+                       clock=self.clock)
+        self.logs[tp] = log
+        self._dir_of[tp] = d
+        return log
+
+    def topic_id_of(self, tp: TopicPartition) -> uuid.UUID | None:
+        log = self.logs.get(tp)
+        return None if log is None else read_partition_metadata(log.dir)
+
+    def delete_log(self, tp: TopicPartition) -> None:
+        """Delete a partition's log: its dir is renamed ``<tp>.<id>-delete`` at once (so a
+        re-created topic starts empty) and removed ``log.segment.delete.delay.ms`` later."""
+        log = self.logs.pop(tp, None)
+        d = self._dir_of.pop(tp, None)
+        if log is None or d is None:
+            return
+        self.cleaner.forget(d, tp)
+        log.close_unclean()
+        target = log.dir.with_name(f"{tp}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}")
+        os.rename(log.dir, target)
+        self._deleted_dirs.append((self.clock() + self.segment_delete_delay_ms, target))
+
+    # ======================================================================= flushing
+
+    async def flush_log(self, log: Log, upto: int | None = None) -> None:
+        """fsync ``log`` up to ``upto`` (default: its LEO) in a worker thread."""
+        job = log.begin_flush(upto)
+        await trio.to_thread.run_sync(job.run)
+        log.end_flush(job)
+
+    async def maybe_flush(self, log: Log) -> None:
+        """What the produce path awaits after an append: a flush if the policy says so."""
+        if log.flush_due():
+            await self.flush_log(log)
+
+    # ===================================================================== checkpoints
+
+    def _snapshot(self, value: Callable[[Log], int | None]
+                  ) -> dict[Path, dict[TopicPartition, int]]:
+        """Per dir, ``value(log)`` of each log (None: leave the log out). Taken on the event
+        loop; the files are then written anywhere."""
+        out: dict[Path, dict[TopicPartition, int]] = {d: {} for d in self.log_dirs}
+        for tp, log in self.logs.items():
+            v = value(log)
+            if v is not None:
+                out[self._dir_of[tp]][tp] = v
+        return out
+
+    @staticmethod
+    def _write(name: str, snapshot: dict[Path, dict[TopicPartition, int]]) -> None:
+        for d, offsets in snapshot.items():
+            write_offsets(d / name, offsets)
+
+    def _checkpoints(self) -> list[tuple[str, dict[Path, dict[TopicPartition, int]]]]:
+        return [
+            (RECOVERY_POINT_CHECKPOINT, self._snapshot(lambda log: log.recovery_point)),
+            (LOG_START_OFFSET_CHECKPOINT, self._snapshot(
+                lambda log: log.log_start_offset
+                if log.log_start_offset > log.segments[0].base_offset else None)),
+            (REPLICATION_OFFSET_CHECKPOINT, self._snapshot(lambda log: log.high_watermark)),
+            (CLEANER_OFFSET_CHECKPOINT, {d: self.cleaner.checkpoint_of(d)
+                                         for d in self.log_dirs}),
+        ]
+
+    def checkpoint_all(self) -> None:
+        """Write every checkpoint file now (blocking)."""
+        for name, snapshot in self._checkpoints():
+            self._write(name, snapshot)
+
+    # ====================================================================== background
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+                  ) -> None:
+        """The background tasks; runs until cancelled."""
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._flusher)
+            nursery.start_soon(self._every, self.retention_check_interval_ms,
+                               self.retention_pass)
+            nursery.start_soon(self._every, 1000, self.remove_deleted_files)
+            for i, interval in enumerate((self.recovery_checkpoint_interval_ms,
+                                          self.start_offset_checkpoint_interval_ms,
+                                          self.hw_checkpoint_interval_ms,
+                                          self.cleaner_backoff_ms)):
+                nursery.start_soon(self._checkpointer, i, interval)
+            if self.cleaner_enabled:
+                nursery.start_soon(self._every, self.cleaner_backoff_ms, self.clean_pass)
+            task_status.started()
+
+    async def _every(self, interval_ms: int, fn: Callable[[], object]) -> None:
+        while True:
+            await trio.sleep(interval_ms / 1000)
+            result = fn()
+            if hasattr(result, "__await__"):
+                await result  # type: ignore[misc]
+
+    async def _checkpointer(self, which: int, interval_ms: int) -> None:
+        while True:
+            await trio.sleep(interval_ms / 1000)
+            name, snapshot = self._checkpoints()[which]
+            await trio.to_thread.run_sync(self._write, name, snapshot)
+
+    async def _flusher(self) -> None:
+        while True:
+            tick = min(1000, self.flush_check_interval_ms,
+                       *(log.config.flush_ms for log in self.logs.values()))
+            await trio.sleep(max(tick, 10) / 1000)
+            for log in list(self.logs.values()):
+                if not log.closed and (log.flush_due() or log.roll_flush_due):
+                    await self.flush_log(log)
+
+    async def retention_pass(self) -> int:
+        """One retention pass over every log (renames only; files go later)."""
+        deleted = 0
+        for log in list(self.logs.values()):
+            if not log.closed:
+                deleted += log.delete_old_segments()
+        return deleted
+
+    async def remove_deleted_files(self) -> None:
+        """Remove ``.deleted`` segment files and ``-delete`` dirs whose delay has passed."""
+        due = []
+        for log in list(self.logs.values()):
+            due.extend(log.take_due_deletions())
+        now = self.clock()
+        dirs = [p for when, p in self._deleted_dirs if when <= now]
+        self._deleted_dirs = [(w, p) for w, p in self._deleted_dirs if w > now]
+        if due or dirs:
+            def remove() -> None:
+                for seg in due:
+                    seg.delete_files()
+                for p in dirs:
+                    shutil.rmtree(p, ignore_errors=True)
+            await trio.to_thread.run_sync(remove)
+
+    async def clean_pass(self) -> int:
+        """One log-cleaner pass: the dirtiest compacted log is compacted in a worker thread,
+        then its segments are swapped on the event loop (appends never wait)."""
+        candidate = self.cleaner.pick(self.logs, self._dir_of)
+        if candidate is None:
+            return 0
+        plan = await trio.to_thread.run_sync(self.cleaner.compact, candidate)
+        if plan is None:
+            return 0
+        return self.cleaner.swap(plan, self._dir_of.get(candidate.tp, self.log_dirs[0]))
+
+    # ======================================================================== shutdown
+
+    async def shutdown(self) -> None:
+        """Flush, close and checkpoint every log, then mark the dirs cleanly shut down."""
+        for log in list(self.logs.values()):
+            await self.flush_log(log)
+        await trio.to_thread.run_sync(self.close)
+
+    def close(self) -> None:
+        """Blocking clean shutdown (the ``shutdown`` body; also for use without Trio)."""
+        if self._closed:
+            return
+        for log in self.logs.values():
+            log.flush()
+            log.close()
+        self.checkpoint_all()
+        for _when, p in self._deleted_dirs:
+            shutil.rmtree(p, ignore_errors=True)
+        self._deleted_dirs = []
+        for d in self.log_dirs:
+            write_clean_shutdown(d)
+        self._closed = True
