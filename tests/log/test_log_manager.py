@@ -1,0 +1,276 @@
+"""LogManager on real log dirs: meta.properties, layout, checkpoints, clean and unclean
+restarts, and its Trio background tasks (flush policy off the event loop, retention with the
+delayed removal of .deleted files, compaction, deletion of partitions)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import pytest
+import trio
+
+from kafkapy.errors import InvalidTopicError
+from kafkapy.log.checkpoints import (
+    CLEAN_SHUTDOWN_FILE,
+    LOG_START_OFFSET_CHECKPOINT,
+    RECOVERY_POINT_CHECKPOINT,
+    REPLICATION_OFFSET_CHECKPOINT,
+    TopicPartition,
+    read_offsets,
+    read_partition_metadata,
+)
+from kafkapy.log.log import FlushJob, Log
+from kafkapy.log.log_manager import LogManager, MetaPropertiesError, read_meta_properties
+from kafkapy.protocol.records import build_batch, scan_batches
+
+TP = TopicPartition("orders", 0)
+
+
+def manager(dirs: list[Path], props: Mapping[str, object] | None = None,
+            overrides: dict[str, dict[str, object]] | None = None,
+            clock: Callable[[], int] | None = None, node_id: int = 1) -> LogManager:
+    over = overrides if overrides is not None else {}
+    lm = LogManager(dirs, node_id=node_id, broker_props=props,
+                    topic_overrides=lambda t: over.get(t, {}), clock=clock)
+    lm.load()
+    return lm
+
+
+def fill(log: Log, n: int, size: int = 100, ts: int | None = None) -> None:
+    if ts is None:
+        ts = int(time.time() * 1000)      # recent: default time retention keeps it
+    for i in range(n):
+        log.append_as_leader(build_batch([(b"k%d" % i, b"v" * size, None, ts + i)]))
+    log.update_high_watermark(log.log_end_offset)
+
+
+def offsets(log: Log) -> list[int]:
+    data = log.read(log.log_start_offset, 1 << 30).read()
+    return [r.offset for b in scan_batches(data).batches for r in b.records()]
+
+
+async def run_until(lm: LogManager, condition: Callable[[], bool], timeout: float = 10.0
+                    ) -> None:
+    """Run the manager's background tasks until ``condition`` holds (or fail)."""
+    async with trio.open_nursery() as nursery:
+        await nursery.start(lm.run)
+        with trio.move_on_after(timeout):
+            while not condition():
+                await trio.sleep(0.01)
+        nursery.cancel_scope.cancel()
+    assert condition(), "the background task did not get there in time"
+
+
+def test_meta_properties_written_then_checked(tmp_path: Path) -> None:
+    lm = manager([tmp_path], node_id=7)
+    props = read_meta_properties(tmp_path)
+    assert props["version"] == "1" and props["node.id"] == "7"
+    assert len(props["cluster.id"]) == 22 and len(props["directory.id"]) == 22
+    lm.close()
+    assert manager([tmp_path], node_id=7).cluster_id == props["cluster.id"]
+    with pytest.raises(MetaPropertiesError, match=r"node\.id 7"):
+        manager([tmp_path], node_id=8)
+    with pytest.raises(MetaPropertiesError, match=r"cluster\.id"):
+        LogManager([tmp_path], node_id=7, cluster_id="someOtherClusterId0000").load()
+
+
+def test_layout_topic_id_and_illegal_names(tmp_path: Path) -> None:
+    lm = manager([tmp_path])
+    topic_id = uuid.uuid4()
+    log = lm.get_or_create_log(TP, topic_id=topic_id)
+    assert log.dir == tmp_path / "orders-0"
+    assert read_partition_metadata(log.dir) == topic_id
+    assert lm.get_or_create_log(TP) is log
+    assert (log.dir / "00000000000000000000.log").exists()
+    for bad in ("", ".", "..", "a/b", "x" * 250, "sp ace", "ü"):
+        with pytest.raises(InvalidTopicError):
+            lm.get_or_create_log(TopicPartition(bad, 0))
+    lm.close()
+
+
+def test_new_logs_go_to_the_dir_with_fewest_logs(tmp_path: Path) -> None:
+    dirs = [tmp_path / "a", tmp_path / "b"]
+    lm = manager(dirs)
+    placed = [lm.get_or_create_log(TopicPartition("t", p)).dir.parent for p in range(4)]
+    assert sorted(placed) == sorted(dirs * 2)
+    lm.close()
+    again = manager(dirs)
+    assert sorted(again.logs) == [TopicPartition("t", p) for p in range(4)]
+    again.close()
+
+
+def test_clean_shutdown_writes_checkpoints_and_marker(tmp_path: Path,
+                                                      caplog: pytest.LogCaptureFixture) -> None:
+    lm = manager([tmp_path], {"log.segment.bytes": "1000"})
+    log = lm.get_or_create_log(TP)
+    fill(log, 30)
+    start = log.segments[1].base_offset + 1          # inside a segment: worth a checkpoint
+    log.delete_records(start)
+    log.delete_old_segments()
+    assert log.segments[0].base_offset < start
+    lm.close()
+    assert (tmp_path / CLEAN_SHUTDOWN_FILE).exists()
+    assert read_offsets(tmp_path / RECOVERY_POINT_CHECKPOINT) == {TP: 30}
+    assert read_offsets(tmp_path / REPLICATION_OFFSET_CHECKPOINT) == {TP: 30}
+    assert read_offsets(tmp_path / LOG_START_OFFSET_CHECKPOINT) == {TP: start}
+    caplog.set_level(logging.INFO, logger="kafkapy.log")
+    again = manager([tmp_path], {"log.segment.bytes": "1000"})
+    assert "recovering" not in caplog.text
+    assert not (tmp_path / CLEAN_SHUTDOWN_FILE).exists()     # a crash from now on is one
+    log2 = again.get_log(TP)
+    assert log2 is not None
+    assert (log2.log_start_offset, log2.log_end_offset, log2.high_watermark) == (start, 30, 30)
+    assert offsets(log2) == list(range(start, 30))
+    again.close()
+
+
+def test_unclean_restart_recovers(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    lm = manager([tmp_path], {"log.segment.bytes": "1000"})
+    log = lm.get_or_create_log(TP)
+    fill(log, 25)
+    log.close_unclean()          # the process died: no checkpoints, no marker
+    caplog.set_level(logging.INFO, logger="kafkapy.log")
+    again = manager([tmp_path], {"log.segment.bytes": "1000"})
+    assert "was not shut down cleanly" in caplog.text
+    assert "recovered" in caplog.text and "MB/s" in caplog.text
+    log2 = again.get_log(TP)
+    assert log2 is not None and log2.log_end_offset == 25
+    log2.update_high_watermark(25)
+    assert offsets(log2) == list(range(25))
+    again.close()
+
+
+def test_flush_messages_policy_flushes_in_a_worker_thread(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    lm = manager([tmp_path], {"log.flush.interval.messages": "3"})
+    log = lm.get_or_create_log(TP)
+    threads: list[int] = []
+    real_run = FlushJob.run
+
+    def spy(job: FlushJob) -> None:
+        threads.append(threading.get_ident())
+        real_run(job)
+    monkeypatch.setattr(FlushJob, "run", spy)
+
+    async def main() -> None:
+        fill(log, 2)
+        await lm.maybe_flush(log)
+        assert log.recovery_point == 0          # 2 < flush.messages
+        fill(log, 1)
+        await lm.maybe_flush(log)
+        assert log.recovery_point == 3
+    trio.run(main)
+    assert threads and threading.get_ident() not in threads
+    lm.close()
+
+
+def test_flush_ms_policy_runs_in_the_background(tmp_path: Path) -> None:
+    lm = manager([tmp_path], {"log.flush.interval.ms": "50"})
+    log = lm.get_or_create_log(TP)
+    fill(log, 5)
+    assert log.recovery_point == 0
+    trio.run(run_until, lm, lambda: log.recovery_point == 5)
+    lm.close()
+
+
+def test_retention_task_renames_then_removes_after_the_delay(tmp_path: Path) -> None:
+    now = [10_000_000]
+    lm = manager([tmp_path], {"log.segment.bytes": "1000", "log.retention.ms": "60000",
+                              "log.retention.check.interval.ms": "20",
+                              "log.segment.delete.delay.ms": "5000"}, clock=lambda: now[0])
+    log = lm.get_or_create_log(TP)
+    fill(log, 20, ts=now[0] - 120_000)           # old records: past retention
+    fill(log, 3, ts=now[0])                      # fresh ones
+    old_bases = [s.base_offset for s in log.segments[:-1]]
+    assert len(old_bases) >= 2
+
+    def renamed() -> bool:
+        return bool(list(log.dir.glob("*.log.deleted")))
+    trio.run(run_until, lm, renamed)
+    assert log.log_start_offset > 0
+    assert all(o >= log.log_start_offset for o in offsets(log))
+    # Still there until file.delete.delay.ms passes on the manager's clock.
+    assert list(log.dir.glob("*.deleted"))
+    now[0] += 6000
+    trio.run(run_until, lm, lambda: not list(log.dir.glob("*.deleted")))
+    lm.close()
+
+
+def test_compaction_runs_in_the_background_and_its_checkpoint_persists(tmp_path: Path
+                                                                        ) -> None:
+    overrides: dict[str, dict[str, object]] = {
+        "compacted": {"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.1",
+                      "segment.bytes": "1200"}}
+    props = {"log.cleaner.backoff.ms": "20"}
+    lm = manager([tmp_path], props, overrides)
+    tp = TopicPartition("compacted", 0)
+    log = lm.get_or_create_log(tp)
+    for i in range(60):
+        log.append_as_leader(build_batch([(b"k%d" % (i % 3), b"v%d" % i, None, i)]))
+    log.update_high_watermark(log.log_end_offset)
+    size_before = log.size
+    trio.run(run_until, lm, lambda: lm.cleaner.checkpoint_of(tmp_path).get(tp, 0) > 0)
+    assert log.size < size_before
+    end = lm.cleaner.checkpoint_of(tmp_path)[tp]
+    lm.close()
+    again = manager([tmp_path], props, overrides)
+    assert again.cleaner.checkpoint_of(tmp_path)[tp] == end
+    again.close()
+
+
+def test_delete_log_renames_then_removes_and_recreates_empty(tmp_path: Path) -> None:
+    lm = manager([tmp_path], {"log.segment.delete.delay.ms": "0"})
+    log = lm.get_or_create_log(TP)
+    fill(log, 5)
+    lm.delete_log(TP)
+    assert lm.get_log(TP) is None
+    assert not (tmp_path / "orders-0").exists()
+    assert len(list(tmp_path.glob("orders-0.*-delete"))) == 1
+    fresh = lm.get_or_create_log(TP)
+    assert fresh.log_end_offset == 0
+    trio.run(run_until, lm, lambda: not list(tmp_path.glob("*-delete")))
+    lm.close()
+
+
+def test_leftover_delete_dirs_are_removed_on_load(tmp_path: Path) -> None:
+    manager([tmp_path]).close()
+    leftover = tmp_path / f"orders-0.{uuid.uuid4().hex}-delete"
+    leftover.mkdir()
+    (leftover / "00000000000000000000.log").write_bytes(b"x")
+    manager([tmp_path]).close()
+    assert not leftover.exists()
+
+
+def test_topic_config_changes_apply_live(tmp_path: Path) -> None:
+    overrides: dict[str, dict[str, object]] = {}
+    lm = manager([tmp_path], overrides=overrides)
+    log = lm.get_or_create_log(TP)
+    assert log.config.segment_bytes == 1073741824
+    overrides["orders"] = {"segment.bytes": "2000", "retention.ms": "1000"}
+    lm.reconfigure_topic("orders")
+    assert (log.config.segment_bytes, log.config.retention_ms) == (2000, 1000)
+    assert all(s.config is log.config for s in log.segments)
+    lm.reconfigure_broker({"log.retention.hours": "1"})
+    assert log.config.retention_ms == 1000            # the topic override still wins
+    overrides.clear()
+    lm.reconfigure_broker({"log.retention.hours": "1"})
+    assert log.config.retention_ms == 3_600_000
+    lm.close()
+
+
+def test_async_shutdown(tmp_path: Path) -> None:
+    lm = manager([tmp_path])
+    log = lm.get_or_create_log(TP)
+    fill(log, 4)
+
+    async def main() -> None:
+        await lm.shutdown()
+    trio.run(main)
+    assert log.closed and (tmp_path / CLEAN_SHUTDOWN_FILE).exists()
+    assert read_offsets(tmp_path / RECOVERY_POINT_CHECKPOINT) == {TP: 4}
