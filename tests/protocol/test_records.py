@@ -792,3 +792,37 @@ def test_build_batch_accepts_buffers_and_large_values() -> None:
     assert rec.key == b"k" and rec.value == big and rec.headers == [("h", b"x")]
     (theirs,) = list(DefaultRecordBatch(raw))
     assert theirs.value == big
+
+
+# ------------------------------------------------- the cleaner's builder: kept offsets, horizon
+
+def test_build_batch_with_explicit_offset_deltas_last_delta_and_delete_horizon() -> None:
+    raw = build_batch([(b"a", b"1", None, 1000, 2), (b"b", None, [("h", b"x")], 1005, 7)],
+                      base_offset=100, last_offset_delta=9, delete_horizon=5_000_000,
+                      compression=4)
+    header = BatchHeader(raw)
+    assert (header.base_offset, header.last_offset, header.record_count) == (100, 109, 2)
+    assert header.has_delete_horizon and header.base_timestamp == 5_000_000
+    assert header.max_timestamp == 1005 and header.crc_valid
+    ours = [(r.offset, r.timestamp, r.key, r.value) for r in header.records()]
+    assert ours == [(102, 1000, b"a", b"1"), (107, 1005, b"b", None)]
+    # kafka-python decodes the same records from the same bytes.
+    theirs = [(r.offset, r.timestamp, r.key, r.value) for r in DefaultRecordBatch(raw)]
+    assert theirs == ours
+
+
+def test_build_batch_keeps_a_log_append_time_max_timestamp() -> None:
+    raw = build_batch([(b"k", b"v", None, 10, 0)], timestamp_type=1, max_timestamp=99)
+    header = BatchHeader(raw)
+    assert header.timestamp_type == 1 and header.max_timestamp == 99
+    assert [r.timestamp for r in header.records()] == [99]
+
+
+@pytest.mark.parametrize("records, kw", [
+    ([(b"k", b"v", None, 1, 3), (b"k", b"v", None, 1, 3)], {}),     # deltas must rise
+    ([(b"k", b"v", None, 1, 5)], {"last_offset_delta": 4}),          # last below a record
+    ([(b"k", b"v", None, 1, -1)], {}),
+])
+def test_build_batch_refuses_offsets_that_do_not_rise(records: list, kw: dict) -> None:
+    with pytest.raises(ValueError):
+        build_batch(records, **kw)
