@@ -25,7 +25,7 @@ lastOffsetDelta INT32 @23, maxTimestamp INT64 @35.
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdint cimport INT64_MIN, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 
 from kafkapy._bigendian cimport rd32, rd64, wr32, wr64
 
@@ -349,3 +349,49 @@ def find_batch(buf, int64_t target):
     finally:
         PyBuffer_Release(&view)
     return (bool(found), pos, base, size)
+
+
+# --------------------------------------------------------------------- index validation
+
+def first_disorder(buf, Py_ssize_t entries, int entry_size, int64_t position_limit):
+    """The first slot among the first ``entries`` of an index that breaks its order, or -1.
+
+    Offset index (8): relative offsets >= 0 and strictly rising, positions strictly rising
+    and below ``position_limit`` (the segment's size). Time index (12): timestamps and
+    relative offsets non-decreasing, relative offsets >= 0. Run when a segment is loaded
+    after a clean shutdown, so a damaged index is rebuilt instead of trusted.
+    """
+    cdef Py_buffer view
+    cdef const uint8_t* d
+    cdef Py_ssize_t i, bad = -1
+    cdef int32_t rel, prev_rel = -1, pos, prev_pos = -1
+    cdef int64_t ts, prev_ts = INT64_MIN
+    if entry_size != 8 and entry_size != 12:
+        raise ValueError(f"entry size {entry_size} is neither 8 nor 12")
+    PyObject_GetBuffer(buf, &view, PyBUF_SIMPLE)
+    try:
+        if entries < 0 or entries * entry_size > view.len:
+            raise ValueError(f"{entries} entries of {entry_size} bytes do not fit in "
+                             f"{view.len} bytes")
+        d = <const uint8_t*>view.buf
+        with nogil:
+            for i in range(entries):
+                if entry_size == 8:
+                    rel = <int32_t>rd32(d + 8 * i)
+                    pos = <int32_t>rd32(d + 8 * i + 4)
+                    if rel <= prev_rel or pos <= prev_pos or pos >= position_limit:
+                        bad = i
+                        break
+                    prev_rel = rel
+                    prev_pos = pos
+                else:
+                    ts = <int64_t>rd64(d + 12 * i)
+                    rel = <int32_t>rd32(d + 12 * i + 8)
+                    if ts < prev_ts or rel < 0 or rel < prev_rel:
+                        bad = i
+                        break
+                    prev_ts = ts
+                    prev_rel = rel
+    finally:
+        PyBuffer_Release(&view)
+    return bad

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import attrs
 
-from kafkapy._log import largest_lower_bound
+from kafkapy._log import first_disorder, largest_lower_bound
 from kafkapy.errors import KafkaStorageError
 
 __all__ = [
@@ -239,13 +239,19 @@ class OffsetIndex(_Index):
             slot -= 1
         self.truncate_to_entries(slot + 1)
 
-    def sanity_check(self) -> None:
+    def sanity_check(self, log_size: int = 2**31 - 1) -> None:
+        """Kafka's checks (whole entries, last offset not below the base) and, stricter than
+        Kafka, the order of every entry, with positions inside a log of ``log_size`` bytes."""
         if self.opened_length % 8:
             raise CorruptIndexError(f"{self.path}: length {self.opened_length} is not a "
                                     f"multiple of 8")
         if self.entries and self.last_offset < self.base_offset:
             raise CorruptIndexError(f"{self.path}: last offset {self.last_offset} is below the "
                                     f"base offset {self.base_offset}")
+        bad = first_disorder(self._mmap, self.entries, 8, log_size)
+        if bad >= 0:
+            raise CorruptIndexError(f"{self.path}: entry {bad} is out of order or points "
+                                    f"past the log")
 
 
 class TimeIndex(_Index):
@@ -295,3 +301,6 @@ class TimeIndex(_Index):
             raise CorruptIndexError(f"{self.path}: last offset below the base offset")
         if self.entries and self.last_entry.timestamp < self.entry(0).timestamp:
             raise CorruptIndexError(f"{self.path}: last timestamp below the first")
+        bad = first_disorder(self._mmap, self.entries, 12, 0)
+        if bad >= 0:
+            raise CorruptIndexError(f"{self.path}: entry {bad} is out of order")

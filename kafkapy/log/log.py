@@ -216,15 +216,18 @@ class Log:
         self._complete_swaps()
         bases = sorted(offset_from_file_name(p.name) for p in d.iterdir()
                        if p.name.endswith(".log") and p.name[:20].isdigit())
+        missing_index = []
         for i, base in enumerate(bases):
             idx_missing = not (d / f"{base:020d}.index").exists() or \
                 not (d / f"{base:020d}.timeindex").exists()
             seg = LogSegment.open(d, base, self.config, active=i == len(bases) - 1)
             self._add_segment(seg)
             if idx_missing and seg.size:
-                logger.info("%s: rebuilding the missing indexes of %s", self.topic_partition,
-                            seg.path.name)
-                self._recover_segment(seg, rebuild_only=True)
+                missing_index.append(seg)
+        for seg in missing_index:
+            logger.info("%s: rebuilding the missing indexes of %s", self.topic_partition,
+                        seg.path.name)
+            self._recover_segment(seg)
         needs_recovery: list[LogSegment] = []
         if not clean and self.segments:
             first = max(0, bisect.bisect_right(self._bases, recovery_point) - 1)
@@ -233,13 +236,15 @@ class Log:
             if seg in needs_recovery:
                 continue
             try:
-                seg.offset_index.sanity_check()
+                seg.offset_index.sanity_check(seg.size)
                 seg.time_index.sanity_check()
                 seg.restore_state()
             except (KafkaStorageError, CorruptMessageError) as e:
                 logger.warning("%s: %s; rebuilding the segment's indexes",
                                self.topic_partition, e)
-                needs_recovery.append(seg)
+                # Kafka's recoverSegment: this segment alone (truncated at its first invalid
+                # batch, if any); later segments are not deleted for it.
+                self._recover_segment(seg)
         if needs_recovery:
             self._recover(sorted(needs_recovery, key=lambda s: s.base_offset))
         if not self.segments:
@@ -307,9 +312,14 @@ class Log:
                 for s in later:
                     self._remove_segment(s)
                     s.delete_files()
+                if later:
+                    # The truncated segment is the active one now: its indexes were trimmed as
+                    # an inactive segment's; make them appendable (Kafka resizes the active
+                    # segment's indexes after recovery).
+                    seg.make_active()
                 break
 
-    def _recover_segment(self, seg: LogSegment, rebuild_only: bool = False) -> int:
+    def _recover_segment(self, seg: LogSegment) -> int:
         cut, result = seg.recover()
         if cut:
             logger.warning("%s: %s: truncated %d bytes at byte %d: %s",
@@ -408,7 +418,9 @@ class Log:
         last_offset = batches[-1].last_offset
         size = sum(b.size for b in batches)
         seg = self.active_segment
-        if seg.should_roll(size, batches[0].max_timestamp, last_offset, len(batches), now):
+        # Kafka's maybeRoll passes the largest maxTimestamp of the whole append.
+        max_timestamp = max(b.max_timestamp for b in batches)
+        if seg.should_roll(size, max_timestamp, last_offset, len(batches), now):
             seg = self.roll(first_offset)
         result = seg.append(buf)
         self.log_end_offset = result.next_offset

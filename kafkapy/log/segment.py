@@ -61,6 +61,10 @@ TIME_INDEX_SUFFIX = ".timeindex"
 DELETED_SUFFIX = ".deleted"
 _HEADER = 61
 _READ_CHUNK = 64 * 1024
+# translate_offset's first read: the batch sought usually starts within index.interval.bytes
+# (4 KiB by default) of the indexed position, and copying 64 KiB to find it cost more than
+# the rest of the lookup; a longer scan goes on in _READ_CHUNKs.
+_FIRST_READ = 8 * 1024
 _SCAN_CHUNK = 1024 * 1024
 
 
@@ -330,7 +334,7 @@ class LogSegment:
         (the batch holding ``offset`` or the first one after it); None if there is none."""
         indexed = self.offset_index.lookup(offset)
         pos = max(start_position, indexed.position)
-        chunk_size = _READ_CHUNK
+        chunk_size = _FIRST_READ
         while pos < self.size:
             chunk = os.pread(self.fd, min(chunk_size, self.size - pos), pos)
             found, rel, base, size = find_batch(chunk, offset)
@@ -345,6 +349,7 @@ class LogSegment:
                     return None     # fewer than a header's bytes left: a torn tail
                 continue
             pos += rel
+            chunk_size = max(chunk_size, _READ_CHUNK)
         return None
 
     def read(self, start_offset: int, max_size: int, max_position: int | None = None,
@@ -436,6 +441,14 @@ class LogSegment:
         w.offset_of_max_timestamp = last_time.offset
         w.last_index_timestamp = last_time.timestamp
         result = w.walk(tail, pos, verify_crc=False, offset_room=0, time_room=0)
+        if self.offset_index.entries and (
+                not result.batches
+                or int.from_bytes(tail[0:8], "big", signed=True)
+                + int.from_bytes(tail[23:27], "big", signed=True)
+                != self.offset_index.entry(self.offset_index.entries - 1).offset):
+            # The last entry must name the last offset of the batch at its position.
+            raise CorruptMessageError(f"{self.path}: the last index entry does not point at "
+                                      f"its batch")
         if result.stop:
             raise CorruptMessageError(f"{self.path}: {result.reason} at byte "
                                       f"{pos + result.valid_bytes}")
