@@ -126,7 +126,9 @@ class _Index:
         resize, used when a truncated segment becomes the active one)."""
         if max_index_size is not None:
             self.max_index_size = max_index_size
-        self._mmap.flush()
+        # No mmap.flush (a synchronous msync) here or in trim: closing a shared mapping keeps
+        # its dirty pages in the page cache, and FlushJob's fsync writes them (as Kafka, whose
+        # resize does not force either); an msync would block the event loop on every roll.
         self._mmap.close()
         self.max_entries = max(self.max_index_size // self.entry_size, self.entries)
         self._mmap = self._map(self.max_entries)
@@ -178,7 +180,6 @@ class _Index:
 
         The index is read-only afterwards: it is full at exactly its entries.
         """
-        self._mmap.flush()
         self._mmap.close()
         self.max_entries = self.entries
         self._mmap = self._map(self.entries)

@@ -249,7 +249,7 @@ class Log:
             self._recover(sorted(needs_recovery, key=lambda s: s.base_offset))
         if not self.segments:
             self._add_segment(LogSegment.open(d, log_start_offset, self.config, active=True,
-                                              create=True))
+                                              create=True, now_ms=self.clock()))
         self.log_end_offset = self.segments[-1].next_offset
         self.log_start_offset = max(log_start_offset, self.segments[0].base_offset)
         if self.log_start_offset > self.log_end_offset:
@@ -446,7 +446,8 @@ class Log:
             active.delete_files()
         else:
             active.on_become_inactive()
-        seg = LogSegment.open(self.dir, new_base, self.config, active=True, create=True)
+        seg = LogSegment.open(self.dir, new_base, self.config, active=True, create=True,
+                              now_ms=self.clock())
         self._add_segment(seg)
         self._dir_dirty = True
         return seg
@@ -566,9 +567,13 @@ class Log:
             self._remove_segment(seg)
             self._delete_later(seg)
         active = self.active_segment
-        active.truncate_to(target)
+        active.truncate_to(target, self.clock())
         active.make_active()
         self.log_end_offset = active.next_offset
+        # A target inside the batch holding the log start offset (DeleteRecords can leave it
+        # mid-batch) takes that whole batch: the start must not stay past the end (Kafka's
+        # truncateTo lowers it too: logStartOffset = min(target, logStartOffset)).
+        self.log_start_offset = min(self.log_start_offset, self.log_end_offset)
         self.high_watermark = min(self.high_watermark, self.log_end_offset)
         self.recovery_point = min(self.recovery_point, self.log_end_offset)
         self.epochs.truncate_from_end(self.log_end_offset)
@@ -581,7 +586,7 @@ class Log:
             self._remove_segment(seg)
             self._delete_later(seg)
         self._add_segment(LogSegment.open(self.dir, offset, self.config, active=True,
-                                          create=True))
+                                          create=True, now_ms=self.clock()))
         self._dir_dirty = True
         self.log_start_offset = self.log_end_offset = offset
         self.high_watermark = self.recovery_point = offset

@@ -145,8 +145,9 @@ class LogSegment:
 
     @classmethod
     def open(cls, directory: Path, base_offset: int, config: LogConfig, *,
-             active: bool, create: bool = False) -> LogSegment:
-        """Open the segment at ``base_offset`` (``create``: a new, empty one)."""
+             active: bool, create: bool = False, now_ms: int | None = None) -> LogSegment:
+        """Open the segment at ``base_offset`` (``create``: a new, empty one, created at
+        ``now_ms`` on the log's clock; an existing one dates from its file's mtime)."""
         path = log_path(directory, base_offset)
         flags = os.O_RDWR | os.O_APPEND | (os.O_CREAT | os.O_EXCL if create else 0)
         try:
@@ -165,7 +166,10 @@ class LogSegment:
         except BaseException:
             os.close(fd)
             raise
-        created = int(time.time() * 1000) if create else int(os.stat(path).st_mtime * 1000)
+        if create:
+            created = int(time.time() * 1000) if now_ms is None else now_ms
+        else:
+            created = int(os.stat(path).st_mtime * 1000)
         seg = cls(directory, base_offset, config, fd, oidx, tidx, created)
         if not create:
             seg._read_rolling_timestamp()
@@ -309,7 +313,9 @@ class LogSegment:
         self.offset_index.append_raw(result.offset_entries)
         self.time_index.append_raw(result.time_entries)
         if self.rolling_timestamp == NO_TIMESTAMP and start == 0:
-            self.rolling_timestamp = result.max_timestamp
+            # Kafka's rollingBasedTimestamp: the first batch's maxTimestamp (as reloaded by
+            # _read_rolling_timestamp), not the largest of this append.
+            self.rolling_timestamp = int.from_bytes(view[35:43], "big", signed=True)
         return result
 
     # ----------------------------------------------------------------------------- reads
@@ -464,7 +470,7 @@ class LogSegment:
         os.ftruncate(self.fd, size)
         self.size = size
 
-    def truncate_to(self, offset: int) -> int:
+    def truncate_to(self, offset: int, now_ms: int | None = None) -> int:
         """Drop every batch holding an offset >= ``offset``; returns the bytes removed."""
         loc = self.translate_offset(offset)
         if loc is None:
@@ -477,7 +483,7 @@ class LogSegment:
         self.restore_state()
         if self.size == 0:
             self.rolling_timestamp = NO_TIMESTAMP
-            self.created_ms = int(time.time() * 1000)
+            self.created_ms = int(time.time() * 1000) if now_ms is None else now_ms
         return removed
 
     # -------------------------------------------------------------------------- flushing

@@ -1115,3 +1115,23 @@ def test_log_config_rejects_bad_values(topic: dict[str, object],
                                        broker: dict[str, object]) -> None:
     with pytest.raises(InvalidConfigError):
         LogConfig.resolve(topic, broker)
+
+
+def test_roll_on_segment_ms_without_timestamps_uses_the_logs_clock(tmp_path: Path) -> None:
+    # Batches without a timestamp (-1): the segment's age counts from its creation, on the
+    # same clock the log uses for "now" (Kafka's rule), so a fake clock rolls too.
+    clock = FakeClock()
+    log = open_log(tmp_path, clock, segment_ms=1000)
+    leader_append(log, recs(1, -1))
+    clock.now += 999
+    leader_append(log, recs(1, -1))
+    assert len(log.segments) == 1
+    clock.now += 2
+    info = leader_append(log, recs(1, -1))
+    assert [s.base_offset for s in log.segments] == [0, info.first_offset]
+    # After a truncation empties the active segment, its age restarts on the log's clock.
+    log.truncate_to(info.first_offset)
+    clock.now += 500
+    leader_append(log, recs(1, -1))
+    assert len(log.segments) == 2
+    log.close()
