@@ -2,13 +2,13 @@
 bytes, broken indexes, leftover files.
 
 Everything the log stores is checked with an independent reader (``struct`` and the crc32c
-package): the batch framing and CRC-32C of every ``.log`` file, and the ``.index`` /
-``.timeindex`` entries, which must be exactly what Kafka's rule gives for the batches in the
-file (an offset-index entry (last offset, start position) for each batch that starts more than
-``index.interval.bytes`` after the previous entry, a time-index entry with the running maximum
-timestamp at the same moments when it rose, and the segment's maximum appended once more when
-it is rolled or closed). Record contents are functions of the offset (tests/log/crash_child.py),
-so every surviving record can be checked.
+package: tests.log.kafka_files): the batch framing and CRC-32C of every ``.log`` file, and the
+``.index`` / ``.timeindex`` entries, which must be exactly what Kafka's rule gives for the
+batches in the file (an offset-index entry (last offset, start position) for each batch that
+starts more than ``index.interval.bytes`` after the previous entry, a time-index entry with the
+running maximum timestamp at the same moments when it rose, and the segment's maximum appended
+once more when it is rolled or closed). Record contents are functions of the offset
+(tests/log/crash_child.py), so every surviving record can be checked.
 """
 
 from __future__ import annotations
@@ -19,14 +19,12 @@ import random
 import re
 import shutil
 import signal
-import struct
 import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import crc32c
 import pytest
 
 from kafkapy.errors import CorruptMessageError
@@ -36,101 +34,30 @@ from kafkapy.log.log import Log
 from kafkapy.protocol.records import BatchHeader, build_batch, scan_batches
 from tests.log.crash_child import CONFIG as CHILD_CONFIG
 from tests.log.crash_child import key_for, records_for, timestamp_for, value_for
+from tests.log.kafka_files import (
+    TIME_ENTRY,
+    RawBatch,
+    kafka_index_model,
+    parse_log,
+    parse_offset_index,
+    parse_time_index,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 CHILD = Path(__file__).resolve().with_name("crash_child.py")
 LOGGER = "kafkapy.log"
 
-# ------------------------------------------------------------------ independent readers
-
-# baseOffset, batchLength, partitionLeaderEpoch, magic, crc, attributes, lastOffsetDelta,
-# baseTimestamp, maxTimestamp, producerId, producerEpoch, baseSequence, recordCount
-_HEADER = struct.Struct(">qiibIhiqqqhii")
-assert _HEADER.size == 61
-_OFFSET_ENTRY = struct.Struct(">ii")
-_TIME_ENTRY = struct.Struct(">qi")
+# ---------------------------------------------- independent readers: tests.log.kafka_files
 
 
-@dataclass(frozen=True)
-class Batch:
-    position: int
-    size: int
-    base: int
-    last: int
-    epoch: int
-    max_ts: int
-    compression: int
-
-
-def parse_log_file(path: Path) -> list[Batch]:
-    """Every batch of a ``.log`` file; the file must be whole batches with valid CRCs."""
-    data = path.read_bytes()
-    batches = []
-    pos = 0
-    while pos < len(data):
-        assert len(data) - pos >= 61, f"{path.name}: torn header at byte {pos}"
-        (base, length, epoch, magic, crc, attrs, delta, _base_ts, max_ts, _pid, _pepoch,
-         _seq, count) = _HEADER.unpack_from(data, pos)
-        assert magic == 2, f"{path.name}: magic {magic} at byte {pos}"
-        assert 49 <= length <= len(data) - pos - 12, f"{path.name}: length {length} at {pos}"
-        end = pos + 12 + length
-        assert crc32c.crc32c(data[pos + 21:end]) == crc, f"{path.name}: bad CRC at byte {pos}"
-        assert count == delta + 1
-        batches.append(Batch(pos, end - pos, base, base + delta, epoch, max_ts, attrs & 7))
-        pos = end
-    return batches
-
-
-def read_index_file(path: Path, entry: struct.Struct, count: int | None = None
-                    ) -> list[tuple[int, int]]:
-    """The first ``count`` entries of an index file, or without ``count`` those up to the
-    first all-zero entry (a new preallocated file's unused tail, which must be all zeros). No
-    real entry is all zeros: the first batch of a segment never gets an offset-index entry,
-    and every timestamp here is > 0. (An index reset for a rebuild keeps its old bytes past
-    the new entries until it is trimmed, as Kafka's does: hence ``count`` for open logs.)"""
-    data = path.read_bytes()
-    assert len(data) % entry.size == 0, f"{path.name}: length {len(data)}"
-    if count is not None:
-        assert len(data) >= count * entry.size
-        return [entry.unpack_from(data, pos) for pos in range(0, count * entry.size, entry.size)]
-    zero = bytes(entry.size)
-    entries = []
-    for pos in range(0, len(data), entry.size):
-        if data[pos:pos + entry.size] == zero:
-            assert data[pos:] == bytes(len(data) - pos), f"{path.name}: data after the end"
-            break
-        entries.append(entry.unpack_from(data, pos))
-    return entries
-
-
-def expected_indexes(batches: list[Batch], base: int, interval: int, closed: bool
-                     ) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
-    """Kafka's index entries for a segment of ``batches`` (see the module docstring)."""
-    offsets: list[tuple[int, int]] = []
-    times: list[tuple[int, int]] = []
-    since, max_ts, max_off, indexed_ts = 0, -1, base, -1
-    for b in batches:
-        if b.max_ts > max_ts:
-            max_ts, max_off = b.max_ts, b.last
-        if since > interval:
-            offsets.append((b.last - base, b.position))
-            if max_ts > indexed_ts:
-                times.append((max_ts, max_off - base))
-                indexed_ts = max_ts
-            since = 0
-        since += b.size
-    if closed and max_ts > indexed_ts:
-        times.append((max_ts, max_off - base))
-    return offsets, times
-
-
-def segment_files(directory: Path) -> dict[int, list[Batch]]:
-    return {int(p.name[:20]): parse_log_file(p) for p in sorted(directory.glob("*.log"))}
+def segment_files(directory: Path) -> dict[int, list[RawBatch]]:
+    return {int(p.name[:20]): parse_log(p.read_bytes(), verify=True, name=p.name)
+            for p in sorted(directory.glob("*.log"))}
 
 
 def check_files(directory: Path, log: Log | None, interval: int,
                 expect_trimmed_last: bool = False, gap_after: int | None = None
-                ) -> list[Batch]:
+                ) -> list[RawBatch]:
     """Check the partition directory with the independent readers; returns all batches.
 
     Segments: named by their first batch's base offset, offsets contiguous from the first
@@ -146,41 +73,42 @@ def check_files(directory: Path, log: Log | None, interval: int,
     assert set(names) <= allowed, f"unexpected files {sorted(set(names) - allowed)}"
     if log is not None:
         assert [s.base_offset for s in log.segments] == bases
-    everything: list[Batch] = []
+    everything: list[RawBatch] = []
     expect_next = bases[0] if bases else 0
     for i, base in enumerate(bases):
         batches = segs[base]
         closed = i < len(bases) - 1 or expect_trimmed_last
         assert batches or i == len(bases) - 1, f"empty segment {base} that is not the last"
         if batches:
-            assert batches[0].base == base, f"segment {base} starts at {batches[0].base}"
+            assert batches[0].base_offset == base, \
+                f"segment {base} starts at {batches[0].base_offset}"
         if i and bases[i - 1] == gap_after:
             assert base > expect_next
             expect_next = base
         for b in batches:
-            assert b.base == expect_next, f"segment {base}: offset gap or overlap at {b}"
-            expect_next = b.last + 1
+            assert b.base_offset == expect_next, f"segment {base}: offset gap or overlap at {b}"
+            expect_next = b.last_offset + 1
         if not batches:
             assert base == expect_next, f"empty last segment {base}, log ends at {expect_next}"
-        want_offsets, want_times = expected_indexes(batches, base, interval, closed)
+        want_offsets, want_times = kafka_index_model(batches, base, interval, closed)
         # The active segment holds the closing time-index entry or not, depending on its
         # history (a clean close wrote it; Kafka's recovery writes it; appends do not).
-        want_times_closed = expected_indexes(batches, base, interval, True)[1]
+        want_times_closed = kafka_index_model(batches, base, interval, True)[1]
         index = directory / f"{base:020d}.index"
         time_index = directory / f"{base:020d}.timeindex"
         if log is not None and not closed:
             seg = log.segments[i]
-            offsets = read_index_file(index, _OFFSET_ENTRY, seg.offset_index.entries)
-            times = read_index_file(time_index, _TIME_ENTRY, seg.time_index.entries)
+            offsets = parse_offset_index(index, seg.offset_index.entries)
+            times = parse_time_index(time_index, seg.time_index.entries)
         else:
-            offsets = read_index_file(index, _OFFSET_ENTRY)
-            times = read_index_file(time_index, _TIME_ENTRY)
+            offsets = parse_offset_index(index, stop_at_zeros=True)
+            times = parse_time_index(time_index, stop_at_zeros=True)
         assert offsets == want_offsets, f"{index.name}"
         assert times in (want_times, want_times_closed), f"{time_index.name}"
         # Every offset-index entry points at a batch start whose last offset it names.
         starts = {b.position: b for b in batches}
         for rel, position in offsets:
-            assert position in starts and starts[position].last == base + rel
+            assert position in starts and starts[position].last_offset == base + rel
         if closed:
             assert index.stat().st_size == 8 * len(offsets), f"{index.name} not trimmed"
             assert time_index.stat().st_size == 12 * len(times), f"{time_index.name} not trimmed"
@@ -191,7 +119,7 @@ def check_files(directory: Path, log: Log | None, interval: int,
                 (len(offsets), len(times))
             assert seg.next_offset == expect_next
             if batches:
-                assert seg.max_timestamp == max(b.max_ts for b in batches)
+                assert seg.max_timestamp == max(b.max_timestamp for b in batches)
         everything.extend(batches)
     if log is not None:
         assert log.log_end_offset == expect_next
@@ -221,12 +149,12 @@ def check_contents(log: Log, directory: Path, start: int = 0) -> int:
     return expect - start
 
 
-def check_epochs(log: Log, batches: list[Batch]) -> None:
+def check_epochs(log: Log, batches: list[RawBatch]) -> None:
     """The leader epoch cache is exactly where the batches' epochs change."""
     want: list[EpochEntry] = []
     for b in batches:
-        if b.epoch >= 0 and (not want or b.epoch > want[-1].epoch):
-            want.append(EpochEntry(b.epoch, b.base))
+        if b.leader_epoch >= 0 and (not want or b.leader_epoch > want[-1].epoch):
+            want.append(EpochEntry(b.leader_epoch, b.base_offset))
     assert log.epochs.entries == want
 
 
@@ -330,7 +258,7 @@ def verify_copy(partition: Path, copy: Path, recovery_point: int, acks: list[tup
     try:
         batches = check_files(copy, log, CHILD_CONFIG.index_interval_bytes)
         assert log.segments[0].base_offset == 0
-        by_base = {b.base: b.last for b in batches}
+        by_base = {b.base_offset: b.last_offset for b in batches}
         for first, last in acks:       # every acknowledged batch is there, whole
             assert by_base.get(first) == last, f"acknowledged batch {first}-{last} lost"
         if acks:
@@ -408,7 +336,7 @@ TORN_CONFIG = LogConfig(segment_bytes=1200, index_interval_bytes=0, segment_inde
 TORN_COUNTS = [3, 1, 4, 2, 5, 1, 2, 3, 1, 6, 2, 2, 1, 1, 2, 1]
 
 
-def _torn_setup(tmp_path: Path, clean: bool) -> tuple[dict[str, bytes], Batch, int]:
+def _torn_setup(tmp_path: Path, clean: bool) -> tuple[dict[str, bytes], RawBatch, int]:
     source = tmp_path / "source-0"
     log = make_log(source, TORN_CONFIG, TORN_COUNTS, codecs=[0, 4, 0, 1])
     assert len(log.segments) >= 3
@@ -419,7 +347,7 @@ def _torn_setup(tmp_path: Path, clean: bool) -> tuple[dict[str, bytes], Batch, i
     batches = check_files(source, None, 0, expect_trimmed_last=clean)
     last = batches[-1]
     last_base = max(segment_files(source))
-    assert last.base > last_base, "the last batch must not be its segment's first"
+    assert last.base_offset > last_base, "the last batch must not be its segment's first"
     return snapshot(source), last, last_base
 
 
@@ -433,8 +361,9 @@ def test_torn_last_batch_cut_at_every_byte(tmp_path: Path, caplog: pytest.LogCap
     # entry for the torn batch, which recovery must drop.
     if not clean:
         assert len(files[f"{last_segment:020d}.index"]) == 4096
-        entries = read_index_file_bytes(files[f"{last_segment:020d}.index"])
-        assert entries[-1] == (last.last - last_segment, last.position)
+        entries = parse_offset_index(files[f"{last_segment:020d}.index"],
+                                     stop_at_zeros=True)
+        assert entries[-1] == (last.last_offset - last_segment, last.position)
     # Recovery from 0, and from the checkpoint in the last segment (earlier ones trusted).
     recovery_point = 0 if clean else last_segment
     work = tmp_path / "work-0"
@@ -445,10 +374,10 @@ def test_torn_last_batch_cut_at_every_byte(tmp_path: Path, caplog: pytest.LogCap
         log = Log.open(work, TORN_CONFIG, recovery_point=recovery_point,
                        had_clean_shutdown=False)
         try:
-            assert log.log_end_offset == last.base, f"cut {cut}"
+            assert log.log_end_offset == last.base_offset, f"cut {cut}"
             assert (work / seg_name).stat().st_size == last.position
             check_files(work, log, 0)
-            assert check_contents(log, work) == last.base
+            assert check_contents(log, work) == last.base_offset
             warnings = messages(caplog, logging.WARNING)
             assert any(f"{seg_name}: truncated {cut} bytes at byte {last.position}" in m
                        for m in warnings), (cut, warnings)
@@ -461,20 +390,10 @@ def test_torn_last_batch_cut_at_every_byte(tmp_path: Path, caplog: pytest.LogCap
     os.truncate(work / seg_name, last.position)
     caplog.clear()
     log = Log.open(work, TORN_CONFIG, recovery_point=recovery_point, had_clean_shutdown=False)
-    assert log.log_end_offset == last.base
+    assert log.log_end_offset == last.base_offset
     check_files(work, log, 0)
     assert not messages(caplog, logging.WARNING)
     log.close()
-
-
-def read_index_file_bytes(data: bytes) -> list[tuple[int, int]]:
-    out = []
-    for pos in range(0, len(data), 8):
-        entry = _OFFSET_ENTRY.unpack_from(data, pos)
-        if entry == (0, 0):
-            break
-        out.append(entry)
-    return out
 
 
 def test_cut_leaves_index_entries_past_the_end(tmp_path: Path) -> None:
@@ -487,12 +406,12 @@ def test_cut_leaves_index_entries_past_the_end(tmp_path: Path) -> None:
     work = fresh_copy(files, tmp_path / "work-0")
     seg_name = f"{last_segment:020d}.log"
     os.truncate(work / seg_name, victim.position + victim.size // 2)
-    indexed = [pos for _rel, pos in read_index_file(work / f"{last_segment:020d}.index",
-                                                    _OFFSET_ENTRY)]
+    indexed = [pos for _rel, pos in parse_offset_index(work / f"{last_segment:020d}.index",
+                                                       stop_at_zeros=True)]
     assert sum(pos >= victim.position for pos in indexed) == 3
     log = Log.open(work, TORN_CONFIG, recovery_point=last_segment, had_clean_shutdown=False)
     try:
-        assert log.log_end_offset == victim.base
+        assert log.log_end_offset == victim.base_offset
         check_files(work, log, 0)
         check_contents(log, work)
         # Every offset of the log reads from the right batch.
@@ -523,7 +442,7 @@ CORRUPTIONS = {
 }
 
 
-def _corrupt_setup(tmp_path: Path) -> tuple[Path, dict[int, list[Batch]]]:
+def _corrupt_setup(tmp_path: Path) -> tuple[Path, dict[int, list[RawBatch]]]:
     source = tmp_path / "source-0"
     make_log(source, CORRUPT_CONFIG, CORRUPT_COUNTS, codecs=[0, 0, 3], epoch_every=3).close()
     segs = segment_files(source)
@@ -531,12 +450,12 @@ def _corrupt_setup(tmp_path: Path) -> tuple[Path, dict[int, list[Batch]]]:
     return source, segs
 
 
-def _victim(segs: dict[int, list[Batch]], in_tail: bool) -> tuple[int, Batch]:
+def _victim(segs: dict[int, list[RawBatch]], in_tail: bool) -> tuple[int, RawBatch]:
     """A batch in the middle of the third segment: before its last offset-index entry
     (the part a clean load never reads), or after it (the tail a clean load walks)."""
     base = sorted(segs)[2]
     batches = segs[base]
-    indexed, _ = expected_indexes(batches, base, CORRUPT_CONFIG.index_interval_bytes, True)
+    indexed, _ = kafka_index_model(batches, base, CORRUPT_CONFIG.index_interval_bytes, True)
     last_indexed = max(pos for _rel, pos in indexed)
     if in_tail:
         after = [b for b in batches if b.position > last_indexed]
@@ -559,7 +478,7 @@ def test_corruption_truncates_and_deletes_later_segments(
     later = [b for b in sorted(segs) if b > base]
     log = Log.open(source, CORRUPT_CONFIG, recovery_point=0, had_clean_shutdown=False)
     try:
-        assert log.log_end_offset == victim.base
+        assert log.log_end_offset == victim.base_offset
         assert [s.base_offset for s in log.segments] == [b for b in sorted(segs) if b <= base]
         for b in later:
             for suffix in (".log", ".index", ".timeindex"):
@@ -606,7 +525,7 @@ def test_corruption_below_the_recovery_point_is_not_scanned(
     seg_name = f"{base:020d}.log"
     flip(source / seg_name, victim.position + (where % victim.size), mask)
     files = snapshot(source)
-    leo = max(b.last for bs in segs.values() for b in bs) + 1
+    leo = max(b.last_offset for bs in segs.values() for b in bs) + 1
     detected = in_tail and kind in FRAMING
     for clean, recovery_point in ((True, leo), (False, sorted(segs)[3])):
         work = fresh_copy(files, tmp_path / "work-0")
@@ -626,7 +545,7 @@ def test_corruption_below_the_recovery_point_is_not_scanned(
                 rest = files[seg_name][:victim.position]
                 assert log_bytes(work) == log_bytes(source).replace(files[seg_name], rest)
                 # The offsets cut out read from the next segment on, as after compaction.
-                got = BatchHeader(log.read(victim.base, 1).read())
+                got = BatchHeader(log.read(victim.base_offset, 1).read())
                 assert got.base_offset == min(b for b in segs if b > base)
                 check_files(work, log, CORRUPT_CONFIG.index_interval_bytes, gap_after=base)
             else:
@@ -638,13 +557,13 @@ def test_corruption_below_the_recovery_point_is_not_scanned(
                 name = f"{seg_base:020d}.log"
                 for b in batches:
                     if seg_base != base or b.position < victim.position:
-                        got_bytes = log.read(b.base, 1).read()
+                        got_bytes = log.read(b.base_offset, 1).read()
                         assert got_bytes == files[name][b.position:b.position + b.size], b
             if not detected:
                 # The corrupt batch is served as it is, for the consumer's CRC check to find,
                 # or refused when its header cannot be framed.
                 try:
-                    raw = log.read(victim.base, 1).read()
+                    raw = log.read(victim.base_offset, 1).read()
                 except CorruptMessageError:
                     assert kind in ("length-sign", "magic")
                 else:
@@ -666,9 +585,9 @@ INDEX_COUNTS = [4, 2, 7, 1, 3, 5, 2, 2, 6, 1, 3, 4, 2, 5, 1, 3, 2, 4, 6, 2, 3, 1
 
 
 def _reverse_time_index(path: Path) -> None:
-    entries = read_index_file(path, _TIME_ENTRY)
+    entries = parse_time_index(path, stop_at_zeros=True)
     assert len(entries) >= 2
-    path.write_bytes(b"".join(_TIME_ENTRY.pack(*e) for e in reversed(entries)))
+    path.write_bytes(b"".join(TIME_ENTRY.pack(*e) for e in reversed(entries)))
 
 
 DAMAGE = {
@@ -702,9 +621,10 @@ def test_damaged_index_is_rebuilt_after_clean_shutdown(
         check_contents(log, source)
         # Every offset reads from the batch holding it, through the rebuilt index.
         for b in batches:
-            for offset in range(b.base, b.last + 1):
+            for offset in range(b.base_offset, b.last_offset + 1):
                 got = BatchHeader(log.read(offset, 1).read())
-                assert (got.base_offset, got.last_offset) == (b.base, b.last), offset
+                assert (got.base_offset, got.last_offset) == (b.base_offset, b.last_offset), \
+                    offset
         # Timestamp lookups: the first offset whose record timestamp is >= the target.
         stamps = [timestamp_for(o) for o in range(log.log_end_offset)]
         for target in [*sorted(set(stamps))[::3], stamps[0] - 1, max(stamps)]:

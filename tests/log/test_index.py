@@ -1,5 +1,5 @@
-"""Offset and time indexes: Kafka's byte layout, read back by an independent parser (struct),
-and lookups checked against a plain sorted-list model (bisect)."""
+"""Offset and time indexes: Kafka's byte layout, read back by an independent parser (struct:
+tests.log.kafka_files), and lookups checked against a plain sorted-list model (bisect)."""
 
 from __future__ import annotations
 
@@ -22,20 +22,9 @@ from kafkapy.log.index import (
     TimeIndex,
     TimestampOffset,
 )
+from tests.log.kafka_files import parse_offset_index, parse_time_index
 
 BASE = 1_000
-
-
-def _parse_offset_index(path: Path) -> list[tuple[int, int]]:
-    data = path.read_bytes()
-    assert len(data) % 8 == 0
-    return [struct.unpack_from(">ii", data, i) for i in range(0, len(data), 8)]
-
-
-def _parse_time_index(path: Path) -> list[tuple[int, int]]:
-    data = path.read_bytes()
-    assert len(data) % 12 == 0
-    return [struct.unpack_from(">qi", data, i) for i in range(0, len(data), 12)]
 
 
 def test_offset_index_bytes_preallocation_and_trim(tmp_path: Path) -> None:
@@ -46,7 +35,7 @@ def test_offset_index_bytes_preallocation_and_trim(tmp_path: Path) -> None:
     index.append(BASE + 70, 4100)
     index.close()
     assert path.stat().st_size == 16                               # trimmed on close
-    assert _parse_offset_index(path) == [(3, 0), (70, 4100)]
+    assert parse_offset_index(path) == [(3, 0), (70, 4100)]
     again = OffsetIndex(path, BASE, max_index_size=80)
     assert again.entries == 2 and path.stat().st_size == 80
     assert again.lookup(BASE + 69) == OffsetPosition(BASE + 3, 0)
@@ -91,7 +80,7 @@ def test_offset_truncate_to(tmp_path: Path) -> None:
         index.truncate_to(BASE + 25)          # nothing at or above 25 left but 20 stays
         assert index.entries == 2
         index.append(BASE + 21, 999)
-    assert _parse_offset_index(tmp_path / "a.index") == [(10, 100), (20, 200), (21, 999)]
+    assert parse_offset_index(tmp_path / "a.index") == [(10, 100), (20, 200), (21, 999)]
 
 
 def test_time_index_appends_only_on_new_maximum(tmp_path: Path) -> None:
@@ -109,7 +98,7 @@ def test_time_index_appends_only_on_new_maximum(tmp_path: Path) -> None:
         assert index.lookup(2_000) == TimestampOffset(2_000, BASE + 20)
         index.truncate_to(BASE + 20)
         assert index.entries == 1
-    assert _parse_time_index(path) == [(1_000, 4)]
+    assert parse_time_index(path) == [(1_000, 4)]
 
 
 @settings(max_examples=60, deadline=None)

@@ -5,8 +5,8 @@ What is stored is checked from outside the code under test wherever it can be:
 - records: kafka-python 3.0's own reader (MemoryRecords / DefaultRecordBatch, with its CRC
   check and its codecs: lz4, python-snappy and zstandard are test dependencies) over every
   ``.log`` file;
-- batch headers, ``.index`` and ``.timeindex`` files: ``struct`` on the raw bytes (helpers of
-  tests.log.test_segment);
+- batch headers, ``.index`` and ``.timeindex`` files: ``struct`` on the raw bytes
+  (tests.log.kafka_files);
 - refused appends: every file byte of the partition directory before and after.
 """
 
@@ -46,7 +46,7 @@ from kafkapy.log.log import (
     UnexpectedAppendOffsetError,
 )
 from kafkapy.protocol.records import build_batch, scan_batches
-from tests.log.test_segment import (
+from tests.log.kafka_files import (
     RawBatch,
     parse_log,
     parse_offset_index,

@@ -1,21 +1,20 @@
 """LogSegment (kafkapy.log.segment): one ``.log`` file with its ``.index`` and ``.timeindex``.
 
-The files are checked with an independent parser (``struct`` on the raw bytes) against a
-plain-Python model of Kafka's LogSegment.append indexing rule (reference section 8): for each
-batch, first fold its maxTimestamp into the segment maximum, then, if more than
-``index.interval.bytes`` were appended since the last entry, write the offset entry (batch
-last offset, batch start position) and a time entry (segment maximum so far, last offset of
-the batch holding it) when that maximum rose; on close the maximum is appended once more.
+The files are checked with an independent parser (``struct`` on the raw bytes:
+tests.log.kafka_files) against its plain-Python model of Kafka's LogSegment.append indexing
+rule (reference section 8): for each batch, first fold its maxTimestamp into the segment
+maximum, then, if more than ``index.interval.bytes`` were appended since the last entry, write
+the offset entry (batch last offset, batch start position) and a time entry (segment maximum
+so far, last offset of the batch holding it) when that maximum rose; on close the maximum is
+appended once more.
 """
 
 from __future__ import annotations
 
 import os
-import struct
 import time
 from pathlib import Path
 
-import attrs
 import pytest
 
 from kafkapy.errors import CorruptMessageError
@@ -29,70 +28,14 @@ from kafkapy.log.segment import (
     time_index_path,
 )
 from kafkapy.protocol.records import build_batch
+from tests.log.kafka_files import (
+    kafka_index_model,
+    parse_log,
+    parse_offset_index,
+    parse_time_index,
+)
 
 INT32_MAX = 2**31 - 1
-
-
-@attrs.frozen
-class RawBatch:
-    """A batch as read from the raw ``.log`` bytes with struct."""
-
-    position: int
-    size: int
-    base_offset: int
-    last_offset: int
-    max_timestamp: int
-
-
-def parse_log(data: bytes) -> list[RawBatch]:
-    """Every batch of a ``.log`` file (baseOffset @0, batchLength @8, lastOffsetDelta @23,
-    maxTimestamp @35); the file must be whole batches."""
-    out, pos = [], 0
-    while pos < len(data):
-        base, length = struct.unpack_from(">qi", data, pos)
-        (delta,) = struct.unpack_from(">i", data, pos + 23)
-        (max_ts,) = struct.unpack_from(">q", data, pos + 35)
-        assert pos + 12 + length <= len(data), "partial batch in the file"
-        out.append(RawBatch(pos, 12 + length, base, base + delta, max_ts))
-        pos += 12 + length
-    return out
-
-
-def parse_offset_index(path: Path) -> list[tuple[int, int]]:
-    data = path.read_bytes()
-    assert len(data) % 8 == 0
-    return [struct.unpack_from(">ii", data, i) for i in range(0, len(data), 8)]
-
-
-def parse_time_index(path: Path) -> list[tuple[int, int]]:
-    data = path.read_bytes()
-    assert len(data) % 12 == 0
-    return [struct.unpack_from(">qi", data, i) for i in range(0, len(data), 12)]
-
-
-def kafka_index_model(batches: list[RawBatch], base: int, interval: int, closed: bool,
-                      resets: frozenset[int] = frozenset()
-                      ) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
-    """The (.index, .timeindex) entries Kafka writes for ``batches`` appended to a new
-    segment at ``base`` (relative offsets), plus the final maximum on close. The byte count
-    since the last entry restarts at the batch positions in ``resets`` (a truncation there)."""
-    offsets: list[tuple[int, int]] = []
-    times: list[tuple[int, int]] = []
-    since, max_ts, max_off = 0, -1, base
-    for b in batches:
-        if b.position in resets:
-            since = 0
-        if b.max_timestamp > max_ts:
-            max_ts, max_off = b.max_timestamp, b.last_offset
-        if since > interval:
-            offsets.append((b.last_offset - base, b.position))
-            if max_ts > (times[-1][0] if times else -1):
-                times.append((max_ts, max_off - base))
-            since = 0
-        since += b.size
-    if closed and max_ts > (times[-1][0] if times else -1):
-        times.append((max_ts, max_off - base))
-    return offsets, times
 
 
 def make_batch(base: int, timestamps: list[int], value_size: int = 30, tag: bytes = b"k"
