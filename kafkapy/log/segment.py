@@ -354,8 +354,10 @@ class LogSegment:
                 if len(chunk) < chunk_size // 2:
                     return None     # fewer than a header's bytes left: a torn tail
                 continue
+            # On through small batches, read more at once; past a large batch, only the next
+            # header is needed.
+            chunk_size = _READ_CHUNK if rel <= len(chunk) else _FIRST_READ
             pos += rel
-            chunk_size = max(chunk_size, _READ_CHUNK)
         return None
 
     def read(self, start_offset: int, max_size: int, max_position: int | None = None,
