@@ -82,6 +82,20 @@ cdef inline Py_ssize_t _search64(const uint8_t* d, Py_ssize_t n, int64_t target)
     return lo
 
 
+cdef int _index_view(object buf, Py_ssize_t entries, int entry_size,
+                     Py_buffer* view) except -1:
+    """Acquire ``buf`` holding at least ``entries`` index entries of ``entry_size`` (8 or
+    12) bytes; the caller releases the view."""
+    if entry_size != 8 and entry_size != 12:
+        raise ValueError(f"entry size {entry_size} is neither 8 nor 12")
+    PyObject_GetBuffer(buf, view, PyBUF_SIMPLE)
+    if entries < 0 or entries * entry_size > view.len:
+        PyBuffer_Release(view)
+        raise ValueError(f"{entries} entries of {entry_size} bytes do not fit in "
+                         f"{view.len} bytes")
+    return 0
+
+
 def largest_lower_bound(buf, Py_ssize_t entries, int entry_size, int64_t target):
     """The last slot among the first ``entries`` of ``buf`` whose key is <= ``target``, or -1.
 
@@ -89,13 +103,8 @@ def largest_lower_bound(buf, Py_ssize_t entries, int entry_size, int64_t target)
     """
     cdef Py_buffer view
     cdef Py_ssize_t slot
-    if entry_size != 8 and entry_size != 12:
-        raise ValueError(f"entry size {entry_size} is neither 8 nor 12")
-    PyObject_GetBuffer(buf, &view, PyBUF_SIMPLE)
+    _index_view(buf, entries, entry_size, &view)
     try:
-        if entries < 0 or entries * entry_size > view.len:
-            raise ValueError(f"{entries} entries of {entry_size} bytes do not fit in "
-                             f"{view.len} bytes")
         with nogil:
             if entry_size == 8:
                 slot = _search32(<const uint8_t*>view.buf, entries, target)
@@ -366,13 +375,8 @@ def first_disorder(buf, Py_ssize_t entries, int entry_size, int64_t position_lim
     cdef Py_ssize_t i, bad = -1
     cdef int32_t rel, prev_rel = -1, pos, prev_pos = -1
     cdef int64_t ts, prev_ts = INT64_MIN
-    if entry_size != 8 and entry_size != 12:
-        raise ValueError(f"entry size {entry_size} is neither 8 nor 12")
-    PyObject_GetBuffer(buf, &view, PyBUF_SIMPLE)
+    _index_view(buf, entries, entry_size, &view)
     try:
-        if entries < 0 or entries * entry_size > view.len:
-            raise ValueError(f"{entries} entries of {entry_size} bytes do not fit in "
-                             f"{view.len} bytes")
         d = <const uint8_t*>view.buf
         with nogil:
             for i in range(entries):
