@@ -59,7 +59,7 @@ import zlib as _zlib
 
 import cramjam as _cramjam
 
-from kafkapy.errors import (CorruptMessageError, InvalidRecordError,
+from kafkapy.errors import (CorruptMessageError, InvalidRecordError, MessageTooLargeError,
                             UnsupportedCompressionTypeError, UnsupportedForMessageFormatError)
 
 cdef extern from "_crc32c.h":
@@ -239,6 +239,8 @@ cdef enum:
     F_LENGTH = 3      # batchLength < 49
     F_CUT = 4         # the batch runs past the end of the buffer
     F_CRC = 5
+    A_TOO_LARGE = 6   # assign_offsets(verify=True): a batch above max_batch_size
+    A_COUNT = 7       # assign_offsets(verify=True): recordsCount inconsistent
 
 
 cdef inline int _frame(const uint8_t* d, Py_ssize_t n, Py_ssize_t pos,
@@ -1190,37 +1192,83 @@ def build_control_batch(int type, int32_t coordinator_epoch, *, int64_t producer
 
 # --------------------------------------------------------------------------- assign_offsets
 
+cdef class AssignResult:
+    """What ``assign_offsets`` did: the batches it gave offsets to, in totals."""
+    cdef readonly int64_t next_offset         # the offset after the last batch
+    cdef readonly Py_ssize_t batches
+    cdef readonly int64_t records             # sum of recordsCount
+    cdef readonly Py_ssize_t size             # bytes
+    cdef readonly int64_t max_timestamp       # largest maxTimestamp (after assignment)
+    cdef readonly int64_t first_max_timestamp # the first batch's maxTimestamp
+    cdef readonly int64_t largest_batch       # size of the largest batch
+
+    def __repr__(self):
+        return (f"AssignResult(next_offset={self.next_offset}, batches={self.batches}, "
+                f"records={self.records}, size={self.size})")
+
+
 def assign_offsets(buf, int64_t base_offset, *, log_append_time=None,
-                   partition_leader_epoch=None):
+                   partition_leader_epoch=None, bint verify=False,
+                   Py_ssize_t max_batch_size=-1):
     """Leader-side offset assignment, in place, per batch and without touching records.
 
     Each batch gets baseOffset = the next offset (consecutive from ``base_offset``, advancing
     by lastOffsetDelta + 1) and, if given, ``partition_leader_epoch``; neither is covered by
     the CRC. With ``log_append_time`` the timestamp-type bit is set and maxTimestamp replaced
-    (baseTimestamp stays, as in Kafka's LogValidator) and the CRC recomputed. Returns the next
-    offset after the last batch.
+    (baseTimestamp stays, as in Kafka's LogValidator) and the CRC recomputed.
 
-    The caller validates first (``scan_batches``): a CRC recomputed here would hide earlier
-    corruption. Raises CorruptMessageError/UnsupportedForMessageFormatError before changing
-    anything if the buffer is not whole magic-2 batches, BufferError if it is not writable.
+    With ``verify`` (the log's leader append: one pass instead of a scan and then this) each
+    batch is first checked as Kafka's leader does: framing and magic 2, CRC-32C, size at most
+    ``max_batch_size`` (if >= 0), recordsCount > 0 and equal to lastOffsetDelta + 1. Without
+    it the caller must have validated (``scan_batches``): a CRC recomputed here would hide
+    earlier corruption.
+
+    Returns an ``AssignResult``. Raises before changing anything: CorruptMessageError
+    (framing, CRC), UnsupportedForMessageFormatError (magic != 2), MessageTooLargeError (size),
+    InvalidRecordError (counts); BufferError if the buffer is not writable.
     """
     cdef _Buffer b = _acquire(buf, True)
     cdef uint8_t* d = <uint8_t*>b.data
-    cdef Py_ssize_t n = b.size, pos = 0, size = 0
-    cdef int code
-    cdef int64_t next_offset = base_offset
+    cdef Py_ssize_t n = b.size, pos = 0, size = 0, batches = 0, largest = 0
+    cdef int code = F_OK
+    cdef int64_t next_offset = base_offset, records = 0, max_ts = -1, first_ts = -1, ts
     cdef bint set_epoch = partition_leader_epoch is not None
     cdef bint set_time = log_append_time is not None
     cdef int32_t epoch = partition_leader_epoch if set_epoch else 0
     cdef int64_t now = log_append_time if set_time else 0
+    cdef int32_t count, delta
     cdef uint8_t* p
+    cdef AssignResult r = AssignResult.__new__(AssignResult)
     with nogil:
         while pos < n:
             code = _frame(d, n, pos, &size)
             if code != F_OK:
                 break
+            if verify:
+                p = d + pos
+                if kp_crc32c(0, p + CRC_START, <size_t>(size - CRC_START)) != rd32(p + 17):
+                    code = F_CRC
+                    break
+                if max_batch_size >= 0 and size > max_batch_size:
+                    code = A_TOO_LARGE
+                    break
+                count = <int32_t>rd32(p + 57)
+                delta = <int32_t>rd32(p + 23)
+                if count <= 0 or count != delta + 1:
+                    code = A_COUNT
+                    break
+            if size > largest:
+                largest = size
             pos += size
     if pos != n:
+        if code == A_TOO_LARGE:
+            raise MessageTooLargeError(
+                f"record batch at byte {pos} is {size} bytes, more than the maximum "
+                f"{max_batch_size}")
+        if code == A_COUNT:
+            raise InvalidRecordError(
+                f"record batch at byte {pos} has recordsCount {<int32_t>rd32(d + pos + 57)} "
+                f"but lastOffsetDelta {<int32_t>rd32(d + pos + 23)}")
         raise _frame_error(code, d, n, pos)
     pos = 0
     with nogil:
@@ -1229,6 +1277,7 @@ def assign_offsets(buf, int64_t base_offset, *, log_append_time=None,
             size = <Py_ssize_t>(<int32_t>rd32(p + 8)) + LOG_OVERHEAD
             wr64(p, <uint64_t>next_offset)
             next_offset += <int64_t>(<int32_t>rd32(p + 23)) + 1
+            records += <int32_t>rd32(p + 57)
             if set_epoch:
                 wr32(p + 12, <uint32_t>epoch)
             if set_time and (not (p[22] & ATTR_LOG_APPEND_TIME)
@@ -1236,8 +1285,21 @@ def assign_offsets(buf, int64_t base_offset, *, log_append_time=None,
                 p[22] |= ATTR_LOG_APPEND_TIME
                 wr64(p + 35, <uint64_t>now)
                 wr32(p + 17, kp_crc32c(0, p + CRC_START, <size_t>(size - CRC_START)))
+            ts = <int64_t>rd64(p + 35)
+            if batches == 0:
+                first_ts = ts
+            if ts > max_ts or batches == 0:
+                max_ts = ts
+            batches += 1
             pos += size
-    return next_offset
+    r.next_offset = next_offset
+    r.batches = batches
+    r.records = records
+    r.size = n
+    r.max_timestamp = max_ts
+    r.first_max_timestamp = first_ts
+    r.largest_batch = largest
+    return r
 
 
 # ------------------------------------------------------------------------ legacy messages

@@ -42,7 +42,6 @@ from kafkapy.errors import (
     CorruptMessageError,
     InvalidRecordError,
     KafkaStorageError,
-    MessageTooLargeError,
     OffsetOutOfRangeError,
     RecordListTooLargeError,
 )
@@ -346,81 +345,74 @@ class Log:
     def active_segment(self) -> LogSegment:
         return self.segments[-1]
 
-    def _validate(self, buf: Buffer, leader: bool) -> list[BatchHeader]:
-        scan = scan_batches(buf, verify_crc=True)
-        if scan.error is not None:
-            raise scan.error
-        batches: list[BatchHeader] = scan.batches
-        total = 0
-        for b in batches:
-            if leader and b.size > self.config.max_message_bytes:
-                raise MessageTooLargeError(
-                    f"{self.topic_partition}: a record batch of {b.size} bytes exceeds "
-                    f"max.message.bytes {self.config.max_message_bytes}")
-            if leader and (b.record_count <= 0
-                           or b.record_count != b.last_offset_delta + 1):
-                raise InvalidRecordError(
-                    f"{self.topic_partition}: batch at byte {b.position} has recordsCount "
-                    f"{b.record_count} but lastOffsetDelta {b.last_offset_delta}")
-            total += b.size
-        if total > self.config.segment_bytes:
+    def _check_total(self, size: int) -> None:
+        if size > self.config.segment_bytes:
             raise RecordListTooLargeError(
-                f"{self.topic_partition}: {total} bytes of batches exceed segment.bytes "
+                f"{self.topic_partition}: {size} bytes of batches exceed segment.bytes "
                 f"{self.config.segment_bytes}")
-        return batches
 
     def append_as_leader(self, records: Buffer, leader_epoch: int = -1) -> LogAppendInfo:
         """Append a client's (or coordinator's) batches, assigning offsets from the LEO.
 
-        ``records`` is changed in place if writable (offsets, epoch, LogAppendTime), else
-        copied. Raises CorruptMessageError (bad CRC, length or framing),
+        One compiled pass checks every batch as Kafka's leader does (framing, magic 2,
+        CRC-32C, ``max.message.bytes``, record count) and assigns offsets in place (and the
+        leader epoch, and the timestamp for LogAppendTime). ``records`` is changed in place
+        if writable, else copied. Raises CorruptMessageError (bad CRC, length or framing),
         UnsupportedForMessageFormatError (magic != 2), MessageTooLargeError,
         RecordListTooLargeError, InvalidRecordError, KafkaStorageError; in every case nothing
         is appended.
         """
         buf: Buffer = records
-        if memoryview(records).readonly:
+        view = memoryview(records)
+        if view.readonly:
             buf = bytearray(records)
-        batches = self._validate(buf, leader=True)
-        if not batches:
+        if not view.nbytes:
             return self._empty_append_info()
+        self._check_total(view.nbytes)
         now = self.clock()
         append_time = now if self.config.log_append_time else None
         first = self.log_end_offset
-        assign_offsets(buf, first, log_append_time=append_time,
-                       partition_leader_epoch=leader_epoch if leader_epoch >= 0 else None)
-        return self._append(buf, batches, -1 if append_time is None else append_time, now)
+        r = assign_offsets(buf, first, log_append_time=append_time,
+                           partition_leader_epoch=leader_epoch if leader_epoch >= 0 else None,
+                           verify=True, max_batch_size=self.config.max_message_bytes)
+        return self._append(buf, first, r.next_offset - 1, r.batches, r.records, r.size,
+                            r.max_timestamp, -1 if append_time is None else append_time, now)
 
     def append_as_follower(self, records: Buffer) -> LogAppendInfo:
         """Append batches that carry their offsets (a replica fetch, a restore).
 
         Raises UnexpectedAppendOffsetError if the first offset is below the LEO or offsets go
-        backwards; the errors of ``append_as_leader`` otherwise. Nothing is appended then.
+        backwards; CorruptMessageError / UnsupportedForMessageFormatError for bad batches,
+        RecordListTooLargeError, KafkaStorageError. Nothing is appended then.
         """
-        batches = self._validate(records, leader=False)
+        scan = scan_batches(records, verify_crc=True)
+        if scan.error is not None:
+            raise scan.error
+        batches: list[BatchHeader] = scan.batches
         if not batches:
             return self._empty_append_info()
+        self._check_total(scan.valid_bytes)
         expect = self.log_end_offset
         for b in batches:
-            if b.base_offset < expect:
+            if b.base_offset < expect or b.last_offset_delta < 0:
                 raise UnexpectedAppendOffsetError(
                     f"{self.topic_partition}: appended batch at offset {b.base_offset} is "
                     f"below the expected {expect}; nothing appended")
             expect = b.last_offset + 1
-        return self._append(records, batches, -1, self.clock())
+        return self._append(records, batches[0].base_offset, batches[-1].last_offset,
+                            len(batches), sum(b.record_count for b in batches),
+                            scan.valid_bytes, max(b.max_timestamp for b in batches), -1,
+                            self.clock())
 
     def _empty_append_info(self) -> LogAppendInfo:
         return LogAppendInfo(-1, -1, NO_TIMESTAMP, -1, -1, self.log_start_offset, 0, 0, 0)
 
-    def _append(self, buf: Buffer, batches: list[BatchHeader], append_time: int,
+    def _append(self, buf: Buffer, first_offset: int, last_offset: int, batches: int,
+                records: int, size: int, max_timestamp: int, append_time: int,
                 now: int) -> LogAppendInfo:
-        first_offset = batches[0].base_offset
-        last_offset = batches[-1].last_offset
-        size = sum(b.size for b in batches)
         seg = self.active_segment
         # Kafka's maybeRoll passes the largest maxTimestamp of the whole append.
-        max_timestamp = max(b.max_timestamp for b in batches)
-        if seg.should_roll(size, max_timestamp, last_offset, len(batches), now):
+        if seg.should_roll(size, max_timestamp, last_offset, batches, now):
             seg = self.roll(first_offset)
         result = seg.append(buf)
         self.log_end_offset = result.next_offset
@@ -430,8 +422,7 @@ class Log:
             self.epochs.flush()
         return LogAppendInfo(first_offset, last_offset, result.max_timestamp,
                              result.offset_of_max_timestamp, append_time,
-                             self.log_start_offset, len(batches),
-                             sum(b.record_count for b in batches), size)
+                             self.log_start_offset, batches, records, size)
 
     def roll(self, expected_next_offset: int | None = None) -> LogSegment:
         """Close the active segment for appends and start a new one at

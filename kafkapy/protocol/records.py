@@ -29,6 +29,7 @@ UnsupportedCompressionTypeError (76).
 from __future__ import annotations
 
 from kafkapy._records import (
+    AssignResult,
     BatchHeader,
     BatchScan,
     ControlRecord,
@@ -53,6 +54,7 @@ __all__ = [
     "CONTROL_COMMIT",
     "TIMESTAMP_CREATE_TIME",
     "TIMESTAMP_LOG_APPEND_TIME",
+    "AssignResult",
     "BatchHeader",
     "BatchScan",
     "ControlRecord",

@@ -632,7 +632,7 @@ def test_assign_offsets() -> None:
     parts = [build_batch([(b"k", b"v", [], 10 + i)] * (i + 1)) for i in range(3)]
     buf = bytearray(b"".join(parts))
     crcs = [h.crc for h in scan_batches(buf).batches]
-    assert assign_offsets(buf, 1000, partition_leader_epoch=12) == 1006
+    assert assign_offsets(buf, 1000, partition_leader_epoch=12).next_offset == 1006
     scan = scan_batches(buf)
     assert scan.error is None
     assert [h.base_offset for h in scan.batches] == [1000, 1001, 1003]
@@ -646,7 +646,7 @@ def test_assign_offsets() -> None:
 def test_assign_offsets_log_append_time() -> None:
     buf = bytearray(build_batch([(b"k", b"v", [], 50), (b"k", b"v", [], 70)], compression=1)
                     + build_batch([(b"k", b"v", [], 60)]))
-    assert assign_offsets(buf, 7, log_append_time=999_999) == 10
+    assert assign_offsets(buf, 7, log_append_time=999_999).next_offset == 10
     scan = scan_batches(buf)
     assert scan.error is None                         # CRCs recomputed
     for h in scan.batches:
@@ -669,7 +669,7 @@ def test_assign_offsets_refuses_bad_input_without_writing() -> None:
     assert bytes(buf) == before
     with pytest.raises(BufferError):
         assign_offsets(good, 5)
-    assert assign_offsets(bytearray(), 5) == 5
+    assert assign_offsets(bytearray(), 5).next_offset == 5
 
 
 # ------------------------------------------------------------------------------ legacy sets
