@@ -46,8 +46,10 @@ from kafkapy.errors import (
     RecordListTooLargeError,
 )
 from kafkapy.log.checkpoints import (
+    EpochEntry,
     TopicPartition,
     read_partition_metadata,
+    write_leader_epochs,
     write_partition_metadata,
 )
 from kafkapy.log.config import LogConfig
@@ -142,12 +144,15 @@ class FlushJob:
 
     upto: int
     fds: list[int]
+    epochs: tuple[Path, list[EpochEntry]] | None = None   # a leader-epoch-checkpoint to write
     ran: bool = False
 
     def run(self) -> None:
         try:
             for fd in self.fds:
                 os.fsync(fd)
+            if self.epochs is not None:
+                write_leader_epochs(*self.epochs)
         finally:
             for fd in self.fds:
                 os.close(fd)
@@ -419,7 +424,6 @@ class Log:
         if result.epochs:
             for epoch, offset in result.epochs:
                 self.epochs.assign(epoch, offset)
-            self.epochs.flush()
         return LogAppendInfo(first_offset, last_offset, result.max_timestamp,
                              result.offset_of_max_timestamp, append_time,
                              self.log_start_offset, batches, records, size)
@@ -541,7 +545,6 @@ class Log:
         if offset > self.log_start_offset:
             self.log_start_offset = offset
             self.epochs.truncate_from_start(offset)
-            self.epochs.flush()
         return self.log_start_offset
 
     def truncate_to(self, target: int) -> bool:
@@ -568,7 +571,6 @@ class Log:
         self.high_watermark = min(self.high_watermark, self.log_end_offset)
         self.recovery_point = min(self.recovery_point, self.log_end_offset)
         self.epochs.truncate_from_end(self.log_end_offset)
-        self.epochs.flush()
         return True
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
@@ -582,7 +584,6 @@ class Log:
         self.log_start_offset = self.log_end_offset = offset
         self.high_watermark = self.recovery_point = offset
         self.epochs.clear()
-        self.epochs.flush()
 
     # ===================================================================== retention
 
@@ -634,7 +635,6 @@ class Log:
         if self.segments[0].base_offset > self.log_start_offset:
             self.log_start_offset = self.segments[0].base_offset
             self.epochs.truncate_from_start(self.log_start_offset)
-            self.epochs.flush()
         return len(doomed)
 
     def _delete_later(self, seg: LogSegment) -> None:
@@ -702,9 +702,10 @@ class Log:
 
     @property
     def roll_flush_due(self) -> bool:
-        """A segment was rolled, created or renamed since the last flush: Kafka flushes a
-        rolled segment (and the directory) in the background soon after the roll."""
-        return self._dir_dirty
+        """A segment was rolled, created or renamed, or the leader epochs changed, since the
+        last flush: Kafka flushes a rolled segment (and the directory) in the background soon
+        after the roll; the epoch checkpoint is written by the same flush job."""
+        return self._dir_dirty or self.epochs.dirty
 
     def begin_flush(self, upto: int | None = None) -> FlushJob:
         """Prepare the fsync of everything below ``upto`` (default: the LEO)."""
@@ -721,7 +722,13 @@ class Log:
         if self._dir_dirty:
             fds.append(os.open(self.dir, os.O_RDONLY))
             self._dir_dirty = False
-        return FlushJob(upto, fds)
+        epochs = None
+        if self.epochs.dirty:
+            # Written by the job, off the event loop; a crash before it is repaired on load
+            # (the cache is cut to the log and rebuilt from the batches recovered).
+            epochs = (self.epochs.path, list(self.epochs.entries))
+            self.epochs.dirty = False
+        return FlushJob(upto, fds, epochs)
 
     def end_flush(self, job: FlushJob) -> None:
         if job.ran and job.upto > self.recovery_point:

@@ -1135,3 +1135,19 @@ def test_roll_on_segment_ms_without_timestamps_uses_the_logs_clock(tmp_path: Pat
     leader_append(log, recs(1, -1))
     assert len(log.segments) == 2
     log.close()
+
+
+def test_leader_epoch_checkpoint_is_written_by_the_flush_job(tmp_path: Path) -> None:
+    # The checkpoint's fsync must not run on the event loop: appends only mark the cache,
+    # the flush job (a worker thread in the broker) writes the file.
+    log = open_log(tmp_path)
+    checkpoint = log.dir / "leader-epoch-checkpoint"
+    leader_append(log, recs(2, 1000), epoch=4)
+    assert log.roll_flush_due and not checkpoint.exists()
+    job = log.begin_flush()
+    assert not checkpoint.exists()
+    job.run()
+    log.end_flush(job)
+    assert checkpoint.read_text().split("\n")[:3] == ["0", "1", "4 0"]
+    assert not log.roll_flush_due
+    log.close()
