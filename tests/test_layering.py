@@ -5,6 +5,8 @@
 - ``log`` never imports ``network``, ``server`` or the coordinators; of its modules only
   ``log_manager`` (which owns the background tasks) imports trio, so the Spark reader, which
   uses ``log`` without a broker, pulls in no event loop.
+- ``network`` knows frames, not Kafka APIs: of kafkapy it imports only itself, the compiled
+  framer and the errors (never protocol messages, the server or the log).
 - nothing in ``kafkapy`` imports pyspark (the DataSource lives outside the package).
 """
 
@@ -64,7 +66,16 @@ def test_log_depends_on_nothing_above_it(path: Path) -> None:
         assert name.split(".")[0] != "pyspark", f"{_rel(path)} imports {name}"
 
 
+@pytest.mark.parametrize("path", modules("network"), ids=_rel)
+def test_network_imports_no_api_layer(path: Path) -> None:
+    allowed = ("kafkapy.network", "kafkapy._frames", "kafkapy.errors")
+    for name in imports_of(path):
+        if name.startswith("kafkapy"):
+            assert name.startswith(allowed), f"{_rel(path)} imports {name}"
+
+
 def test_the_checks_see_real_imports() -> None:
     # Guard against a parser that finds nothing: known imports must be seen.
     assert "trio" in imports_of(PACKAGE / "log" / "log_manager.py")
     assert "kafkapy.protocol.records" in imports_of(PACKAGE / "log" / "log.py")
+    assert "kafkapy._frames" in imports_of(PACKAGE / "network" / "socket_server.py")

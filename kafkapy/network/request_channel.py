@@ -1,0 +1,266 @@
+"""RequestChannel: the bounded queue between connection tasks and request handler tasks.
+
+Kafka's ``RequestChannel`` with Trio tasks instead of threads.
+
+Theory of operation:
+
+- Each connection task (the Processor role, ``kafkapy.network.socket_server``) owns one
+  ``ConnectionLink``. ``submit(frame)`` wraps a frame (request header + body, no size prefix) in
+  a ``Request`` and puts it on the channel; ``response()`` then waits for that request's
+  ``Response``. Handler tasks call ``RequestChannel.receive_request()`` and, when done,
+  ``RequestChannel.send_response(request, response)``, which hands the response straight back
+  to the request's own link (``Request._link``), never through a shared queue.
+- Muting, as in Kafka: a link holds at most one request in flight. ``submit`` refuses a second
+  one until ``response()`` has returned the first's answer; the connection task writes that
+  answer before it submits the next frame. So responses go out in request order and a
+  connection never has two requests in the handlers at once, without any reordering buffer.
+- Back-pressure: the queue is a Trio memory channel of ``queued_max_requests`` slots
+  (Kafka's ``queued.max.requests``). When it is full, ``submit`` waits, so the connection task
+  stops reading its socket and TCP flow control pushes back on the client; nothing is buffered
+  beyond the queue and the frames each connection has already read.
+- Responses: ``SendResponse`` (payload, plus file slices the connection task sends after it
+  with ``os.sendfile``), ``NoResponse`` (write nothing and carry on, for acks=0 produce),
+  ``CloseConnection``. A response for a connection that has gone away is dropped.
+
+Who calls what: ``receive_request`` and ``send_response`` from handler tasks (any number of
+them); a ``ConnectionLink`` from the one connection task that owns it. Everything runs on the
+broker's Trio event loop; nothing here is thread-safe.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from typing import Protocol, TypeAlias
+
+import attrs
+import trio
+
+__all__ = [
+    "CloseConnection",
+    "ConnectionLink",
+    "FileSliceLike",
+    "NoResponse",
+    "Request",
+    "RequestChannel",
+    "Response",
+    "SendResponse",
+]
+
+log = logging.getLogger(__name__)
+
+INT32_MAX = 2**31 - 1
+
+
+class FileSliceLike(Protocol):
+    """``size`` bytes of the open file ``fd`` from ``position`` (the log's ``FileSlice``)."""
+
+    @property
+    def fd(self) -> int: ...
+
+    @property
+    def position(self) -> int: ...
+
+    @property
+    def size(self) -> int: ...
+
+
+def _frame_repr(frame: bytes) -> str:
+    return f"<{len(frame)} bytes>"
+
+
+@attrs.frozen(eq=False)
+class Request:
+    """One request frame read from a connection, on its way to a handler.
+
+    ``frame`` is the request header and body without the 4-byte size prefix.
+    ``receive_time_ns`` is ``time.monotonic_ns()`` when the frame was handed to the channel
+    (for request latency, like Kafka's ``startTimeNanos``). Equality is identity.
+    """
+
+    connection_id: str
+    listener_name: str
+    client_host: str
+    client_port: int
+    frame: bytes = attrs.field(repr=_frame_repr)
+    receive_time_ns: int
+    _link: ConnectionLink | None = attrs.field(default=None, kw_only=True, repr=False)
+
+
+def _slices(value: Sequence[FileSliceLike]) -> tuple[FileSliceLike, ...]:
+    return tuple(value)
+
+
+@attrs.frozen(eq=False)
+class SendResponse:
+    """Write ``payload`` and then every file slice, as one size-prefixed response frame.
+
+    ``payload`` is the whole response except the slices' bytes (response header, body up to
+    the first record set, ...); the connection writes the 4-byte size prefix itself, covering
+    ``payload`` and the slices (``size``). Slices are sent with ``os.sendfile`` (zero copy);
+    their files must stay open until the response is written.
+
+    Raises:
+        ValueError: a slice with a negative position or size, or a total size above
+            2**31 - 1 bytes (it would not fit the INT32 size prefix).
+    """
+
+    payload: bytes
+    file_slices: tuple[FileSliceLike, ...] = attrs.field(default=(), converter=_slices)
+
+    def __attrs_post_init__(self) -> None:
+        for piece in self.file_slices:
+            if piece.position < 0 or piece.size < 0:
+                raise ValueError(f"invalid file slice: position {piece.position}, "
+                                 f"size {piece.size}")
+        if self.size > INT32_MAX:
+            raise ValueError(f"response of {self.size} bytes does not fit an INT32 size")
+
+    @property
+    def size(self) -> int:
+        """The value of the size prefix: payload plus slices."""
+        return len(self.payload) + sum(piece.size for piece in self.file_slices)
+
+
+@attrs.frozen
+class NoResponse:
+    """Write nothing; the connection reads its next request (acks=0 produce)."""
+
+
+@attrs.frozen
+class CloseConnection:
+    """Write nothing and close the connection."""
+
+
+Response: TypeAlias = SendResponse | NoResponse | CloseConnection
+
+
+class RequestChannel:
+    """The bounded queue of requests to the handlers, and the way back for their responses.
+
+    ``RequestChannel(queued_max_requests=500)``: at most that many requests wait for a
+    handler; a connection with a request to queue waits while the queue is full.
+
+    Raises:
+        ValueError: ``queued_max_requests`` is below 1 (Kafka requires at least 1).
+    """
+
+    def __init__(self, queued_max_requests: int = 500) -> None:
+        if queued_max_requests < 1:
+            raise ValueError(f"queued_max_requests must be at least 1, not {queued_max_requests}")
+        self.queued_max_requests = queued_max_requests
+        self._send, self._receive = trio.open_memory_channel[Request](queued_max_requests)
+
+    @property
+    def queued(self) -> int:
+        """Requests waiting for a handler right now (never above ``queued_max_requests``)."""
+        return self._send.statistics().current_buffer_used
+
+    async def receive_request(self) -> Request:
+        """The next request, waiting for one if the queue is empty (handler tasks)."""
+        return await self._receive.receive()
+
+    async def send_response(self, request: Request, response: Response) -> None:
+        """Queue ``response`` back to ``request``'s connection, which writes it and then reads
+        its next request. Dropped (logged at debug) if the connection has closed meanwhile.
+
+        Raises:
+            TypeError: ``response`` is not a ``SendResponse``, ``NoResponse`` or
+                ``CloseConnection``.
+            ValueError: ``request`` did not come from this channel.
+            RuntimeError: ``request`` has already been answered.
+        """
+        if not isinstance(response, SendResponse | NoResponse | CloseConnection):
+            raise TypeError(f"not a response: {response!r}")
+        link = request._link
+        if link is None or link._channel is not self:
+            raise ValueError(f"{request!r} did not come from this channel")
+        link._deliver(request, response)
+        await trio.lowlevel.checkpoint()
+
+
+class ConnectionLink:
+    """One connection's end of a ``RequestChannel``: at most one request in flight.
+
+    Used only by the task that owns the connection: ``await submit(frame)`` then
+    ``await response()``, over and over; ``close()`` when the connection goes away.
+    """
+
+    __slots__ = ("_channel", "_closed", "_done", "_in_flight", "_response", "client_host",
+                 "client_port", "connection_id", "listener_name")
+
+    def __init__(self, channel: RequestChannel, connection_id: str, listener_name: str,
+                 client_host: str, client_port: int) -> None:
+        self._channel = channel
+        self.connection_id = connection_id
+        self.listener_name = listener_name
+        self.client_host = client_host
+        self.client_port = client_port
+        self._in_flight: Request | None = None
+        self._done: trio.Event | None = None
+        self._response: Response | None = None
+        self._closed = False
+
+    @property
+    def in_flight(self) -> bool:
+        """A request was submitted and its response not yet taken (the connection is muted)."""
+        return self._in_flight is not None
+
+    async def submit(self, frame: bytes) -> None:
+        """Queue ``frame`` as this connection's next request, waiting while the channel is full.
+        If cancelled, the request was not queued (Trio memory channels are cancel-safe).
+
+        Raises:
+            RuntimeError: a request is already in flight (muting), or the link is closed.
+        """
+        if self._closed:
+            raise RuntimeError(f"connection {self.connection_id} is closed")
+        if self._in_flight is not None:
+            raise RuntimeError(f"connection {self.connection_id} already has a request in "
+                               f"flight")
+        request = Request(self.connection_id, self.listener_name, self.client_host,
+                          self.client_port, frame, time.monotonic_ns(), link=self)
+        self._in_flight = request
+        self._done = trio.Event()
+        try:
+            await self._channel._send.send(request)
+        except BaseException:
+            self._in_flight = self._done = None
+            raise
+
+    async def response(self) -> Response:
+        """Wait for the in-flight request's response and unmute. If cancelled, the link is
+        closed: the connection is going away, and the late response will be dropped.
+
+        Raises:
+            RuntimeError: no request is in flight.
+        """
+        done = self._done
+        if self._in_flight is None or done is None:
+            raise RuntimeError(f"connection {self.connection_id} has no request in flight")
+        try:
+            await done.wait()
+        except BaseException:
+            self.close()
+            raise
+        response = self._response
+        assert response is not None
+        self._in_flight = self._done = self._response = None
+        return response
+
+    def close(self) -> None:
+        """Mark the connection gone: responses still to come are dropped."""
+        self._closed = True
+        self._in_flight = self._done = self._response = None
+
+    def _deliver(self, request: Request, response: Response) -> None:
+        if request is not self._in_flight or self._response is not None:
+            if self._closed:
+                log.debug("Dropping the response to %r: connection %s is closed",
+                          request, self.connection_id)
+                return
+            raise RuntimeError(f"{request!r} has already been answered")
+        self._response = response
+        assert self._done is not None
+        self._done.set()

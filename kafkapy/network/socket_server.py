@@ -1,0 +1,549 @@
+"""SocketServer: the broker's listeners and client connections.
+
+Kafka's ``SocketServer`` with Trio tasks instead of threads: a task per listener plays the
+Acceptor, a task per connection plays the Processor (Kafka multiplexes many connections on a
+few Processor threads; a Trio task is cheap enough to give each connection its own). Both run
+in the nursery of ``SocketServer.run``. The server knows frames, not Kafka APIs: it moves
+size-prefixed byte frames between sockets and the ``RequestChannel``.
+
+Theory of operation:
+
+- Acceptor (``_accept_loop``): one listening socket per endpoint ``(name, host, port)``;
+  host ``""`` listens on every interface (IPv6 dual stack where available), port 0 picks a free
+  port (``bound_endpoints`` tells which). An accepted connection over ``max_connections``
+  (broker-wide) or over its client address's limit (``max_connections_per_ip``, or the
+  override for that address) is closed at once, with one log line. Accepted sockets get
+  TCP_NODELAY, keep-alive and ``send_buffer_bytes``; the listening socket carries
+  ``receive_buffer_bytes`` (inherited by accepted sockets). -1 leaves a buffer at the OS
+  default.
+- Processor (``_serve``), a loop per connection: ``recv`` up to 64 KiB (a fresh ``bytes``, so
+  an idle connection holds no buffer), feed it to the compiled ``FrameSplitter`` and, for each
+  complete frame in order: submit it to the channel, wait for its response, write the
+  response, and only then take the next frame. This is Kafka's muting: one request per
+  connection in the handlers, responses in request order, and while the connection waits
+  (for a handler, or for room in a full channel) it does not read its socket, so TCP flow
+  control holds the client back instead of the broker buffering. Per connection the broker
+  holds at most the frames of one ``recv`` plus one partial frame.
+- Writing a ``SendResponse``: the 4-byte size prefix and the payload go out as one buffer
+  (``send`` in a loop until all is written), then each file slice with ``os.sendfile`` on the
+  non-blocking socket: a partial send advances the offset and sends again, ``BlockingIOError``
+  waits for writability with ``trio.lowlevel.wait_writable``, so the event loop never blocks
+  on the network. (Reading the file may still touch the disk on a page-cache miss, as it does
+  in Kafka's network threads.)
+- Closing: a size prefix that is negative or above ``max_request_size`` closes the connection
+  after the frames before it are answered, with one warning naming the client and the size; a
+  connection with nothing to do for ``connections_max_idle_ms`` (waiting to read a request, or
+  writing a response without progress) is closed; ``CloseConnection`` from a handler closes it;
+  an I/O error closes it. No error on one connection reaches another or the server.
+- Graceful stop: ``stop_accepting`` closes the listeners; each connection finishes the request
+  it has already handed to the channel (its response is written), then closes; frames read
+  but not yet handed over are dropped. ``run`` returns when the last connection is closed.
+  Cancelling ``run`` instead closes everything at once.
+
+Every method runs on the broker's Trio event loop; nothing here is thread-safe.
+"""
+
+from __future__ import annotations
+
+import errno
+import ipaddress
+import itertools
+import logging
+import math
+import os
+import struct
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+from typing import NamedTuple
+
+import trio
+
+from kafkapy._frames import FrameSplitter, size_prefixed
+from kafkapy.errors import InvalidRequestError
+from kafkapy.network.request_channel import (
+    CloseConnection,
+    ConnectionLink,
+    FileSliceLike,
+    NoResponse,
+    RequestChannel,
+    SendResponse,
+)
+
+__all__ = ["Endpoint", "SocketServer"]
+
+log = logging.getLogger(__name__)
+
+RECEIVE_SIZE = 65536
+INT32_MAX = 2**31 - 1
+
+
+def _errnos(*names: str) -> frozenset[int]:
+    return frozenset(getattr(errno, name) for name in names if hasattr(errno, name))
+
+
+# accept() errors of a client that was gone before we accepted it, which cost nothing (as in
+# trio.SocketListener); any other (EMFILE, ENOMEM, ...) is retried after 100 ms, as in
+# trio.serve_listeners.
+_GONE_ERRNOS = _errnos("ECONNABORTED", "EPROTO", "EPERM", "ENETDOWN", "ENOPROTOOPT",
+                       "EHOSTDOWN", "ENONET", "EHOSTUNREACH", "EOPNOTSUPP", "ENETUNREACH",
+                       "ETIMEDOUT", "ECONNRESET")
+# sendfile() errors caused by the peer, not by the file
+_PEER_ERRNOS = _errnos("EPIPE", "ECONNRESET", "ENOTCONN", "ECONNABORTED", "ETIMEDOUT",
+                       "EHOSTUNREACH", "ENETUNREACH", "ENETDOWN")
+_NO_OVERRIDES: Mapping[str, int] = MappingProxyType({})
+
+
+class Endpoint(NamedTuple):
+    """A listener: its name (``PLAINTEXT``, ...), host (``""`` = every interface) and port."""
+
+    name: str
+    host: str
+    port: int
+
+
+class _SliceFailed(Exception):
+    """A file slice could not be sent in full (the file is shorter, closed, unreadable), after
+    its size was already promised in the size prefix."""
+
+
+class _WriteStalled(Exception):
+    """The client took no bytes for connections.max.idle.ms."""
+
+
+class _Connection:
+    __slots__ = ("intake", "link", "sock")
+
+    def __init__(self, sock: trio.socket.SocketType, link: ConnectionLink) -> None:
+        self.sock = sock
+        self.link = link
+        # The cancel scope of the phase a graceful stop may interrupt (reading the next
+        # request, or waiting for room in the channel), or None while a request is in flight.
+        self.intake: trio.CancelScope | None = None
+
+
+def _client_ip(host: str) -> str:
+    """The canonical text of an address; an IPv4-mapped IPv6 address as plain IPv4."""
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return host
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        return str(ip.ipv4_mapped)
+    return str(ip)
+
+
+class SocketServer:
+    """The listeners and connections of one broker, feeding ``channel``.
+
+    Settings, with the Kafka broker configuration each one is:
+
+    - ``listeners``: ``(name, host, port)`` per endpoint (``listeners``); names are unique.
+    - ``max_request_size``: largest request frame, size prefix excluded
+      (``socket.request.max.bytes``).
+    - ``connections_max_idle_ms``: close a connection idle that long
+      (``connections.max.idle.ms``); negative: never.
+    - ``max_connections``, ``max_connections_per_ip``, ``max_connections_per_ip_overrides``
+      (address or host name -> limit): ``max.connections``, ``max.connections.per.ip``,
+      ``max.connections.per.ip.overrides``.
+    - ``send_buffer_bytes``, ``receive_buffer_bytes``: SO_SNDBUF / SO_RCVBUF, -1 for the OS
+      default (``socket.send.buffer.bytes``, ``socket.receive.buffer.bytes``).
+    - ``listen_backlog_size``: the listen queue (``socket.listen.backlog.size``).
+
+    Raises:
+        ValueError: an invalid setting, or two listeners with the same name.
+    """
+
+    def __init__(self, channel: RequestChannel, listeners: Sequence[tuple[str, str, int]], *,
+                 max_request_size: int = 104857600,
+                 connections_max_idle_ms: int = 600000,
+                 max_connections: int = INT32_MAX,
+                 max_connections_per_ip: int = INT32_MAX,
+                 max_connections_per_ip_overrides: Mapping[str, int] = _NO_OVERRIDES,
+                 send_buffer_bytes: int = 102400,
+                 receive_buffer_bytes: int = 102400,
+                 listen_backlog_size: int = 50) -> None:
+        endpoints = tuple(Endpoint(*listener) for listener in listeners)
+        names = [endpoint.name for endpoint in endpoints]
+        if len(set(names)) != len(names):
+            raise ValueError(f"listener names must be unique: {names}")
+        for endpoint in endpoints:
+            if not 0 <= endpoint.port <= 65535:
+                raise ValueError(f"invalid port in {endpoint}")
+        if not 0 <= max_request_size <= INT32_MAX:
+            raise ValueError(f"max_request_size must be in [0, {INT32_MAX}]")
+        if max_connections < 0 or max_connections_per_ip < 0:
+            raise ValueError("connection limits must not be negative")
+        if any(count < 0 for count in max_connections_per_ip_overrides.values()):
+            raise ValueError("connection limit overrides must not be negative")
+        for name, value in (("send_buffer_bytes", send_buffer_bytes),
+                            ("receive_buffer_bytes", receive_buffer_bytes)):
+            if value != -1 and value <= 0:
+                raise ValueError(f"{name} must be positive or -1, not {value}")
+        if listen_backlog_size < 1:
+            raise ValueError("listen_backlog_size must be at least 1")
+        self._channel = channel
+        self._endpoints = endpoints
+        self._max_request_size = max_request_size
+        self._idle_s = (math.inf if connections_max_idle_ms < 0
+                        else connections_max_idle_ms / 1000)
+        self._max_connections = max_connections
+        self._max_per_ip = max_connections_per_ip
+        self._override_config = dict(max_connections_per_ip_overrides)
+        self._overrides: dict[str, int] = {}
+        self._send_buffer_bytes = send_buffer_bytes
+        self._receive_buffer_bytes = receive_buffer_bytes
+        self._backlog = listen_backlog_size
+        self._bound: tuple[Endpoint, ...] = ()
+        self._connections: set[_Connection] = set()
+        self._per_ip: dict[str, int] = {}
+        self._ids = itertools.count()
+        self._started = False
+        self._draining = False
+        self._accept_scope: trio.CancelScope | None = None
+        self._listeners_closed = trio.Event()
+
+    @property
+    def bound_endpoints(self) -> tuple[Endpoint, ...]:
+        """The endpoints with their real ports, once ``run`` has started (empty before)."""
+        return self._bound
+
+    @property
+    def connection_count(self) -> int:
+        """Open client connections."""
+        return len(self._connections)
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+                  ) -> None:
+        """Listen on every endpoint and serve connections; use with ``nursery.start``, which
+        returns once every listener is bound. Returns after ``stop_accepting`` when the last
+        connection has closed; cancel it to close everything at once.
+
+        Raises:
+            OSError: a listener cannot be opened (address in use, unknown host, ...), or an
+                override's host name does not resolve.
+            RuntimeError: called more than once.
+        """
+        if self._started:
+            raise RuntimeError("SocketServer.run can be called only once")
+        self._started = True
+        listening: list[tuple[Endpoint, trio.socket.SocketType]] = []
+        try:
+            self._overrides = await self._resolve_overrides()
+            for endpoint in self._endpoints:
+                listening.append((endpoint, await self._open_listener(endpoint)))
+            self._bound = tuple(endpoint._replace(port=sock.getsockname()[1])
+                                for endpoint, sock in listening)
+            for endpoint in self._bound:
+                log.info("Listening for connections on %s:%d (listener %s)",
+                         endpoint.host, endpoint.port, endpoint.name)
+            async with trio.open_nursery() as connections:
+                with trio.CancelScope() as self._accept_scope:
+                    if self._draining:
+                        self._accept_scope.cancel()
+                    async with trio.open_nursery() as acceptors:
+                        for endpoint, (_, sock) in zip(self._bound, listening, strict=True):
+                            acceptors.start_soon(self._accept_loop, endpoint, sock, connections)
+                        task_status.started()
+                for _, sock in listening:
+                    sock.close()
+                self._listeners_closed.set()
+                log.info("Stopped accepting connections; %d open", len(self._connections))
+        finally:
+            for _, sock in listening:
+                sock.close()
+            self._accept_scope = None
+            self._listeners_closed.set()
+
+    async def stop_accepting(self) -> None:
+        """Close the listeners (returns once they are closed) and start the graceful stop:
+        every connection finishes the request it has in flight, writes its response and
+        closes; idle connections close now. ``run`` returns when all are closed."""
+        self._draining = True
+        if self._accept_scope is not None:
+            self._accept_scope.cancel()
+        for conn in self._connections:
+            if conn.intake is not None:
+                conn.intake.cancel()
+        if self._started:
+            await self._listeners_closed.wait()
+        else:
+            await trio.lowlevel.checkpoint()
+
+    # Acceptor
+
+    async def _resolve_overrides(self) -> dict[str, int]:
+        resolved: dict[str, int] = {}
+        for host, count in self._override_config.items():
+            if _is_ip(host):
+                resolved[_client_ip(host)] = count
+                continue
+            for *_, sockaddr in await trio.socket.getaddrinfo(
+                    host, None, type=trio.socket.SOCK_STREAM):
+                resolved[_client_ip(str(sockaddr[0]))] = count
+        return resolved
+
+    async def _open_listener(self, endpoint: Endpoint) -> trio.socket.SocketType:
+        if endpoint.host == "":
+            try:
+                return await self._bind(trio.socket.AF_INET6, ("::", endpoint.port),
+                                        dual_stack=True)
+            except OSError as exc:  # no IPv6 here: IPv4 only
+                if exc.errno == errno.EADDRINUSE:
+                    raise
+                return await self._bind(trio.socket.AF_INET, ("0.0.0.0", endpoint.port))
+        infos = await trio.socket.getaddrinfo(endpoint.host, endpoint.port,
+                                              type=trio.socket.SOCK_STREAM,
+                                              flags=trio.socket.AI_PASSIVE)
+        family, _, _, _, address = infos[0]
+        return await self._bind(family, address)
+
+    async def _bind(self, family: int, address: object, *, dual_stack: bool = False
+                    ) -> trio.socket.SocketType:
+        sock = trio.socket.socket(family, trio.socket.SOCK_STREAM)
+        try:
+            if os.name != "nt":
+                sock.setsockopt(trio.socket.SOL_SOCKET, trio.socket.SO_REUSEADDR, 1)
+            if dual_stack:
+                sock.setsockopt(trio.socket.IPPROTO_IPV6, trio.socket.IPV6_V6ONLY, 0)
+            if self._receive_buffer_bytes != -1:
+                sock.setsockopt(trio.socket.SOL_SOCKET, trio.socket.SO_RCVBUF,
+                                self._receive_buffer_bytes)
+            await sock.bind(address)
+            sock.listen(self._backlog)
+        except BaseException:
+            sock.close()
+            raise
+        return sock
+
+    async def _accept_loop(self, endpoint: Endpoint, listener: trio.socket.SocketType,
+                           connections: trio.Nursery) -> None:
+        while True:
+            try:
+                sock, address = await listener.accept()
+            except OSError as exc:
+                if exc.errno in _GONE_ERRNOS:
+                    log.debug("Accepting on listener %s: %s", endpoint.name, exc)
+                    await trio.lowlevel.checkpoint()
+                else:  # out of descriptors or memory, or unexpected: wait rather than spin
+                    log.error("Accepting on listener %s failed: %s; retrying in 100 ms",
+                              endpoint.name, exc)
+                    await trio.sleep(0.1)
+                continue
+            if not self._admit(endpoint, sock, address):
+                continue
+            conn = self._new_connection(endpoint, sock, address)
+            if conn is not None:
+                connections.start_soon(self._serve, conn, name=conn.link.connection_id)
+
+    def _admit(self, endpoint: Endpoint, sock: trio.socket.SocketType, address: object) -> bool:
+        """False, and ``sock`` closed, when it is over a connection limit (Kafka's
+        ConnectionQuotas)."""
+        host, port = _peer(address)
+        if len(self._connections) >= self._max_connections:
+            reason = (f"the broker already has the configured maximum of "
+                      f"{self._max_connections} connections")
+        else:
+            limit = self._overrides.get(host, self._max_per_ip)
+            if self._per_ip.get(host, 0) < limit:
+                return True
+            reason = f"address already has the configured maximum of {limit} connections"
+        log.info("Rejected connection from %s:%d on listener %s: %s",
+                 host, port, endpoint.name, reason)
+        sock.close()
+        return False
+
+    def _new_connection(self, endpoint: Endpoint, sock: trio.socket.SocketType,
+                        address: object) -> _Connection | None:
+        host, port = _peer(address)
+        try:
+            sock.setsockopt(trio.socket.IPPROTO_TCP, trio.socket.TCP_NODELAY, 1)
+            sock.setsockopt(trio.socket.SOL_SOCKET, trio.socket.SO_KEEPALIVE, 1)
+            if self._send_buffer_bytes != -1:
+                sock.setsockopt(trio.socket.SOL_SOCKET, trio.socket.SO_SNDBUF,
+                                self._send_buffer_bytes)
+            local_host, local_port = _peer(sock.getsockname())
+        except OSError as exc:  # the client is already gone
+            log.debug("Dropping connection from %s:%d: %s", host, port, exc)
+            sock.close()
+            return None
+        connection_id = f"{local_host}:{local_port}-{host}:{port}-{next(self._ids)}"
+        conn = _Connection(sock, ConnectionLink(self._channel, connection_id, endpoint.name,
+                                                host, port))
+        self._connections.add(conn)
+        self._per_ip[host] = self._per_ip.get(host, 0) + 1
+        return conn
+
+    # Processor
+
+    async def _serve(self, conn: _Connection) -> None:
+        link = conn.link
+        log.debug("Accepted connection %s on listener %s", link.connection_id,
+                  link.listener_name)
+        try:
+            await self._serve_requests(conn)
+        except InvalidRequestError as exc:
+            log.warning("Closing connection %s from %s:%d on listener %s: %s",
+                        link.connection_id, link.client_host, link.client_port,
+                        link.listener_name, exc.message)
+        except _SliceFailed as exc:
+            log.warning("Closing connection %s from %s:%d: %s", link.connection_id,
+                        link.client_host, link.client_port, exc)
+        except _WriteStalled:
+            log.info("Closing connection %s from %s:%d: the client read nothing for %s ms",
+                     link.connection_id, link.client_host, link.client_port,
+                     int(self._idle_s * 1000))
+        except OSError as exc:
+            log.debug("Closing connection %s: %s", link.connection_id, exc)
+        except Exception:
+            log.exception("Unexpected error on connection %s from %s:%d; closing it",
+                          link.connection_id, link.client_host, link.client_port)
+        finally:
+            link.close()
+            conn.sock.close()
+            self._connections.discard(conn)
+            left = self._per_ip[link.client_host] - 1
+            if left:
+                self._per_ip[link.client_host] = left
+            else:
+                del self._per_ip[link.client_host]
+
+    async def _serve_requests(self, conn: _Connection) -> None:
+        splitter = FrameSplitter(self._max_request_size)
+        while True:
+            data = await self._read(conn)
+            if data is None:
+                return
+            invalid: InvalidRequestError | None = None
+            try:
+                frames = splitter.feed(data)
+            except InvalidRequestError as exc:
+                # The frames completed before the bad prefix are served first, as in Kafka
+                # (which reads one frame at a time and meets the bad one only after them).
+                frames, invalid = getattr(exc, "frames", []), exc
+            # Popped one by one, so an idle connection keeps no reference to its last chunk
+            # or frames (a 100 MiB produce must not stay alive until the next recv).
+            del data
+            frames.reverse()
+            while frames:
+                if not await self._process(conn, frames.pop()):
+                    return
+            if invalid is not None:
+                raise invalid
+
+    async def _read(self, conn: _Connection) -> bytes | None:
+        """The next bytes from the client, or None to close: end of stream, idle timeout,
+        or graceful stop."""
+        link = conn.link
+        data = b""
+        # One scope for both reasons to stop waiting, the idle deadline and a graceful stop
+        # cancelling it (one scope, not two, held by every idle connection).
+        scope = self._intake(conn, trio.current_time() + self._idle_s)
+        try:
+            with scope:
+                data = await conn.sock.recv(RECEIVE_SIZE)
+        finally:
+            conn.intake = None
+        if scope.cancelled_caught and self._draining:
+            log.debug("Closing idle connection %s: the server is stopping", link.connection_id)
+            return None
+        if scope.cancelled_caught:
+            log.debug("Closing connection %s from %s:%d: idle for more than %s ms",
+                      link.connection_id, link.client_host, link.client_port,
+                      int(self._idle_s * 1000))
+            return None
+        if not data:
+            log.debug("Connection %s closed by the client", link.connection_id)
+            return None
+        return data
+
+    async def _process(self, conn: _Connection, frame: bytes) -> bool:
+        """One request round trip; False when the connection must close."""
+        stopping = self._intake(conn)
+        try:
+            with stopping:
+                await conn.link.submit(frame)
+        finally:
+            conn.intake = None
+        if stopping.cancelled_caught:
+            return False
+        # In flight: a graceful stop no longer interrupts this connection until it is written.
+        response = await conn.link.response()
+        if isinstance(response, SendResponse):
+            await self._write(conn, response)
+        elif isinstance(response, CloseConnection):
+            log.debug("Closing connection %s: asked by the request handler",
+                      conn.link.connection_id)
+            return False
+        else:
+            assert isinstance(response, NoResponse)
+        return not self._draining
+
+    def _intake(self, conn: _Connection, deadline: float = math.inf) -> trio.CancelScope:
+        """A cancel scope that a graceful stop cancels (see ``_Connection.intake``); the
+        caller enters it and resets ``conn.intake`` to None after."""
+        scope = trio.CancelScope(deadline=deadline)
+        if self._draining:
+            scope.cancel()
+        conn.intake = scope
+        return scope
+
+    async def _write(self, conn: _Connection, response: SendResponse) -> None:
+        if response.file_slices:
+            head = b"".join((struct.pack(">i", response.size), response.payload))
+        else:
+            head = size_prefixed(response.payload)
+        # Deadline moved forward on every bit of progress: only a stalled client times out.
+        with trio.CancelScope(deadline=trio.current_time() + self._idle_s) as progress:
+            await self._send_all(conn.sock, head, progress)
+            for piece in response.file_slices:
+                await self._send_file(conn.sock, piece, progress)
+        if progress.cancelled_caught:
+            raise _WriteStalled
+
+    async def _send_all(self, sock: trio.socket.SocketType, data: bytes,
+                        progress: trio.CancelScope) -> None:
+        view = memoryview(data)
+        while view:
+            sent = await sock.send(view)
+            view = view[sent:]
+            progress.deadline = trio.current_time() + self._idle_s
+
+    async def _send_file(self, sock: trio.socket.SocketType, piece: FileSliceLike,
+                         progress: trio.CancelScope) -> None:
+        out_fd = sock.fileno()
+        offset, remaining = piece.position, piece.size
+        while remaining:
+            try:
+                # With an explicit offset, sendfile leaves the file's position alone, so
+                # concurrent fetches may share one descriptor.
+                sent = os.sendfile(out_fd, piece.fd, offset, remaining)
+            except BlockingIOError:
+                await trio.lowlevel.wait_writable(sock)
+                continue
+            except OSError as exc:
+                if exc.errno in _PEER_ERRNOS:
+                    raise
+                raise _SliceFailed(f"file slice (fd {piece.fd}, position {piece.position}, "
+                                   f"size {piece.size}) failed: {exc}") from exc
+            if sent == 0:
+                raise _SliceFailed(
+                    f"file slice (fd {piece.fd}, position {piece.position}, size {piece.size}) "
+                    f"ends {remaining} bytes early: the file is shorter")
+            offset += sent
+            remaining -= sent
+            progress.deadline = trio.current_time() + self._idle_s
+            await trio.lowlevel.checkpoint()
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
+def _peer(address: object) -> tuple[str, int]:
+    """(host, port) of a socket address of any IP family."""
+    assert isinstance(address, tuple) and len(address) >= 2
+    return _client_ip(str(address[0])), int(address[1])

@@ -1,0 +1,344 @@
+"""SocketServer over real sockets on 127.0.0.1: request/response flow, per-connection order
+(muting), back-pressure, many connections, listeners, and the graceful stop."""
+
+from __future__ import annotations
+
+import random
+import socket
+
+import pytest
+import trio
+import trio.testing
+
+from kafkapy.network import (
+    NoResponse,
+    Request,
+    RequestChannel,
+    Response,
+    SendResponse,
+    SocketServer,
+)
+from tests.network.support import (
+    assert_closed,
+    echo,
+    frame,
+    receive_frame,
+    serving,
+    settle,
+    trio_test,
+)
+
+
+@trio_test
+async def test_echo_and_request_details() -> None:
+    seen: list[Request] = []
+
+    async def respond(request: Request) -> Response:
+        seen.append(request)
+        return await echo(request)
+
+    async with serving(respond) as h:
+        assert h.port != 0
+        assert h.server.bound_endpoints[0].name == "PLAINTEXT"
+        stream = await h.connect()
+        assert await h.round_trip(stream, b"hello") == b"olleh"
+        assert await h.round_trip(stream, b"") == b""
+        client_host, client_port = stream.socket.getsockname()[:2]
+        request = seen[0]
+        assert request.listener_name == "PLAINTEXT"
+        assert (request.client_host, request.client_port) == (client_host, client_port)
+        assert request.connection_id.startswith(f"127.0.0.1:{h.port}-127.0.0.1:{client_port}-")
+        assert request.frame == b"hello"
+        assert 0 < request.receive_time_ns <= seen[1].receive_time_ns
+        assert h.server.connection_count == 1
+
+
+@trio_test
+async def test_accepted_sockets_options() -> None:
+    async with serving(send_buffer_bytes=8192) as h:
+        stream = await h.connect()
+        assert await h.round_trip(stream, b"x") == b"x"
+        (conn,) = h.server._connections  # the accepted socket itself
+        assert conn.sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+        assert conn.sock.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE)
+        assert conn.sock.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF) >= 8192
+
+
+@trio_test
+async def test_no_response_and_close_connection() -> None:
+    async with serving() as h:
+        stream = await h.connect()
+        await stream.send_all(frame(b"noresp-1") + frame(b"abc") + frame(b"noresp-2")
+                              + frame(b"def"))
+        assert await receive_frame(stream) == b"cba"
+        assert await receive_frame(stream) == b"fed"
+        await stream.send_all(frame(b"close-now") + frame(b"never handled"))
+        await assert_closed(stream)
+        assert h.channel.queued == 0
+        other = await h.connect()
+        assert await h.round_trip(other, b"still up") == b"pu llits"
+
+
+@trio_test
+async def test_pipelined_frames_come_back_in_order_while_handlers_reorder() -> None:
+    connections, per_connection = 8, 60
+    rng = random.Random(1234)
+    busy: set[str] = set()
+    received: list[Request] = []
+    answered: list[Request] = []
+
+    async def respond(request: Request) -> Response:
+        # One connection never has two requests in the handlers at once.
+        assert request.connection_id not in busy
+        busy.add(request.connection_id)
+        received.append(request)
+        for _ in range(rng.randrange(6)):
+            await trio.lowlevel.checkpoint()
+        busy.discard(request.connection_id)
+        answered.append(request)
+        return await echo(request)
+
+    async def client(h: object, n: int) -> None:
+        assert hasattr(h, "connect")
+        stream = await h.connect()
+        payloads = [f"c{n}-m{i}-".encode() * rng.randrange(1, 50) for i in range(per_connection)]
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(stream.send_all, b"".join(frame(p) for p in payloads))
+            for payload in payloads:
+                assert await receive_frame(stream) == payload[::-1]
+
+    async with serving(respond, handlers=2, queued_max_requests=4) as h:
+        async with trio.open_nursery() as nursery:
+            for n in range(connections):
+                nursery.start_soon(client, h, n)
+    assert len(answered) == connections * per_connection
+    # The two handlers did answer out of the order they received in.
+    assert [r.frame for r in received] != [r.frame for r in answered]
+
+
+@trio_test
+async def test_next_frame_waits_for_the_previous_response() -> None:
+    async with serving(None) as h:  # the test is the handler
+        a, b = await h.connect(), await h.connect()
+        await a.send_all(frame(b"a1") + frame(b"a2"))
+        await b.send_all(frame(b"b1"))
+        first = await h.channel.receive_request()
+        second = await h.channel.receive_request()
+        by_frame = {first.frame: first, second.frame: second}
+        assert set(by_frame) == {b"a1", b"b1"}
+        await settle()
+        assert h.channel.queued == 0  # a2 is held back: a1 has no response yet
+        # Answer across connections out of order: b first.
+        await h.channel.send_response(by_frame[b"b1"], SendResponse(b"B1"))
+        assert await receive_frame(b) == b"B1"
+        await settle()
+        assert h.channel.queued == 0
+        await h.channel.send_response(by_frame[b"a1"], SendResponse(b"A1"))
+        assert await receive_frame(a) == b"A1"
+        a2 = await h.channel.receive_request()
+        assert a2.frame == b"a2"
+        await h.channel.send_response(a2, SendResponse(b"A2"))
+        assert await receive_frame(a) == b"A2"
+
+
+@trio_test
+async def test_back_pressure_bounded_queue_loses_nothing() -> None:
+    connections, per_connection = 6, 40
+    peak = 0
+
+    async def respond(request: Request) -> Response:
+        return SendResponse(request.frame)
+
+    async def slow_handler(channel: RequestChannel) -> None:
+        nonlocal peak
+        while True:
+            # Let every connection run as far as it can before each request is taken.
+            await trio.testing.wait_all_tasks_blocked()
+            peak = max(peak, channel.queued)
+            request = await channel.receive_request()
+            await channel.send_response(request, await respond(request))
+
+    async def client(stream: trio.SocketStream, n: int) -> None:
+        payloads = [f"{n}:{i}".encode() for i in range(per_connection)]
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(stream.send_all, b"".join(frame(p) for p in payloads))
+            for payload in payloads:
+                assert await receive_frame(stream) == payload
+
+    async with serving(None, queued_max_requests=1) as h:
+        streams = [await h.connect() for _ in range(connections)]
+        h.nursery.start_soon(slow_handler, h.channel)
+        async with trio.open_nursery() as nursery:
+            for n, stream in enumerate(streams):
+                nursery.start_soon(client, stream, n)
+    assert peak == 1
+
+
+@trio_test
+async def test_a_waiting_connection_stops_reading_its_socket() -> None:
+    gate = trio.Event()
+    count = 2048
+
+    async def respond(request: Request) -> Response:
+        await gate.wait()
+        return SendResponse(request.frame)
+
+    async with serving(respond, receive_buffer_bytes=4096) as h:
+        stream = await h.connect()
+        stream.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+        payloads = [i.to_bytes(4, "big") * 256 for i in range(count)]  # 1 KiB each
+        sent = trio.Event()
+
+        async def send() -> None:
+            await stream.send_all(b"".join(frame(p) for p in payloads))
+            sent.set()
+
+        h.nursery.start_soon(send)
+        await settle()
+        # 2 MiB do not fit the socket buffers and the server is not reading: the client waits.
+        assert not sent.is_set()
+        assert h.channel.queued == 0  # the one request is in the handler, the rest unread
+        gate.set()
+        for payload in payloads:
+            assert await receive_frame(stream) == payload
+        await sent.wait()
+
+
+@trio_test
+async def test_two_hundred_concurrent_connections() -> None:
+    connections = 200
+    rng = random.Random(99)
+
+    async def client(h: object, n: int) -> None:
+        assert hasattr(h, "connect")
+        stream = await h.connect()
+        payloads = [rng.randbytes(rng.randrange(0, 3000)) for _ in range(5)]
+        await stream.send_all(b"".join(frame(p) for p in payloads))
+        for payload in payloads:
+            assert await receive_frame(stream) == payload[::-1]
+
+    async with serving(handlers=4, queued_max_requests=64, listen_backlog_size=512) as h:
+        async with trio.open_nursery() as nursery:
+            for n in range(connections):
+                nursery.start_soon(client, h, n)
+        assert h.server.connection_count == connections
+
+
+@trio_test
+async def test_several_listeners_and_all_interfaces() -> None:
+    listeners = (("INTERNAL", "127.0.0.1", 0), ("EXTERNAL", "", 0))
+    seen: list[str] = []
+
+    async def respond(request: Request) -> Response:
+        seen.append(request.listener_name)
+        return NoResponse() if request.frame == b"noresp" else SendResponse(b"ok")
+
+    async with serving(respond, listeners=listeners) as h:
+        internal, external = h.server.bound_endpoints
+        assert (internal.name, external.name, external.host) == ("INTERNAL", "EXTERNAL", "")
+        assert internal.port != external.port and external.port != 0
+        for port in (internal.port, external.port):
+            stream = await trio.open_tcp_stream("127.0.0.1", port)
+            h.streams.append(stream)
+            await stream.send_all(frame(b"hi"))
+            assert await receive_frame(stream) == b"ok"
+    assert seen == ["INTERNAL", "EXTERNAL"]
+
+
+def test_settings_are_checked() -> None:
+    channel = RequestChannel(1)
+    with pytest.raises(ValueError, match="unique"):
+        SocketServer(channel, [("A", "127.0.0.1", 0), ("A", "127.0.0.1", 0)])
+    with pytest.raises(ValueError, match="port"):
+        SocketServer(channel, [("A", "127.0.0.1", 70000)])
+    with pytest.raises(ValueError):
+        SocketServer(channel, [("A", "127.0.0.1", 0)], max_request_size=-1)
+    with pytest.raises(ValueError):
+        SocketServer(channel, [("A", "127.0.0.1", 0)], send_buffer_bytes=0)
+    with pytest.raises(ValueError):
+        SocketServer(channel, [("A", "127.0.0.1", 0)], max_connections_per_ip_overrides={"x": -1})
+
+
+@trio_test
+async def test_bind_failure_raises_from_run() -> None:
+    async with serving() as h:
+        taken = h.port
+        server = SocketServer(RequestChannel(1), [("PLAINTEXT", "127.0.0.1", taken)])
+        with pytest.raises(OSError):
+            await server.run()
+        with pytest.raises(RuntimeError):
+            await server.run()
+
+
+@trio_test
+async def test_stop_accepting_finishes_in_flight_requests_then_closes() -> None:
+    async with serving(None) as h:
+        idle = await h.connect()
+        await idle.send_all(frame(b"idle-1"))
+        request = await h.channel.receive_request()
+        await h.channel.send_response(request, SendResponse(b"ok"))
+        assert await receive_frame(idle) == b"ok"
+
+        busy = await h.connect()
+        await busy.send_all(frame(b"in-flight") + frame(b"not yet handed over"))
+        in_flight = await h.channel.receive_request()
+        assert in_flight.frame == b"in-flight"
+        await settle()
+
+        await h.server.stop_accepting()
+        with pytest.raises(OSError):
+            await trio.open_tcp_stream("127.0.0.1", h.port)
+        await assert_closed(idle)
+        assert not h.stopped.is_set()  # busy still has its request in the handler
+
+        await h.channel.send_response(in_flight, SendResponse(b"done"))
+        assert await receive_frame(busy) == b"done"
+        await assert_closed(busy)
+        await h.stopped.wait()  # run returned: every connection closed
+        assert h.channel.queued == 0 and h.server.connection_count == 0
+
+
+@trio_test
+async def test_stop_accepting_while_blocked_on_a_full_channel() -> None:
+    async with serving(None, queued_max_requests=1) as h:
+        first, second = await h.connect(), await h.connect()
+        await first.send_all(frame(b"queued"))
+        await settle()
+        await second.send_all(frame(b"waiting for room"))
+        await settle()
+        assert h.channel.queued == 1
+        await h.server.stop_accepting()
+        # The waiting request never reached the channel; the queued one is in flight.
+        await assert_closed(second)
+        request = await h.channel.receive_request()
+        assert request.frame == b"queued"
+        await h.channel.send_response(request, SendResponse(b"answered"))
+        assert await receive_frame(first) == b"answered"
+        await assert_closed(first)
+        await h.stopped.wait()
+        assert h.channel.queued == 0
+
+
+@trio_test
+async def test_stop_accepting_before_run_and_twice() -> None:
+    server = SocketServer(RequestChannel(1), [("PLAINTEXT", "127.0.0.1", 0)])
+    await server.stop_accepting()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(server.run)
+    assert server.connection_count == 0
+    await server.stop_accepting()
+
+
+@trio_test
+async def test_cancelling_run_closes_everything_and_late_responses_are_dropped() -> None:
+    channel = RequestChannel(4)
+    server = SocketServer(channel, [("PLAINTEXT", "127.0.0.1", 0)])
+    async with trio.open_nursery() as nursery:
+        await nursery.start(server.run)
+        stream = await trio.open_tcp_stream("127.0.0.1", server.bound_endpoints[0].port)
+        async with stream:
+            await stream.send_all(frame(b"x"))
+            request = await channel.receive_request()
+            nursery.cancel_scope.cancel()
+    assert server.connection_count == 0
+    await channel.send_response(request, SendResponse(b"too late"))  # dropped quietly
