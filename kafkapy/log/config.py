@@ -21,13 +21,13 @@ import attrs
 
 from kafkapy.errors import InvalidConfigError
 
-__all__ = ["LONG_MAX", "TOPIC_CONFIG_NAMES", "LogConfig"]
+__all__ = ["LONG_MAX", "TOPIC_CONFIG_NAMES", "TOPIC_CONFIG_SPEC", "LogConfig", "parse_value"]
 
 LONG_MAX = 2**63 - 1
 _INT_MAX = 2**31 - 1
 
 # topic name -> (attribute, kind, default, broker names in order of precedence with a scale)
-_SPEC: dict[str, tuple[str, str, object, tuple[tuple[str, int], ...]]] = {
+TOPIC_CONFIG_SPEC: dict[str, tuple[str, str, object, tuple[tuple[str, int], ...]]] = {
     "segment.bytes": ("segment_bytes", "int", 1073741824, (("log.segment.bytes", 1),)),
     "segment.ms": ("segment_ms", "long", 604800000,
                    (("log.roll.ms", 1), ("log.roll.hours", 3600000))),
@@ -61,7 +61,7 @@ _SPEC: dict[str, tuple[str, str, object, tuple[tuple[str, int], ...]]] = {
     "max.message.bytes": ("max_message_bytes", "int", 1048588, (("message.max.bytes", 1),)),
     "message.timestamp.before.max.ms": ("message_timestamp_before_max_ms", "long", LONG_MAX,
                                         (("log.message.timestamp.before.max.ms", 1),)),
-    "message.timestamp.after.max.ms": ("message_timestamp_after_max_ms", "long", LONG_MAX,
+    "message.timestamp.after.max.ms": ("message_timestamp_after_max_ms", "long", 3600000,
                                        (("log.message.timestamp.after.max.ms", 1),)),
     "compression.type": ("compression_type", "compression", "producer",
                          (("compression.type", 1),)),
@@ -71,7 +71,7 @@ _SPEC: dict[str, tuple[str, str, object, tuple[tuple[str, int], ...]]] = {
     "preallocate": ("preallocate", "bool", False, (("log.preallocate", 1),)),
 }
 
-TOPIC_CONFIG_NAMES = tuple(_SPEC)
+TOPIC_CONFIG_NAMES = tuple(TOPIC_CONFIG_SPEC)
 
 # Minimums Kafka's ConfigDef enforces (segment.bytes >= 14 on topics: one empty batch header
 # fits; segment.index.bytes >= 4; index.interval.bytes >= 0; segment.ms >= 1).
@@ -84,11 +84,14 @@ _MIN = {"segment_bytes": 14, "segment_index_bytes": 4, "index_interval_bytes": 0
 _COMPRESSION = ("producer", "uncompressed", "gzip", "snappy", "lz4", "zstd")
 
 
-def _parse(name: str, kind: str, raw: object, scale: int = 1) -> object:
+def parse_value(name: str, kind: str, raw: object, scale: int = 1) -> object:
     text = str(raw).strip()
     try:
         if kind in ("int", "long"):
             value = int(text) * scale
+            if scale > 1 and value < 0:
+                # Kafka: log.retention.hours=-1 (or minutes) means unlimited, i.e. -1 ms.
+                value = -1
             limit = _INT_MAX if kind == "int" else LONG_MAX
             return min(value, LONG_MAX) if kind == "long" else _check_int(value, limit)
         if kind == "ratio":
@@ -147,7 +150,7 @@ class LogConfig:
     message_timestamp_type: str = "CreateTime"
     max_message_bytes: int = 1048588
     message_timestamp_before_max_ms: int = LONG_MAX
-    message_timestamp_after_max_ms: int = LONG_MAX
+    message_timestamp_after_max_ms: int = 3600000     # Kafka 4.0 (KIP-1030)
     compression_type: str = "producer"
     min_insync_replicas: int = 1
     unclean_leader_election_enable: bool = False
@@ -178,22 +181,22 @@ class LogConfig:
         """Topic overrides (topic-level names) over broker ``log.*`` settings over defaults."""
         values: dict[str, object] = {}
         broker = broker_props or {}
-        for attr, kind, _default, broker_names in _SPEC.values():
+        for attr, kind, _default, broker_names in TOPIC_CONFIG_SPEC.values():
             for broker_name, scale in broker_names:
                 if broker.get(broker_name) is not None:
-                    values[attr] = _parse(broker_name, kind, broker[broker_name], scale)
+                    values[attr] = parse_value(broker_name, kind, broker[broker_name], scale)
                     break
         for name, raw in (topic_overrides or {}).items():
-            if name not in _SPEC:
+            if name not in TOPIC_CONFIG_SPEC:
                 raise InvalidConfigError(f"Unknown topic config name: {name}")
-            attr, kind, _default, _ = _SPEC[name]
-            values[attr] = _parse(name, kind, raw)
+            attr, kind, _default, _ = TOPIC_CONFIG_SPEC[name]
+            values[attr] = parse_value(name, kind, raw)
         return cls(**values)  # type: ignore[arg-type]
 
     def to_topic_configs(self) -> dict[str, str]:
         """Every topic-level setting as Kafka's DescribeConfigs shows it."""
         out = {}
-        for name, (attr, kind, _d, _b) in _SPEC.items():
+        for name, (attr, kind, _d, _b) in TOPIC_CONFIG_SPEC.items():
             value = getattr(self, attr)
             if kind == "policy":
                 out[name] = ",".join(value)

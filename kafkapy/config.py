@@ -1,0 +1,1120 @@
+"""BrokerConfig: every broker setting kafkapy uses, with Apache Kafka's names, types, defaults and
+validation, read from Java ``.properties`` text.
+
+Theory of operation
+-------------------
+
+*Three layers of raw strings, one table, typed attributes derived from both.*
+
+- ``SETTINGS`` is the table: one ``Setting`` per broker setting kafkapy knows, in Kafka's words
+  (name, ConfigDef type, default as DescribeConfigs shows it, range, Kafka's "update mode") plus
+  whether kafkapy can apply a change while running. It is the only place a default is written.
+- A ``BrokerConfig`` holds raw ``key -> str`` layers, lowest precedence first: ``static`` (the
+  ``.properties`` file with ``--override`` applied over it), ``dynamic_default`` (cluster-wide
+  IncrementalAlterConfigs, resource name "") and ``dynamic`` (IncrementalAlterConfigs for this
+  broker). This is Kafka's DynamicBrokerConfig order: per-broker dynamic over cluster-default
+  dynamic over static over the default. ``props`` is the merge of the layers: the effective raw
+  settings, unknown keys included, handed on as-is to ``LogManager(broker_props=...)``.
+- Construction parses every known setting of the merge (or takes its default), checks it like
+  Kafka's ConfigDef and KafkaConfig.validateValues do, and sets the typed attributes
+  (``num_partitions: int``, ``listeners: list[Endpoint]``, ``log_dirs: list[Path]``, ...). The
+  broker's topic defaults are finally resolved by ``LogConfig.resolve(None, props)`` and kept
+  as ``log_config``: the ``log.*`` settings are parsed by ``kafkapy.log.config``'s parser (the
+  one implementation of value parsing) and whatever BrokerConfig accepts, LogManager accepts.
+- Any bad value raises ``InvalidConfigError`` (Kafka error 40) naming the key and the value;
+  nothing is half-built. Unknown keys are not errors (Kafka only warns): they stay in
+  ``props`` and ``unknown``, and ``from_properties``/``load`` log one warning listing them.
+- A BrokerConfig is frozen. ``with_updates`` (IncrementalAlterConfigs) returns a new one with a
+  changed dynamic layer, validated in full, so the server swaps configs whole.
+
+*Where kafkapy's defaults differ from Kafka's*: ``node.id``/``broker.id`` default to 1 (Kafka
+requires ``node.id``), ``listeners`` to ``PLAINTEXT://localhost:9092`` (Kafka:
+``PLAINTEXT://:9092``) and ``log.dir`` to ``./kafkapy-data`` (Kafka: ``/tmp/kafka-logs``), so a
+broker started with no file at all (``BrokerConfig.load(None)``, the embedded default) is a
+standalone broker on localhost keeping its data in the working directory. The ``log.*`` defaults
+are LogConfig's (Kafka 4.0's, but for the ``segment.bytes`` minimum: 14 bytes, not 1 MiB, so
+small segments stay possible).
+
+*Accepted but not used*: ``num.network.threads`` (kafkapy has no network thread pool: each
+connection is a Trio task). ``offsets.topic.replication.factor`` and
+``transaction.state.log.replication.factor`` keep Kafka's default 3; clamping them to the number
+of live brokers when the internal topic is created is the coordinators' job, not the config's.
+
+*Security*: only PLAINTEXT listeners. A listener whose name maps (through
+``listener.security.protocol.map``) to SSL, SASL_PLAINTEXT or SASL_SSL is refused at load.
+
+*Properties syntax*: ``parse_properties`` implements ``java.util.Properties.load`` (logical lines,
+``#``/``!`` comments, ``=``/``:``/whitespace separators, backslash continuations, escapes,
+``\\uXXXX``). ``load`` decodes files as UTF-8 (BOM skipped), falling back to ISO-8859-1, which is
+what Java uses for an InputStream; pure ASCII files (the norm) read the same either way.
+
+Everything here is immutable after construction and safe to share between tasks and threads.
+"""
+
+from __future__ import annotations
+
+import enum
+import ipaddress
+import logging
+import re
+import types
+from collections.abc import Iterable, Mapping, Sequence
+from decimal import Decimal
+from pathlib import Path
+from typing import Final
+
+import attrs
+
+from kafkapy.errors import InvalidConfigError
+from kafkapy.log.config import LONG_MAX, LogConfig
+from kafkapy.log.config import TOPIC_CONFIG_SPEC as _TOPIC_SPEC
+from kafkapy.log.config import parse_value as _parse_log_value
+
+__all__ = [
+    "SETTINGS",
+    "BrokerConfig",
+    "ConfigEntry",
+    "ConfigSource",
+    "ConfigSynonym",
+    "ConfigType",
+    "Endpoint",
+    "Setting",
+    "parse_properties",
+]
+
+logger = logging.getLogger("kafkapy.config")
+
+_INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
+
+# ============================================================================ .properties
+
+
+_LINE_BREAK = re.compile(r"(\r\n|\r|\n)")
+_BLANK = " \t\f"          # Java's whitespace for .properties (line terminators aside)
+_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
+_HEX = frozenset("0123456789abcdefABCDEF")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def parse_properties(text: str) -> dict[str, str]:
+    """Parse Java ``.properties`` text exactly as ``java.util.Properties.load`` reads it.
+
+    - Natural lines end at ``\\n``, ``\\r`` or ``\\r\\n``. Leading spaces, tabs and form feeds are
+      skipped; a line that is then empty is blank, one starting with ``#`` or ``!`` is a comment
+      (a comment never continues onto the next line).
+    - A line ending in an odd number of backslashes continues on the next natural line, whose
+      leading whitespace is dropped. A backslash ending the text is dropped. Corner cases follow
+      the JDK 9+ reader (Kafka's): a continuation from nothing starts a fresh line (it may be a
+      comment), and a lone backslash at the very end makes an empty key.
+    - The key runs to the first unescaped ``=``, ``:`` or whitespace. Whitespace after it is
+      skipped, then at most one ``=`` or ``:``, then whitespace again; the rest of the line is the
+      value (trailing whitespace kept; an absent value is ``""``).
+    - In keys and values ``\\t \\n \\r \\f`` and ``\\uXXXX`` are escapes and a backslash before any
+      other character is dropped (``\\= \\: \\# \\! \\\\`` and escaped spaces). ``\\uXXXX`` pairs
+      forming a UTF-16 surrogate pair give the one character Java's String would hold.
+    - A key given twice keeps its last value.
+
+    Errors: ``ValueError`` naming the line for a malformed ``\\uXXXX`` escape, the only input Java
+    refuses.
+    """
+    props: dict[str, str] = {}
+    parts = _LINE_BREAK.split(text)
+    lines, breaks = parts[0::2], parts[1::2]
+    i = 0
+    while i < len(lines):
+        line = lines[i].lstrip(_BLANK)
+        i += 1
+        if not line or line[0] in "#!":
+            continue
+        starts = [(0, i)]        # (offset in the logical line, natural line number)
+        while (len(line) - len(line.rstrip("\\"))) % 2:
+            line = line[:-1]
+            if not line:
+                # Nothing before the backslash: the next natural line starts afresh (so it
+                # may be blank or a comment), as in Java 9+. A backslash ending the text, or
+                # followed by a single \n or \r, is a line of its own there: an empty key.
+                if i >= len(lines) or (i == len(lines) - 1 and not lines[i]
+                                       and breaks[i - 1] != "\r\n"):
+                    props[""] = ""
+                break
+            if i >= len(lines):
+                break
+            starts.append((len(line), i + 1))
+            line += lines[i].lstrip(_BLANK)
+            i += 1
+        if not line:
+            continue
+        key, value = _split_logical_line(line, starts)
+        props[key] = value
+    return props
+
+
+def _split_logical_line(line: str, starts: list[tuple[int, int]]) -> tuple[str, str]:
+    n = len(line)
+    end = n
+    has_separator = False
+    escaped = False
+    for k, c in enumerate(line):
+        if not escaped and c in "=:":
+            end, has_separator = k, True
+            break
+        if not escaped and c in _BLANK:
+            end = k
+            break
+        escaped = c == "\\" and not escaped
+    j = min(end + 1, n)
+    while j < n:
+        c = line[j]
+        if c not in _BLANK:
+            if has_separator or c not in "=:":
+                break
+            has_separator = True
+        j += 1
+    return _unescape(line[:end], 0, starts), _unescape(line[j:], j, starts)
+
+
+def _unescape(raw: str, base: int, starts: list[tuple[int, int]]) -> str:
+    if "\\" not in raw:
+        return raw
+    out: list[str] = []
+    k, n = 0, len(raw)
+    while k < n:
+        c = raw[k]
+        k += 1
+        if c != "\\":
+            out.append(c)
+            continue
+        if k == n:               # only a backslash ending the text can be left here: dropped
+            break
+        c = raw[k]
+        k += 1
+        if c != "u":
+            out.append(_ESCAPES.get(c, c))
+            continue
+        digits = raw[k:k + 4]
+        if len(digits) < 4 or not _HEX.issuperset(digits):
+            position = base + k - 2
+            line_no = max(no for offset, no in starts if offset <= position)
+            raise ValueError(f"line {line_no}: malformed \\uxxxx encoding "
+                             f"{raw[k - 2:k + 4]!r}")
+        out.append(chr(int(digits, 16)))
+        k += 4
+    text = "".join(out)
+    if _SURROGATE.search(text):
+        # Java strings are UTF-16: an escaped high+low surrogate pair is one character.
+        try:
+            text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le")
+        except UnicodeDecodeError:
+            pass                 # a lone surrogate stays as Java would keep it
+    return text
+
+
+# ============================================================================ DescribeConfigs
+
+
+class ConfigSource(enum.IntEnum):
+    """Kafka's DescribeConfigsResponse.ConfigSource ids (the ``ConfigSource`` int8 on the wire)."""
+
+    UNKNOWN = 0
+    TOPIC_CONFIG = 1
+    DYNAMIC_BROKER_CONFIG = 2
+    DYNAMIC_DEFAULT_BROKER_CONFIG = 3
+    STATIC_BROKER_CONFIG = 4
+    DEFAULT_CONFIG = 5
+    DYNAMIC_BROKER_LOGGER_CONFIG = 6
+    CLIENT_METRICS_CONFIG = 7
+    GROUP_CONFIG = 8
+
+
+class ConfigType(enum.IntEnum):
+    """Kafka's DescribeConfigsResponse.ConfigType ids (``ConfigType``, DescribeConfigs v3+)."""
+
+    UNKNOWN = 0
+    BOOLEAN = 1
+    STRING = 2
+    INT = 3
+    SHORT = 4
+    LONG = 5
+    DOUBLE = 6
+    LIST = 7
+    CLASS = 8
+    PASSWORD = 9
+
+
+@attrs.frozen
+class ConfigSynonym:
+    """One place a setting's value can come from, in precedence order (DescribeConfigs v1+)."""
+
+    name: str
+    value: str | None
+    source: ConfigSource
+
+
+@attrs.frozen
+class ConfigEntry:
+    """One row of DescribeConfigs for the broker resource.
+
+    ``is_default`` is what v0 sends (true when the source is DEFAULT_CONFIG); ``read_only`` is
+    true unless kafkapy can change the setting at runtime; ``sensitive`` entries have no value.
+    """
+
+    name: str
+    value: str | None
+    source: ConfigSource
+    is_default: bool
+    read_only: bool
+    sensitive: bool
+    synonyms: tuple[ConfigSynonym, ...]
+    config_type: ConfigType = ConfigType.UNKNOWN
+    documentation: str | None = None
+
+
+@attrs.frozen
+class Endpoint:
+    """A listener: ``name`` (upper-cased, as Kafka's ListenerName.normalised), ``host`` (``""``
+    for all interfaces; IPv6 without brackets) and ``port`` (0 asks the OS for a free port).
+
+    For an advertised endpoint, ``""`` and port 0 are resolved when the broker starts (Kafka:
+    the canonical host name and the bound port), not here.
+    """
+
+    name: str
+    host: str
+    port: int
+
+    def __str__(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{self.name}://{host}:{self.port}"
+
+
+# ============================================================================ the settings
+
+
+_SAME: Final = "\x00same-as-kafka"
+
+
+@attrs.frozen
+class Setting:
+    """A broker setting as Kafka's ConfigDef declares it, plus what kafkapy does with it.
+
+    ``default`` is kafkapy's default as DescribeConfigs shows it (None: no value); it equals
+    ``kafka_default`` except where the module docstring says otherwise. ``update_mode`` is
+    Kafka's ("read-only", "per-broker" or "cluster-wide"); ``dynamic`` says whether kafkapy
+    applies a change without a restart (IncrementalAlterConfigs). ``attr`` is the BrokerConfig
+    attribute holding the parsed value.
+    """
+
+    name: str
+    config_type: ConfigType
+    default: str | None
+    doc: str
+    kind: str
+    at_least: int | None
+    at_most: int | None
+    update_mode: str
+    dynamic: bool
+    kafka_default: str | None
+    attr: str | None
+
+
+_KIND_OF_TYPE = {ConfigType.BOOLEAN: "bool", ConfigType.STRING: "string", ConfigType.INT: "int",
+                 ConfigType.SHORT: "short", ConfigType.LONG: "long", ConfigType.DOUBLE: "ratio",
+                 ConfigType.LIST: "list"}
+
+
+def _s(name: str, config_type: ConfigType, default: str | None, doc: str, *,
+       kind: str | None = None, at_least: int | None = None, at_most: int | None = None,
+       mode: str = "read-only", dynamic: bool = False, kafka_default: str | None = _SAME,
+       attr: str | None = _SAME) -> Setting:
+    return Setting(
+        name=name, config_type=config_type, default=default, doc=doc,
+        kind=kind or _KIND_OF_TYPE[config_type], at_least=at_least, at_most=at_most,
+        update_mode=mode, dynamic=dynamic,
+        kafka_default=default if kafka_default == _SAME else kafka_default,
+        attr=name.replace(".", "_") if attr == _SAME else attr)
+
+
+_B, _S, _I, _SH, _L, _D, _LI = (ConfigType.BOOLEAN, ConfigType.STRING, ConfigType.INT,
+                                 ConfigType.SHORT, ConfigType.LONG, ConfigType.DOUBLE,
+                                 ConfigType.LIST)
+_CW = "cluster-wide"
+_LMAX = str(LONG_MAX)
+_IMAX = str(_INT_MAX)
+
+# Defaults, types and ranges: Kafka's ServerConfigs, SocketServerConfigs, ServerLogConfigs and
+# LogConfig.SERVER_CONFIG_DEF, ReplicationConfigs, CleanerConfig, GroupCoordinatorConfig,
+# TransactionLogConfig and TransactionStateManagerConfig. Update modes: DynamicBrokerConfig
+# (AllDynamicConfigs; per-broker = listener configs). Dynamic in kafkapy: the topic defaults the
+# LogManager re-resolves (reconfigure_broker), the connection limits and the handler count.
+_TABLE: tuple[Setting, ...] = (
+    # ---------------------------------------------------------------- identity
+    _s("node.id", _I, "1", "The id of this node. kafkapy defaults to 1 so a standalone broker "
+       "needs no setting (Kafka requires it). broker.id is accepted as an alias.",
+       at_least=0, kafka_default="-1", attr=None),
+    _s("broker.id", _I, "1", "Alias of node.id: Kafka copies one to the other when only one is "
+       "set; when both are set they must be equal.", at_least=0, kafka_default="-1", attr=None),
+    _s("cluster.id", _S, None, "kafkapy only (Kafka keeps it in meta.properties, written by "
+       "kafka-storage format): the cluster id each log dir's meta.properties must carry, a Kafka "
+       "Uuid (22 characters of URL-safe base64). Unset: read from meta.properties, or generated "
+       "for a new log dir.", kafka_default=None),
+    _s("broker.rack", _S, None, "Rack of the broker, returned in Metadata responses."),
+    # ---------------------------------------------------------------- socket server
+    _s("listeners", _LI, "PLAINTEXT://localhost:9092", "Comma-separated NAME://host:port URIs "
+       "to listen on. An empty host binds all interfaces, port 0 an ephemeral port, IPv6 hosts "
+       "go in brackets. Each name must map to PLAINTEXT in listener.security.protocol.map.",
+       mode="per-broker", kafka_default="PLAINTEXT://:9092", attr=None),
+    _s("advertised.listeners", _LI, None, "Addresses given to clients, if different from "
+       "listeners (the default). Names must be among the listeners'; 0.0.0.0 is refused.",
+       attr=None),
+    _s("listener.security.protocol.map", _S,
+       "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT",
+       "LISTENER:PROTOCOL pairs. kafkapy serves PLAINTEXT only: a listener mapped to SSL or "
+       "SASL is refused.", mode="per-broker", attr=None),
+    _s("num.network.threads", _I, "3", "Accepted for compatibility and unused: kafkapy has no "
+       "network thread pool, each connection is a Trio task.", at_least=1, mode=_CW),
+    _s("num.io.threads", _I, "8", "Number of request handler tasks draining the request "
+       "channel. A dynamic change may at most halve or double it.", at_least=1, mode=_CW,
+       dynamic=True),
+    _s("queued.max.requests", _I, "500", "Requests the request channel queues before "
+       "connections stop reading.", at_least=1),
+    _s("queued.max.request.bytes", _L, "-1", "Bytes of queued requests before connections stop "
+       "reading (-1: no limit)."),
+    _s("request.timeout.ms", _I, "30000", "How long the broker waits for a response to a "
+       "request it sends itself."),
+    _s("socket.send.buffer.bytes", _I, "102400", "SO_SNDBUF of the sockets; -1 keeps the OS "
+       "default.", at_least=-1),
+    _s("socket.receive.buffer.bytes", _I, "102400", "SO_RCVBUF of the sockets; -1 keeps the OS "
+       "default.", at_least=-1),
+    _s("socket.request.max.bytes", _I, "104857600", "Largest request frame accepted; a larger "
+       "size prefix closes the connection.", at_least=1),
+    _s("socket.listen.backlog.size", _I, "50", "Pending connections the listening socket "
+       "queues.", at_least=1),
+    _s("connections.max.idle.ms", _L, "600000", "Connections idle for longer are closed."),
+    _s("max.connections", _I, _IMAX, "Connections allowed at once, all listeners together.",
+       at_least=0, mode=_CW, dynamic=True),
+    _s("max.connections.per.ip", _I, _IMAX, "Connections allowed from one address. 0 is "
+       "allowed only with max.connections.per.ip.overrides.", at_least=0, mode=_CW,
+       dynamic=True),
+    _s("max.connections.per.ip.overrides", _S, "", "host:count pairs overriding "
+       "max.connections.per.ip, e.g. hostName:100,127.0.0.1:200.", mode=_CW, dynamic=True,
+       attr=None),
+    _s("max.connection.creation.rate", _I, _IMAX, "New connections per second allowed.",
+       at_least=0, mode=_CW),
+    # ---------------------------------------------------------------- requests and topics
+    _s("message.max.bytes", _I, "1048588", "Largest record batch accepted (after compression); "
+       "the default of topics' max.message.bytes.", at_least=0, mode=_CW, dynamic=True),
+    _s("fetch.max.bytes", _I, "57671680", "Most bytes returned by one fetch.", at_least=1024),
+    _s("auto.create.topics.enable", _B, "true", "Create a topic when a client asks for an "
+       "unknown one in a Metadata request."),
+    _s("delete.topic.enable", _B, "true", "Allow DeleteTopics; false refuses it."),
+    _s("num.partitions", _I, "1", "Partitions of a topic created without a count.",
+       at_least=1),
+    _s("default.replication.factor", _I, "1", "Replication factor of a topic created without "
+       "one."),
+    _s("min.insync.replicas", _I, "1", "Replicas that must have a write for acks=all.",
+       at_least=1, mode=_CW, dynamic=True),
+    _s("unclean.leader.election.enable", _B, "false", "Allow an out-of-sync replica to become "
+       "leader.", mode=_CW, dynamic=True),
+    _s("compression.type", _S, "producer", "Final compression of topics: producer (keep the "
+       "producer's), uncompressed, gzip, snappy, lz4 or zstd.", kind="compression", mode=_CW,
+       dynamic=True),
+    _s("replica.high.watermark.checkpoint.interval.ms", _L, "5000", "How often the high "
+       "watermarks are checkpointed."),
+    # ---------------------------------------------------------------- logs
+    _s("log.dirs", _LI, None, "Comma-separated directories holding the logs; if unset, "
+       "log.dir is used. Relative paths are relative to the working directory.", attr=None),
+    _s("log.dir", _LI, "./kafkapy-data", "The log directory used when log.dirs is unset.",
+       kafka_default="/tmp/kafka-logs", attr=None),
+    # Kafka 4.0 raised the minimum of log.segment.bytes to 1 MiB (KIP-1030); kafkapy keeps
+    # LogConfig's 14 bytes (one empty batch header) so tests can roll small segments.
+    _s("log.segment.bytes", _I, "1073741824", "Largest size of a segment file.", at_least=14,
+       mode=_CW, dynamic=True),
+    _s("log.roll.ms", _L, None, "Longest time before a new segment is rolled; if unset, "
+       "log.roll.hours is used.", mode=_CW, dynamic=True),
+    _s("log.roll.hours", _I, "168", "Longest time before a new segment is rolled, in hours; "
+       "secondary to log.roll.ms.", at_least=1),
+    _s("log.roll.jitter.ms", _L, None, "Most jitter subtracted from the roll time; if unset, "
+       "log.roll.jitter.hours is used.", mode=_CW, dynamic=True),
+    _s("log.roll.jitter.hours", _I, "0", "Most roll jitter in hours; secondary to "
+       "log.roll.jitter.ms.", at_least=0),
+    _s("log.retention.ms", _L, None, "How long a segment is kept; -1 keeps it forever. If "
+       "unset, log.retention.minutes is used.", mode=_CW, dynamic=True),
+    _s("log.retention.minutes", _I, None, "Retention in minutes; secondary to "
+       "log.retention.ms. If unset, log.retention.hours is used."),
+    _s("log.retention.hours", _I, "168", "Retention in hours; tertiary to log.retention.ms."),
+    _s("log.retention.bytes", _L, "-1", "Largest size of a partition's log before old "
+       "segments are deleted; -1: no limit.", mode=_CW, dynamic=True),
+    _s("log.retention.check.interval.ms", _L, "300000", "How often the retention pass runs.",
+       at_least=1),
+    _s("log.cleanup.policy", _LI, "delete", "delete, compact or both, for segments beyond the "
+       "retention window.", kind="policy", mode=_CW, dynamic=True),
+    _s("log.index.size.max.bytes", _I, "10485760", "Largest size of an offset or time index.",
+       at_least=4, mode=_CW, dynamic=True),
+    _s("log.index.interval.bytes", _I, "4096", "Bytes of log between two offset index "
+       "entries.", at_least=0, mode=_CW, dynamic=True),
+    _s("log.flush.interval.messages", _L, _LMAX, "Messages appended to a partition before it "
+       "is fsynced.", at_least=1, mode=_CW, dynamic=True),
+    _s("log.flush.interval.ms", _L, None, "Longest time appended data stays unflushed; if "
+       "unset, log.flush.scheduler.interval.ms is used.", mode=_CW, dynamic=True),
+    _s("log.flush.scheduler.interval.ms", _L, _LMAX, "How often the flusher checks whether a "
+       "log needs flushing."),
+    _s("log.flush.offset.checkpoint.interval.ms", _I, "60000", "How often the recovery-point "
+       "checkpoint is written.", at_least=0),
+    _s("log.flush.start.offset.checkpoint.interval.ms", _I, "60000", "How often the "
+       "log-start-offset checkpoint is written.", at_least=0),
+    _s("log.segment.delete.delay.ms", _L, "60000", "Delay before a deleted segment's files "
+       "are removed from disk.", at_least=0, mode=_CW, dynamic=True),
+    _s("log.preallocate", _B, "false", "Preallocate segment files when creating them.",
+       mode=_CW, dynamic=True),
+    _s("log.message.timestamp.type", _S, "CreateTime", "CreateTime or LogAppendTime.",
+       kind="tstype", mode=_CW, dynamic=True),
+    _s("log.message.timestamp.before.max.ms", _L, _LMAX, "How far a CreateTime timestamp may "
+       "be behind the broker's clock.", at_least=0, mode=_CW, dynamic=True),
+    # Kafka 4.0's default (KIP-1030), as LogConfig applies it.
+    _s("log.message.timestamp.after.max.ms", _L, "3600000", "How far a CreateTime timestamp may "
+       "be ahead of the broker's clock.", at_least=0, mode=_CW, dynamic=True,
+       kafka_default="3600000"),
+    _s("log.cleaner.enable", _B, "true", "Run the log cleaner (compaction)."),
+    _s("log.cleaner.backoff.ms", _L, "15000", "Sleep of the cleaner when no log needs "
+       "cleaning.", at_least=0, mode=_CW),
+    _s("log.cleaner.delete.retention.ms", _L, "86400000", "How long tombstones are kept in "
+       "compacted logs.", at_least=0, mode=_CW, dynamic=True),
+    _s("log.cleaner.min.compaction.lag.ms", _L, "0", "Shortest time a record stays "
+       "uncompacted.", at_least=0, mode=_CW, dynamic=True),
+    _s("log.cleaner.max.compaction.lag.ms", _L, _LMAX, "Longest time a record stays "
+       "uncompacted.", at_least=1, mode=_CW, dynamic=True),
+    _s("log.cleaner.min.cleanable.ratio", _D, "0.5", "Dirty ratio above which a log is "
+       "compacted.", mode=_CW, dynamic=True),
+    _s("num.recovery.threads.per.data.dir", _I, "2", "Logs recovered at once per log dir "
+       "after an unclean shutdown.", at_least=1, mode=_CW),
+    # ---------------------------------------------------------------- group coordinator
+    _s("group.initial.rebalance.delay.ms", _I, "3000", "Wait for more members before the "
+       "first rebalance of a new group."),
+    _s("group.min.session.timeout.ms", _I, "6000", "Shortest session timeout a member may "
+       "ask for."),
+    _s("group.max.session.timeout.ms", _I, "1800000", "Longest session timeout a member may "
+       "ask for."),
+    _s("group.max.size", _I, _IMAX, "Most members of a classic group.", at_least=1),
+    _s("offsets.topic.num.partitions", _I, "50", "Partitions of __consumer_offsets (do not "
+       "change after deployment).", at_least=1),
+    _s("offsets.topic.replication.factor", _SH, "3", "Replication factor of "
+       "__consumer_offsets; the coordinator clamps it to the number of brokers, so a single "
+       "broker works with the default.", at_least=1),
+    _s("offsets.topic.segment.bytes", _I, "104857600", "Segment size of __consumer_offsets.",
+       at_least=1),
+    _s("offsets.retention.minutes", _I, "10080", "How long committed offsets of an empty "
+       "group are kept.", at_least=1),
+    _s("offsets.retention.check.interval.ms", _L, "600000", "How often stale offsets are "
+       "looked for.", at_least=1),
+    _s("offsets.commit.timeout.ms", _I, "5000", "Longest wait for an offset commit to be "
+       "written.", at_least=1),
+    _s("offset.metadata.max.bytes", _I, "4096", "Largest metadata string of an offset "
+       "commit."),
+    # ---------------------------------------------------------------- transactions
+    _s("transaction.state.log.num.partitions", _I, "50", "Partitions of "
+       "__transaction_state.", at_least=1),
+    _s("transaction.state.log.replication.factor", _SH, "3", "Replication factor of "
+       "__transaction_state; clamped to the number of brokers by the coordinator.",
+       at_least=1),
+    _s("transaction.state.log.min.isr", _I, "2", "min.insync.replicas of "
+       "__transaction_state.", at_least=1),
+    _s("transaction.state.log.segment.bytes", _I, "104857600", "Segment size of "
+       "__transaction_state.", at_least=1),
+    _s("transactional.id.expiration.ms", _I, "604800000", "Idle time after which a "
+       "transactional id expires.", at_least=1),
+    _s("transaction.max.timeout.ms", _I, "900000", "Longest transaction timeout a producer "
+       "may ask for.", at_least=1),
+    _s("transaction.abort.timed.out.transaction.cleanup.interval.ms", _I, "10000", "How often "
+       "timed-out transactions are aborted.", at_least=1),
+    _s("transaction.remove.expired.transaction.cleanup.interval.ms", _I, "3600000", "How "
+       "often expired transactional ids are removed.", at_least=1),
+    _s("producer.id.expiration.ms", _I, "86400000", "Idle time after which a producer id's "
+       "state is dropped.", at_least=1, mode=_CW),
+)
+
+SETTINGS: Mapping[str, Setting] = types.MappingProxyType({s.name: s for s in _TABLE})
+
+# Broker settings that are synonyms (DynamicBrokerConfig.brokerConfigSynonyms), in precedence
+# order: a finer unit wins, and log.flush.scheduler.interval.ms stands in for an unset
+# log.flush.interval.ms.
+_SYNONYM_GROUPS = (("log.roll.ms", "log.roll.hours"),
+                   ("log.roll.jitter.ms", "log.roll.jitter.hours"),
+                   ("log.retention.ms", "log.retention.minutes", "log.retention.hours"))
+_BROKER_SYNONYMS: dict[str, tuple[str, ...]] = {
+    name: group for group in _SYNONYM_GROUPS for name in group}
+_BROKER_SYNONYMS["log.flush.interval.ms"] = ("log.flush.interval.ms",
+                                             "log.flush.scheduler.interval.ms")
+
+# Kafka's DynamicThreadPool rule: a thread count may change to between half and double.
+_THREAD_COUNTS = ("num.io.threads",)
+
+_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+_LISTENER_URI = re.compile(r"(.*)://\[?([0-9a-zA-Z\-%._:]*)\]?:(-?[0-9]+)")
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_JAVA_TRIM = "".join(map(chr, range(33)))          # String.trim: every char <= ' '
+_LIST_SPLIT = re.compile(r"[ \t\n\x0b\f\r]*,[ \t\n\x0b\f\r]*")   # Java's \s*,\s*
+_CLUSTER_ID = re.compile(r"[A-Za-z0-9_-]{22}(==)?")
+_RANGES = {"int": (_INT_MIN, _INT_MAX), "short": (-(2**15), 2**15 - 1),
+           "long": (-(2**63), LONG_MAX)}
+_NAMES = {"int": "32-bit integer", "short": "16-bit integer", "long": "64-bit integer"}
+
+
+def _invalid(name: str, value: object, reason: str) -> InvalidConfigError:
+    return InvalidConfigError(f"Invalid value {value!r} for configuration {name}: {reason}")
+
+
+def _split_list(text: str) -> list[str]:
+    return _LIST_SPLIT.split(text) if text else []
+
+
+def _parse_value(setting: Setting, raw: str) -> object:
+    """One raw value, parsed and range-checked as Kafka's ConfigDef does (values are trimmed)."""
+    name, kind = setting.name, setting.kind
+    text = raw.strip(_JAVA_TRIM)
+    if kind in _RANGES:
+        low, high = _RANGES[kind]
+        if not _INTEGER.fullmatch(text) or not low <= int(text) <= high:
+            raise _invalid(name, text, f"not a {_NAMES[kind]}")
+        value = _parse_log_value(name, "long" if kind == "long" else "int", text)
+        assert isinstance(value, int)
+        if setting.at_least is not None and value < setting.at_least:
+            raise _invalid(name, text, f"Value must be at least {setting.at_least}")
+        if setting.at_most is not None and value > setting.at_most:
+            raise _invalid(name, text, f"Value must be no more than {setting.at_most}")
+        if name in ("socket.send.buffer.bytes", "socket.receive.buffer.bytes") and value == 0:
+            raise _invalid(name, text, "must be -1 (the OS default) or positive")
+        return value
+    if kind == "string":
+        return text
+    if kind == "list":
+        items = _split_list(text)
+        if not items:
+            raise _invalid(name, text, "must not be empty")
+        if "" in items:
+            raise _invalid(name, text, "has an empty entry")
+        if len(set(items)) != len(items):
+            raise _invalid(name, text, "values must not be duplicated")
+        return items
+    # bool, ratio, policy, tstype, compression: the log config's parser.
+    return _parse_log_value(name, kind, text)
+
+
+def _describe_value(value: object) -> str | None:
+    """A parsed value as DescribeConfigs shows it (Kafka's ConfigDef.convertToString)."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return _java_double(value)
+    if isinstance(value, (list, tuple)):
+        return ",".join(str(v) for v in value)
+    return str(value)
+
+
+def _java_double(x: float) -> str:
+    """Java's Double.toString, for the ratio settings."""
+    if x == 0.0:
+        return "0.0"
+    if 1e-3 <= abs(x) < 1e7:
+        return repr(x)
+    sign, digits, exponent = Decimal(repr(x)).normalize().as_tuple()
+    assert isinstance(exponent, int)
+    mantissa = "".join(map(str, digits))
+    return f"{'-' if sign else ''}{mantissa[0]}.{mantissa[1:] or '0'}E" \
+           f"{exponent + len(digits) - 1}"
+
+
+_DEFAULT_VALUES: dict[str, object] = {
+    s.name: None if s.default is None else _parse_value(s, s.default) for s in _TABLE}
+
+
+def _to_text(value: object) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return ",".join(str(_to_text(v)) for v in value)
+    return str(value)
+
+
+def _props(mapping: Mapping[str, object] | None) -> Mapping[str, str]:
+    """A read-only ``key -> str`` copy; None values (unset) are dropped."""
+    out = {}
+    for key, value in (mapping or {}).items():
+        text = _to_text(value)
+        if text is not None:
+            out[str(key)] = text
+    return types.MappingProxyType(out)
+
+
+def _props_repr(props: Mapping[str, str]) -> str:
+    return repr(dict(props))
+
+
+def _csv_map(name: str, text: str) -> list[tuple[str, str]]:
+    """Kafka's Csv.parseCsvMap: ``k:v`` pairs split at the last colon (so IPv6 keys work)."""
+    pairs = []
+    items = _split_list(text)
+    while items and items[-1] == "":       # Java's String.split drops trailing empty strings
+        items.pop()
+    for item in items:
+        key, sep, value = item.rpartition(":")
+        if not sep or not key.strip():
+            raise _invalid(name, text, f"entry {item!r} is not key:value")
+        pairs.append((key.strip(), value.strip()))
+    return pairs
+
+
+def _protocol_map(text: str) -> dict[str, str]:
+    name = "listener.security.protocol.map"
+    protocols = {}
+    for listener, protocol in _csv_map(name, text):
+        if protocol.upper() not in _PROTOCOLS:
+            raise _invalid(name, text, f"unknown security protocol {protocol!r} (one of "
+                                       f"{', '.join(_PROTOCOLS)})")
+        protocols[listener.upper()] = protocol.upper()
+    return protocols
+
+
+def _ip_overrides(text: str) -> dict[str, int]:
+    name = "max.connections.per.ip.overrides"
+    overrides = {}
+    for host, count in _csv_map(name, text):
+        if not _INTEGER.fullmatch(count) or not 0 <= int(count) <= _INT_MAX:
+            raise _invalid(name, text, f"connection count {count!r} of {host} is not a "
+                                       f"non-negative 32-bit integer")
+        overrides[host] = int(count)
+    return overrides
+
+
+def _endpoints(name: str, entries: list[str], protocols: Mapping[str, str]) -> list[Endpoint]:
+    endpoints = []
+    for entry in entries:
+        match = _LISTENER_URI.fullmatch(entry)
+        if match is None or not match.group(1):
+            raise _invalid(name, ",".join(entries),
+                           f"unable to parse {entry!r} as NAME://host:port")
+        listener, host, port = match.group(1).upper(), match.group(2), int(match.group(3))
+        if not 0 <= port <= 65535:
+            raise _invalid(name, ",".join(entries), f"port {port} of {entry!r} is not within "
+                                                    f"0..65535")
+        protocol = protocols.get(listener)
+        if protocol is None:
+            raise _invalid(name, ",".join(entries),
+                           f"no security protocol defined for listener {listener} in "
+                           f"listener.security.protocol.map")
+        if protocol != "PLAINTEXT":
+            raise _invalid(name, ",".join(entries),
+                           f"listener {listener} uses {protocol}: SSL and SASL are not "
+                           f"supported yet, kafkapy serves PLAINTEXT only")
+        endpoints.append(Endpoint(listener, host, port))
+    names = [e.name for e in endpoints]
+    if len(set(names)) != len(names):
+        raise _invalid(name, ",".join(entries), "each listener must have a different name")
+    return endpoints
+
+
+def _ip_version(host: str) -> int | None:
+    try:
+        return ipaddress.ip_address(host).version
+    except ValueError:
+        return None
+
+
+def _check_listener_ports(entries: list[str], endpoints: list[Endpoint]) -> None:
+    by_port: dict[int, list[Endpoint]] = {}
+    for e in endpoints:
+        if e.port != 0:                     # each port-0 listener gets its own port
+            by_port.setdefault(e.port, []).append(e)
+    for port, group in by_port.items():
+        ip_pair = len(group) == 2 and {_ip_version(e.host) for e in group} == {4, 6}
+        if len(group) > 1 and not ip_pair:
+            raise _invalid("listeners", ",".join(entries),
+                           f"each listener must have a different port unless exactly one "
+                           f"has an IPv4 address and the other an IPv6 address (port {port})")
+
+
+def _check_cluster_id(text: str) -> None:
+    # Kafka's Uuid.fromString: URL-safe base64 of 16 bytes, i.e. 22 characters (+ "==").
+    if not _CLUSTER_ID.fullmatch(text):
+        raise _invalid("cluster.id", text, "not a Kafka Uuid (22 characters of URL-safe "
+                                           "base64 encoding 16 bytes)")
+
+
+@attrs.frozen
+class BrokerConfig:
+    """The broker's settings: raw layers in, typed attributes out (see the module docstring).
+
+    ``BrokerConfig()`` is the standalone default; ``from_properties`` and ``load`` are the usual
+    constructors. Attributes are named after Kafka's keys with dots as underscores
+    (``log.retention.hours`` -> ``log_retention_hours``), ``None`` where Kafka's value is null.
+    List and dict attributes are fresh per instance; treat them as read-only.
+
+    Errors: ``InvalidConfigError`` naming the key and value for anything Kafka would refuse.
+    """
+
+    static: Mapping[str, str] = attrs.field(factory=dict, converter=_props, repr=_props_repr)
+    dynamic_default: Mapping[str, str] = attrs.field(factory=dict, converter=_props,
+                                                     repr=_props_repr)
+    dynamic: Mapping[str, str] = attrs.field(factory=dict, converter=_props, repr=_props_repr)
+
+    # identity
+    node_id: int = attrs.field(init=False, eq=False, repr=False)
+    broker_id: int = attrs.field(init=False, eq=False, repr=False)
+    cluster_id: str | None = attrs.field(init=False, eq=False, repr=False)
+    broker_rack: str | None = attrs.field(init=False, eq=False, repr=False)
+    # socket server
+    listeners: list[Endpoint] = attrs.field(init=False, eq=False, repr=False)
+    advertised_listeners: list[Endpoint] = attrs.field(init=False, eq=False, repr=False)
+    listener_security_protocol_map: dict[str, str] = attrs.field(init=False, eq=False,
+                                                                 repr=False)
+    num_network_threads: int = attrs.field(init=False, eq=False, repr=False)
+    num_io_threads: int = attrs.field(init=False, eq=False, repr=False)
+    queued_max_requests: int = attrs.field(init=False, eq=False, repr=False)
+    queued_max_request_bytes: int = attrs.field(init=False, eq=False, repr=False)
+    request_timeout_ms: int = attrs.field(init=False, eq=False, repr=False)
+    socket_send_buffer_bytes: int = attrs.field(init=False, eq=False, repr=False)
+    socket_receive_buffer_bytes: int = attrs.field(init=False, eq=False, repr=False)
+    socket_request_max_bytes: int = attrs.field(init=False, eq=False, repr=False)
+    socket_listen_backlog_size: int = attrs.field(init=False, eq=False, repr=False)
+    connections_max_idle_ms: int = attrs.field(init=False, eq=False, repr=False)
+    max_connections: int = attrs.field(init=False, eq=False, repr=False)
+    max_connections_per_ip: int = attrs.field(init=False, eq=False, repr=False)
+    max_connections_per_ip_overrides: dict[str, int] = attrs.field(init=False, eq=False,
+                                                                   repr=False)
+    max_connection_creation_rate: int = attrs.field(init=False, eq=False, repr=False)
+    # requests and topics
+    message_max_bytes: int = attrs.field(init=False, eq=False, repr=False)
+    fetch_max_bytes: int = attrs.field(init=False, eq=False, repr=False)
+    auto_create_topics_enable: bool = attrs.field(init=False, eq=False, repr=False)
+    delete_topic_enable: bool = attrs.field(init=False, eq=False, repr=False)
+    num_partitions: int = attrs.field(init=False, eq=False, repr=False)
+    default_replication_factor: int = attrs.field(init=False, eq=False, repr=False)
+    min_insync_replicas: int = attrs.field(init=False, eq=False, repr=False)
+    unclean_leader_election_enable: bool = attrs.field(init=False, eq=False, repr=False)
+    compression_type: str = attrs.field(init=False, eq=False, repr=False)
+    replica_high_watermark_checkpoint_interval_ms: int = attrs.field(init=False, eq=False,
+                                                                     repr=False)
+    # logs (log_dirs: log.dirs, else log.dir)
+    log_dirs: list[Path] = attrs.field(init=False, eq=False, repr=False)
+    log_segment_bytes: int = attrs.field(init=False, eq=False, repr=False)
+    log_roll_ms: int | None = attrs.field(init=False, eq=False, repr=False)
+    log_roll_hours: int = attrs.field(init=False, eq=False, repr=False)
+    log_roll_jitter_ms: int | None = attrs.field(init=False, eq=False, repr=False)
+    log_roll_jitter_hours: int = attrs.field(init=False, eq=False, repr=False)
+    log_retention_ms: int | None = attrs.field(init=False, eq=False, repr=False)
+    log_retention_minutes: int | None = attrs.field(init=False, eq=False, repr=False)
+    log_retention_hours: int = attrs.field(init=False, eq=False, repr=False)
+    log_retention_bytes: int = attrs.field(init=False, eq=False, repr=False)
+    log_retention_check_interval_ms: int = attrs.field(init=False, eq=False, repr=False)
+    log_cleanup_policy: tuple[str, ...] = attrs.field(init=False, eq=False, repr=False)
+    log_index_size_max_bytes: int = attrs.field(init=False, eq=False, repr=False)
+    log_index_interval_bytes: int = attrs.field(init=False, eq=False, repr=False)
+    log_flush_interval_messages: int = attrs.field(init=False, eq=False, repr=False)
+    log_flush_interval_ms: int | None = attrs.field(init=False, eq=False, repr=False)
+    log_flush_scheduler_interval_ms: int = attrs.field(init=False, eq=False, repr=False)
+    log_flush_offset_checkpoint_interval_ms: int = attrs.field(init=False, eq=False,
+                                                               repr=False)
+    log_flush_start_offset_checkpoint_interval_ms: int = attrs.field(init=False, eq=False,
+                                                                     repr=False)
+    log_segment_delete_delay_ms: int = attrs.field(init=False, eq=False, repr=False)
+    log_preallocate: bool = attrs.field(init=False, eq=False, repr=False)
+    log_message_timestamp_type: str = attrs.field(init=False, eq=False, repr=False)
+    log_message_timestamp_before_max_ms: int = attrs.field(init=False, eq=False, repr=False)
+    log_message_timestamp_after_max_ms: int = attrs.field(init=False, eq=False, repr=False)
+    log_cleaner_enable: bool = attrs.field(init=False, eq=False, repr=False)
+    log_cleaner_backoff_ms: int = attrs.field(init=False, eq=False, repr=False)
+    log_cleaner_delete_retention_ms: int = attrs.field(init=False, eq=False, repr=False)
+    log_cleaner_min_compaction_lag_ms: int = attrs.field(init=False, eq=False, repr=False)
+    log_cleaner_max_compaction_lag_ms: int = attrs.field(init=False, eq=False, repr=False)
+    log_cleaner_min_cleanable_ratio: float = attrs.field(init=False, eq=False, repr=False)
+    num_recovery_threads_per_data_dir: int = attrs.field(init=False, eq=False, repr=False)
+    # group coordinator
+    group_initial_rebalance_delay_ms: int = attrs.field(init=False, eq=False, repr=False)
+    group_min_session_timeout_ms: int = attrs.field(init=False, eq=False, repr=False)
+    group_max_session_timeout_ms: int = attrs.field(init=False, eq=False, repr=False)
+    group_max_size: int = attrs.field(init=False, eq=False, repr=False)
+    offsets_topic_num_partitions: int = attrs.field(init=False, eq=False, repr=False)
+    offsets_topic_replication_factor: int = attrs.field(init=False, eq=False, repr=False)
+    offsets_topic_segment_bytes: int = attrs.field(init=False, eq=False, repr=False)
+    offsets_retention_minutes: int = attrs.field(init=False, eq=False, repr=False)
+    offsets_retention_check_interval_ms: int = attrs.field(init=False, eq=False, repr=False)
+    offsets_commit_timeout_ms: int = attrs.field(init=False, eq=False, repr=False)
+    offset_metadata_max_bytes: int = attrs.field(init=False, eq=False, repr=False)
+    # transactions
+    transaction_state_log_num_partitions: int = attrs.field(init=False, eq=False, repr=False)
+    transaction_state_log_replication_factor: int = attrs.field(init=False, eq=False,
+                                                                repr=False)
+    transaction_state_log_min_isr: int = attrs.field(init=False, eq=False, repr=False)
+    transaction_state_log_segment_bytes: int = attrs.field(init=False, eq=False, repr=False)
+    transactional_id_expiration_ms: int = attrs.field(init=False, eq=False, repr=False)
+    transaction_max_timeout_ms: int = attrs.field(init=False, eq=False, repr=False)
+    transaction_abort_timed_out_transaction_cleanup_interval_ms: int = attrs.field(
+        init=False, eq=False, repr=False)
+    transaction_remove_expired_transaction_cleanup_interval_ms: int = attrs.field(
+        init=False, eq=False, repr=False)
+    producer_id_expiration_ms: int = attrs.field(init=False, eq=False, repr=False)
+    # derived
+    log_config: LogConfig = attrs.field(init=False, eq=False, repr=False)
+    """The broker-level topic defaults: ``LogConfig.resolve(None, props)``."""
+    unknown: dict[str, str] = attrs.field(init=False, eq=False, repr=False)
+    """Settings kafkapy does not know (kept in ``props``, otherwise ignored)."""
+    _values: dict[str, object] = attrs.field(init=False, eq=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        for layer in (self.static, self.dynamic_default):
+            for key, raw in layer.items():      # each layer must be valid on its own
+                if key in SETTINGS:
+                    _parse_value(SETTINGS[key], raw)
+        effective = self.props
+        values = {s.name: _parse_value(s, effective[s.name]) if s.name in effective
+                  else _DEFAULT_VALUES[s.name] for s in _TABLE}
+        put = object.__setattr__        # frozen: only construction sets attributes
+        for s in _TABLE:
+            if s.attr is not None:
+                put(self, s.attr, values[s.name])
+
+        # node.id and broker.id are one setting (Kafka's KafkaConfig.populateSynonyms).
+        node = values["node.id"] if "node.id" in effective else None
+        broker = values["broker.id"] if "broker.id" in effective else None
+        if node is not None and broker is not None and node != broker:
+            raise InvalidConfigError(f"Invalid value {effective['broker.id']!r} for "
+                                     f"configuration broker.id: it must equal node.id "
+                                     f"({effective['node.id']!r}), of which it is an alias")
+        node_id = node if node is not None else broker if broker is not None else \
+            _DEFAULT_VALUES["node.id"]
+        put(self, "node_id", node_id)
+        put(self, "broker_id", node_id)
+        for key in ("cluster.id", "broker.rack"):      # an empty string is no value
+            if values[key] == "":
+                values[key] = None
+                put(self, key.replace(".", "_"), None)
+        if values["cluster.id"] is not None:
+            _check_cluster_id(str(values["cluster.id"]))
+
+        dirs = values["log.dirs"] if values["log.dirs"] is not None else values["log.dir"]
+        assert isinstance(dirs, list)
+        put(self, "log_dirs", [Path(d) for d in dirs])
+
+        protocols = _protocol_map(str(values["listener.security.protocol.map"]))
+        put(self, "listener_security_protocol_map", protocols)
+        entries = values["listeners"]
+        assert isinstance(entries, list)
+        listeners = _endpoints("listeners", entries, protocols)
+        _check_listener_ports(entries, listeners)
+        put(self, "listeners", listeners)
+        advertised = list(listeners)
+        advertised_entries = values["advertised.listeners"]
+        if advertised_entries is not None:
+            assert isinstance(advertised_entries, list)
+            advertised = _endpoints("advertised.listeners", advertised_entries, protocols)
+            extra = sorted({e.name for e in advertised} - {e.name for e in listeners})
+            if extra:
+                raise _invalid("advertised.listeners", ",".join(advertised_entries),
+                               f"listener names must be among those of listeners; "
+                               f"{', '.join(extra)} is not")
+        if any(e.host == "0.0.0.0" for e in advertised):
+            raise _invalid("advertised.listeners" if advertised_entries is not None
+                           else "listeners", ",".join(advertised_entries or entries),
+                           "advertised.listeners cannot use the nonroutable meta-address "
+                           "0.0.0.0; set advertised.listeners to a routable address")
+        put(self, "advertised_listeners", advertised)
+
+        overrides = _ip_overrides(str(values["max.connections.per.ip.overrides"]))
+        put(self, "max_connections_per_ip_overrides", overrides)
+        if values["max.connections.per.ip"] == 0 and not overrides:
+            raise _invalid("max.connections.per.ip", "0", "can be 0 only if "
+                           "max.connections.per.ip.overrides is set")
+
+        put(self, "log_config", _resolve_log_config(effective))
+        put(self, "unknown", {k: v for k, v in effective.items() if k not in SETTINGS})
+        put(self, "_values", values)
+
+    # ------------------------------------------------------------------ constructors
+
+    @classmethod
+    def from_properties(cls, properties: Mapping[str, object]) -> BrokerConfig:
+        """A config from static settings (Kafka names). Values may be strings or Python values
+        (``True``, ``3``, ``Path``, lists for list settings); None means unset.
+
+        Logs one warning listing the keys kafkapy does not know (they are kept).
+
+        Errors: ``InvalidConfigError``.
+        """
+        config = cls(static=properties)
+        if config.unknown:
+            logger.warning("Unknown broker settings, kept but not used by kafkapy: %s",
+                           ", ".join(sorted(config.unknown)))
+        return config
+
+    @classmethod
+    def load(cls, path: str | Path | None = None, overrides: Sequence[str] = ()) -> BrokerConfig:
+        """Read a ``server.properties`` file and apply ``key=value`` overrides over it (the
+        ``--override`` options of ``kafkapy-server``, last one winning).
+
+        With ``path`` None there is no file: the embedded default is an empty file, so every
+        setting takes its default, which makes a standalone broker (node 1 on
+        ``PLAINTEXT://localhost:9092``, data in ``./kafkapy-data``).
+
+        Errors: ``OSError`` if the file cannot be read; ``InvalidConfigError`` for a malformed
+        ``\\uXXXX`` escape (with the file and line), an override without ``=`` and any invalid
+        setting.
+        """
+        props: dict[str, str] = {}
+        if path is not None:
+            data = Path(path).read_bytes()
+            try:
+                text = data.decode("utf-8-sig")
+            except UnicodeDecodeError:
+                text = data.decode("iso-8859-1")
+            try:
+                props = parse_properties(text)
+            except ValueError as e:
+                raise InvalidConfigError(f"{path}: {e}") from e
+        for override in overrides:
+            key, sep, value = override.partition("=")
+            if not sep or not key.strip():
+                raise InvalidConfigError(f"Invalid override {override!r}: expected key=value")
+            props[key.strip()] = value
+        return cls.from_properties(props)
+
+    # ------------------------------------------------------------------ views
+
+    @property
+    def props(self) -> dict[str, str]:
+        """The effective raw settings (dynamic over cluster-default dynamic over static), unknown
+        keys included: what ``LogManager(broker_props=...)`` and ``LogConfig.resolve`` take."""
+        return {**self.static, **self.dynamic_default, **self.dynamic}
+
+    def with_updates(self, updates: Mapping[str, object], *,
+                     cluster_default: bool = False) -> BrokerConfig:
+        """A new config with dynamic settings changed (IncrementalAlterConfigs on this broker,
+        or with ``cluster_default`` on the cluster-wide default, resource name ""). A None value
+        removes the dynamic value, so the setting falls back to the next layer.
+
+        Only settings kafkapy can change while running are accepted (``Setting.dynamic``). A
+        thread count may change to between half and double its current value, as in Kafka.
+
+        Errors: ``InvalidConfigError`` for an unknown or non-dynamic key, an invalid value, or
+        an invalid resulting config; ``self`` is unchanged.
+        """
+        unknown = sorted(k for k in updates if k not in SETTINGS)
+        if unknown:
+            raise InvalidConfigError(f"Unknown broker configs: {', '.join(unknown)}")
+        fixed = sorted(k for k in updates if not SETTINGS[k].dynamic)
+        if fixed:
+            raise InvalidConfigError(f"Cannot update these configs dynamically: "
+                                     f"{', '.join(fixed)}")
+        if cluster_default:
+            per_broker = sorted(k for k in updates if SETTINGS[k].update_mode == "per-broker")
+            if per_broker:
+                raise InvalidConfigError("Cannot update these configs at default cluster "
+                                         "level, broker id must be specified: "
+                                         + ", ".join(per_broker))
+        layer = dict(self.dynamic_default if cluster_default else self.dynamic)
+        for key, value in updates.items():
+            text = _to_text(value)
+            if text is None:
+                layer.pop(key, None)
+            else:
+                layer[key] = text
+        new = attrs.evolve(self, dynamic_default=layer) if cluster_default \
+            else attrs.evolve(self, dynamic=layer)
+        for key in _THREAD_COUNTS:
+            attr = SETTINGS[key].attr
+            assert attr is not None
+            old_count, new_count = getattr(self, attr), getattr(new, attr)
+            if new_count != old_count:
+                if new_count < old_count // 2:
+                    raise _invalid(key, new_count, f"value should be at least half the "
+                                                   f"current value {old_count}")
+                if new_count > old_count * 2:
+                    raise _invalid(key, new_count, f"value should not be greater than double "
+                                                   f"the current value {old_count}")
+        return new
+
+    def describe(self, names: Iterable[str] | None = None, *, include_synonyms: bool = True,
+                 cluster_default: bool = False) -> list[ConfigEntry]:
+        """DescribeConfigs for this broker: every known setting, then the unknown keys (which,
+        as in Kafka, are sensitive with no value since their type is unknown). ``names``
+        keeps only those keys (unknown names are left out). With ``cluster_default`` (resource
+        name "") only the settings set at the cluster-default level are listed.
+
+        Sources follow Kafka's ConfigHelper: the first of the setting's synonyms found in the
+        dynamic, cluster-default, static and default layers, counting only from the setting
+        itself on (``log.retention.hours`` is not sourced from a set ``log.retention.ms``).
+        """
+        wanted = None if names is None else set(names)
+        candidates: list[str] = list(self.dynamic_default) if cluster_default \
+            else [*SETTINGS, *self.unknown]
+        entries = []
+        for name in candidates:
+            if wanted is not None and name not in wanted:
+                continue
+            entry = self._entry(name, cluster_default)
+            if not include_synonyms:
+                entry = attrs.evolve(entry, synonyms=())
+            entries.append(entry)
+        return entries
+
+    def _entry(self, name: str, cluster_default: bool) -> ConfigEntry:
+        setting = SETTINGS.get(name)
+        if setting is None:          # only static: with_updates refuses unknown keys
+            source = ConfigSource.STATIC_BROKER_CONFIG
+            return ConfigEntry(name, None, source, False, True, True,
+                               (ConfigSynonym(name, None, source),))
+        value: str | None
+        if name in ("node.id", "broker.id"):
+            value = str(self.node_id)
+            is_set = "node.id" in self.static or "broker.id" in self.static
+            synonyms: list[ConfigSynonym] = []
+            if is_set:
+                synonyms.append(ConfigSynonym(name, value, ConfigSource.STATIC_BROKER_CONFIG))
+            synonyms.append(ConfigSynonym(name, setting.default, ConfigSource.DEFAULT_CONFIG))
+        else:
+            value = _describe_value(self._values[name])
+            synonyms = self._synonyms(name)
+        if cluster_default:
+            synonyms = [s for s in synonyms
+                        if s.source == ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG]
+        source = synonyms[0].source if synonyms else ConfigSource.DEFAULT_CONFIG
+        return ConfigEntry(name=name, value=value, source=source,
+                           is_default=source == ConfigSource.DEFAULT_CONFIG,
+                           read_only=not setting.dynamic, sensitive=False,
+                           synonyms=tuple(synonyms), config_type=setting.config_type,
+                           documentation=setting.doc)
+
+    def _synonyms(self, name: str) -> list[ConfigSynonym]:
+        names = _BROKER_SYNONYMS.get(name, (name,))
+        found = []
+        for layer, source in ((self.dynamic, ConfigSource.DYNAMIC_BROKER_CONFIG),
+                              (self.dynamic_default, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG),
+                              (self.static, ConfigSource.STATIC_BROKER_CONFIG)):
+            for n in names:
+                if n in layer:
+                    value = _describe_value(_parse_value(SETTINGS[n], layer[n]))
+                    found.append(ConfigSynonym(n, value, source))
+        for n in names:
+            if SETTINGS[n].default is not None:
+                found.append(ConfigSynonym(n, _describe_value(_DEFAULT_VALUES[n]),
+                                           ConfigSource.DEFAULT_CONFIG))
+        while found and found[0].name != name:
+            found.pop(0)
+        return found
+
+
+def _resolve_log_config(props: Mapping[str, str]) -> LogConfig:
+    """The broker's topic defaults, checked by LogConfig itself (one set of rules)."""
+    try:
+        return LogConfig.resolve(None, props)
+    except InvalidConfigError as e:
+        # Name the broker settings behind a derived topic value LogConfig refused.
+        sources = [f"{broker}={props[broker]}" for topic, (_a, _k, _d, brokers)
+                   in _TOPIC_SPEC.items() if f"configuration {topic}:" in e.message
+                   for broker, _scale in brokers if broker in props]
+        if not sources:
+            raise
+        raise InvalidConfigError(f"{e.message} (from the broker setting "
+                                 f"{', '.join(sources)})") from e
