@@ -1,0 +1,97 @@
+"""KafkaRequestHandlerPool: N handler tasks draining the RequestChannel.
+
+Kafka's ``KafkaRequestHandlerPool`` / ``KafkaRequestHandler`` (``num.io.threads``, default 8)
+with Trio tasks instead of threads.
+
+Theory of operation: each of the ``num_io_threads`` tasks loops ``receive_request`` ->
+``await apis.handle(request)`` -> ``send_response``. Since a connection has at most one request
+in the channel (muting), the tasks never answer two requests of one connection at once; N
+bounds how many requests are in progress together (handlers that wait, on a purgatory or on a
+thread, hold their task).
+
+Every request is answered exactly once, or its connection would hang muted: ``apis.handle``
+answers bad input and handler exceptions itself (``KafkaApis``). Should it still raise, or
+return something that is not a channel response, the task logs one line and closes that
+connection, and goes on with the next request: the broker never dies from one request (Kafka
+logs "Exception when handling request" and also carries on, but leaves that request
+unanswered). Cancellation (the broker stopping) ends the tasks; a request in progress then gets
+no answer, which is fine since its connection is being closed too.
+
+``run`` is a long-running task for the broker's nursery: ``await nursery.start(pool.run)``.
+Everything runs on the broker's Trio event loop.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Protocol
+
+import trio
+
+from kafkapy.network.request_channel import (
+    CloseConnection,
+    NoResponse,
+    Request,
+    RequestChannel,
+    Response,
+    SendResponse,
+)
+
+__all__ = ["KafkaRequestHandlerPool", "RequestHandler"]
+
+log = logging.getLogger(__name__)
+
+
+class RequestHandler(Protocol):
+    """What the pool dispatches to (``KafkaApis``)."""
+
+    async def handle(self, request: Request) -> Response: ...
+
+
+class KafkaRequestHandlerPool:
+    """``num_io_threads`` tasks answering ``channel``'s requests with ``apis.handle``.
+
+    Raises:
+        ValueError: ``num_io_threads`` is below 1.
+    """
+
+    def __init__(self, channel: RequestChannel, apis: RequestHandler,
+                 num_io_threads: int = 8) -> None:
+        if num_io_threads < 1:
+            raise ValueError(f"num_io_threads must be at least 1, not {num_io_threads}")
+        self._channel = channel
+        self._apis = apis
+        self.num_io_threads = num_io_threads
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+                  ) -> None:
+        """Run the handler tasks until cancelled; ``task_status.started()`` once they run."""
+        async with trio.open_nursery() as nursery:
+            for index in range(self.num_io_threads):
+                nursery.start_soon(self._handler_loop, index, name=f"kafka-request-handler-{index}")
+            task_status.started()
+
+    async def _handler_loop(self, index: int) -> None:
+        while True:
+            request = await self._channel.receive_request()
+            response = await self._handle(index, request)
+            try:
+                await self._channel.send_response(request, response)
+            except (RuntimeError, ValueError):
+                # Answered already, or not from this channel: a bug elsewhere, logged here.
+                log.exception("Handler %d could not send the response to %r", index, request)
+            # Hold no request while waiting for the next one (a produce can be 100 MiB).
+            del request, response
+
+    async def _handle(self, index: int, request: Request) -> Response:
+        try:
+            response = await self._apis.handle(request)
+        except Exception:
+            log.exception("Handler %d: unexpected error handling a request from %s; closing "
+                          "the connection", index, request.connection_id)
+            return CloseConnection()
+        if not isinstance(response, SendResponse | NoResponse | CloseConnection):
+            log.error("Handler %d: %r is not a response (request from %s); closing the "
+                      "connection", index, response, request.connection_id)
+            return CloseConnection()
+        return response

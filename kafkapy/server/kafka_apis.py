@@ -1,0 +1,308 @@
+"""KafkaApis: the dispatch table from API key to request handler, and what Kafka does with every
+request that cannot reach a handler.
+
+Kafka's ``kafka.server.KafkaApis`` without the 5,000 lines: the handlers live in small modules
+under :mod:`kafkapy.server.handlers`, one per area, and this module only routes.
+
+Theory of operation
+-------------------
+``await KafkaApis.handle(request)`` takes one frame from the ``RequestChannel`` and returns the
+channel response to send back: ``SendResponse`` (response header + body), ``NoResponse`` or
+``CloseConnection``. It never raises (except Trio's cancellation), so every request is
+answered exactly once. In order:
+
+1. The request header is decoded on its own (its version follows from the API version). An
+   unknown API key or an unreadable header closes the connection, as Kafka's SocketServer does
+   (``RequestHeader.parse`` throws InvalidRequestException, ``processCompletedReceives`` catches
+   it and closes the channel; no response is sent).
+2. The API must be advertised at that version (below). If it is not, the connection is closed,
+   as Kafka's ``Processor.parseRequestHeader`` does for an API that is not enabled or a version
+   it does not support. ApiVersions is the exception (``ApiKeys.isVersionEnabled`` accepts any
+   ApiVersions version): a version outside what we serve (newer, or negative) is answered
+   without reading the body, with a v0 body and response header v0, error UNSUPPORTED_VERSION
+   (35) and the advertised ApiVersions range (Kafka's ``RequestContext.parseRequest`` /
+   ``ApiVersionsRequest.getErrorResponse``; the protocol reference, section 3.2).
+3. The body is decoded. A body that does not decode closes the connection: Kafka's
+   ``RequestContext.parseRequest`` turns any parse failure into an InvalidRequestException,
+   which the SocketServer answers by closing. (Bytes left over after a complete body close it
+   too: the protocol layer refuses them, where Kafka's generated readers ignore them.)
+4. The handler runs: ``await handler(context) -> body``. It returns the response body (encoded
+   here at the request's version), or a channel response itself (``NoResponse`` for acks=0,
+   ``SendResponse`` with file slices for Fetch). A handler may raise a ``KafkaError`` to answer
+   with that error; any exception is answered like that, with UNKNOWN_SERVER_ERROR for
+   non-Kafka exceptions (Kafka's ``KafkaApis.handle`` -> ``RequestHandlerHelper.handleError``):
+   the body is ``error_response(...)``, the API's own error shape. Where Kafka has no error
+   response (a Produce with acks=0) the connection is closed, as Kafka's
+   ``sendErrorOrCloseConnection`` does; if even the error response cannot be encoded, too.
+
+Advertised versions: an API is advertised, and served, only when it has a handler ("advertise
+only what is fully implemented", DESIGN.md), at its range in ``RECOMMENDED_VERSIONS``.
+
+Error bodies come from :mod:`kafkapy.server.error_response` (Kafka's getErrorResponse per
+API).
+
+Concurrency: ``handle`` is called from any number of handler tasks at once (the
+``KafkaRequestHandlerPool``); this module keeps no per-request state. Everything runs on the
+broker's Trio loop.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from types import MappingProxyType
+from typing import Any, TypeAlias
+
+import attrs
+
+from kafkapy.errors import (
+    KafkaError,
+    UnsupportedVersionError,
+)
+from kafkapy.network.request_channel import (
+    CloseConnection,
+    NoResponse,
+    Request,
+    Response,
+    SendResponse,
+)
+from kafkapy.protocol import (
+    API_KEYS,
+    decode,
+    decode_request_header,
+    encode_response,
+    request_class,
+)
+from kafkapy.protocol.schema import Versions
+from kafkapy.server.error_response import error_response
+from kafkapy.server.handlers import default_handlers
+
+__all__ = ["RECOMMENDED_VERSIONS", "Handler", "KafkaApis", "RequestContext"]
+
+log = logging.getLogger(__name__)
+
+API_VERSIONS = 18
+
+# The version range kafkapy advertises for each API once it has a handler: the "Rec" column of
+# the protocol reference, section 3.1 (/work/shared/reference/kafka-protocol.md). They avoid
+# topic-ID-only versions and KIP-890 "transactions v2", and keep low minimums for old
+# librdkafka feature checks and aiokafka's non-flexible versions. APIs whose "Rec" is
+# "internal" (WriteTxnMarkers 27) or "don't advertise" (ConsumerGroupHeartbeat 68) are left out,
+# so a handler for them is refused.
+RECOMMENDED_VERSIONS: Mapping[int, tuple[int, int]] = MappingProxyType({
+    0: (0, 11),    # Produce: advertise from 0 (old librdkafka enables compression only when
+                   # the range contains v0), serve 3-11 (v0-2 are rejected, KAFKA-18659)
+    1: (4, 12),    # Fetch: 13+ needs topic IDs
+    2: (1, 10),    # ListOffsets
+    3: (0, 12),    # Metadata: 13 adds only a top-level ErrorCode
+    8: (2, 9),     # OffsetCommit: 10 uses topic IDs
+    9: (1, 9),     # OffsetFetch
+    10: (0, 5),    # FindCoordinator: 6 is share groups
+    11: (0, 9),    # JoinGroup: from 0, as Kafka 4.1 (4.0's 2-9 broke old librdkafka)
+    12: (0, 4),    # Heartbeat
+    13: (0, 5),    # LeaveGroup
+    14: (0, 5),    # SyncGroup
+    15: (0, 5),    # DescribeGroups
+    16: (0, 5),    # ListGroups
+    17: (0, 1),    # SaslHandshake
+    18: (0, 4),    # ApiVersions
+    19: (2, 7),    # CreateTopics
+    20: (1, 5),    # DeleteTopics: 6 uses topic IDs
+    21: (0, 2),    # DeleteRecords
+    22: (0, 4),    # InitProducerId
+    23: (2, 4),    # OffsetForLeaderEpoch
+    24: (0, 3),    # AddPartitionsToTxn: 4+ are broker-to-broker
+    25: (0, 3),    # AddOffsetsToTxn
+    26: (0, 4),    # EndTxn: 5 is transactions v2
+    28: (0, 3),    # TxnOffsetCommit
+    32: (1, 4),    # DescribeConfigs
+    33: (0, 2),    # AlterConfigs
+    36: (0, 2),    # SaslAuthenticate
+    37: (0, 3),    # CreatePartitions
+    42: (0, 2),    # DeleteGroups
+    44: (0, 1),    # IncrementalAlterConfigs
+    47: (0, 0),    # OffsetDelete
+    60: (0, 1),    # DescribeCluster
+    75: (0, 0),    # DescribeTopicPartitions ("optional")
+})
+
+
+@attrs.frozen(eq=False)
+class RequestContext:
+    """What a handler gets: the decoded request and where it came from.
+
+    ``header`` (api_key, api_version, correlation_id, client_id) and ``body`` are the decoded
+    request; ``request`` is the channel's request (connection id, listener, client address,
+    the frame); ``apis`` is the KafkaApis dispatching it (advertised versions, and later the
+    broker's components).
+    """
+
+    header: Any
+    body: Any
+    request: Request
+    apis: KafkaApis
+
+    @property
+    def api_key(self) -> int:
+        return int(self.header.api_key)
+
+    @property
+    def api_version(self) -> int:
+        return int(self.header.api_version)
+
+    @property
+    def correlation_id(self) -> int:
+        return int(self.header.correlation_id)
+
+    @property
+    def client_id(self) -> str:
+        """The client id, "" when the client sent null (as Kafka treats it)."""
+        return self.header.client_id or ""
+
+    @property
+    def connection_id(self) -> str:
+        return self.request.connection_id
+
+
+Handler: TypeAlias = Callable[[RequestContext], Awaitable[Any]]
+"""``async def handler(context) -> response body | Response``; may raise (see the module doc)."""
+
+
+class KafkaApis:
+    """The dispatch table: ``{api_key: handler}``, advertised at ``RECOMMENDED_VERSIONS``.
+
+    ``KafkaApis()`` serves the handlers of :mod:`kafkapy.server.handlers`; ``handlers`` replaces
+    them (tests), ``recommended`` replaces the version table.
+
+    Raises:
+        ValueError: a handler for an API the protocol layer does not declare, for an API with
+            no recommended range, or a range outside what the protocol layer can decode.
+    """
+
+    def __init__(self, handlers: Mapping[int, Handler] | None = None, *,
+                 recommended: Mapping[int, tuple[int, int]] = RECOMMENDED_VERSIONS) -> None:
+        table = dict(default_handlers() if handlers is None else handlers)
+        advertised: dict[int, Versions] = {}
+        for key in sorted(table):
+            api = API_KEYS.get(key)
+            if api is None:
+                raise ValueError(f"a handler for API key {key}, which the protocol layer does "
+                                 f"not declare")
+            if key not in recommended:
+                raise ValueError(f"a handler for {api.name} ({key}), which has no recommended "
+                                 f"version range: it would never be advertised")
+            low, high = recommended[key]
+            if not (low <= high and low in api.versions and high in api.versions):
+                raise ValueError(f"{api.name} ({key}): range {low}-{high} is not within the "
+                                 f"versions the protocol layer knows ({api.versions})")
+            advertised[key] = Versions(low, high)
+        self._handlers: Mapping[int, Handler] = MappingProxyType(table)
+        self._advertised: Mapping[int, Versions] = MappingProxyType(advertised)
+        self._api_versions = tuple((key, v.low, v.high) for key, v in advertised.items())
+
+    @property
+    def handlers(self) -> Mapping[int, Handler]:
+        """The dispatch table (read-only)."""
+        return self._handlers
+
+    @property
+    def api_versions(self) -> tuple[tuple[int, int, int], ...]:
+        """What ApiVersions advertises: ``(api_key, min_version, max_version)`` by key."""
+        return self._api_versions
+
+    def advertised(self, api_key: int) -> Versions | None:
+        """The advertised range of ``api_key``, None when it is not served."""
+        return self._advertised.get(api_key)
+
+    async def handle(self, request: Request) -> Response:
+        """Decode, dispatch and answer one request (see the module doc). Never raises."""
+        frame = request.frame
+        try:
+            header, offset = decode_request_header(frame)
+        except Exception as exc:
+            return _close(request, f"unreadable request header: {_reason(exc)}")
+        key, version = header.api_key, header.api_version
+        api = API_KEYS[key]
+        versions = self._advertised.get(key)
+        if versions is None:
+            return _close(request, f"{api.name} ({key}) v{version} is not served by this "
+                                   f"broker")
+        if version not in versions:
+            if key == API_VERSIONS:
+                return self._unsupported_api_versions(request, header)
+            return _close(request, f"{api.name} ({key}) v{version} is outside the advertised "
+                                   f"versions {versions}")
+        try:
+            body = decode(api.request, version, memoryview(frame)[offset:])
+        except Exception as exc:
+            return _close(request, f"{api.name} v{version} request (correlation id "
+                                   f"{header.correlation_id}) does not decode: {_reason(exc)}")
+        context = RequestContext(header, body, request, self)
+        try:
+            result = await self._handlers[key](context)
+            response = _as_response(context, result)
+        except Exception as exc:
+            response = _answer_error(context, exc)
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("Completed %s v%d request (correlation id %d, %d bytes) from %s in "
+                      "%.3f ms: %s", api.name, version, header.correlation_id, len(frame),
+                      request.connection_id,
+                      (time.monotonic_ns() - request.receive_time_ns) / 1e6,
+                      type(response).__name__)
+        return response
+
+    def _unsupported_api_versions(self, request: Request, header: Any) -> Response:
+        log.debug("ApiVersions v%d from %s is newer than this broker's: answering "
+                  "UNSUPPORTED_VERSION in v0", header.api_version, request.connection_id)
+        error = UnsupportedVersionError(f"ApiVersions v{header.api_version} is not supported")
+        body = error_response(API_VERSIONS, 0, request_class(API_VERSIONS)(), error)
+        assert body is not None
+        # Kafka lists every ApiVersions version it knows; a broker that advertises fewer than
+        # the protocol layer knows must list those, or clients would retry a version that
+        # lands here again.
+        versions = self._advertised[API_VERSIONS]
+        (entry,) = body.api_keys
+        entry.min_version, entry.max_version = versions.low, versions.high
+        return SendResponse(encode_response(API_VERSIONS, 0, header.correlation_id, body))
+
+
+def _reason(exc: BaseException) -> str:
+    return exc.message if isinstance(exc, KafkaError) else f"{type(exc).__name__}: {exc}"
+
+
+def _close(request: Request, reason: str) -> CloseConnection:
+    log.warning("Closing connection %s from %s:%d on listener %s: %s", request.connection_id,
+                request.client_host, request.client_port, request.listener_name, reason)
+    return CloseConnection()
+
+
+def _as_response(context: RequestContext, result: Any) -> Response:
+    if isinstance(result, SendResponse | NoResponse | CloseConnection):
+        return result
+    return SendResponse(encode_response(context.api_key, context.api_version,
+                                        context.correlation_id, result))
+
+
+def _answer_error(context: RequestContext, exc: Exception) -> Response:
+    """The API's error response to ``context`` for ``exc`` (one log line either way)."""
+    api = API_KEYS[context.api_key]
+    what = (f"{api.name} v{context.api_version} request (correlation id "
+            f"{context.correlation_id}) from {context.connection_id}")
+    response: Response
+    try:
+        body = error_response(context.api_key, context.api_version, context.body, exc)
+        if body is None:
+            response, outcome = CloseConnection(), "closing the connection (no response expected)"
+        else:
+            response = SendResponse(encode_response(context.api_key, context.api_version,
+                                                    context.correlation_id, body))
+            outcome = "answered with the error response"
+    except Exception as failed:
+        response = CloseConnection()
+        outcome = f"closing the connection: no error response ({_reason(failed)})"
+    if isinstance(exc, KafkaError):
+        log.info("%s for the %s; %s", exc, what, outcome)
+    else:
+        log.error("Unexpected error handling the %s; %s", what, outcome, exc_info=exc)
+    return response
