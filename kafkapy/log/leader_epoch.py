@@ -8,7 +8,8 @@ start). ``end_offset_for`` answers OffsetsForLeaderEpoch for followers.
 
 Changes are kept in memory and written by ``flush`` (atomically): the log calls it after an
 append that changed the epoch, after truncation and on close, so a crash leaves either the
-old or the new list; recovery rebuilds the tail from the batches anyway.
+old or the new list; recovery drops the entries from its first segment on and rebuilds them
+from the batches, so a checkpoint that missed a truncation is corrected.
 """
 
 from __future__ import annotations

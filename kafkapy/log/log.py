@@ -295,6 +295,10 @@ class Log:
         done_bytes = 0
         logger.info("%s: recovering %d segment(s), %.1f MB, after an unclean shutdown",
                     self.topic_partition, len(segments), total_bytes / 1e6)
+        # The batches are the truth for the recovered range: the epoch checkpoint on disk
+        # may predate a truncation (it is written by the flush job, not by truncate_to), so
+        # its entries from the first recovered segment on are rebuilt from the batches.
+        self.epochs.truncate_from_end(segments[0].base_offset)
         for i, seg in enumerate(segments):
             if seg not in self.segments:
                 continue

@@ -33,6 +33,7 @@ from kafkapy.errors import (
     RecordListTooLargeError,
     UnsupportedForMessageFormatError,
 )
+from kafkapy.log.checkpoints import EpochEntry
 from kafkapy.log.config import LONG_MAX, LogConfig
 from kafkapy.log.index import NO_TIMESTAMP, TimestampOffset
 from kafkapy.log.log import (
@@ -801,6 +802,29 @@ def test_truncate_across_segments(tmp_path: Path) -> None:
     kept = [r for r in expected if r[0] < info.first_offset]
     assert kp_read(log.dir) == kept + stored_as(info, tail)
     check_indexes(log.dir)
+
+
+def test_recovery_rebuilds_epochs_the_checkpoint_missed(tmp_path: Path) -> None:
+    """A truncation leaves the leader-epoch checkpoint stale until the next flush job; after
+    a crash, recovery takes the epochs of the recovered range from the batches, not from the
+    stale file (found by the model test: a truncated epoch-0 entry came back)."""
+    log = open_log(tmp_path)
+    leader_append(log, recs(2, START_MS), epoch=0)
+    log = reopen(log)
+    assert log.epochs.entries == [EpochEntry(0, 0)]
+    assert log.truncate_to(0)
+    assert log.epochs.entries == []
+    leader_append(log, recs(1, START_MS), epoch=-1)   # a batch with no epoch
+    log.close_unclean()
+    log = Log.open(log.dir, log.config, recovery_point=0, clock=FakeClock())
+    assert log.log_end_offset == 1
+    assert log.epochs.entries == []
+    # Epochs the checkpoint never saw come back from the batches too.
+    leader_append(log, recs(1, START_MS), epoch=5)
+    log.close_unclean()
+    log = Log.open(log.dir, log.config, recovery_point=0, clock=FakeClock())
+    assert log.epochs.entries == [EpochEntry(5, 1)]
+    log.close()
 
 
 def test_segments_reborn_at_a_deleted_base_survive_the_delayed_delete(tmp_path: Path) -> None:
