@@ -30,7 +30,7 @@ from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.object cimport PyObject, PyTypeObject
 from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.ref cimport Py_INCREF, Py_XDECREF
-from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
+from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE, PyObject_CheckBuffer
 from cpython.mem cimport PyMem_Malloc, PyMem_Realloc, PyMem_Free
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport (int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t,
@@ -493,6 +493,9 @@ cdef class Writer:
     cdef uint8_t* data
     cdef Py_ssize_t pos
     cdef Py_ssize_t cap
+    # (position, value) of each records value left out of the bytes (see _encode_value);
+    # None where that is not allowed (tagged-field sub-writers).
+    cdef list splices
 
     def __cinit__(self, Py_ssize_t capacity=256):
         self.cap = capacity if capacity > 16 else 16
@@ -646,6 +649,14 @@ cdef int _encode_value(Writer w, FieldPlan f, int op, object value) except -1:
     elif op == OP_BYTES or op == OP_RECORDS:
         if value is None:
             return _null(w, f, True)
+        if op == OP_RECORDS and not PyObject_CheckBuffer(value):
+            # Records to be sent from a file (a fetch): only the length is written here and
+            # the caller puts the value's ``size`` bytes at this position (sendfile).
+            if w.splices is None:
+                raise TypeError(f"{f.attr}: records without a buffer cannot be encoded here")
+            w.length(<Py_ssize_t>value.size, f.compact, True)
+            w.splices.append((w.pos, value))
+            return 0
         return _write_buffer(w, f, value)
     raise AssertionError(f"bad opcode {op}")
 
@@ -694,18 +705,37 @@ cdef object _first(tuple t):
 
 
 cdef class Encoder:
-    """Encodes several parts into one buffer (header then body) without intermediate bytes."""
+    """Encodes several parts into one buffer (header then body) without intermediate bytes.
+
+    A records field whose value is not a buffer but has an int ``size`` (file slices of a
+    fetch) is written as its length only; ``parts()`` then returns the bytes cut at those
+    places with the values between them, for the caller to send in order."""
     cdef Writer w
 
     def __init__(self, Py_ssize_t capacity=256):
         self.w = Writer(capacity)
+        self.w.splices = []
 
     def struct(self, StructPlan plan, obj):
         _encode_struct(self.w, plan, obj)
         return self
 
     def getvalue(self):
+        if self.w.splices:
+            raise TypeError("records without a buffer were encoded: use parts()")
         return self.w.getvalue()
+
+    def parts(self):
+        """``[bytes, value, bytes, value, ..., bytes]`` in wire order."""
+        cdef list out = []
+        cdef Py_ssize_t start = 0
+        cdef Py_ssize_t pos
+        for pos, value in self.w.splices:
+            out.append(PyBytes_FromStringAndSize(<char*>self.w.data + start, pos - start))
+            out.append(value)
+            start = pos
+        out.append(PyBytes_FromStringAndSize(<char*>self.w.data + start, self.w.pos - start))
+        return out
 
 
 def encode_struct(StructPlan plan, obj):

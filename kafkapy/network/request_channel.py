@@ -88,18 +88,24 @@ class Request:
     _link: ConnectionLink | None = attrs.field(default=None, kw_only=True, repr=False)
 
 
-def _slices(value: Sequence[FileSliceLike]) -> tuple[FileSliceLike, ...]:
+def _slices(value: Sequence[FileSliceLike | bytes]) -> tuple[FileSliceLike | bytes, ...]:
     return tuple(value)
+
+
+def _part_size(piece: FileSliceLike | bytes) -> int:
+    return len(piece) if isinstance(piece, bytes) else piece.size
 
 
 @attrs.frozen(eq=False)
 class SendResponse:
-    """Write ``payload`` and then every file slice, as one size-prefixed response frame.
+    """Write ``payload`` and then every part of ``file_slices``, as one size-prefixed
+    response frame.
 
-    ``payload`` is the whole response except the slices' bytes (response header, body up to
-    the first record set, ...); the connection writes the 4-byte size prefix itself, covering
-    ``payload`` and the slices (``size``). Slices are sent with ``os.sendfile`` (zero copy);
-    their files must stay open until the response is written.
+    ``payload`` is the start of the response (header, body up to the first record set);
+    ``file_slices`` holds what follows in order: file slices, sent with ``os.sendfile`` (zero
+    copy), and ``bytes`` between them (the fields after one partition's records and before the
+    next one's, as Kafka's MultiRecordsSend). The connection writes the 4-byte size prefix
+    itself, covering everything (``size``). Files must stay open until the response is written.
 
     Raises:
         ValueError: a slice with a negative position or size, or a total size above
@@ -107,10 +113,12 @@ class SendResponse:
     """
 
     payload: bytes
-    file_slices: tuple[FileSliceLike, ...] = attrs.field(default=(), converter=_slices)
+    file_slices: tuple[FileSliceLike | bytes, ...] = attrs.field(default=(), converter=_slices)
 
     def __attrs_post_init__(self) -> None:
         for piece in self.file_slices:
+            if isinstance(piece, bytes):
+                continue
             if piece.position < 0 or piece.size < 0:
                 raise ValueError(f"invalid file slice: position {piece.position}, "
                                  f"size {piece.size}")
@@ -120,7 +128,7 @@ class SendResponse:
     @property
     def size(self) -> int:
         """The value of the size prefix: payload plus slices."""
-        return len(self.payload) + sum(piece.size for piece in self.file_slices)
+        return len(self.payload) + sum(_part_size(piece) for piece in self.file_slices)
 
 
 @attrs.frozen

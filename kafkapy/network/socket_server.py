@@ -25,11 +25,11 @@ Theory of operation:
   control holds the client back instead of the broker buffering. Per connection the broker
   holds at most the frames of one ``recv`` plus one partial frame.
 - Writing a ``SendResponse``: the 4-byte size prefix and the payload go out as one buffer
-  (``send`` in a loop until all is written), then each file slice with ``os.sendfile`` on the
-  non-blocking socket: a partial send advances the offset and sends again, ``BlockingIOError``
-  waits for writability with ``trio.lowlevel.wait_writable``, so the event loop never blocks
-  on the network. (Reading the file may still touch the disk on a page-cache miss, as it does
-  in Kafka's network threads.)
+  (``send`` in a loop until all is written), then each part after it in order: bytes with
+  ``send``, file slices with ``os.sendfile`` on the non-blocking socket: a partial send
+  advances the offset and sends again, ``BlockingIOError`` waits for writability with
+  ``trio.lowlevel.wait_writable``, so the event loop never blocks on the network. (Reading the
+  file may still touch the disk on a page-cache miss, as it does in Kafka's network threads.)
 - Closing: a size prefix that is negative or above ``max_request_size`` closes the connection
   after the frames before it are answered, with one warning naming the client and the size; a
   connection with nothing to do for ``connections_max_idle_ms`` (waiting to read a request, or
@@ -496,7 +496,10 @@ class SocketServer:
         with trio.CancelScope(deadline=trio.current_time() + self._idle_s) as progress:
             await self._send_all(conn.sock, head, progress)
             for piece in response.file_slices:
-                await self._send_file(conn.sock, piece, progress)
+                if isinstance(piece, bytes):
+                    await self._send_all(conn.sock, piece, progress)
+                else:
+                    await self._send_file(conn.sock, piece, progress)
         if progress.cancelled_caught:
             raise _WriteStalled
 

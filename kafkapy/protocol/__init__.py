@@ -21,12 +21,14 @@ from kafkapy.protocol.codec import (
     encode,
     encode_request,
     encode_response,
+    encode_response_parts,
 )
 
 __all__ = [
     "API_KEYS", "ApiKey", "Request", "RequestHeader", "Response", "ResponseHeader",
     "api_key_by_name", "decode", "decode_request", "decode_request_header", "decode_response",
-    "encode", "encode_request", "encode_response", "request_class", "response_class",
+    "encode", "encode_request", "encode_response", "encode_response_parts", "request_class",
+    "response_class",
 ]
 
 

@@ -18,7 +18,7 @@ import attrs
 
 from kafkapy.protocol.schema import MISSING, Array, Struct
 
-__all__ = ["class_for"]
+__all__ = ["class_for", "struct_classes"]
 
 _CLASSES: dict[int, type] = {}
 # Keep the structs alive so their ids are never reused for another struct.
@@ -56,3 +56,20 @@ def _make_class(struct: Struct) -> type:
 
 def _factory(struct: Struct) -> Any:
     return lambda: class_for(struct)()
+
+
+def struct_classes(struct: Struct) -> dict[str, type]:
+    """The classes of ``struct`` and of every struct nested in it, by struct name
+    (``struct_classes(API_KEYS[3].response.body)["MetadataResponseBroker"]``)."""
+    out: dict[str, type] = {}
+    todo = [struct]
+    while todo:
+        s = todo.pop()
+        if s.name in out:
+            continue
+        out[s.name] = class_for(s)
+        for f in s.fields:
+            t = f.type.element if isinstance(f.type, Array) else f.type
+            if isinstance(t, Struct):
+                todo.append(t)
+    return out

@@ -52,6 +52,7 @@ __all__ = [
     "encode",
     "encode_request",
     "encode_response",
+    "encode_response_parts",
     "message_plan",
 ]
 
@@ -215,6 +216,20 @@ def encode_response(api_key: int, api_version: int, correlation_id: int, body: A
     return _codec.Encoder().struct(_header_plan(RESPONSE_HEADER, hv),
                                    ResponseHeader(correlation_id=correlation_id)) \
         .struct(plan, body).getvalue()
+
+
+def encode_response_parts(api_key: int, api_version: int, correlation_id: int,
+                          body: Any) -> list[Any]:
+    """Encode a response frame whose records fields may be sent from files.
+
+    A records value that is not a buffer (anything with an int ``size``, such as the log's
+    fetch data) is encoded as its length only. Returns ``[bytes, value, bytes, ...]`` in wire
+    order: the caller writes the bytes and each value's ``size`` bytes between them."""
+    plan = message_plan(_api(api_key).response, api_version)
+    hv = response_header_version(api_key, plan.flexible)
+    return _codec.Encoder().struct(_header_plan(RESPONSE_HEADER, hv),
+                                   ResponseHeader(correlation_id=correlation_id)) \
+        .struct(plan, body).parts()
 
 
 def decode_response(api_key: int, api_version: int, frame: Any) -> Response:
