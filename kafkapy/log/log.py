@@ -41,6 +41,7 @@ import attrs
 from kafkapy.errors import (
     CorruptMessageError,
     InvalidRecordError,
+    InvalidTimestampError,
     KafkaStorageError,
     OffsetOutOfRangeError,
     RecordListTooLargeError,
@@ -368,8 +369,9 @@ class Log:
         leader epoch, and the timestamp for LogAppendTime). ``records`` is changed in place
         if writable, else copied. Raises CorruptMessageError (bad CRC, length or framing),
         UnsupportedForMessageFormatError (magic != 2), MessageTooLargeError,
-        RecordListTooLargeError, InvalidRecordError, KafkaStorageError; in every case nothing
-        is appended.
+        RecordListTooLargeError, InvalidRecordError, InvalidTimestampError (CreateTime
+        outside ``message.timestamp.before/after.max.ms``), KafkaStorageError; in every case
+        nothing is appended.
         """
         buf: Buffer = records
         view = memoryview(records)
@@ -384,8 +386,27 @@ class Log:
         r = assign_offsets(buf, first, log_append_time=append_time,
                            partition_leader_epoch=leader_epoch if leader_epoch >= 0 else None,
                            verify=True, max_batch_size=self.config.max_message_bytes)
+        if append_time is None:
+            self._check_timestamps(r.max_timestamp, now)
         return self._append(buf, first, r.next_offset - 1, r.batches, r.records, r.size,
                             r.max_timestamp, -1 if append_time is None else append_time, now)
+
+    def _check_timestamps(self, max_timestamp: int, now: int) -> None:
+        """``message.timestamp.after.max.ms`` / ``before.max.ms`` for CreateTime topics
+        (Kafka's LogValidator.validateTimestamp), from the largest timestamp of the append:
+        exact for "too far in the future"; "too old" is refused when even the newest record
+        is too old (a record older than a newer one in the same append is not seen: that
+        needs a per-record pass)."""
+        cfg = self.config
+        if max_timestamp == NO_TIMESTAMP:
+            return
+        if max_timestamp - now > cfg.message_timestamp_after_max_ms or \
+                now - max_timestamp > cfg.message_timestamp_before_max_ms:
+            raise InvalidTimestampError(
+                f"{self.topic_partition}: timestamp {max_timestamp} is out of range: it must "
+                f"be within [{now - cfg.message_timestamp_before_max_ms}, "
+                f"{now + cfg.message_timestamp_after_max_ms}] (message.timestamp.before.max.ms, "
+                f"message.timestamp.after.max.ms)")
 
     def append_as_follower(self, records: Buffer) -> LogAppendInfo:
         """Append batches that carry their offsets (a replica fetch, a restore).
