@@ -6,8 +6,12 @@ with Trio tasks instead of threads.
 Theory of operation: each of the ``num_io_threads`` tasks loops ``receive_request`` ->
 ``await apis.handle(request)`` -> ``send_response``. Since a connection has at most one request
 in the channel (muting), the tasks never answer two requests of one connection at once; N
-bounds how many requests are in progress together (handlers that wait, on a purgatory or on a
-thread, hold their task).
+bounds how many requests are being worked on together. A request whose answer waits on a
+purgatory (a long-poll fetch, an acks=all produce) comes back as ``Parked``: its ``finish()`` is
+awaited in a task of its own under the pool's nursery and the handler task moves on, so a
+thousand parked fetches do not starve the produce that would complete them (Kafka's handler
+threads hand delayed operations to the purgatory likewise). Waits on a thread (an fsync) hold
+the handler task, as they hold a Kafka handler thread.
 
 Every request is answered exactly once, or its connection would hang muted: ``apis.handle``
 answers bad input and handler exceptions itself (``KafkaApis``). Should it still raise, or
@@ -36,6 +40,7 @@ from kafkapy.network.request_channel import (
     Response,
     SendResponse,
 )
+from kafkapy.server.kafka_apis import Parked
 
 __all__ = ["KafkaRequestHandlerPool", "RequestHandler"]
 
@@ -45,7 +50,7 @@ log = logging.getLogger(__name__)
 class RequestHandler(Protocol):
     """What the pool dispatches to (``KafkaApis``)."""
 
-    async def handle(self, request: Request) -> Response: ...
+    async def handle(self, request: Request) -> Response | Parked: ...
 
 
 class KafkaRequestHandlerPool:
@@ -61,20 +66,37 @@ class KafkaRequestHandlerPool:
             raise ValueError(f"num_io_threads must be at least 1, not {num_io_threads}")
         self._channel = channel
         self._apis = apis
+        self._nursery: trio.Nursery | None = None
         self.num_io_threads = num_io_threads
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
                   ) -> None:
         """Run the handler tasks until cancelled; ``task_status.started()`` once they run."""
         async with trio.open_nursery() as nursery:
+            self._nursery = nursery
             for index in range(self.num_io_threads):
                 nursery.start_soon(self._handler_loop, index, name=f"kafka-request-handler-{index}")
             task_status.started()
+
+    async def _send_parked(self, request: Request, parked: Parked) -> None:
+        try:
+            response = await parked.finish()
+        except Exception:
+            log.exception("Unexpected error finishing a parked request from %s; closing the "
+                          "connection", request.connection_id)
+            response = CloseConnection()
+        try:
+            await self._channel.send_response(request, response)
+        except (RuntimeError, ValueError):
+            log.exception("Could not send the parked response to %r", request)
 
     async def _handler_loop(self, index: int) -> None:
         while True:
             request = await self._channel.receive_request()
             response = await self._handle(index, request)
+            if response is None:
+                del request
+                continue
             try:
                 await self._channel.send_response(request, response)
             except (RuntimeError, ValueError):
@@ -83,9 +105,15 @@ class KafkaRequestHandlerPool:
             # Hold no request while waiting for the next one (a produce can be 100 MiB).
             del request, response
 
-    async def _handle(self, index: int, request: Request) -> Response:
+    async def _handle(self, index: int, request: Request) -> Response | None:
         try:
             response = await self._apis.handle(request)
+            if isinstance(response, Parked):
+                # The answer waits for a delayed operation: in a task of its own, so this
+                # handler takes the next request meanwhile.
+                assert self._nursery is not None
+                self._nursery.start_soon(self._send_parked, request, response)
+                return None
         except Exception:
             log.exception("Handler %d: unexpected error handling a request from %s; closing "
                           "the connection", index, request.connection_id)

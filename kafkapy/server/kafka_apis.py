@@ -52,7 +52,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from types import MappingProxyType
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import attrs
 
@@ -78,7 +78,10 @@ from kafkapy.protocol.schema import Versions
 from kafkapy.server.error_response import error_response
 from kafkapy.server.handlers import default_handlers
 
-__all__ = ["RECOMMENDED_VERSIONS", "Handler", "KafkaApis", "RequestContext"]
+if TYPE_CHECKING:
+    from kafkapy.server.kafka_server import KafkaServer
+
+__all__ = ["RECOMMENDED_VERSIONS", "Handler", "KafkaApis", "Parked", "RequestContext"]
 
 log = logging.getLogger(__name__)
 
@@ -164,9 +167,27 @@ class RequestContext:
     def connection_id(self) -> str:
         return self.request.connection_id
 
+    @property
+    def server(self) -> KafkaServer:
+        return self.apis.server
+
 
 Handler: TypeAlias = Callable[[RequestContext], Awaitable[Any]]
-"""``async def handler(context) -> response body | Response``; may raise (see the module doc)."""
+"""``async def handler(context) -> response body | Response | Parked``; may raise (see the
+module doc)."""
+
+
+@attrs.frozen(eq=False)
+class Parked:
+    """A request whose answer waits (a DelayedFetch, an acks=all DelayedProduce).
+
+    A handler returns ``Parked(finish)`` instead of waiting itself, so its handler task goes
+    back to the queue (Kafka's handler threads never block on a delayed operation either: the
+    purgatory sends the response). ``finish()`` is awaited in a task of its own and returns
+    what the handler would have (a body or a Response; it may raise likewise). KafkaApis wraps
+    it so that the pool's ``finish()`` always returns a Response."""
+
+    finish: Callable[[], Awaitable[Any]]
 
 
 class KafkaApis:
@@ -181,7 +202,9 @@ class KafkaApis:
     """
 
     def __init__(self, handlers: Mapping[int, Handler] | None = None, *,
-                 recommended: Mapping[int, tuple[int, int]] = RECOMMENDED_VERSIONS) -> None:
+                 recommended: Mapping[int, tuple[int, int]] = RECOMMENDED_VERSIONS,
+                 server: KafkaServer | None = None) -> None:
+        self._server = server
         table = dict(default_handlers() if handlers is None else handlers)
         advertised: dict[int, Versions] = {}
         for key in sorted(table):
@@ -202,6 +225,13 @@ class KafkaApis:
         self._api_versions = tuple((key, v.low, v.high) for key, v in advertised.items())
 
     @property
+    def server(self) -> KafkaServer:
+        """The broker's components (replica manager, metadata, config) for the handlers."""
+        if self._server is None:
+            raise RuntimeError("this KafkaApis serves no broker (a handler-only test setup)")
+        return self._server
+
+    @property
     def handlers(self) -> Mapping[int, Handler]:
         """The dispatch table (read-only)."""
         return self._handlers
@@ -215,8 +245,9 @@ class KafkaApis:
         """The advertised range of ``api_key``, None when it is not served."""
         return self._advertised.get(api_key)
 
-    async def handle(self, request: Request) -> Response:
-        """Decode, dispatch and answer one request (see the module doc). Never raises."""
+    async def handle(self, request: Request) -> Response | Parked:
+        """Decode, dispatch and answer one request (see the module doc). Never raises. A
+        ``Parked`` answer's ``finish()`` returns the Response and never raises either."""
         frame = request.frame
         try:
             header, offset = decode_request_header(frame)
@@ -239,8 +270,11 @@ class KafkaApis:
             return _close(request, f"{api.name} v{version} request (correlation id "
                                    f"{header.correlation_id}) does not decode: {_reason(exc)}")
         context = RequestContext(header, body, request, self)
+        response: Response | Parked
         try:
             result = await self._handlers[key](context)
+            if isinstance(result, Parked):
+                return Parked(lambda: self._finish(context, result))
             response = _as_response(context, result)
         except Exception as exc:
             response = _answer_error(context, exc)
@@ -251,6 +285,12 @@ class KafkaApis:
                       (time.monotonic_ns() - request.receive_time_ns) / 1e6,
                       type(response).__name__)
         return response
+
+    async def _finish(self, context: RequestContext, parked: Parked) -> Response:
+        try:
+            return _as_response(context, await parked.finish())
+        except Exception as exc:
+            return _answer_error(context, exc)
 
     def _unsupported_api_versions(self, request: Request, header: Any) -> Response:
         log.debug("ApiVersions v%d from %s is newer than this broker's: answering "

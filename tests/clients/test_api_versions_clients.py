@@ -33,6 +33,7 @@ from kafka.net.selector import NetworkSelector
 from kafkapy.network import Request, Response, SendResponse
 from kafkapy.protocol import API_KEYS, decode, decode_request_header, decode_response
 from kafkapy.server.handler_pool import KafkaRequestHandlerPool
+from kafkapy.server.handlers.api_versions import handle_api_versions
 from kafkapy.server.kafka_apis import RECOMMENDED_VERSIONS, KafkaApis
 from tests.network.support import Harness, assert_closed, frame, serving, trio_test
 
@@ -76,7 +77,7 @@ class Recorder:
 
 @asynccontextmanager
 async def broker(apis: KafkaApis | None = None) -> AsyncIterator[tuple[Harness, Recorder]]:
-    recorder = Recorder(KafkaApis() if apis is None else apis)
+    recorder = Recorder(KafkaApis({18: handle_api_versions}) if apis is None else apis)
     async with serving(None) as harness:
         await harness.nursery.start(KafkaRequestHandlerPool(harness.channel, recorder, 4).run)
         yield harness, recorder
@@ -89,7 +90,8 @@ async def in_thread(fn: Callable[[], T]) -> T:
 
 
 def older_api_versions() -> KafkaApis:
-    return KafkaApis(recommended={**RECOMMENDED_VERSIONS, 18: (0, 2)})
+    return KafkaApis({18: handle_api_versions},
+                     recommended={**RECOMMENDED_VERSIONS, 18: (0, 2)})
 
 
 def kafka_python_connect(port: int) -> tuple[bool, dict[int, tuple[int, int]], Any]:

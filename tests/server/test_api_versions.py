@@ -30,11 +30,17 @@ from kafkapy.protocol import (
     encode_request,
     request_class,
 )
-from kafkapy.server.handlers.api_versions import SOFTWARE_NAME_VERSION
+from kafkapy.server.handlers import default_handlers
+from kafkapy.server.handlers.api_versions import SOFTWARE_NAME_VERSION, handle_api_versions
 from kafkapy.server.kafka_apis import RECOMMENDED_VERSIONS, KafkaApis, RequestContext
 
 API_VERSIONS = 18
 CORRELATION_ID = 0x0A0B0C0D
+
+
+def api_versions_only(**kwargs: Any) -> KafkaApis:
+    """A KafkaApis serving ApiVersions alone: the answers below list exactly (18, 0, 4)."""
+    return KafkaApis({API_VERSIONS: handle_api_versions}, **kwargs)
 
 
 def handle(apis: KafkaApis, frame: bytes) -> Response:
@@ -67,7 +73,7 @@ def test_every_version_agrees_with_kafka_python(version: int) -> None:
     theirs.with_header(correlation_id=CORRELATION_ID, client_id="test-client")
     assert frame == bytes(theirs.encode(header=True))
 
-    payload = payload_of(handle(KafkaApis(), frame))
+    payload = payload_of(handle(api_versions_only(), frame))
     # Response header v0 at every version (KIP-511): the ErrorCode follows the correlation id.
     assert payload[:6] == struct.pack(">ih", CORRELATION_ID, 0)
     response = KPApiVersionsResponse.decode(payload, version=version, header=True)
@@ -86,9 +92,9 @@ def test_every_version_agrees_with_kafka_python(version: int) -> None:
 
 
 def test_response_is_exactly_kafkas_v0_and_v3_layout() -> None:
-    v0 = payload_of(handle(KafkaApis(), api_versions_frame(0)))
+    v0 = payload_of(handle(api_versions_only(), api_versions_frame(0)))
     assert v0 == bytes.fromhex("0a0b0c0d" "0000" "00000001" "0012" "0000" "0004")
-    v3 = payload_of(handle(KafkaApis(), api_versions_frame(3)))
+    v3 = payload_of(handle(api_versions_only(), api_versions_frame(3)))
     # compact array of 1 (0x02), one entry with an empty tag section, throttle, no tags
     assert v3 == bytes.fromhex("0a0b0c0d" "0000" "02" "0012" "0000" "0004" "00"
                                "00000000" "00")
@@ -100,9 +106,14 @@ async def _noop(context: RequestContext) -> Any:
 
 def test_advertises_only_apis_with_a_handler() -> None:
     apis = KafkaApis()
-    assert apis.api_versions == ((18, 0, 4),)
-    assert set(apis.handlers) == {18}
-    more = KafkaApis({**apis.handlers, 3: _noop, 1: _noop, 11: _noop})
+    # The broker's table: every API with a handler module, each at its recommended range.
+    served = set(default_handlers())
+    assert {0, 1, 2, 3, 18} <= served
+    assert apis.api_versions == tuple((k, *RECOMMENDED_VERSIONS[k]) for k in sorted(served))
+    base = api_versions_only()
+    assert base.api_versions == ((18, 0, 4),)
+    assert set(base.handlers) == {18}
+    more = KafkaApis({**base.handlers, 3: _noop, 1: _noop, 11: _noop})
     payload = payload_of(handle(more, api_versions_frame(4)))
     response = decode_response(API_VERSIONS, 4, payload).body
     assert [(k.api_key, k.min_version, k.max_version) for k in response.api_keys] == [
@@ -126,7 +137,7 @@ FALLBACK = bytes.fromhex("0a0b0c0d" "0023" "00000001" "0012" "0000" "0004")
 @pytest.mark.parametrize("version", [5, 6, 127, 32767, -1, -32768])
 @pytest.mark.parametrize("body", [b"", b"\x05hello\x0b1.2.3-beta\x00", b"\xff" * 37])
 def test_newer_version_gets_the_v0_fallback(version: int, body: bytes) -> None:
-    payload = payload_of(handle(KafkaApis(), _raw_request(version, body)))
+    payload = payload_of(handle(api_versions_only(), _raw_request(version, body)))
     # v0 body and response header v0: UNSUPPORTED_VERSION with ApiVersions' range, so that
     # the client can retry with v4 (Java, kafka-python) or min(sent-1, 4) (librdkafka).
     assert payload == FALLBACK
@@ -139,7 +150,7 @@ def test_newer_version_gets_the_v0_fallback(version: int, body: bytes) -> None:
 def test_fallback_with_an_unreadable_header_closes() -> None:
     # v5 means header v2: the client id's length says 200 bytes that are not there.
     frame = struct.pack(">hhih", API_VERSIONS, 5, 1, 200) + b"abc"
-    assert isinstance(handle(KafkaApis(), frame), CloseConnection)
+    assert isinstance(handle(api_versions_only(), frame), CloseConnection)
 
 
 VALID = ["a", "Z", "9", "kafka-python", "librdkafka", "confluent-kafka-python", "apache-kafka-java",
@@ -154,7 +165,7 @@ def test_valid_software_names_are_accepted(text: str) -> None:
     for version in (3, 4):
         for frame in (api_versions_frame(version, name=text),
                       api_versions_frame(version, software_version=text)):
-            payload = payload_of(handle(KafkaApis(), frame))
+            payload = payload_of(handle(api_versions_only(), frame))
             assert decode_response(API_VERSIONS, version, payload).body.error_code == 0
 
 
@@ -165,7 +176,7 @@ def test_invalid_software_names_get_invalid_request(text: str, version: int,
                                                     field: str) -> None:
     frame = (api_versions_frame(version, name=text) if field == "name"
              else api_versions_frame(version, software_version=text))
-    payload = payload_of(handle(KafkaApis(), frame))
+    payload = payload_of(handle(api_versions_only(), frame))
     # Kafka's ApiVersionsRequest.getErrorResponse at the request's version: INVALID_REQUEST,
     # no API keys, throttle 0; header v0.
     assert payload == bytes.fromhex("0a0b0c0d" "002a" "01" "00000000" "00")
@@ -181,7 +192,7 @@ def test_invalid_software_names_get_invalid_request(text: str, version: int,
 
 def test_names_are_not_checked_below_v3() -> None:
     for version in range(3):
-        payload = payload_of(handle(KafkaApis(), api_versions_frame(version)))
+        payload = payload_of(handle(api_versions_only(), api_versions_frame(version)))
         assert decode_response(API_VERSIONS, version, payload).body.error_code == 0
 
 
@@ -197,7 +208,7 @@ def test_body_that_does_not_decode_closes(version: int, body: bytes) -> None:
     # Kafka's RequestContext.parseRequest turns any parse failure into InvalidRequestException
     # and the SocketServer closes the connection. (Kafka's readers would ignore bytes left
     # after a complete body; kafkapy's protocol layer refuses them, and closes likewise.)
-    assert isinstance(handle(KafkaApis(), _raw_request(version, body)), CloseConnection)
+    assert isinstance(handle(api_versions_only(), _raw_request(version, body)), CloseConnection)
 
 
 CAPTURED = sorted((Path(__file__).resolve().parent.parent / "protocol" / "vectors" / "frames")
@@ -216,7 +227,7 @@ def test_real_clients_requests_are_answered(path: Path) -> None:
     frame = path.read_bytes()
     version = int(path.stem.rsplit("-v", 1)[1])
     (correlation_id,) = struct.unpack_from(">i", frame, 4)
-    payload = payload_of(handle(KafkaApis(), frame))
+    payload = payload_of(handle(api_versions_only(), frame))
     assert struct.unpack_from(">ih", payload) == (correlation_id, 0)
     body = decode_response(API_VERSIONS, version, payload).body
     assert [(k.api_key, k.min_version, k.max_version) for k in body.api_keys] == [(18, 0, 4)]

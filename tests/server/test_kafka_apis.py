@@ -54,6 +54,7 @@ from kafkapy.protocol.schema import Array, Struct
 from kafkapy.server import kafka_apis
 from kafkapy.server.error_response import ELEMENT, ERROR_SHAPES, error_response
 from kafkapy.server.handler_pool import KafkaRequestHandlerPool
+from kafkapy.server.handlers.api_versions import handle_api_versions
 from kafkapy.server.kafka_apis import RECOMMENDED_VERSIONS, KafkaApis, RequestContext
 from tests.network.support import assert_closed, frame, receive_frame, serving, settle, trio_test
 from tests.protocol.strategies import body as random_body
@@ -125,9 +126,12 @@ def payload_of(response: Response) -> bytes:
     return response.payload
 
 
+API_VERSIONS_KEY = 18
+
+
 def apis_with(handlers: dict[int, Callable[[RequestContext], Any]]) -> KafkaApis:
-    """The default handlers plus ``handlers``, at the recommended versions."""
-    return KafkaApis({**KafkaApis().handlers, **handlers})
+    """ApiVersions plus ``handlers``, at the recommended versions."""
+    return KafkaApis({API_VERSIONS_KEY: handle_api_versions, **handlers})
 
 
 def failing(exc: BaseException) -> Callable[[RequestContext], Any]:
@@ -199,10 +203,10 @@ def test_unknown_key_or_unreadable_header_closes(frame_bytes: bytes,
 
 def test_api_not_served_closes(caplog: pytest.LogCaptureFixture) -> None:
     # Kafka's Processor.parseRequestHeader: an API that is not enabled -> InvalidRequestException
-    # -> closed. Metadata is declared by the protocol layer but has no handler yet.
+    # -> closed. Metadata is declared by the protocol layer but has no handler here.
     with caplog.at_level(logging.INFO, logger="kafkapy"):
         for version in (0, 12):
-            assert isinstance(handle(KafkaApis(), make_frame(3, version)), CloseConnection)
+            assert isinstance(handle(apis_with({}), make_frame(3, version)), CloseConnection)
     assert [r.levelno for r in records(caplog)] == [logging.WARNING] * 2
     assert "Metadata (3) v12 is not served" in records(caplog)[1].message
 

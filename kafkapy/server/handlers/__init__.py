@@ -19,8 +19,8 @@ if TYPE_CHECKING:
 
 __all__ = ["HANDLER_MODULES", "default_handlers"]
 
-# kafkapy/server/handlers/<name>.py; later produce, fetch, metadata, group, admin, ...
-HANDLER_MODULES = ("api_versions",)
+# kafkapy/server/handlers/<name>.py; later group, admin, ...
+HANDLER_MODULES = ("api_versions", "metadata", "produce", "fetch", "list_offsets")
 
 
 def default_handlers() -> dict[int, Handler]:

@@ -1,0 +1,102 @@
+"""Fetch (API key 1): read record batches, for consumers (and later follower replicas).
+
+Kafka's ``KafkaApis.handleFetchRequest`` for v4-12:
+
+- Limits: each partition's ``PartitionMaxBytes``, the response's ``MaxBytes`` (capped by the
+  broker's ``fetch.max.bytes``), with the first non-empty partition returning at least one
+  whole batch (KIP-74); ``MinBytes`` and ``MaxWaitMs`` through a DelayedFetch (long poll: an
+  append to a watched partition completes it at once).
+- ``IsolationLevel``: read_uncommitted reads to the high watermark, read_committed to the last
+  stable offset (with an empty aborted-transactions list; null for read_uncommitted).
+- Per partition: UNKNOWN_TOPIC_OR_PARTITION, OFFSET_OUT_OF_RANGE, FENCED_LEADER_EPOCH /
+  UNKNOWN_LEADER_EPOCH (``CurrentLeaderEpoch``, v9+), each with the partition's watermarks.
+- Fetch sessions (KIP-227, v7+) are declined the way Kafka declines them when its session
+  cache is full: a full fetch (epoch 0 or -1) is answered with session id 0, so the client
+  keeps sending full fetches; an incremental one (epoch > 0) gets FETCH_SESSION_ID_NOT_FOUND,
+  after which clients start over with a full fetch.
+- Record bytes are not copied: the response is encoded with each partition's records left
+  out, and the connection sends them from the segment files with ``os.sendfile`` between the
+  encoded pieces.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafkapy.errors import FetchSessionIdNotFoundError
+from kafkapy.log.checkpoints import TopicPartition
+from kafkapy.network.request_channel import SendResponse
+from kafkapy.protocol import API_KEYS, encode_response_parts
+from kafkapy.protocol.classes import struct_classes
+from kafkapy.server.kafka_apis import Handler, Parked, RequestContext
+from kafkapy.server.partition import READ_COMMITTED
+from kafkapy.server.replica_manager import (
+    FetchParams,
+    FetchPartitionRequest,
+    FetchPartitionResult,
+)
+
+__all__ = ["HANDLERS", "handle_fetch"]
+
+FETCH = 1
+_C = struct_classes(API_KEYS[FETCH].response.body)
+
+
+async def handle_fetch(context: RequestContext) -> Any:
+    body = context.body
+    version = context.api_version
+    server = context.server
+    if version >= 7 and body.session_epoch > 0:
+        # An incremental fetch of a session this broker never created.
+        return _C["FetchResponse"](
+            throttle_time_ms=0, error_code=FetchSessionIdNotFoundError.code,
+            session_id=0, responses=[])
+    params = FetchParams(
+        max_wait_ms=max(body.max_wait_ms, 0), min_bytes=max(body.min_bytes, 0),
+        max_bytes=max(0, min(body.max_bytes, server.config.fetch_max_bytes)),
+        isolation_level=body.isolation_level, replica_id=body.replica_id)
+    requests = [FetchPartitionRequest(TopicPartition(topic.topic, part.partition),
+                                      part.fetch_offset, max(part.partition_max_bytes, 0),
+                                      part.current_leader_epoch)
+                for topic in body.topics for part in topic.partitions]
+    results, parked = server.replica_manager.fetch_messages(params, requests)
+    if parked is None:
+        return _respond(context, params, results)
+
+    async def finish() -> Any:
+        await parked.wait()
+        return _respond(context, params, parked.results)
+
+    return Parked(finish)
+
+
+def _respond(context: RequestContext, params: FetchParams,
+             results: list[tuple[TopicPartition, FetchPartitionResult]]) -> SendResponse:
+    aborted: list[Any] | None = [] if params.isolation_level == READ_COMMITTED else None
+    topics: list[Any] = []
+    for tp, r in results:
+        if not topics or topics[-1].topic != tp.topic:
+            topics.append(_C["FetchableTopicResponse"](topic=tp.topic, partitions=[]))
+        data = r.data
+        topics[-1].partitions.append(_C["PartitionData"](
+            partition_index=tp.partition,
+            error_code=0 if r.error is None else r.error.code,
+            high_watermark=r.high_watermark, last_stable_offset=r.last_stable_offset,
+            log_start_offset=r.log_start_offset,
+            aborted_transactions=aborted if r.error is None else None,
+            preferred_read_replica=-1,
+            records=data if data is not None and data.size else b""))
+    body = _C["FetchResponse"](throttle_time_ms=0, error_code=0, session_id=0,
+                               responses=topics)
+    parts = encode_response_parts(FETCH, context.api_version, context.correlation_id, body)
+    rest: list[Any] = []
+    for piece in parts[1:]:
+        if isinstance(piece, bytes):
+            if piece:
+                rest.append(piece)
+        else:
+            rest.extend(piece.slices)
+    return SendResponse(parts[0], rest)
+
+
+HANDLERS: dict[int, Handler] = {FETCH: handle_fetch}

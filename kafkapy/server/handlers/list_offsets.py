@@ -1,0 +1,72 @@
+"""ListOffsets (API key 2): offsets by timestamp, earliest, latest, max timestamp.
+
+Kafka's ``KafkaApis.handleListOffsetRequest`` (v1+) for v1-10. Per partition:
+
+- ``Timestamp`` -2 (earliest): the log start offset; -4 (earliest local, v8+): the same
+  without tiered storage; -1 (latest): the high watermark for read_uncommitted consumers, the
+  last stable offset for read_committed, the log end offset for replicas and debug clients;
+  -3 (max timestamp, v7+): the first record with the largest timestamp; -5 (latest tiered, v9+):
+  -1, nothing is tiered; t >= 0: the first record with timestamp >= t below that same bound,
+  or offset -1 with timestamp -1 when there is none.
+- The leader epoch of the answer's offset (v4+), UNKNOWN_TOPIC_OR_PARTITION,
+  FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH (``CurrentLeaderEpoch``), and INVALID_REQUEST for
+  a partition named twice in one request (Kafka's duplicate check).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafkapy.errors import InvalidRequestError, KafkaError, UnknownServerError
+from kafkapy.log.checkpoints import TopicPartition
+from kafkapy.protocol import API_KEYS
+from kafkapy.protocol.classes import struct_classes
+from kafkapy.server.kafka_apis import Handler, RequestContext
+
+__all__ = ["HANDLERS", "handle_list_offsets"]
+
+LIST_OFFSETS = 2
+_C = struct_classes(API_KEYS[LIST_OFFSETS].response.body)
+CONSUMER = -1
+
+
+async def handle_list_offsets(context: RequestContext) -> Any:
+    body = context.body
+    version = context.api_version
+    rm = context.server.replica_manager
+    isolation = body.isolation_level if version >= 2 else 0
+    seen: dict[TopicPartition, int] = {}
+    for topic in body.topics:
+        for part in topic.partitions:
+            tp = TopicPartition(topic.name, part.partition_index)
+            seen[tp] = seen.get(tp, 0) + 1
+    topics = []
+    for topic in body.topics:
+        partitions = []
+        for part in topic.partitions:
+            tp = TopicPartition(topic.name, part.partition_index)
+            out = _C["ListOffsetsPartitionResponse"](
+                partition_index=part.partition_index, error_code=0, timestamp=-1,
+                offset=-1, leader_epoch=-1)
+            try:
+                if seen[tp] > 1:
+                    raise InvalidRequestError(f"{tp} is listed more than once")
+                partition = rm.get_partition(tp)
+                partition.check_leader_epoch(part.current_leader_epoch)
+                ts, offset, epoch = partition.fetch_offset_for_timestamp(
+                    part.timestamp, isolation if body.replica_id == CONSUMER else None)
+                out.timestamp, out.offset, out.leader_epoch = ts, offset, epoch
+            except KafkaError as e:
+                out.error_code = e.code
+            except ValueError as e:      # a special timestamp this broker does not know
+                out.error_code = InvalidRequestError.code
+                del e
+            except Exception as e:
+                out.error_code = UnknownServerError.code
+                del e
+            partitions.append(out)
+        topics.append(_C["ListOffsetsTopicResponse"](name=topic.name, partitions=partitions))
+    return _C["ListOffsetsResponse"](throttle_time_ms=0, topics=topics)
+
+
+HANDLERS: dict[int, Handler] = {LIST_OFFSETS: handle_list_offsets}

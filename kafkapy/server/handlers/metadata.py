@@ -1,0 +1,136 @@
+"""Metadata (API key 3): brokers, cluster id, controller, and topics with their partitions.
+
+Kafka's ``KafkaApis.handleTopicMetadataRequest`` for v0-12:
+
+- Topics: null (v1+) or an empty list in v0 means every topic; otherwise the named ones, in
+  request order, duplicates answered once. Topic ids (v10+) are not used to ask (a request by
+  id only gets UNKNOWN_TOPIC_ID, as Kafka answers ids it does not know).
+- A missing topic is auto-created when ``auto.create.topics.enable`` and the request allows it
+  (always before v4; ``AllowAutoTopicCreation`` from v4), with ``num.partitions`` and
+  ``default.replication.factor``; creation is synchronous here, so the answer already lists
+  the topic's partitions (Kafka answers LEADER_NOT_AVAILABLE first and the client retries).
+  An illegal name is INVALID_TOPIC_EXCEPTION; otherwise UNKNOWN_TOPIC_OR_PARTITION.
+- Brokers: this broker's advertised endpoint on the listener the request came in on.
+- Authorized operations (v8+): every operation is allowed (no authorizer), so when asked the
+  bit sets are Kafka's "all topic operations" / "all cluster operations"; otherwise
+  INT32_MIN ("not requested").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafkapy.errors import (
+    InvalidTopicError,
+    KafkaError,
+    UnknownTopicIdError,
+    UnknownTopicOrPartitionError,
+)
+from kafkapy.log.checkpoints import TopicPartition
+from kafkapy.log.log_manager import validate_topic_name
+from kafkapy.protocol import API_KEYS
+from kafkapy.protocol.classes import struct_classes
+from kafkapy.server.kafka_apis import Handler, RequestContext
+
+__all__ = ["HANDLERS", "handle_metadata"]
+
+METADATA = 3
+_C = struct_classes(API_KEYS[METADATA].response.body)
+_ZERO_UUID = "00000000-0000-0000-0000-000000000000"
+
+NOT_REQUESTED = -2147483648
+# AclOperation codes: READ 3, WRITE 4, CREATE 5, DELETE 6, ALTER 7, DESCRIBE 8,
+# CLUSTER_ACTION 9, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11, IDEMPOTENT_WRITE 12,
+# CREATE_TOKENS 13, DESCRIBE_TOKENS 14.
+TOPIC_OPERATIONS = sum(1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11))
+CLUSTER_OPERATIONS = sum(1 << op for op in (5, 7, 8, 9, 10, 11, 12, 13, 14))
+
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+
+
+def topic_metadata(context: RequestContext, name: str, error: KafkaError | None = None,
+                   include_authorized: bool = False) -> Any:
+    """One MetadataResponseTopic for ``name`` (an existing topic unless ``error``)."""
+    server = context.server
+    record = server.metadata_store.topics.get(name)
+    if error is not None or record is None:
+        code = (error or UnknownTopicOrPartitionError()).code
+        return _C["MetadataResponseTopic"](error_code=code, name=name,
+                                           is_internal=name in INTERNAL_TOPICS)
+    partitions = []
+    for p in range(record.partitions):
+        part = server.replica_manager.partitions.get(TopicPartition(name, p))
+        if part is None:       # being created or deleted right now
+            partitions.append(_C["MetadataResponsePartition"](
+                error_code=5, partition_index=p, leader_id=-1, leader_epoch=-1,
+                replica_nodes=[server.node_id], isr_nodes=[], offline_replicas=[]))
+            continue
+        partitions.append(_C["MetadataResponsePartition"](
+            error_code=0, partition_index=p, leader_id=part.leader_id,
+            leader_epoch=part.leader_epoch, replica_nodes=list(part.replicas),
+            isr_nodes=list(part.isr), offline_replicas=[]))
+    return _C["MetadataResponseTopic"](
+        error_code=0, name=name, topic_id=record.topic_id, is_internal=name in INTERNAL_TOPICS,
+        partitions=partitions,
+        topic_authorized_operations=TOPIC_OPERATIONS if include_authorized else NOT_REQUESTED)
+
+
+async def handle_metadata(context: RequestContext) -> Any:
+    body = context.body
+    version = context.api_version
+    server = context.server
+    cache = server.metadata_cache
+    include_topic_ops = version >= 8 and body.include_topic_authorized_operations
+    topics: list[Any] = []
+    if body.topics is None or (version == 0 and not body.topics):
+        for name in sorted(cache.topics):
+            topics.append(topic_metadata(context, name, include_authorized=include_topic_ops))
+    else:
+        allow_auto = version < 4 or body.allow_auto_topic_creation
+        seen: set[str] = set()
+        for requested in body.topics:
+            name = requested.name
+            if name is None:
+                # Asked by topic id (v10+): kafkapy does not resolve ids in Metadata.
+                topics.append(_C["MetadataResponseTopic"](
+                    error_code=UnknownTopicIdError.code, name=None,
+                    topic_id=requested.topic_id))
+                continue
+            if name in seen:
+                continue
+            seen.add(name)
+            if cache.topic(name) is None:
+                error = _auto_create(context, name, allow_auto)
+                if error is not None:
+                    topics.append(topic_metadata(context, name, error))
+                    continue
+            topics.append(topic_metadata(context, name, include_authorized=include_topic_ops))
+    brokers = [_C["MetadataResponseBroker"](node_id=node, host=host, port=port, rack=rack)
+               for node, host, port, rack in cache.brokers(context.request.listener_name)]
+    include_cluster_ops = 8 <= version <= 10 and body.include_cluster_authorized_operations
+    return _C["MetadataResponse"](
+        throttle_time_ms=0, brokers=brokers, cluster_id=cache.cluster_id,
+        controller_id=cache.controller_id, topics=topics,
+        cluster_authorized_operations=CLUSTER_OPERATIONS if include_cluster_ops
+        else NOT_REQUESTED)
+
+
+def _auto_create(context: RequestContext, name: str, allowed: bool) -> KafkaError | None:
+    """Create ``name`` if auto-creation applies; the error to answer with otherwise."""
+    try:
+        validate_topic_name(name)
+    except InvalidTopicError as e:
+        return e
+    server = context.server
+    if not (allowed and server.config.auto_create_topics_enable) or name in INTERNAL_TOPICS:
+        return UnknownTopicOrPartitionError()
+    try:
+        server.admin.create_topic(name)
+    except KafkaError as e:
+        if server.metadata_store.topics.get(name) is not None:
+            return None     # created meanwhile
+        return e
+    return None
+
+
+HANDLERS: dict[int, Handler] = {METADATA: handle_metadata}

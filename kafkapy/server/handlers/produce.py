@@ -1,0 +1,149 @@
+"""Produce (API key 0): append a client's record batches.
+
+Kafka's ``KafkaApis.handleProduceRequest`` for v3-11 (v0-2 are advertised for old librdkafka's
+sake but refused with UNSUPPORTED_VERSION, as Kafka 4.0 does, KAFKA-18659):
+
+- ``Acks`` must be -1, 0 or 1 (else INVALID_REQUIRED_ACKS on every partition).
+- Per partition, before the log sees it (header bytes only, no record is decoded): exactly
+  one batch of magic 2 (INVALID_RECORD otherwise; UNSUPPORTED_FOR_MESSAGE_FORMAT for an older
+  magic), base offset 0 and no control batch (INVALID_RECORD), zstd only from v7
+  (UNSUPPORTED_COMPRESSION_TYPE). Then the log checks the CRC (CORRUPT_MESSAGE), the size
+  against ``max.message.bytes`` (MESSAGE_TOO_LARGE), the record count (INVALID_RECORD) and the
+  timestamps (INVALID_TIMESTAMP), assigns offsets and appends. A topic or partition this broker
+  does not have: UNKNOWN_TOPIC_OR_PARTITION. One partition's error never fails another's.
+- acks=0: no response at all, unless a partition failed: then the connection is closed so the
+  producer notices (Kafka's ``closeConnection`` for acks=0 errors).
+- acks=-1 waits as a DelayedProduce until the high watermark covers the append (at once with a
+  single replica); the handler task is not held meanwhile (``Parked``).
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+from kafkapy.errors import (
+    InvalidRecordError,
+    InvalidRequiredAcksError,
+    KafkaError,
+    UnknownTopicOrPartitionError,
+    UnsupportedCompressionTypeError,
+    UnsupportedForMessageFormatError,
+    UnsupportedVersionError,
+)
+from kafkapy.log.checkpoints import TopicPartition
+from kafkapy.network.request_channel import CloseConnection, NoResponse
+from kafkapy.protocol import API_KEYS
+from kafkapy.protocol.classes import struct_classes
+from kafkapy.server.kafka_apis import Handler, Parked, RequestContext
+from kafkapy.server.replica_manager import ProducePartitionResult
+
+__all__ = ["HANDLERS", "check_batch_header", "handle_produce"]
+
+PRODUCE = 0
+_C = struct_classes(API_KEYS[PRODUCE].response.body)
+_HEADER = 61          # a v2 batch header: baseOffset .. recordsCount
+_ZSTD = 4
+_CONTROL = 0x20
+
+
+def check_batch_header(records: Any, version: int) -> memoryview:
+    """The checks Kafka's produce path makes on the bytes before the log (see the module
+    doc). Returns the records as a memoryview."""
+    if records is None:
+        raise InvalidRecordError("the produce request carries null records")
+    view = memoryview(records).cast("B")
+    if len(view) < 17:
+        raise InvalidRecordError(f"{len(view)} bytes are not a record batch")
+    base_offset, length = struct.unpack_from(">qi", view, 0)
+    magic = view[16]
+    if magic < 2:
+        raise UnsupportedForMessageFormatError(
+            f"Produce v{version} requires message format v2, not magic {magic}")
+    if magic > 2:
+        raise InvalidRecordError(f"unknown magic {magic}")
+    if len(view) < _HEADER:
+        raise InvalidRecordError(f"{len(view)} bytes are not a record batch")
+    if length + 12 != len(view):
+        raise InvalidRecordError(
+            "Produce requests with version 3 and above must carry exactly one record batch "
+            f"({len(view)} bytes, the first batch is {length + 12})")
+    if base_offset != 0:
+        raise InvalidRecordError(f"the batch's base offset is {base_offset}, not 0")
+    attributes = struct.unpack_from(">h", view, 21)[0]
+    if attributes & _CONTROL:
+        raise InvalidRecordError("clients may not produce control batches")
+    if attributes & 0x07 == _ZSTD and version < 7:
+        raise UnsupportedCompressionTypeError(
+            f"zstd compression needs Produce v7 or later, not v{version}")
+    return view
+
+
+async def handle_produce(context: RequestContext) -> Any:
+    version = context.api_version
+    body = context.body
+    if version < 3:
+        raise UnsupportedVersionError(f"Produce v{version} is not supported (message format "
+                                      f"v2 needs Produce v3 or later)")
+    acks = body.acks
+    if acks not in (-1, 0, 1):
+        raise InvalidRequiredAcksError(f"acks must be -1, 0 or 1, not {acks}")
+    rm = context.server.replica_manager
+    early: dict[TopicPartition, KafkaError] = {}
+    entries: dict[TopicPartition, Any] = {}
+    order: list[tuple[str, list[int]]] = []
+    for topic in body.topic_data:
+        indexes = []
+        for part in topic.partition_data:
+            tp = TopicPartition(topic.name, part.index)
+            indexes.append(part.index)
+            if tp not in rm.partitions:
+                early[tp] = UnknownTopicOrPartitionError(
+                    f"This server does not host this topic-partition: {tp}")
+                continue
+            try:
+                entries[tp] = check_batch_header(part.records, version)
+            except KafkaError as e:
+                early[tp] = e
+        order.append((topic.name, indexes))
+    results, parked = await rm.append_records(body.timeout_ms, acks, entries)
+    for tp, error in early.items():
+        results[tp] = ProducePartitionResult(error=error)
+
+    def respond() -> Any:
+        if acks == 0:
+            if any(r.error is not None for r in results.values()):
+                return CloseConnection()
+            return NoResponse()
+        return _response(version, order, results)
+
+    if parked is None:
+        return respond()
+
+    async def finish() -> Any:
+        await parked.wait()
+        return respond()
+
+    return Parked(finish)
+
+
+def _response(version: int, order: list[tuple[str, list[int]]],
+              results: dict[TopicPartition, ProducePartitionResult]) -> Any:
+    topics = []
+    for name, indexes in order:
+        partitions = []
+        for index in indexes:
+            r = results[TopicPartition(name, index)]
+            error = r.error
+            partitions.append(_C["PartitionProduceResponse"](
+                index=index, error_code=0 if error is None else error.code,
+                base_offset=r.base_offset if error is None else -1,
+                log_append_time_ms=r.log_append_time if error is None else -1,
+                log_start_offset=r.log_start_offset if error is None else -1,
+                record_errors=[],
+                error_message=None if error is None else error.message))
+        topics.append(_C["TopicProduceResponse"](name=name, partition_responses=partitions))
+    return _C["ProduceResponse"](responses=topics, throttle_time_ms=0)
+
+
+HANDLERS: dict[int, Handler] = {PRODUCE: handle_produce}

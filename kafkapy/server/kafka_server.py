@@ -1,0 +1,210 @@
+"""KafkaServer: one broker's components, started and stopped in dependency order.
+
+Kafka's ``BrokerServer.startup`` / ``shutdown`` on one Trio nursery:
+
+startup (``run``, with ``nursery.start``):
+1. the metadata store (topics, dynamic configs) and the dynamic broker configs it holds;
+2. the LogManager loads every log dir (recovery in worker threads after a crash); logs of
+   topics that no longer exist, or whose topic id differs from the store's (deleted and
+   re-created while down), are deleted;
+3. the ReplicaManager leads every partition of every topic; its purgatory reapers start;
+4. the log manager's background tasks (flush, retention, checkpoints, cleaner);
+5. KafkaApis and the handler pool, then the SocketServer binds every listener; advertised
+   endpoints with port 0 take the bound port of the listener of the same name, an empty host
+   the machine's name. ``task_status.started()`` fires once clients can connect.
+
+shutdown (``shutdown()``, also on SIGTERM for the standalone server): stop accepting
+(connections finish their in-flight request), complete parked operations, flush every log,
+write the checkpoints and the clean-shutdown marker, then cancel the remaining tasks.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import time
+import uuid
+from collections.abc import Mapping
+
+import trio
+
+from kafkapy.config import BrokerConfig, Endpoint
+from kafkapy.log.checkpoints import TopicPartition
+from kafkapy.log.log_manager import LogManager
+from kafkapy.network.request_channel import RequestChannel
+from kafkapy.network.socket_server import SocketServer
+from kafkapy.server.admin_manager import AdminManager
+from kafkapy.server.handler_pool import KafkaRequestHandlerPool
+from kafkapy.server.kafka_apis import KafkaApis
+from kafkapy.server.metadata_cache import BrokerInfo, MetadataCache
+from kafkapy.server.metadata_store import FileMetadataStore, MetadataStore
+from kafkapy.server.replica_manager import ReplicaManager
+
+__all__ = ["KafkaServer"]
+
+log = logging.getLogger(__name__)
+
+
+class KafkaServer:
+    """A broker from a ``BrokerConfig``. ``await nursery.start(server.run)`` starts it and
+    returns when it accepts connections; ``await server.shutdown()`` stops it cleanly."""
+
+    def __init__(self, config: BrokerConfig) -> None:
+        self.static_config = config
+        self.config = config
+        self.node_id = config.node_id
+        self.metadata_store: MetadataStore
+        self.log_manager: LogManager
+        self.replica_manager: ReplicaManager
+        self.metadata_cache: MetadataCache
+        self.admin = AdminManager(self)
+        self.socket_server: SocketServer | None = None
+        self._scope: trio.CancelScope | None = None
+        self._stopped = trio.Event()
+        self._sockets_done = trio.Event()
+        self._shutting_down = False
+        self.started_ms = -1
+
+    # ================================================================= configuration
+
+    def broker_log_props(self) -> Mapping[str, object]:
+        """The broker settings topic configs fall back to (``log.*``, ``message.max.bytes``,
+        ...), dynamic values included."""
+        return self.config.props
+
+    def topic_overrides(self, topic: str) -> Mapping[str, object]:
+        record = self.metadata_store.topics.get(topic)
+        return {} if record is None else record.configs
+
+    def apply_dynamic_configs(self, config: BrokerConfig) -> None:
+        """Make ``config`` (with new dynamic values) the live one: logs follow at once."""
+        self.config = config
+        self.log_manager.reconfigure_broker(config.props)
+
+    @property
+    def advertised_endpoints(self) -> dict[str, Endpoint]:
+        assert self.socket_server is not None
+        bound = {e.name: e for e in self.socket_server.bound_endpoints}
+        out = {}
+        for e in self.config.advertised_listeners:
+            port = e.port or (bound[e.name].port if e.name in bound else 0)
+            host = e.host or socket.getfqdn()
+            out[e.name] = Endpoint(e.name, host, port)
+        return out
+
+    # ======================================================================= startup
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+                  ) -> None:
+        started = time.monotonic()
+        cfg = self.config
+        cfg.log_dirs[0].mkdir(parents=True, exist_ok=True)
+        self.metadata_store = store = FileMetadataStore(cfg.log_dirs[0])
+        dynamic = store.broker_configs
+        if dynamic.get(""):
+            cfg = cfg.with_updates(dynamic[""], cluster_default=True)
+        if dynamic.get(str(self.node_id)):
+            cfg = cfg.with_updates(dynamic[str(self.node_id)])
+        self.config = cfg
+        self.log_manager = LogManager(cfg.log_dirs, node_id=self.node_id,
+                                      cluster_id=cfg.cluster_id, broker_props=cfg.props,
+                                      topic_overrides=self.topic_overrides)
+        await trio.to_thread.run_sync(self.log_manager.load)
+        assert self.log_manager.cluster_id is not None
+        self.replica_manager = ReplicaManager(self.node_id, self.log_manager)
+        self._reconcile_logs()
+        channel = RequestChannel(cfg.queued_max_requests)
+        self.apis = KafkaApis(server=self)
+        pool = KafkaRequestHandlerPool(channel, self.apis, cfg.num_io_threads)
+        self.socket_server = SocketServer(
+            channel, [(e.name, e.host, e.port) for e in cfg.listeners],
+            max_request_size=cfg.socket_request_max_bytes,
+            connections_max_idle_ms=cfg.connections_max_idle_ms,
+            max_connections=cfg.max_connections,
+            max_connections_per_ip=cfg.max_connections_per_ip,
+            max_connections_per_ip_overrides=cfg.max_connections_per_ip_overrides,
+            send_buffer_bytes=cfg.socket_send_buffer_bytes,
+            receive_buffer_bytes=cfg.socket_receive_buffer_bytes,
+            listen_backlog_size=cfg.socket_listen_backlog_size)
+        try:
+            async with trio.open_nursery() as nursery:
+                self._scope = nursery.cancel_scope
+                await nursery.start(self.replica_manager.run)
+                await nursery.start(self.log_manager.run)
+                await nursery.start(pool.run)
+                await nursery.start(self._serve_sockets)
+                self.metadata_cache = MetadataCache(
+                    self.log_manager.cluster_id,
+                    BrokerInfo(self.node_id, self.advertised_endpoints, cfg.broker_rack),
+                    store)
+                self.started_ms = int(time.time() * 1000)
+                log.info("kafkapy broker %d started in %.0f ms (cluster %s), listening on %s",
+                         self.node_id, (time.monotonic() - started) * 1000,
+                         self.log_manager.cluster_id,
+                         ", ".join(f"{e.name}://{e.host}:{e.port}"
+                                   for e in self.socket_server.bound_endpoints))
+                task_status.started()
+                await self._stopped.wait()
+                nursery.cancel_scope.cancel()
+        finally:
+            if not self.log_manager._closed:
+                # Cancelled from outside without shutdown(): still close the logs cleanly,
+                # nothing is lost (the page cache holds every acknowledged write).
+                with trio.CancelScope(shield=True):
+                    self.replica_manager.shutdown()
+                    await self.log_manager.shutdown()
+
+    async def _serve_sockets(self, *, task_status: trio.TaskStatus[None]) -> None:
+        assert self.socket_server is not None
+        try:
+            await self.socket_server.run(task_status=task_status)
+        finally:
+            self._sockets_done.set()
+
+    def _reconcile_logs(self) -> None:
+        """Lead every partition of every topic; delete logs no topic owns any more."""
+        topics = self.metadata_store.topics
+        for tp in list(self.log_manager.logs):
+            record = topics.get(tp.topic)
+            stale = record is None or tp.partition >= record.partitions
+            if not stale and record is not None:
+                on_disk = self.log_manager.topic_id_of(tp)
+                stale = on_disk is not None and on_disk != record.topic_id
+            if stale:
+                log.warning("Deleting the log of %s: its topic no longer exists", tp)
+                self.log_manager.delete_log(tp)
+        for record in topics.values():
+            for p in range(record.partitions):
+                self.replica_manager.make_leader(TopicPartition(record.name, p),
+                                                 record.topic_id)
+
+    # ====================================================================== shutdown
+
+    async def shutdown(self) -> None:
+        """Controlled shutdown: stop accepting, let in-flight requests finish, complete parked
+        operations, flush and checkpoint every log, mark the dirs cleanly shut down."""
+        if self._shutting_down:
+            await self._stopped.wait()
+            return
+        self._shutting_down = True
+        log.info("Broker %d shutting down", self.node_id)
+        if self.socket_server is not None:
+            await self.socket_server.stop_accepting()
+            self.replica_manager.shutdown()
+            # Connections finish the request they have in flight and close.
+            with trio.move_on_after(max(self.config.request_timeout_ms, 1000) / 1000):
+                await self._sockets_done.wait()
+        if hasattr(self, "log_manager"):
+            await self.log_manager.shutdown()
+        self._stopped.set()
+        log.info("Broker %d shut down", self.node_id)
+
+    @property
+    def cluster_id(self) -> str:
+        cid = self.log_manager.cluster_id
+        assert cid is not None
+        return cid
+
+    def topic_id(self, topic: str) -> uuid.UUID | None:
+        record = self.metadata_store.topics.get(topic)
+        return None if record is None else record.topic_id

@@ -1,0 +1,207 @@
+"""MetadataStore: the cluster metadata that must survive a restart (topics, their ids,
+partition counts and configs; dynamic broker configs), behind an interface.
+
+In Kafka this is the KRaft ``__cluster_metadata`` log replayed by every broker (or ZooKeeper
+before it). A single kafkapy broker keeps it in one JSON document, ``__kafkapy_metadata.json``
+in the first log dir, rewritten atomically on every change (write a temporary file, fsync it,
+rename it over the old one, fsync the directory): a crash leaves the old or the new document,
+never a mix. The log loader ignores plain files, so the document lives beside the partition
+folders as Kafka's checkpoint files do.
+
+The interface (``MetadataStore``) is what the controller issue replaces with a replicated
+store: the broker only reads ``topics`` / ``broker_configs`` and calls the mutators, each of
+which is durable when it returns. Names and values are validated by the callers (the admin
+handlers); this module checks only what keeps the document consistent (a topic exists or not,
+partition counts only grow).
+"""
+
+from __future__ import annotations
+
+import abc
+import json
+import os
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+
+import attrs
+
+from kafkapy.errors import (
+    InvalidPartitionsError,
+    TopicAlreadyExistsError,
+    UnknownTopicOrPartitionError,
+)
+
+__all__ = ["METADATA_FILE", "FileMetadataStore", "MetadataStore", "TopicRecord"]
+
+METADATA_FILE = "__kafkapy_metadata.json"
+_FORMAT_VERSION = 1
+
+
+def _str_dict(value: Mapping[str, str]) -> dict[str, str]:
+    return dict(value)
+
+
+@attrs.frozen
+class TopicRecord:
+    """A topic as created: its id, how many partitions, and its own config overrides."""
+
+    name: str
+    topic_id: uuid.UUID
+    partitions: int
+    configs: Mapping[str, str] = attrs.field(factory=dict, converter=_str_dict)
+
+
+class MetadataStore(abc.ABC):
+    """Durable cluster metadata. Every mutator is durable when it returns."""
+
+    @property
+    @abc.abstractmethod
+    def topics(self) -> Mapping[str, TopicRecord]: ...
+
+    @property
+    @abc.abstractmethod
+    def broker_configs(self) -> Mapping[str, Mapping[str, str]]:
+        """Dynamic broker configs by DescribeConfigs resource name: "" for the cluster-wide
+        defaults, the node id as text for one broker's own."""
+
+    @abc.abstractmethod
+    def create_topic(self, name: str, partitions: int, configs: Mapping[str, str],
+                     topic_id: uuid.UUID | None = None) -> TopicRecord: ...
+
+    @abc.abstractmethod
+    def delete_topic(self, name: str) -> TopicRecord: ...
+
+    @abc.abstractmethod
+    def set_partition_count(self, name: str, partitions: int) -> TopicRecord: ...
+
+    @abc.abstractmethod
+    def set_topic_configs(self, name: str, configs: Mapping[str, str]) -> TopicRecord:
+        """Replace the topic's overrides with ``configs``."""
+
+    @abc.abstractmethod
+    def set_broker_configs(self, resource: str, configs: Mapping[str, str]) -> None:
+        """Replace the dynamic broker configs of ``resource`` ("" or a node id)."""
+
+
+class FileMetadataStore(MetadataStore):
+    """The single-broker store: one JSON document, rewritten atomically on every change.
+
+    Raises (constructor): ValueError if the document exists but cannot be read (a corrupt
+    document is never silently replaced: topics would be lost).
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self.path = Path(directory) / METADATA_FILE
+        self._topics: dict[str, TopicRecord] = {}
+        self._broker_configs: dict[str, dict[str, str]] = {}
+        if self.path.exists():
+            self._read()
+
+    def _read(self) -> None:
+        try:
+            doc = json.loads(self.path.read_text("utf-8"))
+            if doc.get("version") != _FORMAT_VERSION:
+                raise ValueError(f"unknown format version {doc.get('version')!r}")
+            for name, t in doc["topics"].items():
+                self._topics[name] = TopicRecord(name, uuid.UUID(t["id"]), int(t["partitions"]),
+                                                 {str(k): str(v) for k, v in t["configs"].items()})
+            self._broker_configs = {
+                str(resource): {str(k): str(v) for k, v in configs.items()}
+                for resource, configs in doc["broker_configs"].items()}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+            raise ValueError(f"{self.path}: cannot read the cluster metadata: {e}") from e
+
+    def _write(self) -> None:
+        doc = {
+            "version": _FORMAT_VERSION,
+            "topics": {t.name: {"id": str(t.topic_id), "partitions": t.partitions,
+                                "configs": dict(t.configs)}
+                       for t in self._topics.values()},
+            "broker_configs": self._broker_configs,
+        }
+        data = json.dumps(doc, indent=1, sort_keys=True).encode()
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, self.path)
+        dfd = os.open(self.path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+
+    @property
+    def topics(self) -> Mapping[str, TopicRecord]:
+        return self._topics
+
+    @property
+    def broker_configs(self) -> Mapping[str, Mapping[str, str]]:
+        return self._broker_configs
+
+    def _get(self, name: str) -> TopicRecord:
+        record = self._topics.get(name)
+        if record is None:
+            raise UnknownTopicOrPartitionError(f"topic {name!r} does not exist")
+        return record
+
+    def _commit(self, change: dict[str, TopicRecord | None]) -> None:
+        before = dict(self._topics)
+        for name, record in change.items():
+            if record is None:
+                self._topics.pop(name, None)
+            else:
+                self._topics[name] = record
+        try:
+            self._write()
+        except BaseException:
+            self._topics = before
+            raise
+
+    def create_topic(self, name: str, partitions: int, configs: Mapping[str, str],
+                     topic_id: uuid.UUID | None = None) -> TopicRecord:
+        if name in self._topics:
+            raise TopicAlreadyExistsError(f"topic {name!r} already exists")
+        if partitions < 1:
+            raise InvalidPartitionsError(f"number of partitions must be at least 1, "
+                                         f"not {partitions}")
+        record = TopicRecord(name, topic_id or uuid.uuid4(), partitions, configs)
+        self._commit({name: record})
+        return record
+
+    def delete_topic(self, name: str) -> TopicRecord:
+        record = self._get(name)
+        self._commit({name: None})
+        return record
+
+    def set_partition_count(self, name: str, partitions: int) -> TopicRecord:
+        record = self._get(name)
+        if partitions <= record.partitions:
+            raise InvalidPartitionsError(
+                f"topic {name!r} has {record.partitions} partitions; the new count must be "
+                f"larger, not {partitions}")
+        new = attrs.evolve(record, partitions=partitions)
+        self._commit({name: new})
+        return new
+
+    def set_topic_configs(self, name: str, configs: Mapping[str, str]) -> TopicRecord:
+        new = attrs.evolve(self._get(name), configs=dict(configs))
+        self._commit({name: new})
+        return new
+
+    def set_broker_configs(self, resource: str, configs: Mapping[str, str]) -> None:
+        before = self._broker_configs
+        self._broker_configs = {**before, resource: dict(configs)}
+        if not configs:
+            del self._broker_configs[resource]
+        try:
+            self._write()
+        except BaseException:
+            self._broker_configs = before
+            raise
