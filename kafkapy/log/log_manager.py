@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import base64
 import concurrent.futures
+import fcntl
 import logging
 import os
 import re
@@ -78,6 +79,9 @@ _MAX_TOPIC_LENGTH = 249
 
 class MetaPropertiesError(KafkaStorageError):
     """A log dir's ``meta.properties`` belongs to another node or cluster, or is unreadable."""
+
+
+LOCK_FILE = ".lock"
 
 
 def validate_topic_name(topic: str) -> None:
@@ -165,6 +169,7 @@ class LogManager:
         self.cleaner = LogCleaner(clock=self.clock)
         self.loaded = False
         self._closed = False
+        self._locks: list[int] = []
         p = self.broker_props
         self.retention_check_interval_ms = _int_prop(p, "log.retention.check.interval.ms",
                                                      300000)
@@ -201,13 +206,40 @@ class LogManager:
     # ====================================================================== loading
 
     def load(self) -> None:
-        """Open every log of every dir (blocking: recovery can take long)."""
+        """Lock every log dir, then open every log (blocking: recovery can take long).
+
+        Raises KafkaStorageError if another process (or another LogManager here) holds a
+        dir's ``.lock``, as Kafka's LogManager.lockLogDirs: two brokers on one dir would
+        recover and checkpoint each other's live logs."""
         for d in self.log_dirs:
             d.mkdir(parents=True, exist_ok=True)
-            self.cluster_id = _ensure_meta_properties(d, self.node_id, self.cluster_id)
-        for d in self.log_dirs:
-            self._load_dir(d)
+            self._lock_dir(d)
+        try:
+            for d in self.log_dirs:
+                self.cluster_id = _ensure_meta_properties(d, self.node_id, self.cluster_id)
+            for d in self.log_dirs:
+                self._load_dir(d)
+        except BaseException:
+            self.close_unclean()
+            raise
         self.loaded = True
+
+    def _lock_dir(self, d: Path) -> None:
+        fd = os.open(d / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            os.close(fd)
+            self._unlock_dirs()
+            raise KafkaStorageError(
+                f"Failed to acquire lock on file {LOCK_FILE} in {d}. A kafkapy (or Kafka) "
+                f"broker in another process or thread is using this directory.") from e
+        self._locks.append(fd)
+
+    def _unlock_dirs(self) -> None:
+        for fd in self._locks:
+            os.close(fd)        # closing the descriptor releases its flock
+        self._locks = []
 
     def _load_dir(self, d: Path) -> None:
         clean = read_clean_shutdown(d)
@@ -422,9 +454,22 @@ class LogManager:
             await self.flush_log(log)
         await trio.to_thread.run_sync(self.close)
 
+    def close_unclean(self) -> None:
+        """Close every log and release the dirs without flushing, checkpoints or the
+        clean-shutdown marker: what a crash leaves behind (a failed load; tests)."""
+        for log in self.logs.values():
+            log.close_unclean()
+        self._unlock_dirs()
+        self._closed = True
+
     def close(self) -> None:
         """Blocking clean shutdown (the ``shutdown`` body; also for use without Trio)."""
         if self._closed:
+            return
+        if not self.loaded:
+            # Never loaded (the dirs were locked by someone else, or loading failed): the
+            # dirs are not ours to checkpoint or mark clean.
+            self.close_unclean()
             return
         for log in self.logs.values():
             log.flush()
@@ -435,4 +480,5 @@ class LogManager:
         self._deleted_dirs = []
         for d in self.log_dirs:
             write_clean_shutdown(d)
+        self._unlock_dirs()
         self._closed = True

@@ -147,7 +147,7 @@ class KafkaServer:
                 await self._stopped.wait()
                 nursery.cancel_scope.cancel()
         finally:
-            if not self.log_manager._closed:
+            if hasattr(self, "log_manager") and not self.log_manager._closed:
                 # Cancelled from outside without shutdown(): still close the logs cleanly,
                 # nothing is lost (the page cache holds every acknowledged write).
                 with trio.CancelScope(shield=True):

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from kafkapy.errors import InvalidTopicError
+from kafkapy.errors import InvalidTopicError, KafkaStorageError
 from kafkapy.log.checkpoints import (
     CLEAN_SHUTDOWN_FILE,
     LOG_START_OFFSET_CHECKPOINT,
@@ -72,7 +72,9 @@ def test_meta_properties_written_then_checked(tmp_path: Path) -> None:
     assert props["version"] == "1" and props["node.id"] == "7"
     assert len(props["cluster.id"]) == 22 and len(props["directory.id"]) == 22
     lm.close()
-    assert manager([tmp_path], node_id=7).cluster_id == props["cluster.id"]
+    again = manager([tmp_path], node_id=7)
+    assert again.cluster_id == props["cluster.id"]
+    again.close()
     with pytest.raises(MetaPropertiesError, match=r"node\.id 7"):
         manager([tmp_path], node_id=8)
     with pytest.raises(MetaPropertiesError, match=r"cluster\.id"):
@@ -133,7 +135,7 @@ def test_unclean_restart_recovers(tmp_path: Path, caplog: pytest.LogCaptureFixtu
     lm = manager([tmp_path], {"log.segment.bytes": "1000"})
     log = lm.get_or_create_log(TP)
     fill(log, 25)
-    log.close_unclean()          # the process died: no checkpoints, no marker
+    lm.close_unclean()           # the process died: no checkpoints, no marker
     caplog.set_level(logging.INFO, logger="kafkapy.log")
     again = manager([tmp_path], {"log.segment.bytes": "1000"})
     assert "was not shut down cleanly" in caplog.text
@@ -274,3 +276,23 @@ def test_async_shutdown(tmp_path: Path) -> None:
     trio.run(main)
     assert log.closed and (tmp_path / CLEAN_SHUTDOWN_FILE).exists()
     assert read_offsets(tmp_path / RECOVERY_POINT_CHECKPOINT) == {TP: 4}
+
+
+def test_a_locked_dir_is_refused_and_left_alone(tmp_path: Path) -> None:
+    """Kafka's ``.lock``: a second broker on a dir in use must not load, recover, checkpoint
+    or mark clean the first one's live logs."""
+    first = manager([tmp_path])
+    fill(first.get_or_create_log(TP), 5)
+    before = {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()}
+    second = LogManager([tmp_path], node_id=1)
+    with pytest.raises(KafkaStorageError, match=r"Failed to acquire lock on file \.lock"):
+        second.load()
+    second.close()
+    assert {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()} == before
+    assert not (tmp_path / CLEAN_SHUTDOWN_FILE).exists()
+    first.close()
+    # Released on close: the next broker loads it.
+    third = manager([tmp_path])
+    log = third.get_log(TP)
+    assert log is not None and log.log_end_offset == 5
+    third.close()
