@@ -24,8 +24,9 @@ answered exactly once. In order:
    ``ApiVersionsRequest.getErrorResponse``; the protocol reference, section 3.2).
 3. The body is decoded. A body that does not decode closes the connection: Kafka's
    ``RequestContext.parseRequest`` turns any parse failure into an InvalidRequestException,
-   which the SocketServer answers by closing. (Bytes left over after a complete body close it
-   too: the protocol layer refuses them, where Kafka's generated readers ignore them.)
+   which the SocketServer answers by closing. Bytes left over after a complete body are
+   ignored, as Kafka's generated readers ignore them: librdkafka 2.x sends a flexible
+   "all topics" Metadata request with three such bytes (its array-count placeholder).
 4. The handler runs: ``await handler(context) -> body``. It returns the response body (encoded
    here at the request's version), or a channel response itself (``NoResponse`` for acks=0,
    ``SendResponse`` with file slices for Fetch). A handler may raise a ``KafkaError`` to answer
@@ -56,6 +57,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import attrs
 
+from kafkapy import _codec
 from kafkapy.errors import (
     KafkaError,
     UnsupportedVersionError,
@@ -69,11 +71,11 @@ from kafkapy.network.request_channel import (
 )
 from kafkapy.protocol import (
     API_KEYS,
-    decode,
     decode_request_header,
     encode_response,
     request_class,
 )
+from kafkapy.protocol.codec import message_plan
 from kafkapy.protocol.schema import Versions
 from kafkapy.server.error_response import error_response
 from kafkapy.server.handlers import default_handlers
@@ -121,6 +123,8 @@ RECOMMENDED_VERSIONS: Mapping[int, tuple[int, int]] = MappingProxyType({
     28: (0, 3),    # TxnOffsetCommit
     32: (1, 4),    # DescribeConfigs
     33: (0, 2),    # AlterConfigs
+    35: (1, 4),    # DescribeLogDirs: not in the reference's table; Kafka 4.0-4.2 advertise
+                   # 1-4 (v0 removed by KIP-896, v5 IsCordoned is 4.3)
     36: (0, 2),    # SaslAuthenticate
     37: (0, 3),    # CreatePartitions
     42: (0, 2),    # DeleteGroups
@@ -265,10 +269,14 @@ class KafkaApis:
             return _close(request, f"{api.name} ({key}) v{version} is outside the advertised "
                                    f"versions {versions}")
         try:
-            body = decode(api.request, version, memoryview(frame)[offset:])
+            body, end = _codec.decode_struct(message_plan(api.request, version), frame, offset)
         except Exception as exc:
             return _close(request, f"{api.name} v{version} request (correlation id "
                                    f"{header.correlation_id}) does not decode: {_reason(exc)}")
+        if end != len(frame) and log.isEnabledFor(logging.DEBUG):
+            log.debug("%s v%d request (correlation id %d) from %s: ignoring %d bytes after the "
+                      "body", api.name, version, header.correlation_id,
+                      request.connection_id, len(frame) - end)
         context = RequestContext(header, body, request, self)
         response: Response | Parked
         try:

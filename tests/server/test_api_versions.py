@@ -199,16 +199,23 @@ def test_names_are_not_checked_below_v3() -> None:
 @pytest.mark.parametrize(("version", "body"), [
     (3, b""),                          # names missing
     (3, b"\x05abcd"),                  # name cut short
-    (4, b"\x03ab\x041.0\x00\x00"),     # one byte too many
     (3, b"\x00\x041.0\x00"),           # null name: the field is not nullable
-    (0, b"\x00"),                      # v0 has an empty body
-    (2, b"\x00\x00\x00\x00"),
 ])
 def test_body_that_does_not_decode_closes(version: int, body: bytes) -> None:
     # Kafka's RequestContext.parseRequest turns any parse failure into InvalidRequestException
-    # and the SocketServer closes the connection. (Kafka's readers would ignore bytes left
-    # after a complete body; kafkapy's protocol layer refuses them, and closes likewise.)
+    # and the SocketServer closes the connection.
     assert isinstance(handle(api_versions_only(), _raw_request(version, body)), CloseConnection)
+
+
+@pytest.mark.parametrize(("version", "body"), [
+    (4, b"\x03ab\x041.0\x00\x00"),     # one byte too many
+    (0, b"\x00"),                      # v0 has an empty body
+    (2, b"\x00\x00\x00\x00"),
+])
+def test_bytes_after_the_body_are_ignored(version: int, body: bytes) -> None:
+    # Kafka's generated readers stop at the end of the body and ignore the rest.
+    payload = payload_of(handle(api_versions_only(), _raw_request(version, body)))
+    assert decode_response(API_VERSIONS, version, payload).body.error_code == 0
 
 
 CAPTURED = sorted((Path(__file__).resolve().parent.parent / "protocol" / "vectors" / "frames")
