@@ -55,7 +55,11 @@ async def handle_list_offsets(context: RequestContext) -> Any:
                 partition.check_leader_epoch(part.current_leader_epoch)
                 ts, offset, epoch = partition.fetch_offset_for_timestamp(
                     part.timestamp, isolation if body.replica_id == CONSUMER else None)
-                out.timestamp, out.offset, out.leader_epoch = ts, offset, epoch
+                out.timestamp, out.offset = ts, offset
+                # LeaderEpoch exists from v4 and is not ignorable: set below v4 it makes the
+                # response unencodable (Kafka's ReplicaManager also sets it for v4+ only).
+                if version >= 4:
+                    out.leader_epoch = epoch
             except KafkaError as e:
                 out.error_code = e.code
             except ValueError as e:      # a special timestamp this broker does not know

@@ -5,8 +5,9 @@ sake but refused with UNSUPPORTED_VERSION, as Kafka 4.0 does, KAFKA-18659):
 
 - ``Acks`` must be -1, 0 or 1 (else INVALID_REQUIRED_ACKS on every partition).
 - Per partition, before the log sees it (header bytes only, no record is decoded): exactly
-  one batch of magic 2 (INVALID_RECORD otherwise; UNSUPPORTED_FOR_MESSAGE_FORMAT for an older
-  magic), base offset 0 and no control batch (INVALID_RECORD), zstd only from v7
+  one batch of magic 2 (INVALID_RECORD otherwise, older magics included, as Kafka's
+  ``ProduceRequest.validateRecords``), base offset 0 and no control batch (INVALID_RECORD),
+  zstd only from v7
   (UNSUPPORTED_COMPRESSION_TYPE). Then the log checks the CRC (CORRUPT_MESSAGE), the size
   against ``max.message.bytes`` (MESSAGE_TOO_LARGE), the record count (INVALID_RECORD) and the
   timestamps (INVALID_TIMESTAMP), assigns offsets and appends. A topic or partition this broker
@@ -28,7 +29,6 @@ from kafkapy.errors import (
     KafkaError,
     UnknownTopicOrPartitionError,
     UnsupportedCompressionTypeError,
-    UnsupportedForMessageFormatError,
     UnsupportedVersionError,
 )
 from kafkapy.log.checkpoints import TopicPartition
@@ -57,11 +57,12 @@ def check_batch_header(records: Any, version: int) -> memoryview:
         raise InvalidRecordError(f"{len(view)} bytes are not a record batch")
     base_offset, length = struct.unpack_from(">qi", view, 0)
     magic = view[16]
-    if magic < 2:
-        raise UnsupportedForMessageFormatError(
-            f"Produce v{version} requires message format v2, not magic {magic}")
-    if magic > 2:
-        raise InvalidRecordError(f"unknown magic {magic}")
+    if magic != 2:
+        # Kafka answers INVALID_RECORD for any other magic on Produce v3+ (validateRecords:
+        # "only allowed to contain record batches with magic version 2").
+        raise InvalidRecordError(
+            f"Produce requests with version {version} are only allowed to contain record "
+            f"batches with magic version 2, not magic {magic}")
     if len(view) < _HEADER:
         raise InvalidRecordError(f"{len(view)} bytes are not a record batch")
     if length + 12 != len(view):
