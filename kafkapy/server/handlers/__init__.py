@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 __all__ = ["HANDLER_MODULES", "default_handlers"]
 
 # kafkapy/server/handlers/<name>.py; later group, admin, ...
-HANDLER_MODULES = ("api_versions", "metadata", "produce", "fetch", "list_offsets")
+HANDLER_MODULES = ("api_versions", "metadata", "produce", "fetch", "list_offsets",
+                   "topics_admin", "configs", "cluster")
 
 
 def default_handlers() -> dict[int, Handler]:

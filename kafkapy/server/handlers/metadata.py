@@ -30,6 +30,7 @@ from kafkapy.log.checkpoints import TopicPartition
 from kafkapy.log.log_manager import validate_topic_name
 from kafkapy.protocol import API_KEYS
 from kafkapy.protocol.classes import struct_classes
+from kafkapy.server.handlers.cluster import CLUSTER_OPERATIONS
 from kafkapy.server.kafka_apis import Handler, RequestContext
 
 __all__ = ["HANDLERS", "handle_metadata"]
@@ -40,10 +41,8 @@ _ZERO_UUID = "00000000-0000-0000-0000-000000000000"
 
 NOT_REQUESTED = -2147483648
 # AclOperation codes: READ 3, WRITE 4, CREATE 5, DELETE 6, ALTER 7, DESCRIBE 8,
-# CLUSTER_ACTION 9, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11, IDEMPOTENT_WRITE 12,
-# CREATE_TOKENS 13, DESCRIBE_TOKENS 14.
+# DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11 (the cluster's set is DescribeCluster's).
 TOPIC_OPERATIONS = sum(1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11))
-CLUSTER_OPERATIONS = sum(1 << op for op in (5, 7, 8, 9, 10, 11, 12, 13, 14))
 
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 

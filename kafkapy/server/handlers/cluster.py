@@ -1,0 +1,144 @@
+"""The cluster and its storage: DescribeCluster (60) and DescribeLogDirs (35).
+
+- DescribeCluster v0-1 (Kafka's ``KafkaApis.handleDescribeCluster`` with
+  ``AuthHelper.computeDescribeClusterResponse``): the cluster id, the controller (a broker
+  answers with a live broker's id: here itself), this broker with its advertised endpoint on
+  the listener the request came in on, and, when asked, the cluster authorized operations:
+  every operation Kafka supports on the cluster resource, since kafkapy has no authorizer.
+  ``EndpointType`` (v1) must be 1 (brokers): 2 (controllers) is MISMATCHED_ENDPOINT_TYPE, any
+  other value UNSUPPORTED_ENDPOINT_TYPE (INVALID_REQUEST in v0), with Kafka's messages.
+- DescribeLogDirs v1-4 (Kafka's ``ReplicaManager.describeLogDirs``): one result per log dir
+  (its absolute path), listing the requested partitions it holds (``Topics`` null: all) with
+  their size on disk (the bytes of their segments' .log files), an offset lag of
+  max(0, high watermark - log end offset), which is 0 on a single broker, and
+  ``IsFutureKey`` false (kafkapy has no AlterReplicaLogDirs); topics with no listed partition
+  are left out. v4 adds the file system's total and usable bytes (``os.statvfs``, as Java's
+  FileStore). A dir that cannot be examined is KAFKA_STORAGE_ERROR.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from kafkapy.errors import (
+    InvalidRequestError,
+    KafkaError,
+    KafkaStorageError,
+    MismatchedEndpointTypeError,
+    UnsupportedEndpointTypeError,
+)
+from kafkapy.log.checkpoints import TopicPartition
+from kafkapy.protocol import API_KEYS
+from kafkapy.protocol.classes import struct_classes
+from kafkapy.server.kafka_apis import Handler, RequestContext
+
+__all__ = ["CLUSTER_OPERATIONS", "HANDLERS", "handle_describe_cluster",
+           "handle_describe_log_dirs"]
+
+log = logging.getLogger(__name__)
+
+DESCRIBE_LOG_DIRS = 35
+DESCRIBE_CLUSTER = 60
+
+_DLD = struct_classes(API_KEYS[DESCRIBE_LOG_DIRS].response.body)
+_DC = struct_classes(API_KEYS[DESCRIBE_CLUSTER].response.body)
+
+NOT_REQUESTED = -2147483648
+# Kafka's AclEntry.supportedOperations(CLUSTER) as an AclOperation bit set: CREATE 5,
+# ALTER 7, DESCRIBE 8, CLUSTER_ACTION 9, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11,
+# IDEMPOTENT_WRITE 12. With no authorizer, all of them are allowed.
+CLUSTER_OPERATIONS = sum(1 << op for op in (5, 7, 8, 9, 10, 11, 12))
+
+# Kafka's EndpointType ids and names.
+BROKER_ENDPOINTS, CONTROLLER_ENDPOINTS = 1, 2
+_ENDPOINT_NAMES = {BROKER_ENDPOINTS: "BROKER", CONTROLLER_ENDPOINTS: "CONTROLLER"}
+
+
+async def handle_describe_cluster(context: RequestContext) -> Any:
+    body = context.body
+    version = context.api_version
+    requested = body.endpoint_type if version >= 1 else BROKER_ENDPOINTS
+    error: KafkaError | None = None
+    if requested not in _ENDPOINT_NAMES:
+        error = (InvalidRequestError if version == 0 else UnsupportedEndpointTypeError)(
+            f"Unsupported endpoint type {requested}")
+    elif requested != BROKER_ENDPOINTS:
+        error = (InvalidRequestError if version == 0 else MismatchedEndpointTypeError)(
+            f"The request was sent to an endpoint of type BROKER, but we wanted an endpoint "
+            f"of type {_ENDPOINT_NAMES[requested]}")
+    if error is not None:
+        return _DC["DescribeClusterResponse"](throttle_time_ms=0, error_code=error.code,
+                                              error_message=error.message)
+    cache = context.server.metadata_cache
+    brokers = [_DC["DescribeClusterBroker"](broker_id=node, host=host, port=port, rack=rack)
+               for node, host, port, rack in cache.brokers(context.request.listener_name)]
+    return _DC["DescribeClusterResponse"](
+        throttle_time_ms=0, error_code=0, error_message=None,
+        endpoint_type=BROKER_ENDPOINTS, cluster_id=cache.cluster_id,
+        controller_id=cache.controller_id, brokers=brokers,
+        cluster_authorized_operations=CLUSTER_OPERATIONS
+        if body.include_cluster_authorized_operations else NOT_REQUESTED)
+
+
+def _file_store(directory: Path) -> tuple[int, int]:
+    """(total bytes, usable bytes) of the file system holding ``directory`` (Java's
+    ``FileStore.getTotalSpace`` / ``getUsableSpace``)."""
+    st = os.statvfs(directory)
+    return st.f_blocks * st.f_frsize, st.f_bavail * st.f_frsize
+
+
+async def handle_describe_log_dirs(context: RequestContext) -> Any:
+    body = context.body
+    server = context.server
+    log_manager = server.log_manager
+    wanted: set[TopicPartition] | None = None
+    if body.topics is not None:
+        wanted = {TopicPartition(t.topic, p) for t in body.topics for p in t.partitions}
+    dirs = list(dict.fromkeys(log_manager.log_dirs))
+    # statvfs can stall on a sick disk: keep it off the event loop.
+    spaces = await trio.to_thread.run_sync(_spaces, dirs)
+    results = []
+    for d in dirs:
+        path = os.path.abspath(d)
+        space = spaces[d]
+        if isinstance(space, OSError):
+            log.warning("Unable to describe replica dirs for %s: %s", path, space)
+            results.append(_DLD["DescribeLogDirsResult"](error_code=KafkaStorageError.code,
+                                                         log_dir=path, topics=[]))
+            continue
+        by_topic: dict[str, list[Any]] = {}
+        for tp, log_ in sorted(log_manager.logs.items()):
+            if log_manager._dir_of.get(tp) != d or (wanted is not None and tp not in wanted):
+                continue
+            lag = max(log_.high_watermark - log_.log_end_offset, 0)
+            by_topic.setdefault(tp.topic, []).append(_DLD["DescribeLogDirsPartition"](
+                partition_index=tp.partition, partition_size=log_.size, offset_lag=lag,
+                is_future_key=False))
+        total, usable = space
+        results.append(_DLD["DescribeLogDirsResult"](
+            error_code=0, log_dir=path,
+            topics=[_DLD["DescribeLogDirsTopic"](name=name, partitions=parts)
+                    for name, parts in by_topic.items()],
+            total_bytes=total, usable_bytes=usable))
+    return _DLD["DescribeLogDirsResponse"](throttle_time_ms=0, error_code=0, results=results)
+
+
+def _spaces(dirs: list[Path]) -> dict[Path, tuple[int, int] | OSError]:
+    out: dict[Path, tuple[int, int] | OSError] = {}
+    for d in dirs:
+        try:
+            out[d] = _file_store(d)
+        except OSError as e:
+            out[d] = e
+    return out
+
+
+HANDLERS: dict[int, Handler] = {
+    DESCRIBE_LOG_DIRS: handle_describe_log_dirs,
+    DESCRIBE_CLUSTER: handle_describe_cluster,
+}
