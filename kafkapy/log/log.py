@@ -266,8 +266,11 @@ class Log:
             self.recovery_point = self.log_end_offset
         self.high_watermark = min(max(high_watermark, self.log_start_offset),
                                   self.log_end_offset)
-        self.epochs.truncate_from_end(self.log_end_offset)
+        # From the start first: an entry the start moved up to the log end (retention or
+        # DeleteRecords emptied the log) holds no record and then goes with the end cut,
+        # whether or not the checkpoint on disk had seen the move.
         self.epochs.truncate_from_start(self.log_start_offset)
+        self.epochs.truncate_from_end(self.log_end_offset)
         self.epochs.flush()
 
     def _complete_swaps(self) -> None:

@@ -827,6 +827,26 @@ def test_recovery_rebuilds_epochs_the_checkpoint_missed(tmp_path: Path) -> None:
     log.close()
 
 
+def test_an_emptied_log_keeps_no_epoch_after_a_crash(tmp_path: Path) -> None:
+    """Retention deletes every record; the epoch entry moved up to the log end is not yet in
+    the checkpoint when the process dies. Either way the reloaded log has no epoch entry:
+    none of its records was written under one (found by the model test)."""
+    clock = FakeClock()
+    log = open_log(tmp_path, clock, retention_ms=1000, file_delete_delay_ms=0)
+    leader_append(log, recs(1, START_MS), epoch=0)
+    log = reopen(log, clock)
+    log.update_high_watermark(log.log_end_offset)
+    clock.advance(10_000)
+    assert log.delete_old_segments() == 1
+    assert (log.log_start_offset, log.log_end_offset) == (1, 1)
+    assert log.epochs.entries == [EpochEntry(0, 1)]      # Kafka's truncateFromStart
+    log.close_unclean()
+    log = Log.open(log.dir, log.config, recovery_point=0, log_start_offset=1, clock=clock)
+    assert (log.log_start_offset, log.log_end_offset) == (1, 1)
+    assert log.epochs.entries == []
+    log.close()
+
+
 def test_segments_reborn_at_a_deleted_base_survive_the_delayed_delete(tmp_path: Path) -> None:
     clock = FakeClock()
     log = open_log(tmp_path, clock, segment_bytes=600, file_delete_delay_ms=1000)
