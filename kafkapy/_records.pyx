@@ -63,9 +63,13 @@ from kafkapy.errors import (CorruptMessageError, InvalidRecordError, MessageTooL
                             UnsupportedCompressionTypeError, UnsupportedForMessageFormatError)
 
 cdef extern from "_crc32c.h":
+    enum: KP_CRC32C_NIMPL
     void kp_crc32c_init()
     uint32_t kp_crc32c(uint32_t crc, const unsigned char* p, size_t n) noexcept nogil
-    uint32_t kp_crc32c_sw(uint32_t crc, const unsigned char* p, size_t n) noexcept nogil
+    uint32_t kp_crc32c_with(int impl, uint32_t crc, const unsigned char* p,
+                            size_t n) noexcept nogil
+    const char* kp_crc32c_name(int impl)
+    unsigned int kp_crc32c_avail
     int kp_crc32c_impl
 
 kp_crc32c_init()
@@ -88,8 +92,20 @@ cdef object _bytes_types = (bytes, bytearray, memoryview)
 
 
 def _crc32c_implementation():
-    """Which CRC-32C code this process runs: "sse4.2", "armv8-crc" or "portable"."""
-    return ("portable", "sse4.2", "armv8-crc")[kp_crc32c_impl]
+    """Which CRC-32C code crc32c() runs here: "sse4.2+vpclmul", "sse4.2", "armv8-crc" or
+    "portable" (the first of _crc32c_paths())."""
+    return kp_crc32c_name(kp_crc32c_impl).decode("ascii")
+
+
+def _crc32c_paths():
+    """The CRC-32C implementations this build and CPU can run, the one crc32c() uses first.
+
+    For the tests, which check each of them through _crc32c_with().
+    """
+    cdef int impl
+    return tuple([kp_crc32c_name(impl).decode("ascii")
+                  for impl in range(KP_CRC32C_NIMPL - 1, -1, -1)
+                  if (kp_crc32c_avail >> impl) & 1])
 
 
 # ------------------------------------------------------------------------- byte order helpers
@@ -176,14 +192,23 @@ def crc32c(data, uint32_t crc=0):
     return out
 
 
-def _crc32c_portable(data, uint32_t crc=0):
-    """The slicing-by-8 fallback, whatever the CPU (tests compare it with the hardware path)."""
+def _crc32c_with(str name, data, uint32_t crc=0):
+    """crc32c() by the named implementation, one of _crc32c_paths() (ValueError otherwise).
+
+    For the tests: crc32c() always runs the one picked at import, this reaches the others.
+    """
     cdef Py_buffer view
     cdef uint32_t out
+    cdef int impl, found = -1
+    for impl in range(KP_CRC32C_NIMPL):
+        if (kp_crc32c_avail >> impl) & 1 and kp_crc32c_name(impl).decode("ascii") == name:
+            found = impl
+    if found < 0:
+        raise ValueError(f"no CRC-32C implementation {name!r} here; there are {_crc32c_paths()}")
     PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
     try:
         with nogil:
-            out = kp_crc32c_sw(crc, <const unsigned char*>view.buf, <size_t>view.len)
+            out = kp_crc32c_with(found, crc, <const unsigned char*>view.buf, <size_t>view.len)
     finally:
         PyBuffer_Release(&view)
     return out

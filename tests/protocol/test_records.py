@@ -137,7 +137,7 @@ def test_crc_known_vectors() -> None:
     assert crc32c(b"\x00" * 32) == 0x8A9136AA
     assert crc32c(b"\xff" * 32) == 0x62A8AB43
     assert crc32c(bytes(range(32))) == 0x46DD794E
-    assert _records._crc32c_portable(b"123456789") == 0xE3069283
+    assert _records._crc32c_with("portable", b"123456789") == 0xE3069283
 
 
 def test_crc_small_lengths_and_misaligned_starts() -> None:
@@ -148,7 +148,7 @@ def test_crc_small_lengths_and_misaligned_starts() -> None:
             expected = crc32c_package.crc32c(chunk)
             assert crc32c(chunk) == expected, (start, n)
             assert crc32c(memoryview(data)[start:start + n]) == expected, (start, n)
-            assert _records._crc32c_portable(memoryview(data)[start:start + n]) == expected
+            assert _records._crc32c_with("portable", memoryview(data)[start:start + n]) == expected
 
 
 @pytest.mark.parametrize("n", [767, 768, 769, 3071, 3072, 3073, 10_517, 24575, 24576, 24577,
@@ -159,7 +159,7 @@ def test_crc_large_buffers(n: int) -> None:
         chunk = memoryview(data)[start:start + n]
         expected = crc32c_package.crc32c(chunk)
         assert crc32c(chunk) == expected
-        assert _records._crc32c_portable(chunk) == expected
+        assert _records._crc32c_with("portable", chunk) == expected
 
 
 def test_crc_continuation_and_buffer_types() -> None:
@@ -171,7 +171,9 @@ def test_crc_continuation_and_buffer_types() -> None:
 
 
 def test_crc_implementation_reported() -> None:
-    assert _records._crc32c_implementation() in ("sse4.2", "armv8-crc", "portable")
+    assert _records._crc32c_implementation() in ("sse4.2+vpclmul", "sse4.2", "armv8-crc",
+                                                 "portable")
+    assert _records._crc32c_paths()[0] == _records._crc32c_implementation()
 
 
 # ------------------------------------------------------------------------ sample records
