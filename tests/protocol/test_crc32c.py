@@ -41,15 +41,15 @@ def view() -> memoryview:
 
 def _functions(path: str) -> list[Callable[..., int]]:
     """The implementation `path`, and crc32c() itself where that is the one it runs."""
-    if path not in _records._crc32c_paths():
-        pytest.skip(f"this CPU cannot run {path!r} (it runs {_records._crc32c_paths()})")
     fns: list[Callable[..., int]] = [functools.partial(_records._crc32c_with, path)]
     if path == _records._crc32c_implementation():
         fns.append(_records.crc32c)
     return fns
 
 
-@pytest.mark.parametrize("path", ALL_PATHS)
+# Every path this CPU can run (which ones that is, is checked against /proc/cpuinfo below);
+# a path it cannot run is not a test here, rather than a skipped one.
+@pytest.mark.parametrize("path", _records._crc32c_paths())
 def test_crc32c_path(path: str, view: memoryview) -> None:
     fns = _functions(path)
     rnd = random.Random(path)
