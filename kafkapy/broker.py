@@ -117,7 +117,7 @@ class Broker:
             self._cleanup()
             error = self._error
             assert error is not None
-            raise error
+            raise _unwrap(error)
         return self
 
     def stop(self) -> None:
@@ -157,10 +157,10 @@ class Broker:
         nursery = await self._nursery_manager.__aenter__()
         try:
             await nursery.start(self.server.run)
-        except BaseException:
+        except BaseException as e:
             await self._nursery_manager.__aexit__(None, None, None)
             self._cleanup()
-            raise
+            raise _unwrap(e) from None
         self._running = True
         return self
 
@@ -178,3 +178,12 @@ class Broker:
         if self._tmp is not None:
             shutil.rmtree(self._tmp, ignore_errors=True)
             self._tmp = None
+
+
+def _unwrap(error: BaseException) -> BaseException:
+    """The one error inside Trio's exception groups (a failed start has exactly one), so the
+    caller sees the OSError or InvalidConfigError itself."""
+    while isinstance(getattr(error, "exceptions", None), tuple) and \
+            len(error.exceptions) == 1:  # type: ignore[attr-defined]
+        error = error.exceptions[0]  # type: ignore[attr-defined]
+    return error
