@@ -155,8 +155,10 @@ class LogMachine(RuleBasedStateMachine):
             for b in self.batches:
                 if b.base >= self.bases[first]:
                     self._assign_epoch(b.epoch, b.base)
-        self.epochs = [e for e in self.epochs if e[1] < self.leo]
+        # The start cut first, so that an entry it moves up to a log start equal to the end
+        # goes with the end cut, as the comment above says.
         self._epochs_from_start(self.lso)
+        self.epochs = [e for e in self.epochs if e[1] < self.leo]
         self.rp = self.leo if clean else min(recovery_point, self.leo)
 
     def _open(self, *, clean: bool, recovery_point: int) -> Log:
