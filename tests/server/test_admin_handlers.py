@@ -11,17 +11,13 @@ those of Kafka's ``ReplicationControlManager``, ``ConfigAdminManager``, ``Config
 
 from __future__ import annotations
 
-import importlib
 import logging
 import os
-import pkgutil
 from collections.abc import Iterator
 from typing import Any
 
 import confluent_kafka
-import kafka.protocol
 import pytest
-from kafka.protocol.api_message import ApiMessage
 
 from kafkapy import Broker
 from kafkapy.errors import (
@@ -45,6 +41,7 @@ from kafkapy.protocol.classes import struct_classes
 from kafkapy.protocol.codec import decode_response
 from kafkapy.protocol.schema import ZERO_UUID, Array, Struct
 from tests.clients.client_support import RawClient
+from tests.server.test_kafka_apis import KP_RESPONSES
 
 CREATE_TOPICS, DELETE_TOPICS, DELETE_RECORDS = 19, 20, 21
 DESCRIBE_CONFIGS, ALTER_CONFIGS, DESCRIBE_LOG_DIRS = 32, 33, 35
@@ -59,19 +56,6 @@ REQ = {key: struct_classes(API_KEYS[key].request.body)
                    INCREMENTAL_ALTER_CONFIGS, DESCRIBE_CLUSTER)}
 
 
-def _kafka_python_responses() -> dict[int, type]:
-    found: dict[int, type] = {}
-    for info in pkgutil.walk_packages(kafka.protocol.__path__, "kafka.protocol."):
-        if ".old" in info.name or "generate" in info.name:
-            continue
-        for obj in vars(importlib.import_module(info.name)).values():
-            if (isinstance(obj, type) and issubclass(obj, ApiMessage) and obj is not ApiMessage
-                    and getattr(obj, "_json", None) and obj._json["type"] == "response"):
-                found[obj._json["apiKey"]] = obj
-    return found
-
-
-KP_RESPONSES = _kafka_python_responses()
 
 
 def _their_error_codes(value: Any) -> list[int]:
