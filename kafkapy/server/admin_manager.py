@@ -37,7 +37,7 @@ from __future__ import annotations
 import logging
 import re
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import attrs
@@ -235,31 +235,16 @@ class AdminManager:
         self._check_config_topic_name(name)
         record = self._store.topics.get(name)
         current = dict(record.configs) if record is not None else {}
-        new = dict(current)
-        for key, (op, value) in ops.items():
-            if op == SET:
-                assert value is not None
-                new[key] = value
-            elif op == DELETE:
-                new.pop(key, None)
-            elif op in (APPEND, SUBTRACT):
-                spec = TOPIC_CONFIG_SPEC.get(key)
-                if spec is None or spec[1] != "policy":
-                    raise InvalidConfigError(f"Can't {OP_NAMES[op]} to key {key} because its "
-                                             f"type is not LIST.")
-                assert value is not None
-                default = spec[2]
-                assert isinstance(default, tuple)
-                base = new.get(key, ",".join(default))
-                parts = [p for p in base.split(",") if p]
-                for item in value.split(","):
-                    if op == APPEND and item not in parts:
-                        parts.append(item)
-                    elif op == SUBTRACT and item in parts:
-                        parts.remove(item)
-                new[key] = ",".join(parts)
-            else:
-                raise InvalidRequestError(f"Unknown operations type {op}")
+        def list_default(key: str, op: int) -> str:
+            spec = TOPIC_CONFIG_SPEC.get(key)
+            if spec is None or spec[1] != "policy":
+                raise InvalidConfigError(f"Can't {OP_NAMES[op]} to key {key} because its "
+                                         f"type is not LIST.")
+            default = spec[2]
+            assert isinstance(default, tuple)
+            return ",".join(default)
+
+        new = _apply_config_ops(current, ops, list_default)
         checked = self.validate_configs(new)
         self._existing_topic(name)
         if not validate_only and checked != current:
@@ -302,32 +287,17 @@ class AdminManager:
         resource's dynamic value, else the setting's default)."""
         self._check_broker_resource(resource)
         current = dict(self._store.broker_configs.get(resource, {}))
-        new = dict(current)
-        for key, (op, value) in ops.items():
-            if op == SET:
-                assert value is not None
-                new[key] = value
-            elif op == DELETE:
-                new.pop(key, None)
-            elif op in (APPEND, SUBTRACT):
-                setting = SETTINGS.get(key)
-                if setting is None:
-                    raise InvalidConfigError(f"Unknown config name: {key}")
-                if setting.config_type != ConfigType.LIST:
-                    verb = "append" if op == APPEND else "subtract"
-                    raise InvalidConfigError(f"Config value {verb} is not allowed for config "
-                                             f"key: {key}")
-                assert value is not None
-                base = new.get(key, setting.default) or ""
-                if op == APPEND:
-                    parts = base.split(",") if base else []
-                    parts += [v for v in value.split(",") if v not in parts]
-                else:
-                    drop = value.split(",")
-                    parts = [v for v in base.split(",") if v not in drop]
-                new[key] = ",".join(parts)
-            else:
-                raise InvalidRequestError(f"Unknown operations type {op}")
+        def list_default(key: str, op: int) -> str:
+            setting = SETTINGS.get(key)
+            if setting is None:
+                raise InvalidConfigError(f"Unknown config name: {key}")
+            if setting.config_type != ConfigType.LIST:
+                verb = "append" if op == APPEND else "subtract"
+                raise InvalidConfigError(f"Config value {verb} is not allowed for config "
+                                         f"key: {key}")
+            return setting.default or ""
+
+        new = _apply_config_ops(current, ops, list_default)
         updates: dict[str, str | None] = {k: None for k in current if k not in new}
         updates.update({k: v for k, v in new.items() if current.get(k) != v})
         self._change_broker_configs(resource, updates, validate_only)
@@ -504,3 +474,34 @@ class AdminManager:
             self.server.replica_manager.make_leader(TopicPartition(name, p), record.topic_id)
         log.info("Topic %s now has %d partitions (was %d)", name, count, old.partitions)
         return record
+
+
+def _apply_config_ops(current: Mapping[str, str], ops: Mapping[str, tuple[int, str | None]],
+                      list_default: Callable[[str, int], str]) -> dict[str, str]:
+    """IncrementalAlterConfigs' SET / DELETE / APPEND / SUBTRACT on a copy of ``current``.
+    APPEND and SUBTRACT work on comma-separated lists starting from the current value, else
+    ``list_default(key, op)``, which raises for a key that is not a list."""
+    new = dict(current)
+    for key, (op, value) in ops.items():
+        if op == SET:
+            assert value is not None
+            new[key] = value
+        elif op == DELETE:
+            new.pop(key, None)
+        elif op in (APPEND, SUBTRACT):
+            base = new.get(key)
+            if base is None:
+                base = list_default(key, op)
+            else:
+                list_default(key, op)        # the type check, whatever the current value
+            assert value is not None
+            parts = [p for p in base.split(",") if p]
+            items = [v for v in value.split(",") if v]
+            if op == APPEND:
+                parts += [v for v in items if v not in parts]
+            else:
+                parts = [v for v in parts if v not in items]
+            new[key] = ",".join(parts)
+        else:
+            raise InvalidRequestError(f"Unknown operations type {op}")
+    return new
