@@ -136,6 +136,7 @@ class LogMachine(RuleBasedStateMachine):
         self.batches: list[MBatch] = []    # every batch still on disk, in offset order
         self.lso = self.leo = self.hw = self.rp = 0
         self.epoch = 0
+        self.stamped = False
         self.epochs: list[tuple[int, int]] = []
         self.bases = [0]
         self.pending: list[tuple[int, int]] = []     # (due ms, base) of .deleted segments
@@ -230,6 +231,13 @@ class LogMachine(RuleBasedStateMachine):
         assert self.log is not None
         if epoch == "bump":
             self.epoch += 1
+        if epoch == "none" and self.stamped:
+            # A leader stamps every batch once it has an epoch (Kafka's appendAsLeader). Batches
+            # with no epoch after stamped ones leave the epoch of their offsets undefined:
+            # after a crash the cache rebuilt from the batches and the one from an unflushed
+            # checkpoint can then both be right and still differ, so the model does not go there.
+            epoch = "same"
+        self.stamped = self.stamped or epoch != "none"
         leader_epoch = -1 if epoch == "none" else self.epoch
         built = []
         for recs, compression in specs:
