@@ -1,0 +1,1 @@
+"""The coordinators: consumer groups and their offsets (group); transactions later."""

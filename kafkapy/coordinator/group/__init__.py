@@ -1,0 +1,1 @@
+"""The classic group coordinator: consumer groups, their rebalances and committed offsets."""
