@@ -44,8 +44,8 @@ Produce request does), so waiting consumers are woken as by any producer. ``read
 the log's batches one record at a time in Python: an inspection helper, not a fast path.
 Control records (transaction markers) are not returned.
 
-Not here yet: ``committed_offsets(group)`` comes with the group coordinator (it will read the
-coordinator's offsets of ``group``, the way ``read_all`` reads a log).
+``committed_offsets(group)`` reads a consumer group's committed offsets straight from the
+group coordinator: ``{(topic, partition): offset}``.
 
 Errors: the helpers raise ``kafkapy.errors.KafkaError`` subclasses with Kafka's codes
 (``UnknownTopicOrPartitionError`` for a topic the broker does not have,
@@ -265,6 +265,15 @@ class BrokerHandle:
                     for p in range(count)}
 
         return self.call(get)  # type: ignore[no-any-return]
+
+    def committed_offsets(self, group: str) -> dict[tuple[str, int], int]:
+        """The committed offset of every partition ``group`` has one for (empty for a group
+        the coordinator does not know)."""
+
+        def get() -> dict[tuple[str, int], int]:
+            offsets = self.server.group_coordinator.committed_offsets(group)
+            return {(tp.topic, tp.partition): om.offset for tp, om in offsets.items()}
+        return self.call(get)
 
     def read_all(self, topic: str, partition: int | None = None) -> list[LogRecord]:
         """Every record up to the high watermark, read from the log files: one partition, or

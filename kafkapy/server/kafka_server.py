@@ -8,6 +8,8 @@ startup (``run``, with ``nursery.start``):
    topics that no longer exist, or whose topic id differs from the store's (deleted and
    re-created while down), are deleted;
 3. the ReplicaManager leads every partition of every topic; its purgatory reapers start;
+   the GroupCoordinator starts loading ``__consumer_offsets`` in the background (its groups
+   answer COORDINATOR_LOAD_IN_PROGRESS until then);
 4. the log manager's background tasks (flush, retention, checkpoints, cleaner);
 5. KafkaApis and the handler pool, then the SocketServer binds every listener; advertised
    endpoints with port 0 take the bound port of the listener of the same name, an empty host
@@ -29,6 +31,7 @@ from collections.abc import Mapping
 import trio
 
 from kafkapy.config import BrokerConfig, Endpoint
+from kafkapy.coordinator.group.group_coordinator import GroupCoordinator
 from kafkapy.log.checkpoints import TopicPartition
 from kafkapy.log.log_manager import LogManager
 from kafkapy.network.request_channel import RequestChannel
@@ -56,6 +59,7 @@ class KafkaServer:
         self.metadata_store: MetadataStore
         self.log_manager: LogManager
         self.replica_manager: ReplicaManager
+        self.group_coordinator: GroupCoordinator
         self.metadata_cache: MetadataCache
         self.admin = AdminManager(self)
         self.socket_server: SocketServer | None = None
@@ -113,6 +117,7 @@ class KafkaServer:
         assert self.log_manager.cluster_id is not None
         self.replica_manager = ReplicaManager(self.node_id, self.log_manager)
         self._reconcile_logs()
+        self.group_coordinator = GroupCoordinator(self)
         channel = RequestChannel(cfg.queued_max_requests)
         self.apis = KafkaApis(server=self)
         pool = KafkaRequestHandlerPool(channel, self.apis, cfg.num_io_threads)
@@ -131,6 +136,7 @@ class KafkaServer:
                 self._scope = nursery.cancel_scope
                 await nursery.start(self.replica_manager.run)
                 await nursery.start(self.log_manager.run)
+                await nursery.start(self.group_coordinator.run)
                 await nursery.start(pool.run)
                 await nursery.start(self._serve_sockets)
                 self.metadata_cache = MetadataCache(
@@ -152,6 +158,8 @@ class KafkaServer:
                 # nothing is lost (the page cache holds every acknowledged write).
                 with trio.CancelScope(shield=True):
                     self.replica_manager.shutdown()
+                    if hasattr(self, "group_coordinator"):
+                        self.group_coordinator.shutdown()
                     await self.log_manager.shutdown()
 
     async def _serve_sockets(self, *, task_status: trio.TaskStatus[None]) -> None:
@@ -191,6 +199,7 @@ class KafkaServer:
         if self.socket_server is not None:
             await self.socket_server.stop_accepting()
             self.replica_manager.shutdown()
+            self.group_coordinator.shutdown()
             # Connections finish the request they have in flight and close.
             with trio.move_on_after(max(self.config.request_timeout_ms, 1000) / 1000):
                 await self._sockets_done.wait()

@@ -19,9 +19,9 @@ if TYPE_CHECKING:
 
 __all__ = ["HANDLER_MODULES", "default_handlers"]
 
-# kafkapy/server/handlers/<name>.py; later group, admin, ...
+# kafkapy/server/handlers/<name>.py
 HANDLER_MODULES = ("api_versions", "metadata", "produce", "fetch", "list_offsets",
-                   "topics_admin", "configs", "cluster")
+                   "topics_admin", "configs", "cluster", "group")
 
 
 def default_handlers() -> dict[int, Handler]:

@@ -1,0 +1,400 @@
+"""The group APIs: FindCoordinator (10), JoinGroup (11), SyncGroup (14), Heartbeat (12),
+LeaveGroup (13), OffsetCommit (8), OffsetFetch (9), DescribeGroups (15), ListGroups (16),
+DeleteGroups (42), OffsetDelete (47).
+
+Wire shapes only: each handler turns the request into a call on the broker's
+:class:`~kafkapy.coordinator.group.group_coordinator.GroupCoordinator` and its answer into the
+response of the request's version (Kafka's ``KafkaApis.handle*Request`` for these keys).
+JoinGroup and SyncGroup answers that wait for a rebalance are returned ``Parked``, so the
+handler task is free meanwhile. OffsetCommit and the leader's SyncGroup answer after the
+``__consumer_offsets`` log's flush policy ran (``flush.messages`` / ``flush.ms``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafkapy.coordinator.group.classic_group import Reply
+from kafkapy.coordinator.group.group_coordinator import GroupCoordinator
+from kafkapy.coordinator.group.group_metadata_manager import OFFSETS_TOPIC
+from kafkapy.coordinator.group.records import OffsetAndMetadata
+from kafkapy.errors import (
+    CoordinatorNotAvailableError,
+    GroupIdNotFoundError,
+    InvalidGroupIdError,
+    InvalidRequestError,
+    KafkaError,
+)
+from kafkapy.log.checkpoints import TopicPartition
+from kafkapy.protocol import API_KEYS
+from kafkapy.protocol.classes import struct_classes
+from kafkapy.server.kafka_apis import Handler, Parked, RequestContext
+
+__all__ = ["HANDLERS"]
+
+OFFSET_COMMIT, OFFSET_FETCH, FIND_COORDINATOR, JOIN_GROUP, HEARTBEAT = 8, 9, 10, 11, 12
+LEAVE_GROUP, SYNC_GROUP, DESCRIBE_GROUPS, LIST_GROUPS, DELETE_GROUPS = 13, 14, 15, 16, 42
+OFFSET_DELETE = 47
+
+_C: dict[str, Any] = {}
+for _key in (OFFSET_COMMIT, OFFSET_FETCH, FIND_COORDINATOR, JOIN_GROUP, HEARTBEAT, LEAVE_GROUP,
+             SYNC_GROUP, DESCRIBE_GROUPS, LIST_GROUPS, DELETE_GROUPS, OFFSET_DELETE):
+    _C.update(struct_classes(API_KEYS[_key].response.body))
+
+GROUP_KEY, TRANSACTION_KEY = 0, 1
+# READ, DELETE, DESCRIBE (Kafka's AclOperation codes): everything, without an authorizer.
+GROUP_OPERATIONS = sum(1 << op for op in (3, 6, 8))
+NOT_REQUESTED = -(1 << 31)
+
+
+def _coordinator(context: RequestContext) -> GroupCoordinator:
+    return context.server.group_coordinator
+
+
+# =========================================================================== FindCoordinator
+
+
+async def handle_find_coordinator(context: RequestContext) -> Any:
+    body, version = context.body, context.api_version
+    key_type = body.key_type if version >= 1 else GROUP_KEY
+    keys = list(body.coordinator_keys) if version >= 4 else [body.key]
+    brokers = context.server.metadata_cache.brokers(context.request.listener_name)
+    answers: list[tuple[str, int, str, int, int, str | None]] = []
+    for key in keys:
+        error: KafkaError | None = None
+        if key_type == GROUP_KEY:
+            try:
+                _coordinator(context).manager.ensure_topic()
+            except KafkaError as e:
+                error = CoordinatorNotAvailableError(f"{OFFSETS_TOPIC} is not available: {e}")
+        elif key_type == TRANSACTION_KEY:
+            error = CoordinatorNotAvailableError("this broker has no transaction coordinator "
+                                                 "yet")
+        else:
+            error = InvalidRequestError(f"Unknown coordinator type {key_type}")
+        if error is None and not brokers:
+            error = CoordinatorNotAvailableError("no endpoint on this listener")
+        if error is None:
+            node, host, port, _rack = brokers[0]
+            answers.append((key, node, host, port, 0, None))
+        else:
+            answers.append((key, -1, "", -1, error.code, error.message))
+    if version >= 4:
+        return _C["FindCoordinatorResponse"](throttle_time_ms=0, coordinators=[
+            _C["Coordinator"](key=k, node_id=n, host=h, port=p, error_code=e, error_message=m)
+            for k, n, h, p, e, m in answers])
+    (_k, node, host, port, code, message) = answers[0]
+    return _C["FindCoordinatorResponse"](throttle_time_ms=0, error_code=code,
+                                         error_message=message, node_id=node, host=host,
+                                         port=port)
+
+
+# ================================================================================ JoinGroup
+
+
+async def handle_join_group(context: RequestContext) -> Any:
+    body, version = context.body, context.api_version
+    rebalance_timeout = body.rebalance_timeout_ms if version >= 1 else body.session_timeout_ms
+    reply = _coordinator(context).join_group(
+        group_id=body.group_id, member_id=body.member_id,
+        group_instance_id=body.group_instance_id if version >= 5 else None,
+        require_known_member_id=version >= 4 and
+        (version < 5 or body.group_instance_id is None),
+        support_skip_assignment=version >= 9,
+        client_id=context.client_id, client_host=context.request.client_host,
+        rebalance_timeout_ms=rebalance_timeout, session_timeout_ms=body.session_timeout_ms,
+        protocol_type=body.protocol_type,
+        protocols=[(p.name, bytes(p.metadata)) for p in body.protocols])
+
+    def answer(result: Any) -> Any:
+        members = [_C["JoinGroupResponseMember"](member_id=m, group_instance_id=i, metadata=d)
+                   for m, i, d in result.members]
+        return _C["JoinGroupResponse"](
+            throttle_time_ms=0, error_code=result.error, generation_id=result.generation_id,
+            protocol_type=result.protocol_type,
+            protocol_name=result.protocol_name if version >= 7 else
+            (result.protocol_name or ""),
+            leader=result.leader_id, skip_assignment=result.skip_assignment,
+            member_id=result.member_id, members=members)
+
+    return _answer_when(reply, answer)
+
+
+def _answer_when(reply: Reply, answer: Any) -> Any:
+    if reply.answered:
+        return answer(reply.result)
+
+    async def finish() -> Any:
+        return answer(await reply.wait())
+    return Parked(finish)
+
+
+# ================================================================================ SyncGroup
+
+
+async def handle_sync_group(context: RequestContext) -> Any:
+    body, version = context.body, context.api_version
+    coordinator = _coordinator(context)
+    reply = coordinator.sync_group(
+        group_id=body.group_id, generation_id=body.generation_id, member_id=body.member_id,
+        group_instance_id=body.group_instance_id if version >= 3 else None,
+        protocol_type=body.protocol_type if version >= 5 else None,
+        protocol_name=body.protocol_name if version >= 5 else None,
+        assignments={a.member_id: bytes(a.assignment) for a in body.assignments})
+
+    def answer(result: Any) -> Any:
+        return _C["SyncGroupResponse"](throttle_time_ms=0, error_code=result.error,
+                                       protocol_type=result.protocol_type,
+                                       protocol_name=result.protocol_name,
+                                       assignment=result.assignment)
+
+    if reply.answered:
+        return answer(reply.result)
+
+    async def finish() -> Any:
+        result = await reply.wait()
+        if not result.error:
+            await coordinator.manager.flush_if_due(body.group_id)
+        return answer(result)
+    return Parked(finish)
+
+
+# ================================================================================ Heartbeat
+
+
+async def handle_heartbeat(context: RequestContext) -> Any:
+    body, version = context.body, context.api_version
+    code = _coordinator(context).heartbeat(
+        group_id=body.group_id, member_id=body.member_id,
+        group_instance_id=body.group_instance_id if version >= 3 else None,
+        generation_id=body.generation_id)
+    return _C["HeartbeatResponse"](throttle_time_ms=0, error_code=code)
+
+
+# =============================================================================== LeaveGroup
+
+
+async def handle_leave_group(context: RequestContext) -> Any:
+    body, version = context.body, context.api_version
+    if version >= 3:
+        leaving = [(m.member_id, m.group_instance_id) for m in body.members]
+    else:
+        leaving = [(body.member_id, None)]
+    top, errors = _coordinator(context).leave_group(body.group_id, leaving)
+    if version < 3:
+        code = top or (errors[0] if errors else 0)
+        return _C["LeaveGroupResponse"](throttle_time_ms=0, error_code=code)
+    members = [] if top else [
+        _C["MemberResponse"](member_id=m, group_instance_id=i, error_code=e)
+        for (m, i), e in zip(leaving, errors, strict=True)]
+    return _C["LeaveGroupResponse"](throttle_time_ms=0, error_code=top, members=members)
+
+
+# ============================================================================= OffsetCommit
+
+
+async def handle_offset_commit(context: RequestContext) -> Any:
+    body, version = context.body, context.api_version
+    coordinator = _coordinator(context)
+    now = _now_ms()
+    retention = body.retention_time_ms if 2 <= version <= 4 else -1
+    offsets: dict[TopicPartition, OffsetAndMetadata] = {}
+    for topic in body.topics:
+        for p in topic.partitions:
+            commit_ts = p.commit_timestamp if version == 1 and p.commit_timestamp != -1 \
+                else now
+            expire = commit_ts + retention if retention != -1 else -1
+            if version == 1 and p.commit_timestamp != -1:
+                # v1's explicit commit timestamp is kept with Kafka's default retention.
+                expire = -1
+            offsets[TopicPartition(topic.name, p.partition_index)] = OffsetAndMetadata(
+                p.committed_offset, p.committed_leader_epoch if version >= 6 else -1,
+                p.committed_metadata or "", commit_ts, expire)
+    try:
+        results = coordinator.commit_offsets(
+            group_id=body.group_id, member_id=body.member_id if version >= 1 else "",
+            group_instance_id=body.group_instance_id if version >= 7 else None,
+            generation_id=body.generation_id_or_member_epoch if version >= 1 else -1,
+            offsets=offsets)
+        await coordinator.manager.flush_if_due(body.group_id)
+    except KafkaError as e:
+        results = dict.fromkeys(offsets, e.code)
+    topics = []
+    for topic in body.topics:
+        topics.append(_C["OffsetCommitResponseTopic"](name=topic.name, partitions=[
+            _C["OffsetCommitResponsePartition"](
+                partition_index=p.partition_index,
+                error_code=results[TopicPartition(topic.name, p.partition_index)])
+            for p in topic.partitions]))
+    return _C["OffsetCommitResponse"](throttle_time_ms=0, topics=topics)
+
+
+def _now_ms() -> int:
+    import time
+    return int(time.time() * 1000)
+
+
+# ============================================================================== OffsetFetch
+
+
+def _fetch_group(coordinator: GroupCoordinator, group_id: str,
+                 topics: list[tuple[str, list[int]]] | None
+                 ) -> tuple[int, list[tuple[str, list[tuple[int, OffsetAndMetadata | None]]]]]:
+    """(group error, [(topic, [(partition, committed or None)])])."""
+    tps = None if topics is None else \
+        [TopicPartition(t, p) for t, parts in topics for p in parts]
+    try:
+        found = coordinator.fetch_offsets(group_id, tps)
+    except KafkaError as e:
+        return e.code, []
+    out: dict[str, list[tuple[int, OffsetAndMetadata | None]]] = {}
+    if tps is None:
+        for tp, om in sorted(found.items()):
+            out.setdefault(tp.topic, []).append((tp.partition, om))
+    else:
+        for tp in tps:
+            out.setdefault(tp.topic, []).append((tp.partition, found.get(tp)))
+    return 0, list(out.items())
+
+
+async def handle_offset_fetch(context: RequestContext) -> Any:
+    body, version = context.body, context.api_version
+    coordinator = _coordinator(context)
+    if version >= 8:
+        groups = []
+        for g in body.groups:
+            topics = None if g.topics is None else \
+                [(t.name, list(t.partition_indexes)) for t in g.topics]
+            code, result = _fetch_group(coordinator, g.group_id, topics)
+            groups.append(_C["OffsetFetchResponseGroup"](
+                group_id=g.group_id, error_code=code, topics=[
+                    _C["OffsetFetchResponseTopics"](name=name, partitions=[
+                        _C["OffsetFetchResponsePartitions"](**_partition(p, om))
+                        for p, om in parts])
+                    for name, parts in result]))
+        return _C["OffsetFetchResponse"](throttle_time_ms=0, groups=groups)
+    topics = None if body.topics is None else \
+        [(t.name, list(t.partition_indexes)) for t in body.topics]
+    code, result = _fetch_group(coordinator, body.group_id, topics)
+    if code:
+        if version < 2:
+            # No top-level error before v2: every partition carries it.
+            result = [(name, [(p, None) for p in parts]) for name, parts in (topics or [])]
+        else:
+            result = []
+    response_topics = [
+        _C["OffsetFetchResponseTopic"](name=name, partitions=[
+            _C["OffsetFetchResponsePartition"](**_partition(p, om, code if version < 2 else 0))
+            for p, om in parts])
+        for name, parts in result]
+    return _C["OffsetFetchResponse"](throttle_time_ms=0, topics=response_topics,
+                                     error_code=code)
+
+
+def _partition(p: int, om: OffsetAndMetadata | None, error: int = 0) -> dict[str, Any]:
+    if om is None:
+        return dict(partition_index=p, committed_offset=-1, committed_leader_epoch=-1,
+                    metadata="", error_code=error)
+    return dict(partition_index=p, committed_offset=om.offset,
+                committed_leader_epoch=om.leader_epoch, metadata=om.metadata,
+                error_code=error)
+
+
+# ========================================================================== DescribeGroups
+
+
+async def handle_describe_groups(context: RequestContext) -> Any:
+    body, version = context.body, context.api_version
+    coordinator = _coordinator(context)
+    include_ops = version >= 3 and body.include_authorized_operations
+    out = []
+    for group_id in body.groups:
+        try:
+            s = coordinator.describe_group(group_id)
+            out.append(_C["DescribedGroup"](
+                error_code=0, error_message=None, group_id=group_id, group_state=s.state,
+                protocol_type=s.protocol_type, protocol_data=s.protocol_data,
+                members=[_C["DescribedGroupMember"](
+                    member_id=m, group_instance_id=i, client_id=c, client_host=h,
+                    member_metadata=meta, member_assignment=a)
+                    for m, i, c, h, meta, a in s.members],
+                authorized_operations=GROUP_OPERATIONS if include_ops else NOT_REQUESTED))
+        except KafkaError as e:
+            code = e.code
+            message: str | None = e.message
+            if isinstance(e, GroupIdNotFoundError) and version < 6:
+                # Before v6 an unknown group is described as Dead, without an error.
+                code, message = 0, None
+            elif isinstance(e, InvalidGroupIdError) and version < 6:
+                message = None
+            out.append(_C["DescribedGroup"](
+                error_code=code, error_message=message, group_id=group_id, group_state="Dead",
+                protocol_type="", protocol_data="", members=[],
+                authorized_operations=NOT_REQUESTED))
+    return _C["DescribeGroupsResponse"](throttle_time_ms=0, groups=out)
+
+
+# ============================================================================== ListGroups
+
+
+async def handle_list_groups(context: RequestContext) -> Any:
+    body, version = context.body, context.api_version
+    states = {s.lower() for s in body.states_filter} if version >= 4 else set()
+    types = {t.lower() for t in body.types_filter} if version >= 5 else set()
+    groups = []
+    for g in _coordinator(context).list_groups():
+        if states and g.state.value.lower() not in states:
+            continue
+        if types and "classic" not in types:
+            continue
+        groups.append(_C["ListedGroup"](group_id=g.group_id,
+                                        protocol_type=g.protocol_type or "",
+                                        group_state=g.state.value, group_type="classic"))
+    return _C["ListGroupsResponse"](throttle_time_ms=0, error_code=0, groups=groups)
+
+
+# ============================================================================ DeleteGroups
+
+
+async def handle_delete_groups(context: RequestContext) -> Any:
+    coordinator = _coordinator(context)
+    names = list(context.body.groups_names)
+    results = coordinator.delete_groups(names)
+    for name in names:
+        if not results.get(name):
+            await coordinator.manager.flush_if_due(name)
+    return _C["DeleteGroupsResponse"](throttle_time_ms=0, results=[
+        _C["DeletableGroupResult"](group_id=n, error_code=results[n]) for n in names])
+
+
+# ============================================================================ OffsetDelete
+
+
+async def handle_offset_delete(context: RequestContext) -> Any:
+    body = context.body
+    coordinator = _coordinator(context)
+    tps = [TopicPartition(t.name, p.partition_index) for t in body.topics for p in t.partitions]
+    results = coordinator.delete_offsets(body.group_id, tps)
+    await coordinator.manager.flush_if_due(body.group_id)
+    return _C["OffsetDeleteResponse"](error_code=0, throttle_time_ms=0, topics=[
+        _C["OffsetDeleteResponseTopic"](name=t.name, partitions=[
+            _C["OffsetDeleteResponsePartition"](
+                partition_index=p.partition_index,
+                error_code=results[TopicPartition(t.name, p.partition_index)])
+            for p in t.partitions])
+        for t in body.topics])
+
+
+HANDLERS: dict[int, Handler] = {
+    FIND_COORDINATOR: handle_find_coordinator,
+    JOIN_GROUP: handle_join_group,
+    SYNC_GROUP: handle_sync_group,
+    HEARTBEAT: handle_heartbeat,
+    LEAVE_GROUP: handle_leave_group,
+    OFFSET_COMMIT: handle_offset_commit,
+    OFFSET_FETCH: handle_offset_fetch,
+    DESCRIBE_GROUPS: handle_describe_groups,
+    LIST_GROUPS: handle_list_groups,
+    DELETE_GROUPS: handle_delete_groups,
+    OFFSET_DELETE: handle_offset_delete,
+}
