@@ -311,6 +311,9 @@ class GroupCoordinator:
                                       support_skip_assignment, args, reply)
         else:
             self._join_current_member(group, member_id, group_instance_id, args, reply)
+        if group.is_state(GroupState.PREPARING_REBALANCE):
+            # This join may be the last one the rebalance waits for.
+            self.join_purgatory.check_and_complete(("join", group.group_id))
         # A group created by this join that ended up with nobody is not kept.
         self._maybe_drop_empty(group)
         return reply
