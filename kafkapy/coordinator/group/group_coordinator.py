@@ -129,13 +129,17 @@ class DelayedJoin(DelayedOperation):
 
 
 class InitialDelayedJoin(DelayedJoin):
-    """The first rebalance of an empty group waits for more members (Kafka's
-    InitialDelayedJoin): ``group.initial.rebalance.delay.ms`` at a time, while new members
-    arrive, up to the rebalance timeout."""
+    """The first rebalance of an empty group waits for more members (KIP-134):
+    ``group.initial.rebalance.delay.ms`` after the latest new member joined, up to the
+    rebalance timeout.
+
+    Kafka's InitialDelayedJoin starts a whole new window when its window saw a new member, so
+    members that join together wait up to twice the delay; here the next window ends one delay
+    after the latest join, which is what KIP-134 describes."""
 
     def __init__(self, coordinator: GroupCoordinator, group: ClassicGroup, delay_ms: int,
-                 remaining_ms: int) -> None:
-        super().__init__(coordinator, group, delay_ms)
+                 remaining_ms: int, wait_ms: int | None = None) -> None:
+        super().__init__(coordinator, group, delay_ms if wait_ms is None else wait_ms)
         self.configured_delay_ms = delay_ms
         self.remaining_ms = remaining_ms
 
@@ -144,12 +148,14 @@ class InitialDelayedJoin(DelayedJoin):
 
     def on_complete(self) -> None:
         group = self.group
-        if group.new_member_added and self.remaining_ms > 0:
+        extra_ms = (group.last_join_time - trio.current_time()) * 1000 + \
+            self.configured_delay_ms
+        if group.new_member_added and self.remaining_ms > 0 and extra_ms >= 1:
             group.new_member_added = False
-            delay = min(self.configured_delay_ms, self.remaining_ms)
-            remaining = max(self.remaining_ms - delay, 0)
+            wait = min(int(extra_ms), self.remaining_ms)
             self.coordinator.join_purgatory.try_complete_else_watch(
-                InitialDelayedJoin(self.coordinator, group, delay, remaining),
+                InitialDelayedJoin(self.coordinator, group, self.configured_delay_ms,
+                                   max(self.remaining_ms - wait, 0), wait),
                 [("join", group.group_id)])
         else:
             self.coordinator._complete_join(group)
@@ -421,6 +427,7 @@ class GroupCoordinator:
         # The first generation of a new group waits for more members (InitialDelayedJoin).
         if group.is_state(GroupState.PREPARING_REBALANCE) and group.generation_id == 0:
             group.new_member_added = True
+            group.last_join_time = trio.current_time()
         group.add(member, reply)
         # A new member's session timer starts long: its JoinGroup may wait a whole rebalance.
         self._schedule_heartbeat(group, member_id, NEW_MEMBER_JOIN_TIMEOUT_MS)

@@ -199,3 +199,35 @@ def test_offset_fetch_of_several_groups_and_list_filters(kafka_broker: BrokerHan
             [("one", "Empty", "classic"), ("two", "Empty", "classic")]
         stable = c.request(16, 4, L["ListGroupsRequest"](states_filter=["Stable"]))
         assert stable.groups == []
+
+
+@pytest.mark.kafka_broker({**FAST, "group.initial.rebalance.delay.ms": "1000"})
+def test_initial_delay_waits_one_delay_after_the_latest_join(kafka_broker: BrokerHandle
+                                                            ) -> None:
+    """KIP-134: a new group's first rebalance waits group.initial.rebalance.delay.ms after its
+    latest new member; members joining within that time all land in generation 1."""
+    import threading
+    kafka_broker.create_topic("t", partitions=1)
+    results: dict[int, tuple[Any, float]] = {}
+
+    def member(i: int) -> None:
+        with RawClient(kafka_broker.bootstrap_servers, timeout=20) as c:
+            r = join(c, "delayed")
+            results[i] = (r, time.monotonic())
+
+    threads = []
+    joined_at = []
+    for i in range(3):
+        joined_at.append(time.monotonic())
+        t = threading.Thread(target=member, args=(i,))
+        t.start()
+        threads.append(t)
+        time.sleep(0.5)
+    for t in threads:
+        t.join(30)
+    assert sorted(results) == [0, 1, 2]
+    answers = [results[i][0] for i in range(3)]
+    assert {(a.error_code, a.generation_id) for a in answers} == {(NONE, 1)}
+    assert sum(len(a.members) for a in answers) == 3    # the leader lists all three
+    # Not before one delay after the latest join.
+    assert min(at for _, at in results.values()) >= joined_at[-1] + 0.95
