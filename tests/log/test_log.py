@@ -1195,3 +1195,20 @@ def test_leader_epoch_checkpoint_is_written_by_the_flush_job(tmp_path: Path) -> 
     assert checkpoint.read_text().split("\n")[:3] == ["0", "1", "4 0"]
     assert not log.roll_flush_due
     log.close()
+
+
+def test_an_epoch_continues_after_records_deleted_past_its_entry(tmp_path: Path) -> None:
+    """DeleteRecords past every record empties the epoch cache (the entry moved to the log
+    end goes on reload); the next batch of the same epoch starts the entry again, although its
+    segment's previous batch had that epoch (found by the model test)."""
+    log = open_log(tmp_path)
+    leader_append(log, recs(1, START_MS), epoch=0)
+    log.update_high_watermark(1)
+    assert log.delete_records(1) == 1
+    log.close()
+    log = Log.open(log.dir, log.config, had_clean_shutdown=True, log_start_offset=1,
+                   clock=FakeClock())
+    assert (log.log_start_offset, log.log_end_offset, log.epochs.entries) == (1, 1, [])
+    leader_append(log, recs(1, START_MS), epoch=0)
+    assert log.epochs.entries == [EpochEntry(0, 1)]
+    log.close()
