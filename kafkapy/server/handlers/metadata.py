@@ -3,8 +3,8 @@
 Kafka's ``KafkaApis.handleTopicMetadataRequest`` for v0-12:
 
 - Topics: null (v1+) or an empty list in v0 means every topic; otherwise the named ones, in
-  request order, duplicates answered once. Topic ids (v10+) are not used to ask (a request by
-  id only gets UNKNOWN_TOPIC_ID, as Kafka answers ids it does not know).
+  request order, duplicates answered once. From v12 a topic may be asked for by id instead
+  (name null); an id kafkapy does not know, or any id before v12, gets UNKNOWN_TOPIC_ID.
 - A missing topic is auto-created when ``auto.create.topics.enable`` and the request allows it
   (always before v4; ``AllowAutoTopicCreation`` from v4), with ``num.partitions`` and
   ``default.replication.factor``; creation is synchronous here, so the answer already lists
@@ -74,6 +74,14 @@ def topic_metadata(context: RequestContext, name: str, error: KafkaError | None 
         topic_authorized_operations=TOPIC_OPERATIONS if include_authorized else NOT_REQUESTED)
 
 
+def _name_of(server: Any, topic_id: Any) -> str | None:
+    # A scan of the topics: Metadata by id is asked for a few ids at a time.
+    for record in server.metadata_store.topics.values():
+        if record.topic_id == topic_id:
+            return str(record.name)
+    return None
+
+
 async def handle_metadata(context: RequestContext) -> Any:
     body = context.body
     version = context.api_version
@@ -90,10 +98,18 @@ async def handle_metadata(context: RequestContext) -> Any:
         for requested in body.topics:
             name = requested.name
             if name is None:
-                # Asked by topic id (v10+): kafkapy does not resolve ids in Metadata.
-                topics.append(_C["MetadataResponseTopic"](
-                    error_code=UnknownTopicIdError.code, name=None,
-                    topic_id=requested.topic_id))
+                # Asked by topic id: resolved from v12, as Kafka (KIP-516; librdkafka's
+                # KIP-848 consumer looks up the topic ids of its assignment so), never
+                # auto-created; an unknown id is UNKNOWN_TOPIC_ID.
+                by_id = _name_of(server, requested.topic_id) if version >= 12 else None
+                if by_id is None:
+                    topics.append(_C["MetadataResponseTopic"](
+                        error_code=UnknownTopicIdError.code, name=None,
+                        topic_id=requested.topic_id))
+                elif by_id not in seen:
+                    seen.add(by_id)
+                    topics.append(topic_metadata(context, by_id,
+                                                 include_authorized=include_topic_ops))
                 continue
             if name in seen:
                 continue
