@@ -495,6 +495,17 @@ _TABLE: tuple[Setting, ...] = (
     _s("group.max.session.timeout.ms", _I, "1800000", "Longest session timeout a member may "
        "ask for."),
     _s("group.max.size", _I, _IMAX, "Most members of a classic group.", at_least=1),
+    _s("group.consumer.heartbeat.interval.ms", _I, "5000", "Heartbeat interval given to the "
+       "members of a consumer (KIP-848) group.", at_least=1),
+    _s("group.consumer.session.timeout.ms", _I, "45000", "A consumer group member that does "
+       "not heartbeat for this long is removed.", at_least=1),
+    _s("group.consumer.min.session.timeout.ms", _I, "45000", "Lower bound of "
+       "group.consumer.session.timeout.ms.", at_least=1),
+    _s("group.consumer.max.session.timeout.ms", _I, "60000", "Upper bound of "
+       "group.consumer.session.timeout.ms.", at_least=1),
+    _s("group.consumer.max.size", _I, _IMAX, "Most members of a consumer group.", at_least=1),
+    _s("group.consumer.assignors", _LI, "uniform,range", "The server-side assignors of "
+       "consumer groups (built-in names: uniform, range); the first is the default."),
     _s("offsets.topic.num.partitions", _I, "50", "Partitions of __consumer_offsets (do not "
        "change after deployment).", at_least=1),
     _s("offsets.topic.replication.factor", _SH, "3", "Replication factor of "
@@ -743,6 +754,38 @@ def _check_cluster_id(text: str) -> None:
                                            "base64 encoding 16 bytes)")
 
 
+# The consumer group assignors kafkapy has (kafkapy.coordinator.group.assignors); Kafka also
+# accepts class names of custom assignors.
+_CONSUMER_GROUP_ASSIGNORS = ("uniform", "range")
+
+
+def _check_consumer_group_settings(values: Mapping[str, object]) -> None:
+    """Kafka's GroupCoordinatorConfig requirements between the group.consumer.* settings."""
+    session = values["group.consumer.session.timeout.ms"]
+    low = values["group.consumer.min.session.timeout.ms"]
+    high = values["group.consumer.max.session.timeout.ms"]
+    heartbeat = values["group.consumer.heartbeat.interval.ms"]
+    assert isinstance(session, int) and isinstance(low, int) and isinstance(high, int)
+    assert isinstance(heartbeat, int)
+    if high < low:
+        raise _invalid("group.consumer.max.session.timeout.ms", high, "must be greater than "
+                       "or equal to group.consumer.min.session.timeout.ms")
+    if not low <= session <= high:
+        raise _invalid("group.consumer.session.timeout.ms", session, "must be between "
+                       "group.consumer.min.session.timeout.ms and "
+                       "group.consumer.max.session.timeout.ms")
+    if heartbeat >= session:
+        raise _invalid("group.consumer.heartbeat.interval.ms", heartbeat, "must be less than "
+                       "group.consumer.session.timeout.ms")
+    assignors = values["group.consumer.assignors"]
+    assert isinstance(assignors, list)
+    for name in assignors:
+        if name not in _CONSUMER_GROUP_ASSIGNORS:
+            raise _invalid("group.consumer.assignors", ",".join(assignors),
+                           f"{name} is not an assignor kafkapy has (it has "
+                           f"{', '.join(_CONSUMER_GROUP_ASSIGNORS)})")
+
+
 @attrs.frozen
 class BrokerConfig:
     """The broker's settings: raw layers in, typed attributes out (see the module docstring).
@@ -836,6 +879,12 @@ class BrokerConfig:
     group_min_session_timeout_ms: int = attrs.field(init=False, eq=False, repr=False)
     group_max_session_timeout_ms: int = attrs.field(init=False, eq=False, repr=False)
     group_max_size: int = attrs.field(init=False, eq=False, repr=False)
+    group_consumer_heartbeat_interval_ms: int = attrs.field(init=False, eq=False, repr=False)
+    group_consumer_session_timeout_ms: int = attrs.field(init=False, eq=False, repr=False)
+    group_consumer_min_session_timeout_ms: int = attrs.field(init=False, eq=False, repr=False)
+    group_consumer_max_session_timeout_ms: int = attrs.field(init=False, eq=False, repr=False)
+    group_consumer_max_size: int = attrs.field(init=False, eq=False, repr=False)
+    group_consumer_assignors: list[str] = attrs.field(init=False, eq=False, repr=False)
     offsets_topic_num_partitions: int = attrs.field(init=False, eq=False, repr=False)
     offsets_topic_replication_factor: int = attrs.field(init=False, eq=False, repr=False)
     offsets_topic_segment_bytes: int = attrs.field(init=False, eq=False, repr=False)
@@ -928,6 +977,7 @@ class BrokerConfig:
             raise _invalid("max.connections.per.ip", "0", "can be 0 only if "
                            "max.connections.per.ip.overrides is set")
 
+        _check_consumer_group_settings(values)
         put(self, "log_config", _resolve_log_config(effective))
         put(self, "unknown", {k: v for k, v in effective.items() if k not in SETTINGS})
         put(self, "_values", values)

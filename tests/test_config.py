@@ -263,6 +263,12 @@ KAFKA_DEFAULTS: dict[str, tuple[str | None, str]] = {
     "group.min.session.timeout.ms": ("6000", "GCC GROUP_MIN_SESSION_TIMEOUT_MS_DEFAULT"),
     "group.max.session.timeout.ms": ("1800000", "GCC GROUP_MAX_SESSION_TIMEOUT_MS_DEFAULT"),
     "group.max.size": (IMAX, "GCC GROUP_MAX_SIZE_DEFAULT"),
+    "group.consumer.heartbeat.interval.ms": ("5000", "GCC CONSUMER_GROUP_HEARTBEAT_..."),
+    "group.consumer.session.timeout.ms": ("45000", "GCC CONSUMER_GROUP_SESSION_TIMEOUT_..."),
+    "group.consumer.min.session.timeout.ms": ("45000", "GCC CONSUMER_GROUP_MIN_SESSION_..."),
+    "group.consumer.max.session.timeout.ms": ("60000", "GCC CONSUMER_GROUP_MAX_SESSION_..."),
+    "group.consumer.max.size": (IMAX, "GCC CONSUMER_GROUP_MAX_SIZE_DEFAULT"),
+    "group.consumer.assignors": ("uniform,range", "GCC CONSUMER_GROUP_ASSIGNORS_DEFAULT"),
     "offsets.topic.num.partitions": ("50", "GCC OFFSETS_TOPIC_PARTITIONS_DEFAULT"),
     "offsets.topic.replication.factor": ("3", "GCC OFFSETS_TOPIC_REPLICATION_FACTOR_DEFAULT"),
     "offsets.topic.segment.bytes": ("104857600", "GCC OFFSETS_TOPIC_SEGMENT_BYTES_DEFAULT"),
@@ -600,7 +606,45 @@ def test_every_minimum(name: str, value: str) -> None:
     props = {name: str(SETTINGS[name].at_least)}
     if name == "max.connections.per.ip":
         props["max.connections.per.ip.overrides"] = "127.0.0.1:1"
+    if name in ("group.consumer.session.timeout.ms", "group.consumer.max.session.timeout.ms"):
+        # Never valid: the heartbeat interval (at least 1) must be below the session timeout.
+        with pytest.raises(InvalidConfigError, match="must be"):
+            BrokerConfig.from_properties(props)
+        return
     BrokerConfig.from_properties(props)
+
+
+@pytest.mark.parametrize(("props", "message"), [
+    ({"group.consumer.min.session.timeout.ms": "50000",
+      "group.consumer.max.session.timeout.ms": "40000"},
+     "group.consumer.max.session.timeout.ms: must be greater than or equal to"),
+    ({"group.consumer.session.timeout.ms": "30000"},
+     "group.consumer.session.timeout.ms: must be between"),
+    ({"group.consumer.session.timeout.ms": "61000"},
+     "group.consumer.session.timeout.ms: must be between"),
+    ({"group.consumer.heartbeat.interval.ms": "45000"},
+     "group.consumer.heartbeat.interval.ms: must be less than"),
+    ({"group.consumer.assignors": "uniform,sticky"}, "sticky is not an assignor"),
+])
+def test_consumer_group_settings_are_checked_together(props: dict[str, str],
+                                                      message: str) -> None:
+    with pytest.raises(InvalidConfigError, match=message):
+        BrokerConfig.from_properties(props)
+
+
+def test_consumer_group_settings() -> None:
+    c = BrokerConfig.from_properties({"group.consumer.assignors": "range",
+                                      "group.consumer.min.session.timeout.ms": "1000",
+                                      "group.consumer.session.timeout.ms": "2000",
+                                      "group.consumer.heartbeat.interval.ms": "500"})
+    assert (c.group_consumer_assignors, c.group_consumer_session_timeout_ms,
+            c.group_consumer_heartbeat_interval_ms, c.group_consumer_max_size) == \
+        (["range"], 2000, 500, 2**31 - 1)
+    d = BrokerConfig()
+    assert (d.group_consumer_assignors, d.group_consumer_session_timeout_ms,
+            d.group_consumer_min_session_timeout_ms, d.group_consumer_max_session_timeout_ms,
+            d.group_consumer_heartbeat_interval_ms) == \
+        (["uniform", "range"], 45000, 45000, 60000, 5000)
 
 
 VALUE_ERRORS = [

@@ -93,8 +93,10 @@ API_VERSIONS = 18
 # the protocol reference, section 3.1 (/work/shared/reference/kafka-protocol.md). They avoid
 # topic-ID-only versions and KIP-890 "transactions v2", and keep low minimums for old
 # librdkafka feature checks and aiokafka's non-flexible versions. APIs whose "Rec" is
-# "internal" (WriteTxnMarkers 27) or "don't advertise" (ConsumerGroupHeartbeat 68) are left out,
-# so a handler for them is refused.
+# "internal" (WriteTxnMarkers 27) are left out, so a handler for them is refused. The
+# reference's "don't advertise" for ConsumerGroupHeartbeat 68 held until KIP-848 was
+# implemented (kafkapy/coordinator/group/consumer_groups.py); 68 and 69 are advertised at
+# Kafka 4.x's ranges.
 RECOMMENDED_VERSIONS: Mapping[int, tuple[int, int]] = MappingProxyType({
     0: (0, 11),    # Produce: advertise from 0 (old librdkafka enables compression only when
                    # the range contains v0), serve 3-11 (v0-2 are rejected, KAFKA-18659)
@@ -131,6 +133,8 @@ RECOMMENDED_VERSIONS: Mapping[int, tuple[int, int]] = MappingProxyType({
     44: (0, 1),    # IncrementalAlterConfigs
     47: (0, 0),    # OffsetDelete
     60: (0, 1),    # DescribeCluster
+    68: (0, 1),    # ConsumerGroupHeartbeat: librdkafka (group.protocol=consumer) sends 1
+    69: (0, 1),    # ConsumerGroupDescribe: 1 adds MemberType (KIP-1099)
     75: (0, 0),    # DescribeTopicPartitions ("optional")
 })
 

@@ -318,8 +318,10 @@ def test_error_response_that_fails_closes(monkeypatch: pytest.MonkeyPatch,
 
 
 def test_recommended_versions_are_servable() -> None:
-    # The reference's "Rec" column; "internal" / "don't advertise" APIs are absent.
-    assert 27 not in RECOMMENDED_VERSIONS and 68 not in RECOMMENDED_VERSIONS
+    # The reference's "Rec" column; "internal" APIs are absent. KIP-848's 68 and 69 are
+    # advertised at Kafka 4.x's ranges now that they are implemented.
+    assert 27 not in RECOMMENDED_VERSIONS
+    assert (RECOMMENDED_VERSIONS[68], RECOMMENDED_VERSIONS[69]) == ((0, 1), (0, 1))
     assert (RECOMMENDED_VERSIONS[0], RECOMMENDED_VERSIONS[1], RECOMMENDED_VERSIONS[3],
             RECOMMENDED_VERSIONS[18]) == ((0, 11), (4, 12), (0, 12), (0, 4))
     for key, (low, high) in RECOMMENDED_VERSIONS.items():

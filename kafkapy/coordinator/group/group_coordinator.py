@@ -44,6 +44,7 @@ from kafkapy.coordinator.group.classic_group import (
     Reply,
     SyncResult,
 )
+from kafkapy.coordinator.group.consumer_groups import ConsumerGroups
 from kafkapy.coordinator.group.group_metadata_manager import GroupMetadataManager
 from kafkapy.coordinator.group.records import OffsetAndMetadata
 from kafkapy.errors import (
@@ -229,6 +230,8 @@ class GroupCoordinator:
         self.sync_purgatory: DelayedOperationPurgatory[DelayedSync] = \
             DelayedOperationPurgatory("Sync")
         self.manager = GroupMetadataManager(self)
+        # KIP-848 consumer groups; their offsets live in self.groups (consumer_groups.py).
+        self.consumer_groups = ConsumerGroups.for_coordinator(self)
 
     @property
     def config(self):  # type: ignore[no-untyped-def]
@@ -240,12 +243,14 @@ class GroupCoordinator:
             await nursery.start(self.join_purgatory.run)
             await nursery.start(self.heartbeat_purgatory.run)
             await nursery.start(self.sync_purgatory.run)
+            await nursery.start(self.consumer_groups.run)
             await nursery.start(self.manager.run)
             task_status.started()
 
     def shutdown(self) -> None:
         for purgatory in (self.join_purgatory, self.heartbeat_purgatory, self.sync_purgatory):
             purgatory.shutdown()
+        self.consumer_groups.shutdown()
         # Requests still waiting for a rebalance are answered, so clients retry elsewhere.
         for group in self.groups.values():
             for member in group.members.values():
@@ -298,6 +303,10 @@ class GroupCoordinator:
                     f"(group.min/max.session.timeout.ms).")
         except KafkaError as e:
             reply.answer(JoinResult(e.code, member_id))
+            return reply
+        if not self.consumer_groups.make_classic(group_id):
+            # KIP-848: a consumer group with members takes no classic member.
+            reply.answer(JoinResult(InconsistentGroupProtocolError.code, ""))
             return reply
         unknown = member_id == ""
         group = self._group(group_id)
@@ -750,13 +759,20 @@ class GroupCoordinator:
     # ==================================================================== OffsetCommit
 
     def commit_offsets(self, *, group_id: str, member_id: str, group_instance_id: str | None,
-                       generation_id: int, offsets: Mapping[TopicPartition, OffsetAndMetadata]
-                       ) -> dict[TopicPartition, int]:
+                       generation_id: int, offsets: Mapping[TopicPartition, OffsetAndMetadata],
+                       api_version: int = 9) -> dict[TopicPartition, int]:
         """Kafka's handleCommitOffsets: per-partition error codes. Raises a KafkaError that
         applies to every partition."""
         self._check_group_id(group_id)
         self._check_active(group_id)
         group = self._group(group_id)
+        consumer_group = self.consumer_groups.get(group_id)
+        if consumer_group is not None:
+            # KIP-848: GenerationIdOrMemberEpoch is the member epoch. Once validated, the
+            # commit goes to the group's Empty offsets holder like an admin commit's.
+            consumer_group.validate_offset_commit(member_id, generation_id, api_version)
+            group = self._add_group(group_id)
+            generation_id, member_id, group_instance_id = -1, "", None
         if group is None:
             if generation_id >= 0:
                 # Group management claims a generation this coordinator does not know.
@@ -800,12 +816,16 @@ class GroupCoordinator:
 
     # ===================================================================== OffsetFetch
 
-    def fetch_offsets(self, group_id: str, tps: Iterable[TopicPartition] | None
+    def fetch_offsets(self, group_id: str, tps: Iterable[TopicPartition] | None,
+                      member_id: str | None = None, member_epoch: int = -1
                       ) -> dict[TopicPartition, OffsetAndMetadata | None]:
         """The committed offsets of ``tps`` (None: every partition the group has one for);
         None for a partition without one."""
         self._check_group_id(group_id)
         self._check_active(group_id)
+        consumer_group = self.consumer_groups.get(group_id)
+        if consumer_group is not None:     # KIP-848: a member fetches at its member epoch
+            consumer_group.validate_offset_fetch(member_id, member_epoch)
         group = self._group(group_id)
         offsets = {} if group is None else group.offsets
         if tps is None:
@@ -816,12 +836,15 @@ class GroupCoordinator:
 
     def list_groups(self) -> list[ClassicGroup]:
         return [g for g in self.groups.values()
-                if not g.is_state(GroupState.DEAD) and self.manager.is_loaded(g.group_id)]
+                if not g.is_state(GroupState.DEAD) and self.manager.is_loaded(g.group_id)
+                and self.consumer_groups.get(g.group_id) is None]   # not offsets holders
 
     def describe_group(self, group_id: str) -> GroupSummary:
         self._check_group_id(group_id)
         self._check_active(group_id)
         group = self._group(group_id)
+        if self.consumer_groups.get(group_id) is not None:
+            raise GroupIdNotFoundError(f"Group {group_id} is not a classic group.")
         if group is None:
             raise GroupIdNotFoundError(f"Group {group_id} not found.")
         members = []
@@ -840,6 +863,8 @@ class GroupCoordinator:
                 self._check_group_id(group_id)
                 self._check_active(group_id)
                 group = self._group(group_id)
+                if self.consumer_groups.delete(group_id):   # KIP-848 group: NON_EMPTY_GROUP
+                    group = group or self._add_group(group_id)  # unless empty; then offsets
                 if group is None or group.is_state(GroupState.DEAD):
                     raise GroupIdNotFoundError(f"Group {group_id} not found.")
                 if not group.is_state(GroupState.EMPTY):
@@ -866,6 +891,7 @@ class GroupCoordinator:
             if group.protocol_type != CONSUMER_PROTOCOL_TYPE:
                 raise NonEmptyGroupError(f"Group {group_id} is not empty.")
             subscribed = self._subscribed_topics(group)
+        subscribed |= self.consumer_groups.subscribed_topics(group_id)     # KIP-848 members
         out: dict[TopicPartition, int] = {}
         doomed = []
         topics = self.server.metadata_store.topics

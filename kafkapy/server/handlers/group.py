@@ -215,7 +215,7 @@ async def handle_offset_commit(context: RequestContext) -> Any:
             group_id=body.group_id, member_id=body.member_id if version >= 1 else "",
             group_instance_id=body.group_instance_id if version >= 7 else None,
             generation_id=body.generation_id_or_member_epoch if version >= 1 else -1,
-            offsets=offsets)
+            offsets=offsets, api_version=version)
         await coordinator.manager.flush_if_due(body.group_id)
     except KafkaError as e:
         results = dict.fromkeys(offsets, e.code)
@@ -238,13 +238,14 @@ def _now_ms() -> int:
 
 
 def _fetch_group(coordinator: GroupCoordinator, group_id: str,
-                 topics: list[tuple[str, list[int]]] | None
+                 topics: list[tuple[str, list[int]]] | None,
+                 member_id: str | None = None, member_epoch: int = -1
                  ) -> tuple[int, list[tuple[str, list[tuple[int, OffsetAndMetadata | None]]]]]:
     """(group error, [(topic, [(partition, committed or None)])])."""
     tps = None if topics is None else \
         [TopicPartition(t, p) for t, parts in topics for p in parts]
     try:
-        found = coordinator.fetch_offsets(group_id, tps)
+        found = coordinator.fetch_offsets(group_id, tps, member_id, member_epoch)
     except KafkaError as e:
         return e.code, []
     out: dict[str, list[tuple[int, OffsetAndMetadata | None]]] = {}
@@ -265,7 +266,10 @@ async def handle_offset_fetch(context: RequestContext) -> Any:
         for g in body.groups:
             topics = None if g.topics is None else \
                 [(t.name, list(t.partition_indexes)) for t in g.topics]
-            code, result = _fetch_group(coordinator, g.group_id, topics)
+            # v9+: a KIP-848 member fetches with its member id and epoch.
+            code, result = _fetch_group(coordinator, g.group_id, topics,
+                                        g.member_id if version >= 9 else None,
+                                        g.member_epoch if version >= 9 else -1)
             groups.append(_C["OffsetFetchResponseGroup"](
                 group_id=g.group_id, error_code=code, topics=[
                     _C["OffsetFetchResponseTopics"](name=name, partitions=[
@@ -350,6 +354,12 @@ async def handle_list_groups(context: RequestContext) -> Any:
         groups.append(_C["ListedGroup"](group_id=g.group_id,
                                         protocol_type=g.protocol_type or "",
                                         group_state=g.state.value, group_type="classic"))
+    # KIP-848 consumer groups (consumer_groups.py), as Kafka lists them.
+    for group_id, state in _coordinator(context).consumer_groups.listed():
+        if (states and state.lower() not in states) or (types and "consumer" not in types):
+            continue
+        groups.append(_C["ListedGroup"](group_id=group_id, protocol_type="consumer",
+                                        group_state=state, group_type="consumer"))
     return _C["ListGroupsResponse"](throttle_time_ms=0, error_code=0, groups=groups)
 
 

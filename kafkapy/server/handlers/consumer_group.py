@@ -1,0 +1,95 @@
+"""The KIP-848 consumer group APIs: ConsumerGroupHeartbeat (68) and ConsumerGroupDescribe (69).
+
+Wire shapes only: each handler turns the request into a call on the group coordinator's
+:class:`~kafkapy.coordinator.group.consumer_groups.ConsumerGroups` and its answer into the
+response of the request's version (Kafka's ``KafkaApis.handleConsumerGroupHeartbeat`` /
+``handleConsumerGroupDescribe``). A heartbeat's error is raised, so KafkaApis answers with the
+API's error response (ErrorCode and ErrorMessage, MemberId null, epoch and interval 0), as
+Kafka's ``GroupCoordinatorService`` does. Assignments go out by topic id.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafkapy.coordinator.group.consumer_group import (
+    DescribedTopicPartitions,
+    HeartbeatRequest,
+)
+from kafkapy.coordinator.group.consumer_groups import ConsumerGroups
+from kafkapy.errors import KafkaError
+from kafkapy.protocol import API_KEYS
+from kafkapy.protocol.classes import struct_classes
+from kafkapy.server.handlers.group import GROUP_OPERATIONS, NOT_REQUESTED
+from kafkapy.server.kafka_apis import Handler, RequestContext
+
+__all__ = ["HANDLERS"]
+
+CONSUMER_GROUP_HEARTBEAT, CONSUMER_GROUP_DESCRIBE = 68, 69
+
+# The two responses have structs of the same names (Assignment, TopicPartitions).
+_H: dict[str, Any] = struct_classes(API_KEYS[CONSUMER_GROUP_HEARTBEAT].response.body)
+_D: dict[str, Any] = struct_classes(API_KEYS[CONSUMER_GROUP_DESCRIBE].response.body)
+
+
+def _groups(context: RequestContext) -> ConsumerGroups:
+    return context.server.group_coordinator.consumer_groups
+
+
+async def handle_consumer_group_heartbeat(context: RequestContext) -> Any:
+    request = HeartbeatRequest.from_body(context.body, context.api_version, context.client_id,
+                                         context.request.client_host)
+    response = _groups(context).heartbeat(request)
+    assignment = None
+    if response.assignment is not None:
+        assignment = _H["Assignment"](topic_partitions=[
+            _H["TopicPartitions"](topic_id=topic_id, partitions=partitions)
+            for topic_id, partitions in response.assignment])
+    return _H["ConsumerGroupHeartbeatResponse"](
+        throttle_time_ms=0, error_code=response.error_code,
+        error_message=response.error_message, member_id=response.member_id,
+        member_epoch=response.member_epoch,
+        heartbeat_interval_ms=response.heartbeat_interval_ms, assignment=assignment)
+
+
+def _assignment(parts: list[DescribedTopicPartitions]) -> Any:
+    return _D["Assignment"](topic_partitions=[
+        _D["TopicPartitions"](topic_id=p.topic_id, topic_name=p.topic_name,
+                              partitions=list(p.partitions)) for p in parts])
+
+
+async def handle_consumer_group_describe(context: RequestContext) -> Any:
+    body = context.body
+    groups = _groups(context)
+    operations = GROUP_OPERATIONS if body.include_authorized_operations else NOT_REQUESTED
+    out = []
+    for group_id in body.group_ids:
+        try:
+            g = groups.describe(group_id)
+        except KafkaError as e:
+            out.append(_D["DescribedGroup"](
+                error_code=e.code, error_message=e.message, group_id=group_id,
+                group_state="", group_epoch=0, assignment_epoch=0, assignor_name="",
+                members=[], authorized_operations=NOT_REQUESTED))
+            continue
+        out.append(_D["DescribedGroup"](
+            error_code=0, error_message=None, group_id=g.group_id, group_state=g.group_state,
+            group_epoch=g.group_epoch, assignment_epoch=g.assignment_epoch,
+            assignor_name=g.assignor_name, members=[
+                _D["Member"](member_id=m.member_id, instance_id=m.instance_id,
+                             rack_id=m.rack_id, member_epoch=m.member_epoch,
+                             client_id=m.client_id, client_host=m.client_host,
+                             subscribed_topic_names=list(m.subscribed_topic_names),
+                             subscribed_topic_regex=m.subscribed_topic_regex,
+                             assignment=_assignment(m.assignment),
+                             target_assignment=_assignment(m.target_assignment),
+                             member_type=m.member_type)
+                for m in g.members],
+            authorized_operations=operations))
+    return _D["ConsumerGroupDescribeResponse"](throttle_time_ms=0, groups=out)
+
+
+HANDLERS: dict[int, Handler] = {
+    CONSUMER_GROUP_HEARTBEAT: handle_consumer_group_heartbeat,
+    CONSUMER_GROUP_DESCRIBE: handle_consumer_group_describe,
+}
