@@ -21,6 +21,7 @@ docs/performance.md.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import struct
@@ -35,23 +36,27 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 ROOT = Path(__file__).resolve().parent.parent
 
 _CHILD = """
-import sys, kafkapy
-with kafkapy.Broker(data_dir=sys.argv[1], num_partitions=1) as b:
+import json, sys, kafkapy
+with kafkapy.Broker(config=json.loads(sys.argv[2]), data_dir=sys.argv[1]) as b:
     print(b.bootstrap_servers, flush=True)
     sys.stdin.read()
 """
 
 
 class BrokerProcess:
-    """``with BrokerProcess() as bootstrap:`` a broker in a child process, stopped (cleanly,
-    by closing its stdin) on exit."""
+    """``with BrokerProcess(config) as bootstrap:`` a broker in a child process with Kafka
+    settings ``config`` (default: one partition per new topic), stopped (cleanly, by closing
+    its stdin) on exit."""
+
+    def __init__(self, config: dict[str, str] | None = None) -> None:
+        self.config = {"num.partitions": "1"} if config is None else config
 
     def __enter__(self) -> str:
         self._tmp = tempfile.TemporaryDirectory(prefix="kafkapy-e2e-")
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        self.proc = subprocess.Popen([sys.executable, "-c", _CHILD, self._tmp.name],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
-                                     text=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", _CHILD, self._tmp.name, json.dumps(self.config)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True)
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline().strip()
         if not line:

@@ -50,11 +50,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import logging
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -68,10 +66,10 @@ if __package__ in (None, ""):
 
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 
+from benchmarks.e2e_harness import BrokerProcess
 from kafkapy.coordinator.group.group_coordinator import GroupCoordinator
 from kafkapy.testing import BrokerHandle
 
-ROOT = Path(__file__).resolve().parent.parent
 MEMBERS = 3
 PARTITIONS = 6
 COORDINATOR_LOGGER = "kafkapy.coordinator.group.group_coordinator"
@@ -261,38 +259,7 @@ def measure_rebalance(delays: Sequence[int], rounds: int) -> dict[int, list[dict
 
 # ====================================================================== commit rate
 
-_CHILD = """
-import json, sys, kafkapy
-with kafkapy.Broker(config=json.loads(sys.argv[2]), data_dir=sys.argv[1]) as b:
-    print(b.bootstrap_servers, flush=True)
-    sys.stdin.read()
-"""
-
-
-class BrokerProcess:
-    """``with BrokerProcess(config) as bootstrap:`` a broker in a child process with Kafka
-    settings ``config``, stopped (cleanly, by closing its stdin) on exit."""
-
-    def __init__(self, config: dict[str, str]) -> None:
-        self.config = config
-
-    def __enter__(self) -> str:
-        self._tmp = tempfile.TemporaryDirectory(prefix="kafkapy-group-")
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        self.proc = subprocess.Popen(
-            [sys.executable, "-c", _CHILD, self._tmp.name, json.dumps(self.config)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True)
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline().strip()
-        if not line:
-            raise RuntimeError("the broker did not start")
-        return line
-
-    def __exit__(self, *exc: object) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        self.proc.wait(timeout=60)
-        self._tmp.cleanup()
+# BrokerProcess (benchmarks.e2e_harness): a broker in a child process with given settings.
 
 
 def produce(bootstrap: str, topic: str, count: int) -> None:
