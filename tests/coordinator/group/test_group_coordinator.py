@@ -231,3 +231,79 @@ def test_initial_delay_waits_one_delay_after_the_latest_join(kafka_broker: Broke
     assert sum(len(a.members) for a in answers) == 3    # the leader lists all three
     # Not before one delay after the latest join.
     assert min(at for _, at in results.values()) >= joined_at[-1] + 0.95
+
+
+def join_body(group: str, member_id: str = "", instance: str | None = None) -> Any:
+    C = REQ[11]
+    return C["JoinGroupRequest"](
+        group_id=group, session_timeout_ms=10_000, rebalance_timeout_ms=10_000,
+        member_id=member_id, group_instance_id=instance, protocol_type="consumer",
+        protocols=[C["JoinGroupRequestProtocol"](name="range", metadata=subscription("t"))])
+
+
+def sync(client: RawClient, group: str, generation: int, member_id: str,
+         instance: str | None = None, assignments: dict[str, bytes] | None = None) -> Any:
+    C = struct_classes(API_KEYS[14].request.body)
+    return client.request(14, 3, C["SyncGroupRequest"](
+        group_id=group, generation_id=generation, member_id=member_id,
+        group_instance_id=instance, assignments=[
+            C["SyncGroupRequestAssignment"](member_id=m, assignment=a)
+            for m, a in (assignments or {}).items()]))
+
+
+def heartbeat(client: RawClient, group: str, generation: int, member_id: str,
+              instance: str | None = None) -> int:
+    C = struct_classes(API_KEYS[12].request.body)
+    return int(client.request(12, 3, C["HeartbeatRequest"](
+        group_id=group, generation_id=generation, member_id=member_id,
+        group_instance_id=instance)).error_code)
+
+
+@pytest.mark.kafka_broker(FAST)
+def test_rebalance_in_progress_then_completing(kafka_broker: BrokerHandle) -> None:
+    """A stable member learns of a rebalance from its heartbeat (REBALANCE_IN_PROGRESS); once
+    the join phase is over, a commit before the SyncGroup is REBALANCE_IN_PROGRESS too."""
+    kafka_broker.create_topic("t", partitions=2)
+    with RawClient(kafka_broker.bootstrap_servers) as a, \
+            RawClient(kafka_broker.bootstrap_servers) as b:
+        first = a.request(11, 3, join_body("rb"))
+        assert first.error_code == NONE
+        assert sync(a, "rb", first.generation_id, first.member_id,
+                    assignments={first.member_id: b"x"}).error_code == NONE
+        b.send_request(11, 3, join_body("rb"))          # parked: waits for a to rejoin
+        deadline = time.monotonic() + 5
+        while (code := heartbeat(a, "rb", first.generation_id, first.member_id)) == NONE:
+            assert time.monotonic() < deadline, "no rebalance signalled"
+            time.sleep(0.01)
+        assert code == 27                                # REBALANCE_IN_PROGRESS
+        rejoin = a.request(11, 3, join_body("rb", first.member_id))
+        joined_b = b.receive_response(11, 3)
+        assert (rejoin.error_code, joined_b.error_code) == (NONE, NONE)
+        assert rejoin.generation_id == joined_b.generation_id == first.generation_id + 1
+        C8 = REQ[8]
+        r = b.request(8, 2, C8["OffsetCommitRequest"](
+            group_id="rb", generation_id_or_member_epoch=joined_b.generation_id,
+            member_id=joined_b.member_id, retention_time_ms=-1,
+            topics=[C8["OffsetCommitRequestTopic"](name="t", partitions=[
+                C8["OffsetCommitRequestPartition"](partition_index=0, committed_offset=1,
+                                                   committed_metadata="")])]))
+        assert r.topics[0].partitions[0].error_code == 27
+        assert kafka_broker.committed_offsets("rb") == {}
+
+
+@pytest.mark.kafka_broker(FAST)
+def test_static_member_replaced_old_id_is_fenced(kafka_broker: BrokerHandle) -> None:
+    kafka_broker.create_topic("t", partitions=1)
+    with RawClient(kafka_broker.bootstrap_servers) as c:
+        old = c.request(11, 5, join_body("st", instance="i1"))
+        assert old.error_code == NONE
+        assert sync(c, "st", old.generation_id, old.member_id, "i1",
+                    {old.member_id: b"a"}).error_code == NONE
+        # The instance restarts: a join with its instance id and no member id.
+        new = c.request(11, 5, join_body("st", instance="i1"))
+        assert new.error_code == NONE and new.member_id != old.member_id
+        assert new.generation_id == old.generation_id          # no rebalance
+        assert heartbeat(c, "st", old.generation_id, old.member_id, "i1") == 82
+        assert sync(c, "st", old.generation_id, old.member_id, "i1").error_code == 82
+        assert heartbeat(c, "st", new.generation_id, new.member_id, "i1") == NONE
+        assert sync(c, "st", new.generation_id, new.member_id, "i1").assignment == b"a"
