@@ -277,7 +277,7 @@ def test_rebalance_in_progress_then_completing(kafka_broker: BrokerHandle) -> No
             time.sleep(0.01)
         assert code == 27                                # REBALANCE_IN_PROGRESS
         rejoin = a.request(11, 3, join_body("rb", first.member_id))
-        joined_b = b.receive_response(11, 3)
+        joined_b = b.receive_response(11, 3).body
         assert (rejoin.error_code, joined_b.error_code) == (NONE, NONE)
         assert rejoin.generation_id == joined_b.generation_id == first.generation_id + 1
         C8 = REQ[8]
