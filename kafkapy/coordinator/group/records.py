@@ -15,8 +15,10 @@ and encoded by the generic codec::
 
     key version 0 or 1: OffsetCommitKey       group STRING, topic STRING, partition INT32
     key version 2:      GroupMetadataKey      group STRING
-    any other version:  a record type of the new coordinator (consumer groups, share groups,
-                        streams groups); returned as UnknownKey so that a loader skips it.
+    key version 3-8:    a KIP-848 consumer group record (below)
+    any other version:  a record type of the new coordinator kafkapy does not keep (share
+                        groups, streams groups, resolved regular expressions); returned as
+                        UnknownKey so that a loader skips it.
 
     OffsetCommitValue v0: offset INT64, metadata STRING, commitTimestamp INT64
                       v1: v0 + expireTimestamp INT64 (the only version that has it)
@@ -44,10 +46,42 @@ Reading accepts every version Kafka defined and, like Kafka's readers, ignores b
 body. Fields a version lacks read as Kafka reads them: leader epoch, expire timestamp and
 current-state timestamp -1, no group instance id, and in a v0 group value each member's
 rebalance timeout is its session timeout.
+
+KIP-848 consumer groups (Kafka 3.7+, ``ConsumerGroup*Key.json`` / ``*Value.json``). The key
+version is the record type; every key is non-flexible (INT16-length strings). Every value has
+exactly one version, 0, and is flexible: compact strings and arrays (UNSIGNED_VARINT length + 1),
+a tagged-field section at the end of the value and of every struct::
+
+    3 ConsumerGroupMetadata            key: group        value: Epoch INT32
+                                                          [tag 0: MetadataHash INT64 (4.1+)]
+    4 ConsumerGroupPartitionMetadata   key: group        value: Topics [TopicId UUID,
+                                          TopicName STRING, NumPartitions INT32,
+                                          PartitionMetadata [Partition INT32, Racks [STRING]]]
+    5 ConsumerGroupMemberMetadata      key: group, member  value: InstanceId STRING (nullable),
+                                          RackId STRING (nullable), ClientId STRING,
+                                          ClientHost STRING, SubscribedTopicNames [STRING],
+                                          SubscribedTopicRegex STRING (nullable),
+                                          RebalanceTimeoutMs INT32, ServerAssignor STRING
+                                          (nullable) [tag 0: ClassicMemberMetadata]
+    6 ConsumerGroupTargetAssignmentMetadata  key: group  value: AssignmentEpoch INT32
+    7 ConsumerGroupTargetAssignmentMember    key: group, member  value: TopicPartitions
+                                          [TopicId UUID, Partitions [INT32]]
+    8 ConsumerGroupCurrentMemberAssignment   key: group, member  value: MemberEpoch INT32,
+                                          PreviousMemberEpoch INT32, State INT8,
+                                          AssignedPartitions [TopicId UUID, Partitions [INT32]],
+                                          PartitionsPendingRevocation (the same)
+
+Written as Kafka 4.0 writes them (``GroupCoordinatorRecordHelpers``): value version 0, no
+tagged fields (Kafka 4.1 adds MetadataHash to record 3 and stops writing record 4; kafkapy
+keeps the 4.0 form, which 4.1 still reads), topics and partitions sorted. Tagged fields kafkapy
+does not use (ClassicMemberMetadata of a classic member in a consumer group, 4.1's
+MetadataHash is read but unused, later ones) are skipped.
 """
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -56,22 +90,56 @@ from kafkapy import _codec
 from kafkapy.errors import CorruptMessageError, InvalidRequestError
 from kafkapy.protocol.classes import class_for, struct_classes
 from kafkapy.protocol.codec import encode, message_plan
-from kafkapy.protocol.schema import BYTES, INT32, INT64, STRING, Message, field
+from kafkapy.protocol.schema import (
+    BYTES,
+    INT8,
+    INT32,
+    INT64,
+    STRING,
+    UUID,
+    Array,
+    Message,
+    Struct,
+    field,
+)
 
 __all__ = [
+    "CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT",
+    "CONSUMER_GROUP_MEMBER_METADATA",
+    "CONSUMER_GROUP_METADATA",
+    "CONSUMER_GROUP_PARTITION_METADATA",
+    "CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER",
+    "CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA",
+    "ConsumerGroupKey",
+    "ConsumerGroupMetadataRecord",
+    "CurrentMemberAssignmentRecord",
     "GroupKey",
     "GroupMetadataRecord",
     "MemberRecord",
     "OffsetAndMetadata",
     "OffsetKey",
+    "SubscriptionRecord",
     "UnknownKey",
+    "consumer_group_key",
+    "consumer_group_metadata_value",
+    "current_member_assignment_value",
     "group_metadata_key",
     "group_metadata_value",
+    "member_metadata_value",
     "offset_commit_key",
     "offset_commit_value",
+    "partition_metadata_value",
+    "read_consumer_group_metadata_value",
+    "read_current_member_assignment_value",
     "read_group_value",
     "read_key",
+    "read_member_metadata_value",
     "read_offset_value",
+    "read_partition_metadata_value",
+    "read_target_assignment_member_value",
+    "read_target_assignment_metadata_value",
+    "target_assignment_member_value",
+    "target_assignment_metadata_value",
 ]
 
 # Kafka 3.x's data specs (core/src/main/resources/common/message): the key's version is the
@@ -141,6 +209,133 @@ _OffsetValueBody = class_for(OFFSET_COMMIT_VALUE.body)
 _GroupValueBody = class_for(GROUP_METADATA_VALUE.body)
 _MemberBody = struct_classes(GROUP_METADATA_VALUE.body)["MemberMetadata"]
 
+# ----------------------------------------------------------------- KIP-848 consumer groups
+
+# The record types (key versions; Kafka's CoordinatorRecordType / the specs' "apiKey").
+CONSUMER_GROUP_METADATA = 3
+CONSUMER_GROUP_PARTITION_METADATA = 4
+CONSUMER_GROUP_MEMBER_METADATA = 5
+CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA = 6
+CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER = 7
+CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT = 8
+_MEMBER_RECORD_TYPES = frozenset({CONSUMER_GROUP_MEMBER_METADATA,
+                                  CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER,
+                                  CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT})
+_RECORD_NAMES = {
+    CONSUMER_GROUP_METADATA: "ConsumerGroupMetadata",
+    CONSUMER_GROUP_PARTITION_METADATA: "ConsumerGroupPartitionMetadata",
+    CONSUMER_GROUP_MEMBER_METADATA: "ConsumerGroupMemberMetadata",
+    CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA: "ConsumerGroupTargetAssignmentMetadata",
+    CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER: "ConsumerGroupTargetAssignmentMember",
+    CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT: "ConsumerGroupCurrentMemberAssignment",
+}
+
+
+def _consumer_group_key(record_type: int) -> Message:
+    version = str(record_type)
+    fields = [field("GroupId", STRING, version)]
+    if record_type in _MEMBER_RECORD_TYPES:
+        fields.append(field("MemberId", STRING, version))
+    return Message.declare(_RECORD_NAMES[record_type] + "Key", fields, kind="data",
+                           valid=version, flexible="none")
+
+
+CONSUMER_GROUP_KEYS = {t: _consumer_group_key(t) for t in _RECORD_NAMES}
+
+CONSUMER_GROUP_METADATA_VALUE = Message.declare(
+    "ConsumerGroupMetadataValue",
+    [
+        field("Epoch", INT32),
+        # Kafka 4.1 (KIP-1101): the hash of the subscribed topics' metadata, replacing
+        # ConsumerGroupPartitionMetadata. Read, never written (0 is "none").
+        field("MetadataHash", INT64, default=0, tag=0, ignorable=True),
+    ],
+    kind="data", valid="0", flexible="0+",
+)
+
+CONSUMER_GROUP_PARTITION_METADATA_VALUE = Message.declare(
+    "ConsumerGroupPartitionMetadataValue",
+    [
+        field("Topics", ("TopicMetadata", [
+            field("TopicId", UUID),
+            field("TopicName", STRING),
+            field("NumPartitions", INT32),
+            # Deprecated after 4.0; written empty (kafkapy has no racks).
+            field("PartitionMetadata", ("PartitionMetadata", [
+                field("Partition", INT32),
+                field("Racks", Array(STRING)),
+            ])),
+        ])),
+    ],
+    kind="data", valid="0", flexible="0+",
+)
+
+CONSUMER_GROUP_MEMBER_METADATA_VALUE = Message.declare(
+    "ConsumerGroupMemberMetadataValue",
+    [
+        field("InstanceId", STRING, nullable="0+"),
+        field("RackId", STRING, nullable="0+"),
+        field("ClientId", STRING),
+        field("ClientHost", STRING),
+        field("SubscribedTopicNames", Array(STRING)),
+        field("SubscribedTopicRegex", STRING, nullable="0+"),
+        field("RebalanceTimeoutMs", INT32, default=-1),
+        field("ServerAssignor", STRING, nullable="0+"),
+        # Tag 0, ClassicMemberMetadata (a classic-protocol member of a consumer group), is not
+        # declared: kafkapy keeps no such members, and an unknown tag is skipped.
+    ],
+    kind="data", valid="0", flexible="0+",
+)
+
+CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE = Message.declare(
+    "ConsumerGroupTargetAssignmentMetadataValue",
+    [field("AssignmentEpoch", INT32)],
+    kind="data", valid="0", flexible="0+",
+)
+
+CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE = Message.declare(
+    "ConsumerGroupTargetAssignmentMemberValue",
+    [
+        field("TopicPartitions", ("TopicPartition", [
+            field("TopicId", UUID),
+            field("Partitions", Array(INT32)),
+        ])),
+    ],
+    kind="data", valid="0", flexible="0+",
+)
+
+# A common struct (one class) shared by both arrays, as in Kafka's spec.
+_TOPIC_PARTITIONS = Struct("TopicPartitions", (
+    field("TopicId", UUID),
+    field("Partitions", Array(INT32)),
+))
+
+CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE = Message.declare(
+    "ConsumerGroupCurrentMemberAssignmentValue",
+    [
+        field("MemberEpoch", INT32),
+        field("PreviousMemberEpoch", INT32),
+        field("State", INT8),
+        field("AssignedPartitions", Array(_TOPIC_PARTITIONS)),
+        field("PartitionsPendingRevocation", Array(_TOPIC_PARTITIONS)),
+    ],
+    kind="data", valid="0", flexible="0+",
+)
+
+CONSUMER_GROUP_VALUE_VERSION = 0
+
+_CgKeyBodies = {t: class_for(m.body) for t, m in CONSUMER_GROUP_KEYS.items()}
+_CgMetadataBody = class_for(CONSUMER_GROUP_METADATA_VALUE.body)
+_PartitionMetadataBody = class_for(CONSUMER_GROUP_PARTITION_METADATA_VALUE.body)
+_TopicMetadataBody = struct_classes(CONSUMER_GROUP_PARTITION_METADATA_VALUE.body)["TopicMetadata"]
+_SubscriptionBody = class_for(CONSUMER_GROUP_MEMBER_METADATA_VALUE.body)
+_TargetMetadataBody = class_for(CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE.body)
+_TargetMemberBody = class_for(CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE.body)
+_TargetPartitionsBody = struct_classes(
+    CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE.body)["TopicPartition"]
+_CurrentBody = class_for(CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE.body)
+_CurrentPartitionsBody = class_for(_TOPIC_PARTITIONS)
+
 
 @attrs.frozen
 class OffsetKey:
@@ -201,6 +396,56 @@ class GroupMetadataRecord:
     leader: str | None
     current_state_timestamp_ms: int   # -1: none
     members: tuple[MemberRecord, ...]
+
+
+@attrs.frozen
+class ConsumerGroupKey:
+    """The key of a consumer group record: its type (the key version, 3-8), the group, and
+    for the per-member types (5, 7, 8) the member id."""
+
+    record_type: int
+    group: str
+    member_id: str | None = None
+
+
+TopicPartitions = tuple[tuple[uuid.UUID, tuple[int, ...]], ...]
+"""An assignment as stored: ``((topic id, partitions), ...)``, in record order."""
+
+
+@attrs.frozen
+class ConsumerGroupMetadataRecord:
+    """ConsumerGroupMetadataValue: the group epoch (and Kafka 4.1's metadata hash, 0 if
+    none)."""
+
+    epoch: int
+    metadata_hash: int = 0
+
+
+@attrs.frozen
+class SubscriptionRecord:
+    """ConsumerGroupMemberMetadataValue: what a member asked for (Kafka's "member
+    subscription")."""
+
+    instance_id: str | None
+    rack_id: str | None
+    client_id: str
+    client_host: str
+    subscribed_topic_names: tuple[str, ...]
+    subscribed_topic_regex: str | None
+    rebalance_timeout_ms: int
+    server_assignor: str | None
+
+
+@attrs.frozen
+class CurrentMemberAssignmentRecord:
+    """ConsumerGroupCurrentMemberAssignmentValue: a member's epochs, reconciliation state
+    (Kafka's MemberState value) and the partitions it holds."""
+
+    member_epoch: int
+    previous_member_epoch: int
+    state: int
+    assigned_partitions: TopicPartitions
+    partitions_pending_revocation: TopicPartitions
 
 
 def _prefixed(version: int, message: Message, body: Any) -> bytes:
@@ -283,9 +528,11 @@ def _body(message: Message, version: int, view: memoryview, what: str) -> Any:
     return body
 
 
-def read_key(data: bytes | memoryview) -> OffsetKey | GroupKey | UnknownKey:
+def read_key(data: bytes | memoryview
+             ) -> OffsetKey | GroupKey | ConsumerGroupKey | UnknownKey:
     """Decode a record key. Raises CorruptMessageError for a key too short for its version
-    or with a malformed body (truncated, invalid UTF-8, a null group, topic or partition)."""
+    or with a malformed body (truncated, invalid UTF-8, a null group, member, topic or
+    partition)."""
     view = memoryview(data)
     version = _version(view, "key")
     if version in OFFSET_COMMIT_KEY.valid:
@@ -293,6 +540,10 @@ def read_key(data: bytes | memoryview) -> OffsetKey | GroupKey | UnknownKey:
         return OffsetKey(key.group, key.topic, key.partition)
     if version in GROUP_METADATA_KEY.valid:
         return GroupKey(_body(GROUP_METADATA_KEY, version, view, "group metadata key").group)
+    message = CONSUMER_GROUP_KEYS.get(version)
+    if message is not None:
+        key = _body(message, version, view, message.name)
+        return ConsumerGroupKey(version, key.group_id, getattr(key, "member_id", None))
     return UnknownKey(version)
 
 
@@ -345,4 +596,168 @@ def read_group_value(data: bytes | memoryview) -> GroupMetadataRecord:
             )
             for m in v.members
         ),
+    )
+
+
+# ----------------------------------------------------------------- KIP-848 consumer groups
+
+
+def consumer_group_key(record_type: int, group: str, member_id: str | None = None) -> bytes:
+    """The key of a consumer group record of ``record_type`` (3-8); ``member_id`` for the
+    per-member types (5, 7, 8) only.
+
+    Raises ValueError for an unknown record type, a member id given or missing against the
+    type, or a string longer than 32767 UTF-8 bytes."""
+    message = CONSUMER_GROUP_KEYS.get(record_type)
+    if message is None:
+        raise ValueError(f"{record_type} is not a consumer group record type")
+    if (member_id is not None) != (record_type in _MEMBER_RECORD_TYPES):
+        raise ValueError(f"{message.name}: member id {member_id!r} does not fit the key")
+    body = _CgKeyBodies[record_type](group_id=group)
+    if member_id is not None:
+        body.member_id = member_id
+    return _prefixed(record_type, message, body)
+
+
+def _sorted_partitions(assignment: Mapping[uuid.UUID, Iterable[int]], cls: Any) -> list[Any]:
+    return [cls(topic_id=topic_id, partitions=sorted(parts))
+            for topic_id, parts in sorted(assignment.items())]
+
+
+def _read_partitions(entries: Iterable[Any]) -> TopicPartitions:
+    return tuple((e.topic_id, tuple(e.partitions)) for e in entries)
+
+
+def _read_value(message: Message, data: bytes | memoryview) -> Any:
+    view = memoryview(data)
+    version = _version(view, message.name)
+    if version not in message.valid:
+        raise CorruptMessageError(
+            f"{message.name} has unknown version {version} (known: {message.valid})")
+    return _body(message, version, view, message.name)
+
+
+def consumer_group_metadata_value(epoch: int) -> bytes:
+    """ConsumerGroupMetadataValue v0 with the group epoch. Raises OverflowError outside
+    INT32."""
+    return _prefixed(CONSUMER_GROUP_VALUE_VERSION, CONSUMER_GROUP_METADATA_VALUE,
+                     _CgMetadataBody(epoch=epoch))
+
+
+def read_consumer_group_metadata_value(data: bytes | memoryview) -> ConsumerGroupMetadataRecord:
+    """Raises CorruptMessageError for an unknown version or a malformed body."""
+    v = _read_value(CONSUMER_GROUP_METADATA_VALUE, data)
+    return ConsumerGroupMetadataRecord(v.epoch, v.metadata_hash)
+
+
+def partition_metadata_value(topics: Mapping[str, tuple[uuid.UUID, int]]) -> bytes:
+    """ConsumerGroupPartitionMetadataValue v0: the subscribed topics that exist,
+    ``{name: (topic id, partition count)}``, sorted by name, without rack metadata.
+
+    Raises ValueError / OverflowError for values that do not fit their wire types."""
+    body = _PartitionMetadataBody(topics=[
+        _TopicMetadataBody(topic_id=topic_id, topic_name=name, num_partitions=count,
+                           partition_metadata=[])
+        for name, (topic_id, count) in sorted(topics.items())])
+    return _prefixed(CONSUMER_GROUP_VALUE_VERSION, CONSUMER_GROUP_PARTITION_METADATA_VALUE, body)
+
+
+def read_partition_metadata_value(data: bytes | memoryview
+                                  ) -> dict[str, tuple[uuid.UUID, int]]:
+    """``{topic name: (topic id, partition count)}``. Raises CorruptMessageError for an
+    unknown version or a malformed body."""
+    v = _read_value(CONSUMER_GROUP_PARTITION_METADATA_VALUE, data)
+    return {t.topic_name: (t.topic_id, t.num_partitions) for t in v.topics}
+
+
+def member_metadata_value(value: SubscriptionRecord) -> bytes:
+    """ConsumerGroupMemberMetadataValue v0, topic names sorted (as Kafka sorts them).
+
+    Raises ValueError / OverflowError for values that do not fit their wire types."""
+    body = _SubscriptionBody(
+        instance_id=value.instance_id,
+        rack_id=value.rack_id,
+        client_id=value.client_id,
+        client_host=value.client_host,
+        subscribed_topic_names=sorted(value.subscribed_topic_names),
+        subscribed_topic_regex=value.subscribed_topic_regex,
+        rebalance_timeout_ms=value.rebalance_timeout_ms,
+        server_assignor=value.server_assignor,
+    )
+    return _prefixed(CONSUMER_GROUP_VALUE_VERSION, CONSUMER_GROUP_MEMBER_METADATA_VALUE, body)
+
+
+def read_member_metadata_value(data: bytes | memoryview) -> SubscriptionRecord:
+    """Raises CorruptMessageError for an unknown version or a malformed body (a null client
+    id, host or topic list, ...)."""
+    v = _read_value(CONSUMER_GROUP_MEMBER_METADATA_VALUE, data)
+    return SubscriptionRecord(
+        instance_id=v.instance_id,
+        rack_id=v.rack_id,
+        client_id=v.client_id,
+        client_host=v.client_host,
+        subscribed_topic_names=tuple(v.subscribed_topic_names),
+        subscribed_topic_regex=v.subscribed_topic_regex,
+        rebalance_timeout_ms=v.rebalance_timeout_ms,
+        server_assignor=v.server_assignor,
+    )
+
+
+def target_assignment_metadata_value(assignment_epoch: int) -> bytes:
+    """ConsumerGroupTargetAssignmentMetadataValue v0. Raises OverflowError outside INT32."""
+    return _prefixed(CONSUMER_GROUP_VALUE_VERSION, CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE,
+                     _TargetMetadataBody(assignment_epoch=assignment_epoch))
+
+
+def read_target_assignment_metadata_value(data: bytes | memoryview) -> int:
+    """The assignment epoch. Raises CorruptMessageError for an unknown version or a malformed
+    body."""
+    return int(_read_value(CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE, data)
+               .assignment_epoch)
+
+
+def target_assignment_member_value(assignment: Mapping[uuid.UUID, Iterable[int]]) -> bytes:
+    """ConsumerGroupTargetAssignmentMemberValue v0: one member's target partitions, topics
+    and partitions sorted. Raises OverflowError for a partition outside INT32."""
+    body = _TargetMemberBody(
+        topic_partitions=_sorted_partitions(assignment, _TargetPartitionsBody))
+    return _prefixed(CONSUMER_GROUP_VALUE_VERSION, CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE,
+                     body)
+
+
+def read_target_assignment_member_value(data: bytes | memoryview) -> TopicPartitions:
+    """Raises CorruptMessageError for an unknown version or a malformed body."""
+    v = _read_value(CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE, data)
+    return _read_partitions(v.topic_partitions)
+
+
+def current_member_assignment_value(
+        member_epoch: int, previous_member_epoch: int, state: int,
+        assigned: Mapping[uuid.UUID, Iterable[int]],
+        pending_revocation: Mapping[uuid.UUID, Iterable[int]]) -> bytes:
+    """ConsumerGroupCurrentMemberAssignmentValue v0, topics and partitions sorted.
+
+    Raises OverflowError for numbers outside their wire types."""
+    body = _CurrentBody(
+        member_epoch=member_epoch,
+        previous_member_epoch=previous_member_epoch,
+        state=state,
+        assigned_partitions=_sorted_partitions(assigned, _CurrentPartitionsBody),
+        partitions_pending_revocation=_sorted_partitions(pending_revocation,
+                                                         _CurrentPartitionsBody),
+    )
+    return _prefixed(CONSUMER_GROUP_VALUE_VERSION,
+                     CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE, body)
+
+
+def read_current_member_assignment_value(data: bytes | memoryview
+                                         ) -> CurrentMemberAssignmentRecord:
+    """Raises CorruptMessageError for an unknown version or a malformed body."""
+    v = _read_value(CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE, data)
+    return CurrentMemberAssignmentRecord(
+        member_epoch=v.member_epoch,
+        previous_member_epoch=v.previous_member_epoch,
+        state=v.state,
+        assigned_partitions=_read_partitions(v.assigned_partitions),
+        partitions_pending_revocation=_read_partitions(v.partitions_pending_revocation),
     )

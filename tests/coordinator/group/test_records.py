@@ -8,6 +8,7 @@ and the generic codec are checked against something they did not produce.
 from __future__ import annotations
 
 import struct
+import uuid
 
 import attrs
 import pytest
@@ -15,19 +16,36 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kafkapy.coordinator.group.records import (
+    ConsumerGroupKey,
+    ConsumerGroupMetadataRecord,
+    CurrentMemberAssignmentRecord,
     GroupKey,
     GroupMetadataRecord,
     MemberRecord,
     OffsetAndMetadata,
     OffsetKey,
+    SubscriptionRecord,
     UnknownKey,
+    consumer_group_key,
+    consumer_group_metadata_value,
+    current_member_assignment_value,
     group_metadata_key,
     group_metadata_value,
+    member_metadata_value,
     offset_commit_key,
     offset_commit_value,
+    partition_metadata_value,
+    read_consumer_group_metadata_value,
+    read_current_member_assignment_value,
     read_group_value,
     read_key,
+    read_member_metadata_value,
     read_offset_value,
+    read_partition_metadata_value,
+    read_target_assignment_member_value,
+    read_target_assignment_metadata_value,
+    target_assignment_member_value,
+    target_assignment_metadata_value,
 )
 from kafkapy.errors import CorruptMessageError
 
@@ -165,9 +183,9 @@ def test_empty_group_id_key() -> None:
     assert read_key(i16(2) + i16(0)) == GroupKey("")
 
 
-@pytest.mark.parametrize("version", [3, 4, 5, 6, 16, 100, 32767, -1, -32768])
+@pytest.mark.parametrize("version", [9, 10, 16, 17, 100, 32767, -1, -32768])
 def test_other_key_versions_are_unknown_record_types(version: int) -> None:
-    # e.g. 3 is the new coordinator's ConsumerGroupMetadataKey: groupId STRING
+    # e.g. 9 is a share group's partition metadata, 16 a resolved regular expression
     assert read_key(i16(version) + s("g")) == UnknownKey(version)
     assert read_key(i16(version)) == UnknownKey(version)
 
@@ -485,3 +503,191 @@ def test_arbitrary_bytes_decode_or_raise_corrupt_message(data: bytes) -> None:
             reader(data)
         except CorruptMessageError:
             pass
+
+
+# ---------------------------------------------------------------------------------------------
+# KIP-848 consumer group records (ConsumerGroup*Key.json / *Value.json): keys are non-flexible,
+# every value is v0 and flexible (compact strings and arrays, tagged-field sections).
+
+
+def i8(n: int) -> bytes:
+    return struct.pack(">b", n)
+
+
+def u(topic_id: uuid.UUID) -> bytes:
+    """UUID: 16 bytes, most significant first."""
+    return topic_id.bytes
+
+
+def carray(items: list[bytes]) -> bytes:
+    """COMPACT_ARRAY: UNSIGNED_VARINT count + 1, the elements."""
+    return uvarint(len(items) + 1) + b"".join(items)
+
+
+T1 = uuid.UUID("0b5f5d5e-3c1a-4a43-9d3e-6a0f3f3a1e01")
+T2 = uuid.UUID("7e0d2c4b-1111-4c0c-8f00-000000000002")
+
+
+@pytest.mark.parametrize(("record_type", "member"), [
+    (3, None), (4, None), (5, "m-1"), (6, None), (7, "m-1"), (8, "m-1")])
+def test_consumer_group_keys(record_type: int, member: str | None) -> None:
+    expected = i16(record_type) + s("grüppe") + (s(member) if member is not None else b"")
+    assert consumer_group_key(record_type, "grüppe", member) == expected
+    assert read_key(expected) == ConsumerGroupKey(record_type, "grüppe", member)
+
+
+@pytest.mark.parametrize(("record_type", "member"), [(3, "m"), (5, None), (2, None), (9, None)])
+def test_consumer_group_key_refuses_what_does_not_fit(record_type: int,
+                                                     member: str | None) -> None:
+    with pytest.raises(ValueError):
+        consumer_group_key(record_type, "g", member)
+
+
+@pytest.mark.parametrize("data", [
+    i16(3), i16(3) + s(None), i16(5) + s("g"), i16(5) + s("g") + s(None),
+    i16(7) + s("g") + i16(4) + b"ab", i16(8) + s("g") + s("m")[:-1],
+], ids=repr)
+def test_bad_consumer_group_keys(data: bytes) -> None:
+    with pytest.raises(CorruptMessageError):
+        read_key(data)
+
+
+def test_group_epoch_value() -> None:
+    expected = i16(0) + i32(7) + NO_TAGS
+    assert consumer_group_metadata_value(7) == expected
+    assert read_consumer_group_metadata_value(expected) == ConsumerGroupMetadataRecord(7, 0)
+
+
+def test_group_epoch_value_of_kafka_4_1_has_a_metadata_hash() -> None:
+    # tag 0: MetadataHash INT64 (KIP-1101); tag 1 (CreationTimeMs, KIP-1282) is not known here
+    tags = uvarint(2) + uvarint(0) + uvarint(8) + i64(-123456789) + uvarint(1) + uvarint(8) \
+        + i64(1_700_000_000_000)
+    assert read_consumer_group_metadata_value(i16(0) + i32(3) + tags) == \
+        ConsumerGroupMetadataRecord(3, -123456789)
+
+
+def test_partition_metadata_value_sorted_by_name_without_racks() -> None:
+    expected = i16(0) + carray([
+        u(T2) + cs("alpha") + i32(3) + carray([]) + NO_TAGS,
+        u(T1) + cs("beta") + i32(12) + carray([]) + NO_TAGS,
+    ]) + NO_TAGS
+    topics = {"beta": (T1, 12), "alpha": (T2, 3)}
+    assert partition_metadata_value(topics) == expected
+    assert read_partition_metadata_value(expected) == topics
+
+
+def test_partition_metadata_value_with_racks_reads() -> None:
+    # Kafka 3.7-4.0 may store racks per partition; they are read past.
+    data = i16(0) + carray([
+        u(T1) + cs("t") + i32(2) + carray([
+            i32(0) + carray([cs("r1"), cs("r2")]) + NO_TAGS,
+            i32(1) + carray([cs("r1")]) + NO_TAGS,
+        ]) + NO_TAGS]) + NO_TAGS
+    assert read_partition_metadata_value(data) == {"t": (T1, 2)}
+
+
+SUBSCRIPTION_RECORD = SubscriptionRecord(
+    instance_id="instance-Ω", rack_id=None, client_id="rdkafka", client_host="/127.0.0.1",
+    subscribed_topic_names=("b", "a"), subscribed_topic_regex=None, rebalance_timeout_ms=300000,
+    server_assignor="uniform")
+
+
+def test_member_metadata_value_field_by_field() -> None:
+    r = SUBSCRIPTION_RECORD
+    expected = (i16(0) + cs(r.instance_id) + cs(None) + cs(r.client_id) + cs(r.client_host)
+                + carray([cs("a"), cs("b")]) + cs(None) + i32(300000) + cs("uniform") + NO_TAGS)
+    assert member_metadata_value(r) == expected
+    assert read_member_metadata_value(expected) == attrs.evolve(
+        r, subscribed_topic_names=("a", "b"))
+
+
+def test_member_metadata_value_skips_classic_member_metadata() -> None:
+    # tag 0: ClassicMemberMetadata {SessionTimeoutMs, SupportedProtocols [Name, Metadata]}
+    classic = i32(45000) + carray([cs("range") + cb(b"\x00\x01") + NO_TAGS]) + NO_TAGS
+    data = (i16(0) + cs(None) + cs("rack") + cs("c") + cs("h") + carray([cs("t")])
+            + cs("^t.*") + i32(-1) + cs(None) + uvarint(1) + uvarint(0) + uvarint(len(classic))
+            + classic)
+    assert read_member_metadata_value(data) == SubscriptionRecord(
+        None, "rack", "c", "h", ("t",), "^t.*", -1, None)
+
+
+def test_target_assignment_values() -> None:
+    expected = i16(0) + carray([
+        u(T1) + carray([i32(0), i32(4)]) + NO_TAGS,
+        u(T2) + carray([i32(1)]) + NO_TAGS,
+    ]) + NO_TAGS
+    assert target_assignment_member_value({T2: {1}, T1: [4, 0]}) == expected
+    assert read_target_assignment_member_value(expected) == ((T1, (0, 4)), (T2, (1,)))
+    assert target_assignment_member_value({}) == i16(0) + carray([]) + NO_TAGS
+    assert target_assignment_metadata_value(12) == i16(0) + i32(12) + NO_TAGS
+    assert read_target_assignment_metadata_value(i16(0) + i32(12) + NO_TAGS) == 12
+
+
+def test_current_member_assignment_value() -> None:
+    expected = (i16(0) + i32(5) + i32(4) + i8(1)
+                + carray([u(T1) + carray([i32(2)]) + NO_TAGS])
+                + carray([u(T2) + carray([i32(0), i32(3)]) + NO_TAGS]) + NO_TAGS)
+    assert current_member_assignment_value(5, 4, 1, {T1: {2}}, {T2: {3, 0}}) == expected
+    assert read_current_member_assignment_value(expected) == CurrentMemberAssignmentRecord(
+        5, 4, 1, ((T1, (2,)),), ((T2, (0, 3)),))
+
+
+def test_current_member_assignment_skips_assignment_epochs() -> None:
+    # tag 0 of TopicPartitions (KIP-1251, AssignmentEpochs []int32) is not known here
+    epochs = carray([i32(5)])
+    data = (i16(0) + i32(5) + i32(4) + i8(0)
+            + carray([u(T1) + carray([i32(2)]) + uvarint(1) + uvarint(0)
+                      + uvarint(len(epochs)) + epochs])
+            + carray([]) + NO_TAGS)
+    assert read_current_member_assignment_value(data) == CurrentMemberAssignmentRecord(
+        5, 4, 0, ((T1, (2,)),), ())
+
+
+@pytest.mark.parametrize(("read", "data"), [
+    (read_consumer_group_metadata_value, i16(0) + i32(1)),           # no tagged section
+    (read_consumer_group_metadata_value, i16(1) + i32(1) + NO_TAGS),  # unknown version
+    (read_consumer_group_metadata_value, b"\x00"),
+    (read_partition_metadata_value, i16(0) + uvarint(0) + NO_TAGS),   # null topics
+    (read_partition_metadata_value, i16(0) + carray([u(T1)[:8]])),
+    (read_member_metadata_value, i16(0) + cs(None) + cs(None) + cs(None)),   # null client id
+    (read_member_metadata_value, i16(0) + cs(None) + cs(None) + cs("c") + cs("h")
+     + uvarint(0) + cs(None) + i32(1) + cs(None) + NO_TAGS),           # null topic names
+    (read_target_assignment_member_value, i16(0) + carray([u(T1) + uvarint(5) + i32(1)])),
+    (read_target_assignment_metadata_value, i16(0) + i16(1)),
+    (read_current_member_assignment_value, i16(0) + i32(1) + i32(0) + i8(0) + carray([])),
+    (read_current_member_assignment_value, i16(-1) + i32(1) + i32(0) + i8(0)),
+], ids=repr)
+def test_bad_consumer_group_values(read: object, data: bytes) -> None:
+    with pytest.raises(CorruptMessageError):
+        read(data)  # type: ignore[operator]
+
+
+uuids = st.builds(uuid.UUID, int=st.integers(0, 2**128 - 1))
+assignments = st.dictionaries(uuids, st.frozensets(st.integers(0, 2**31 - 1), min_size=1),
+                              max_size=4)
+
+
+@given(st.integers(-(2**31), 2**31 - 1), st.integers(-(2**31), 2**31 - 1),
+       st.sampled_from([0, 1, 2, 127]), assignments, assignments)
+def test_current_member_assignment_round_trip(epoch: int, previous: int, state: int,
+                                              assigned: dict[uuid.UUID, frozenset[int]],
+                                              pending: dict[uuid.UUID, frozenset[int]]) -> None:
+    record = read_current_member_assignment_value(
+        current_member_assignment_value(epoch, previous, state, assigned, pending))
+    assert (record.member_epoch, record.previous_member_epoch, record.state) == \
+        (epoch, previous, state)
+    assert {t: frozenset(p) for t, p in record.assigned_partitions} == assigned
+    assert {t: frozenset(p) for t, p in record.partitions_pending_revocation} == pending
+
+
+@given(st.builds(
+    SubscriptionRecord,
+    instance_id=st.none() | st.text(max_size=20), rack_id=st.none() | st.text(max_size=20),
+    client_id=st.text(max_size=20), client_host=st.text(max_size=20),
+    subscribed_topic_names=st.lists(st.text(max_size=20), max_size=5, unique=True)
+    .map(lambda names: tuple(sorted(names))),
+    subscribed_topic_regex=st.none() | st.text(max_size=20),
+    rebalance_timeout_ms=st.integers(-(2**31), 2**31 - 1),
+    server_assignor=st.none() | st.sampled_from(["uniform", "range"])))
+def test_member_metadata_round_trip(record: SubscriptionRecord) -> None:
+    assert read_member_metadata_value(member_metadata_value(record)) == record
