@@ -14,6 +14,9 @@ What is proven:
   assignments are what the consumers own; ``list_consumer_groups`` lists it with type
   CONSUMER; ``delete_consumer_groups`` deletes it once empty, offsets included.
 - A consumer that commits and closes is followed by one that resumes at the committed offset.
+- The group survives a broker restart (its ConsumerGroup* records in ``__consumer_offsets``
+  are loaded at startup): describe shows the same group epoch, member ids and assignments,
+  and the three consumers keep their partitions with no rebalance callback at all.
 - A member that stops heartbeating (raw requests) loses its partitions only when its session
   (``group.consumer.session.timeout.ms``) expires; then the real consumer gets all of them.
 - A group id is of one type: a classic JoinGroup for a consumer group with members is
@@ -73,8 +76,14 @@ class Member:
             "enable.auto.commit": False, "auto.offset.reset": "earliest",
             "fetch.wait.max.ms": 100,
             "error_cb": lambda err: self.errors.append(str(err))})
-        self.consumer.subscribe([topic], on_assign=lambda c, ps: None,
-                                on_revoke=lambda c, ps: None, on_lost=lambda c, ps: None)
+        # (callback, partitions) of every rebalance callback, in order
+        self.callbacks: list[tuple[str, list[int]]] = []
+
+        def record(kind: str) -> Callable[[Any, list[Any]], None]:
+            return lambda c, ps: self.callbacks.append((kind, [tp.partition for tp in ps]))
+
+        self.consumer.subscribe([topic], on_assign=record("assign"),
+                                on_revoke=record("revoke"), on_lost=record("lost"))
         self.closed = False
 
     @property
@@ -246,6 +255,65 @@ def test_restarted_consumer_resumes_at_committed_offset(
         assert broker.committed_offsets(group) == {(topic, 0): 20}
     finally:
         second.close()
+
+
+# ================================================================= the group survives a restart
+
+
+@pytest.mark.kafka_broker(CONSUMER_GROUPS)
+def test_members_keep_their_assignments_across_a_broker_restart(
+        kafka_broker: BrokerHandle, request: pytest.FixtureRequest) -> None:
+    """The group is written to ``__consumer_offsets`` as it changes and loaded at startup:
+    after a restart describe shows the same epoch and members, and the consumers, which keep
+    heartbeating with their member ids and epochs, keep their partitions (no revocation, no
+    lost partitions, no rejoin)."""
+    broker = kafka_broker
+    topic = group = name_for(request)
+    broker.create_topic(topic, partitions=6)
+    members = [Member(broker, group, topic, n) for n in ("a", "b", "c")]
+    try:
+        run_until(members, balanced(members, 6), TIMEOUT, "balanced assignment of 3 x 2")
+        admin = admin_for(broker)
+
+        def stable() -> Any:
+            deadline = time.monotonic() + TIMEOUT
+            while True:
+                description = admin.describe_consumer_groups([group])[group].result(TIMEOUT)
+                if description.state == ConsumerGroupState.STABLE:
+                    return description
+                assert time.monotonic() < deadline, f"never Stable: {description.state}"
+                for m in members:
+                    m.poll()
+
+        def view(description: Any) -> Any:
+            return sorted((m.member_id, m.client_id,
+                           sorted(tp.partition for tp in m.assignment.topic_partitions))
+                          for m in description.members)
+
+        before = stable()
+        group_epoch = broker.call(lambda: broker.server.group_coordinator.consumer_groups
+                                  .get(group).group_epoch)
+        owned = {m.name: m.owned for m in members}
+        callbacks = {m.name: len(m.callbacks) for m in members}
+
+        broker.restart()
+
+        after = stable()
+        assert view(after) == view(before)
+        loaded = broker.call(lambda: broker.server.group_coordinator.consumer_groups.get(group))
+        assert loaded.group_epoch == group_epoch
+        # Several heartbeat intervals of heartbeats with the old member ids and epochs.
+        ended = time.monotonic() + 10 * HEARTBEAT_MS / 1000
+        run_until(members, lambda: time.monotonic() >= ended, TIMEOUT, "ten heartbeats")
+        assert {m.name: m.owned for m in members} == owned
+        assert {m.name: m.callbacks[callbacks[m.name]:] for m in members} == \
+            {m.name: [] for m in members}
+        assert view(stable()) == view(before)
+        assert broker.call(lambda: broker.server.group_coordinator.consumer_groups
+                           .get(group).group_epoch) == group_epoch
+    finally:
+        for m in members:
+            m.close()
 
 
 # ==================================================================== raw members and types

@@ -5,8 +5,9 @@ at a time.
 This module owns the state of *one* group and the rules of Kafka's ``GroupMetadataManager``
 (``consumerGroupHeartbeat``, ``consumerGroupLeave``, the fencing paths), ``ConsumerGroup``,
 ``ConsumerGroupMember`` and ``CurrentAssignmentBuilder``. It is pure and synchronous: no clock
-(the caller passes ``now_ms``), no timers, no I/O, no persistence. The coordinator that owns the
-group map calls it from one task at a time per group; nothing here is thread-safe.
+(the caller passes ``now_ms``), no timers, no I/O, no persistence (the caller writes records
+of what changed and rebuilds a group with :meth:`ConsumerGroup.restore`). The coordinator that
+owns the group map calls it from one task at a time per group; nothing here is thread-safe.
 
 Theory of operation
 -------------------
@@ -472,12 +473,16 @@ class ConsumerGroup:
     def restore(self, *, group_epoch: int, assignment_epoch: int,
                 members: Iterable[ConsumerGroupMember],
                 target_assignment: Mapping[str, Mapping[uuid.UUID, Iterable[int]]],
-                topics: TopicsMetadata, now_ms: int | None = None) -> None:
+                topics: TopicsMetadata, now_ms: int | None = None,
+                subscription_metadata: Mapping[str, tuple[uuid.UUID, int]] | None = None
+                ) -> None:
         """Load a group's state as a whole (Kafka replays it from ``__consumer_offsets``).
 
-        ``topics`` sets the subscription metadata, so a heartbeat with the same metadata does
-        not bump the group epoch. With ``now_ms``, every member's session deadline starts then
-        (Kafka schedules the session timeouts of the members it loads).
+        The subscription metadata is ``subscription_metadata`` (as stored), else computed from
+        ``topics``, so a heartbeat with the same metadata does not bump the group epoch;
+        ``topics`` also names the topics for :meth:`describe`. With ``now_ms``, every member's
+        session deadline starts then, and a member that was revoking partitions gets a fresh
+        rebalance deadline (Kafka schedules both timeouts for the members it loads).
 
         Raises:
             ValueError: the group is not empty, or two members hold the same partition.
@@ -493,10 +498,15 @@ class ConsumerGroup:
             raise ValueError(str(e)) from e
         self.target_assignment = {m: _freeze(a) for m, a in target_assignment.items()}
         self._topic_names = {topic_id: name for name, (topic_id, _) in topics.items()}
-        self.subscription_metadata = self._compute_subscription_metadata(topics)
+        self.subscription_metadata = (self._compute_subscription_metadata(topics)
+                                      if subscription_metadata is None
+                                      else dict(subscription_metadata))
         if now_ms is not None:
-            for member_id in self.members:
+            for member_id, member in self.members.items():
                 self._session_deadlines[member_id] = now_ms + self.config.session_timeout_ms
+                if member.state is MemberState.UNREVOKED_PARTITIONS:
+                    self._rebalance_deadlines[member_id] = (
+                        member.member_epoch, now_ms + max(member.rebalance_timeout_ms, 0))
 
     # ------------------------------------------------------------------ queries
 

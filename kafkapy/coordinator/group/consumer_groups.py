@@ -7,7 +7,8 @@ The rules of one group are :class:`~kafkapy.coordinator.group.consumer_group.Con
 ``GroupMetadataManager`` does for consumer groups:
 
 - the groups by id. A heartbeat with MemberEpoch 0 creates its group; any other heartbeat for
-  an unknown group is UNKNOWN_MEMBER_ID (see *Not persisted* below);
+  an unknown group is UNKNOWN_MEMBER_ID (a group comes back after a restart: see
+  *Persistence* below);
 - the clock: ``now`` is ``trio.current_time()`` in milliseconds, the purgatory's clock, so a
   ``trio.testing.MockClock`` drives the groups and their timers together;
 - the timers, as delayed operations in one purgatory (no polling loop):
@@ -46,11 +47,32 @@ member's commit or fetch by member epoch first, and leaves the holder out of the
 holder's state timestamp to now, so offsets only start to age (``offsets.retention.minutes``)
 once the group is empty, as Kafka's retention of an empty group.
 
-Not persisted: the membership, epochs and assignments of consumer groups live in memory only
-(Kafka writes them to ``__consumer_offsets`` as ConsumerGroup* records). After a broker
-restart a group comes back as its offsets holder only; its members' heartbeats are answered
-UNKNOWN_MEMBER_ID, and the clients rejoin with MemberEpoch 0 (and resume at the committed
-offsets).
+Persistence. A group's state is written to its ``__consumer_offsets`` partition as Kafka's
+ConsumerGroup* records (:mod:`kafkapy.coordinator.group.records`), through the
+``GroupMetadataManager``'s append path, after every call that changed it: a heartbeat, a
+timer, a deletion. What changed is found by comparing the group with a snapshot taken before
+the call (members are immutable, so an unchanged member is the same object and costs an
+identity check), and the records go out in the order Kafka's ``consumerGroupHeartbeat`` /
+``removeMember`` / ``createGroupTombstoneRecords`` produce them:
+
+- a member gone: tombstones of its current assignment (8), target assignment (7) and
+  subscription (5);
+- a member new or whose subscription fields changed: its subscription (5);
+- the subscription metadata changed: ConsumerGroupPartitionMetadata (4);
+- the group epoch changed: ConsumerGroupMetadata (3);
+- a member's target changed: its target assignment (7); the assignment epoch changed:
+  ConsumerGroupTargetAssignmentMetadata (6);
+- a member new or whose epochs, state or partitions changed: its current assignment (8).
+
+A steady heartbeat changes nothing and writes nothing. A deleted (or converted) group gets
+tombstones for every record. At startup the manager replays each partition into a
+:class:`StoredConsumerGroup` per group (later records win, tombstones delete) and hands it to
+:meth:`ConsumerGroups.load`, which restores the group with fresh session timers (and rebalance
+timers for members that were revoking), as Kafka's ``onLoaded`` does: members that keep
+heartbeating with their member id and epoch carry on without rejoining. A write that fails
+fails the heartbeat with the error Kafka maps it to, but the group keeps its new state in
+memory (Kafka would roll it back); the next write of the group starts from the state last
+written, so what failed goes out then.
 
 Everything here runs on the broker's event loop and is synchronous; a heartbeat is processed
 without another task in between.
@@ -60,9 +82,11 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
+import attrs
 import trio
 
 from kafkapy.coordinator.group.classic_group import ClassicGroup, GroupState
@@ -71,15 +95,42 @@ from kafkapy.coordinator.group.consumer_group import (
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
     ConsumerGroup,
     ConsumerGroupConfig,
+    ConsumerGroupMember,
     DescribedGroup,
     HeartbeatRequest,
     HeartbeatResponse,
+    MemberState,
     TopicsMetadata,
     validate_heartbeat_request,
+)
+from kafkapy.coordinator.group.records import (
+    CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT,
+    CONSUMER_GROUP_MEMBER_METADATA,
+    CONSUMER_GROUP_METADATA,
+    CONSUMER_GROUP_PARTITION_METADATA,
+    CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER,
+    CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA,
+    CurrentMemberAssignmentRecord,
+    SubscriptionRecord,
+    TopicPartitions,
+    consumer_group_key,
+    consumer_group_metadata_value,
+    current_member_assignment_value,
+    member_metadata_value,
+    partition_metadata_value,
+    read_consumer_group_metadata_value,
+    read_current_member_assignment_value,
+    read_member_metadata_value,
+    read_partition_metadata_value,
+    read_target_assignment_member_value,
+    read_target_assignment_metadata_value,
+    target_assignment_member_value,
+    target_assignment_metadata_value,
 )
 from kafkapy.errors import (
     GroupIdNotFoundError,
     InvalidGroupIdError,
+    KafkaError,
     NonEmptyGroupError,
     UnknownMemberIdError,
 )
@@ -88,7 +139,14 @@ from kafkapy.server.purgatory import DelayedOperation, DelayedOperationPurgatory
 if TYPE_CHECKING:
     from kafkapy.coordinator.group.group_coordinator import GroupCoordinator
 
-__all__ = ["ConsumerGroups"]
+__all__ = [
+    "ConsumerGroups",
+    "GroupSnapshot",
+    "Record",
+    "StoredConsumerGroup",
+    "group_records",
+    "tombstones",
+]
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +155,217 @@ SESSION, REBALANCE, CLEANUP = "session", "rebalance", "cleanup"
 
 def _now_ms() -> int:
     return int(trio.current_time() * 1000)
+
+
+Record = tuple[bytes, bytes | None]
+"""A record of ``__consumer_offsets``: (key, value or None for a tombstone)."""
+
+Writer = Callable[[str, Sequence[Record]], None]
+"""Appends a group's records to its ``__consumer_offsets`` partition (raises KafkaError)."""
+
+
+# ======================================================================== records
+
+
+def _subscription(member: ConsumerGroupMember) -> SubscriptionRecord:
+    return SubscriptionRecord(
+        instance_id=member.instance_id,
+        rack_id=member.rack_id,
+        client_id=member.client_id,
+        client_host=member.client_host,
+        subscribed_topic_names=tuple(sorted(member.subscribed_topic_names)),
+        subscribed_topic_regex=member.subscribed_topic_regex,
+        rebalance_timeout_ms=member.rebalance_timeout_ms,
+        server_assignor=member.server_assignor_name,
+    )
+
+
+def _current(member: ConsumerGroupMember) -> tuple[Any, ...]:
+    return (member.member_epoch, member.previous_member_epoch, member.state,
+            member.assigned_partitions, member.partitions_pending_revocation)
+
+
+def _nonempty(assignment: Mapping[uuid.UUID, Iterable[int]]) -> dict[uuid.UUID, frozenset[int]]:
+    return {t: frozenset(p) for t, p in assignment.items() if p}
+
+
+def _member_tombstones(group_id: str, member_id: str) -> list[Record]:
+    # Kafka's removeMember: current assignment, target assignment, subscription.
+    return [(consumer_group_key(CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT, group_id, member_id),
+             None),
+            (consumer_group_key(CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER, group_id, member_id),
+             None),
+            (consumer_group_key(CONSUMER_GROUP_MEMBER_METADATA, group_id, member_id), None)]
+
+
+@attrs.frozen
+class GroupSnapshot:
+    """What of a group the records describe, before a change (shallow: members and target
+    assignments are immutable values, replaced rather than mutated)."""
+
+    group_epoch: int = 0
+    assignment_epoch: int = 0
+    subscription_metadata: Mapping[str, tuple[uuid.UUID, int]] = attrs.Factory(dict)
+    members: Mapping[str, ConsumerGroupMember] = attrs.Factory(dict)
+    target_assignment: Mapping[str, Mapping[uuid.UUID, frozenset[int]]] = attrs.Factory(dict)
+
+    @classmethod
+    def of(cls, group: ConsumerGroup) -> GroupSnapshot:
+        return cls(group.group_epoch, group.assignment_epoch, dict(group.subscription_metadata),
+                   dict(group.members), dict(group.target_assignment))
+
+
+def group_records(group: ConsumerGroup, before: GroupSnapshot | None = None) -> list[Record]:
+    """The records that bring the stored group from ``before`` (default: nothing stored) to
+    ``group``, in Kafka's order (module doc)."""
+    before = before or GroupSnapshot()
+    group_id = group.group_id
+    out: list[Record] = []
+    for member_id in before.members:
+        if member_id not in group.members:
+            out += _member_tombstones(group_id, member_id)
+    for member_id, member in group.members.items():
+        old = before.members.get(member_id)
+        if old is member:
+            continue
+        subscription = _subscription(member)
+        if old is None or _subscription(old) != subscription:
+            out.append((consumer_group_key(CONSUMER_GROUP_MEMBER_METADATA, group_id, member_id),
+                        member_metadata_value(subscription)))
+    if group.subscription_metadata != before.subscription_metadata:
+        out.append((consumer_group_key(CONSUMER_GROUP_PARTITION_METADATA, group_id),
+                    partition_metadata_value(group.subscription_metadata)))
+    if group.group_epoch != before.group_epoch:
+        out.append((consumer_group_key(CONSUMER_GROUP_METADATA, group_id),
+                    consumer_group_metadata_value(group.group_epoch)))
+    for member_id, target in group.target_assignment.items():
+        old_target = before.target_assignment.get(member_id)
+        if old_target is target or (old_target is not None
+                                    and _nonempty(old_target) == _nonempty(target)):
+            continue
+        out.append((consumer_group_key(CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER, group_id,
+                                       member_id), target_assignment_member_value(target)))
+    for member_id in before.target_assignment:
+        if member_id not in group.target_assignment and member_id in group.members:
+            out.append((consumer_group_key(CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER, group_id,
+                                           member_id), None))
+    if group.assignment_epoch != before.assignment_epoch:
+        out.append((consumer_group_key(CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA, group_id),
+                    target_assignment_metadata_value(group.assignment_epoch)))
+    for member_id, member in group.members.items():
+        old = before.members.get(member_id)
+        if old is member or (old is not None and _current(old) == _current(member)):
+            continue
+        out.append((consumer_group_key(CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT, group_id,
+                                       member_id),
+                    current_member_assignment_value(
+                        member.member_epoch, member.previous_member_epoch, member.state.value,
+                        member.assigned_partitions, member.partitions_pending_revocation)))
+    return out
+
+
+def tombstones(group: ConsumerGroup, also: Iterable[str] = ()) -> list[Record]:
+    """Tombstones for every record of the group (and of the members ``also``, whose removal
+    may not have been written), in the order of Kafka's
+    ``ConsumerGroup.createGroupTombstoneRecords``."""
+    group_id = group.group_id
+    members = list(group.members) + [m for m in also if m not in group.members]
+    out: list[Record] = []
+    out += [(consumer_group_key(CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT, group_id, m), None)
+            for m in members]
+    out += [(consumer_group_key(CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER, group_id, m), None)
+            for m in members]
+    out.append((consumer_group_key(CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA, group_id), None))
+    out += [(consumer_group_key(CONSUMER_GROUP_MEMBER_METADATA, group_id, m), None)
+            for m in members]
+    out.append((consumer_group_key(CONSUMER_GROUP_PARTITION_METADATA, group_id), None))
+    out.append((consumer_group_key(CONSUMER_GROUP_METADATA, group_id), None))
+    return out
+
+
+def _member_state(value: int) -> MemberState:
+    try:
+        return MemberState(value)
+    except ValueError:
+        return MemberState.UNKNOWN      # Kafka's MemberState.fromValue
+
+
+@attrs.define
+class StoredConsumerGroup:
+    """One consumer group as its records describe it, replayed in log order (Kafka's
+    ``GroupMetadataManager.replay`` for the ConsumerGroup* records): a later record replaces
+    an earlier one of the same key, a tombstone removes it, and the group's metadata tombstone
+    (written last when a group is deleted) forgets the group."""
+
+    group_id: str
+    epoch: int | None = None
+    subscription_metadata: dict[str, tuple[uuid.UUID, int]] | None = None
+    assignment_epoch: int | None = None
+    subscriptions: dict[str, SubscriptionRecord] = attrs.Factory(dict)
+    targets: dict[str, TopicPartitions] = attrs.Factory(dict)
+    current: dict[str, CurrentMemberAssignmentRecord] = attrs.Factory(dict)
+
+    def replay(self, record_type: int, member_id: str | None, value: bytes | None) -> None:
+        """Apply one record. Raises CorruptMessageError for a value that does not decode."""
+        if record_type == CONSUMER_GROUP_METADATA:
+            if value is None:
+                self.epoch = self.subscription_metadata = self.assignment_epoch = None
+                self.subscriptions.clear()
+                self.targets.clear()
+                self.current.clear()
+            else:
+                self.epoch = read_consumer_group_metadata_value(value).epoch
+        elif record_type == CONSUMER_GROUP_PARTITION_METADATA:
+            self.subscription_metadata = (None if value is None
+                                          else read_partition_metadata_value(value))
+        elif record_type == CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA:
+            self.assignment_epoch = (None if value is None
+                                     else read_target_assignment_metadata_value(value))
+        elif member_id is not None:
+            if record_type == CONSUMER_GROUP_MEMBER_METADATA:
+                _put(self.subscriptions, member_id, value, read_member_metadata_value)
+            elif record_type == CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER:
+                _put(self.targets, member_id, value, read_target_assignment_member_value)
+            elif record_type == CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT:
+                _put(self.current, member_id, value, read_current_member_assignment_value)
+
+    def exists(self) -> bool:
+        return self.epoch is not None or bool(self.subscriptions)
+
+    def members(self) -> list[ConsumerGroupMember]:
+        """The members: those with a subscription, at the epochs and with the partitions of
+        their current assignment (none yet: epoch 0, Kafka's defaults)."""
+        out = []
+        for member_id, s in self.subscriptions.items():
+            member = ConsumerGroupMember(
+                member_id,
+                instance_id=s.instance_id,
+                rack_id=s.rack_id,
+                rebalance_timeout_ms=s.rebalance_timeout_ms,
+                client_id=s.client_id,
+                client_host=s.client_host,
+                subscribed_topic_names=frozenset(s.subscribed_topic_names),
+                subscribed_topic_regex=s.subscribed_topic_regex or None,
+                server_assignor_name=s.server_assignor,
+            )
+            c = self.current.get(member_id)
+            if c is not None:
+                member = attrs.evolve(
+                    member, member_epoch=c.member_epoch,
+                    previous_member_epoch=c.previous_member_epoch,
+                    state=_member_state(c.state),
+                    assigned_partitions=dict(c.assigned_partitions),
+                    partitions_pending_revocation=dict(c.partitions_pending_revocation))
+            out.append(member)
+        return out
+
+
+def _put(records: dict[str, Any], member_id: str, value: bytes | None,
+         read: Callable[[bytes], Any]) -> None:
+    if value is None:
+        records.pop(member_id, None)
+    else:
+        records[member_id] = read(value)
 
 
 class ConsumerGroupTimer(DelayedOperation):
@@ -139,12 +408,14 @@ class ConsumerGroups:
         check_loaded: raises COORDINATOR_LOAD_IN_PROGRESS while the group's
             ``__consumer_offsets`` partition loads.
         cleanup_interval_ms: how often an empty group is looked at for removal.
+        write: appends a group's records to ``__consumer_offsets`` (None: nothing is
+            persisted).
     """
 
     def __init__(self, config: ConsumerGroupConfig, *, topics: Callable[[], TopicsMetadata],
                  classic_groups: Mapping[str, ClassicGroup] | None = None,
                  check_loaded: Callable[[str], None] = lambda group_id: None,
-                 cleanup_interval_ms: int = 600_000) -> None:
+                 cleanup_interval_ms: int = 600_000, write: Writer | None = None) -> None:
         self.config = config
         self.groups: dict[str, ConsumerGroup] = {}
         self.purgatory: DelayedOperationPurgatory[ConsumerGroupTimer] = \
@@ -154,6 +425,10 @@ class ConsumerGroups:
             classic_groups if classic_groups is not None else {}
         self._check_loaded = check_loaded
         self._cleanup_interval_ms = cleanup_interval_ms
+        self._write = write
+        # group id -> the state last written, for a group whose last write failed: the next
+        # write starts from there, so nothing that failed is lost.
+        self._unwritten: dict[str, GroupSnapshot] = {}
         # group id -> (kind, member id) -> the armed timer (its purgatory key adds the group)
         self._timers: dict[str, dict[tuple[str, str], ConsumerGroupTimer]] = {}
 
@@ -174,7 +449,8 @@ class ConsumerGroups:
                 assignors=tuple(cfg.group_consumer_assignors)),
             topics=topics, classic_groups=coordinator.groups,
             check_loaded=coordinator.manager.check_loaded,
-            cleanup_interval_ms=cfg.offsets_retention_check_interval_ms)
+            cleanup_interval_ms=cfg.offsets_retention_check_interval_ms,
+            write=coordinator.manager.store_consumer_group_records)
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
                   ) -> None:
@@ -224,7 +500,7 @@ class ConsumerGroups:
             CoordinatorLoadInProgressError: the group's offsets partition is loading.
             GroupIdNotFoundError: the group id is a classic group in use.
             UnknownMemberIdError: a heartbeat or leave (MemberEpoch != 0) for a group that does
-                not exist (kafkapy: its membership was lost with a restart), or see
+                not exist (it was deleted, or expired), or see
                 :meth:`ConsumerGroup.heartbeat` for the errors of the group itself.
         """
         validate_heartbeat_request(request, self.config.assignors)
@@ -241,24 +517,91 @@ class ConsumerGroups:
             group = self.groups[group_id] = ConsumerGroup(group_id, self.config)
             log.info("Created consumer group %s", group_id)
         now = _now_ms()
+        snapshot = GroupSnapshot.of(group)
         before = (group.group_epoch, len(group.members))
         member_id = request.member_id
         try:
             response = group.heartbeat(request, self._topics(), now)
             member_id = response.member_id
-        finally:
-            if group.group_epoch == 0 and group.is_empty():
-                # Created by a join that failed: the group never was.
-                del self.groups[group_id]
-            else:
-                # Members other than this one only go with a group epoch bump (a leave, a
-                # static member replaced): then every member's timers are looked at.
-                unchanged = (group.group_epoch, len(group.members)) == before
-                self._after_change(group, now, member_id if unchanged else None)
+        except BaseException:
+            self._settle(group, snapshot, now, member_id, before, strict=False)
+            raise
+        self._settle(group, snapshot, now, member_id, before, strict=True)
         if request.member_epoch not in (LEAVE_GROUP_MEMBER_EPOCH,
                                         LEAVE_GROUP_STATIC_MEMBER_EPOCH):
             self._touch_offsets(group_id)
         return response
+
+    def _settle(self, group: ConsumerGroup, snapshot: GroupSnapshot, now_ms: int,
+                member_id: str, before: tuple[int, int], *, strict: bool) -> None:
+        """After a heartbeat: timers, then the records of what changed. A failed write raises
+        when ``strict`` (the heartbeat succeeded and its answer becomes the error), else it is
+        logged (the heartbeat's own error wins)."""
+        if group.group_epoch == 0 and group.is_empty():
+            # Created by a join that failed: the group never was (nothing was written).
+            self.groups.pop(group.group_id, None)
+            return
+        # Members other than this one only go with a group epoch bump (a leave, a static
+        # member replaced): then every member's timers are looked at.
+        unchanged = (group.group_epoch, len(group.members)) == before
+        self._after_change(group, now_ms, member_id if unchanged else None)
+        try:
+            self._persist(group, snapshot)
+        except KafkaError:
+            if strict:
+                raise
+            log.exception("Could not write the records of consumer group %s",
+                          group.group_id)
+
+    def _persist(self, group: ConsumerGroup, snapshot: GroupSnapshot) -> None:
+        """Write the records from ``snapshot`` to the group's state. Raises KafkaError."""
+        if self._write is None:
+            return
+        base = self._unwritten.pop(group.group_id, snapshot)
+        records = group_records(group, base)
+        if records:
+            try:
+                self._write(group.group_id, records)
+            except KafkaError:
+                self._unwritten[group.group_id] = base
+                raise
+
+    def _persist_or_log(self, group: ConsumerGroup, snapshot: GroupSnapshot) -> None:
+        try:
+            self._persist(group, snapshot)
+        except KafkaError:
+            log.exception("Could not write the records of consumer group %s",
+                          group.group_id)
+
+    # ================================================================= loading
+
+    def load(self, stored: StoredConsumerGroup) -> ConsumerGroup | None:
+        """Restore a group replayed from ``__consumer_offsets`` (at startup, before any
+        heartbeat for it): members get a fresh session timeout, members that were revoking a
+        fresh rebalance timeout, an empty group its cleanup timer. None if the records
+        describe no group, or an inconsistent one (logged and left out)."""
+        if not stored.exists():
+            return None
+        group = ConsumerGroup(stored.group_id, self.config)
+        now = _now_ms()
+        members = stored.members()
+        try:
+            group.restore(
+                group_epoch=stored.epoch or 0,
+                assignment_epoch=stored.assignment_epoch or 0,
+                members=members,
+                target_assignment={m: dict(t) for m, t in stored.targets.items()
+                                   if m in stored.subscriptions},
+                topics=self._topics(),
+                subscription_metadata=stored.subscription_metadata,
+                now_ms=now)
+        except ValueError as e:
+            log.error("Consumer group %s not loaded: its records are inconsistent: %s",
+                      stored.group_id, e)
+            return None
+        self.groups[stored.group_id] = group
+        self._after_change(group, now)
+        return group
 
     def _touch_offsets(self, group_id: str) -> None:
         # The offsets holder's "became Empty at" moves with the live group (module doc).
@@ -340,13 +683,19 @@ class ConsumerGroups:
         member_id = timer.member_id
         if timer.kind == CLEANUP:
             if group.is_empty() and not self._has_offsets(group.group_id):
-                self._drop(group.group_id)
+                try:
+                    self._drop(group.group_id)
+                except KafkaError:
+                    log.exception("Could not remove consumer group %s", group.group_id)
+                    self._after_change(group, now)
+                    return
                 log.info("Consumer group %s removed: empty and without offsets",
                          group.group_id)
                 return
             self._after_change(group, now)
             return
         removed = False
+        snapshot = GroupSnapshot.of(group)
         if timer.kind == SESSION:
             deadline = group.session_deadline(member_id)
             if deadline is not None and deadline <= now:
@@ -362,6 +711,7 @@ class ConsumerGroups:
             log.info("Member %s of consumer group %s removed: %s", member_id, group.group_id,
                      reason)
             self._after_change(group, now)
+            self._persist_or_log(group, snapshot)
         else:
             # It heartbeated meanwhile, left, or this timer is stale: look at it afresh.
             self._after_change(group, now, member_id)
@@ -397,6 +747,7 @@ class ConsumerGroups:
 
         Raises:
             NonEmptyGroupError: the group has members.
+            KafkaError: its tombstones could not be written (it stays).
         """
         group = self.groups.get(group_id)
         if group is None:
@@ -409,7 +760,8 @@ class ConsumerGroups:
     def make_classic(self, group_id: str) -> bool:
         """A JoinGroup arrived for ``group_id``: drop the consumer group if it is empty (Kafka
         converts it to a classic group, offsets kept). False if it has members (the JoinGroup
-        is INCONSISTENT_GROUP_PROTOCOL)."""
+        is INCONSISTENT_GROUP_PROTOCOL). Raises KafkaError if its tombstones could not be
+        written (it stays)."""
         group = self.groups.get(group_id)
         if group is None:
             return True
@@ -419,6 +771,13 @@ class ConsumerGroups:
         return True
 
     def _drop(self, group_id: str) -> None:
+        """Forget a group after writing its tombstones. Raises KafkaError if they could not be
+        written (the group stays)."""
+        if self._write is not None:
+            base = self._unwritten.get(group_id)
+            self._write(group_id, tombstones(self.groups[group_id],
+                                             base.members if base is not None else ()))
+        self._unwritten.pop(group_id, None)
         del self.groups[group_id]
         for kind, member_id in list(self._timers.get(group_id, {})):
             self._cancel(kind, group_id, member_id)

@@ -6,13 +6,15 @@ Kafka's ``GroupMetadataManager`` for one broker that leads every partition of th
   ``offsets.topic.segment.bytes``) the first time a group needs it;
 - a group lives in partition ``abs(javaHash(group id)) % partitions`` (Kafka's
   ``partitionFor``), so its records stay in order in one log;
-- offset commits, group metadata (after each rebalance) and their tombstones are appended as
-  leader with acks=all semantics (see :mod:`kafkapy.coordinator.group.records` for the
-  formats); an append either succeeds before the request is answered or the request gets the
-  error Kafka maps it to;
+- offset commits, group metadata (after each rebalance), KIP-848 consumer groups' records
+  (written by :mod:`~kafkapy.coordinator.group.consumer_groups` as their state changes) and
+  their tombstones are appended as leader with acks=all semantics (see
+  :mod:`kafkapy.coordinator.group.records` for the formats); an append either succeeds
+  before the request is answered or the request gets the error Kafka maps it to;
 - at startup each partition is read back from the log start to the high watermark in the
   background (later records win, null values delete), while requests for its groups get
-  COORDINATOR_LOAD_IN_PROGRESS;
+  COORDINATOR_LOAD_IN_PROGRESS; a partition's classic groups go to the coordinator, its
+  consumer groups (replayed into ``StoredConsumerGroup``) to ``ConsumerGroups.load``;
 - every ``offsets.retention.check.interval.ms`` offsets expire (KIP-211): those of an Empty
   group ``offsets.retention.minutes`` after the group became empty (or after the commit, if
   later), those of topics a consumer group no longer subscribes to that long after the
@@ -30,7 +32,9 @@ from typing import TYPE_CHECKING
 import trio
 
 from kafkapy.coordinator.group.classic_group import ClassicGroup, GroupState
+from kafkapy.coordinator.group.consumer_groups import StoredConsumerGroup
 from kafkapy.coordinator.group.records import (
+    ConsumerGroupKey,
     GroupKey,
     OffsetAndMetadata,
     OffsetKey,
@@ -156,6 +160,15 @@ class GroupMetadataManager:
         except KafkaError as e:
             raise _group_error(e) from e
 
+    def store_consumer_group_records(self, group_id: str,
+                                     records: Sequence[tuple[bytes, bytes | None]]) -> None:
+        """Write a consumer group's records (and tombstones) as one batch. Raises the
+        KafkaError Kafka answers a failed group write with."""
+        try:
+            self._append(group_id, records)
+        except KafkaError as e:
+            raise _group_error(e) from e
+
     def store_offsets(self, group_id: str, offsets: Mapping[TopicPartition, OffsetAndMetadata]
                       ) -> int:
         """Write offset commits; the error code for every partition (0 on success)."""
@@ -229,6 +242,7 @@ class GroupMetadataManager:
             return
         offsets: dict[str, dict[TopicPartition, OffsetAndMetadata]] = {}
         groups: dict[str, object] = {}
+        consumer_groups: dict[str, StoredConsumerGroup] = {}
         offset = partition.log_start_offset
         end = partition.high_watermark
         while offset < end:
@@ -245,7 +259,7 @@ class GroupMetadataManager:
                 for r in batch.records():
                     if r.key is None or r.offset < offset:
                         continue
-                    self._apply(tp, r.key, r.value, offsets, groups)
+                    self._apply(tp, r.key, r.value, offsets, groups, consumer_groups)
             offset = scan.batches[-1].next_offset
             await trio.lowlevel.checkpoint()
         now = _now_ms()
@@ -259,11 +273,14 @@ class GroupMetadataManager:
             if not group.members and not group.offsets and value is None:
                 continue
             self.coordinator.on_group_loaded(group)
+        for stored in consumer_groups.values():
+            self.coordinator.consumer_groups.load(stored)
 
     @staticmethod
     def _apply(tp: TopicPartition, key: bytes, value: bytes | None,
                offsets: dict[str, dict[TopicPartition, OffsetAndMetadata]],
-               groups: dict[str, object]) -> None:
+               groups: dict[str, object],
+               consumer_groups: dict[str, StoredConsumerGroup]) -> None:
         try:
             k = read_key(key)
             if isinstance(k, OffsetKey):
@@ -277,6 +294,11 @@ class GroupMetadataManager:
                     groups.pop(k.group, None)
                 else:
                     groups[k.group] = read_group_value(value)
+            elif isinstance(k, ConsumerGroupKey):
+                stored = consumer_groups.get(k.group)
+                if stored is None:
+                    stored = consumer_groups[k.group] = StoredConsumerGroup(k.group)
+                stored.replay(k.record_type, k.member_id, value)
             else:
                 log.debug("%s: skipping a record of unknown key version %d", tp, k.version)
         except KafkaError as e:

@@ -40,6 +40,8 @@ async def handle_consumer_group_heartbeat(context: RequestContext) -> Any:
     request = HeartbeatRequest.from_body(context.body, context.api_version, context.client_id,
                                          context.request.client_host)
     response = _groups(context).heartbeat(request)
+    # The group's records were appended: the log's flush policy runs before the answer.
+    await context.server.group_coordinator.manager.flush_if_due(request.group_id)
     assignment = None
     if response.assignment is not None:
         assignment = _H["Assignment"](topic_partitions=[

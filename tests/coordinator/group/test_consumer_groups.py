@@ -3,6 +3,12 @@ session / rebalance / cleanup timers in their purgatory, group types, describe, 
 then the group coordinator's hooks for consumer groups on a real broker (offset commit and
 fetch by member epoch, ListGroups, DescribeGroups, DeleteGroups, JoinGroup).
 
+Persistence: every change writes Kafka's ConsumerGroup* records through the ``write`` callback;
+replaying what was written (as the GroupMetadataManager does at startup) and loading it gives
+back the same group, after every step of a scenario with joins, revocations, a static member's
+temporary leave and replacement, a leave and a session expiry; a loaded group's members keep
+their epochs and get fresh session (and rebalance) timers.
+
 The ConsumerGroups tests run in ``trio.run`` under ``MockClock(autojump_threshold=0)`` with the
 purgatory's reaper running: when every task sleeps the clock jumps to the next deadline, so a
 45 s session timeout takes no real time and nothing sleeps to synchronise.
@@ -11,7 +17,7 @@ purgatory's reaper running: when every task sleeps the clock jumps to the next d
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -21,19 +27,30 @@ import trio.testing
 
 from kafkapy.coordinator.group.classic_group import ClassicGroup, GroupState
 from kafkapy.coordinator.group.consumer_group import (
+    ConsumerGroup,
     ConsumerGroupConfig,
     ConsumerGroupState,
     HeartbeatRequest,
     HeartbeatResponse,
+    MemberState,
 )
-from kafkapy.coordinator.group.consumer_groups import ConsumerGroups
-from kafkapy.coordinator.group.records import OffsetAndMetadata
+from kafkapy.coordinator.group.consumer_groups import (
+    ConsumerGroups,
+    Record,
+    StoredConsumerGroup,
+)
+from kafkapy.coordinator.group.records import (
+    ConsumerGroupKey,
+    OffsetAndMetadata,
+    read_key,
+)
 from kafkapy.errors import (
     CoordinatorLoadInProgressError,
     GroupIdNotFoundError,
     GroupMaxSizeReachedError,
     InvalidGroupIdError,
     InvalidRequestError,
+    KafkaStorageError,
     NonEmptyGroupError,
     StaleMemberEpochError,
     UnknownMemberIdError,
@@ -65,10 +82,11 @@ async def running(groups: ConsumerGroups) -> AsyncIterator[None]:
             groups.shutdown()
 
 
-def make(classic: dict[str, ClassicGroup] | None = None, **config: Any) -> ConsumerGroups:
+def make(classic: dict[str, ClassicGroup] | None = None, write: Any = None,
+         **config: Any) -> ConsumerGroups:
     return ConsumerGroups(ConsumerGroupConfig(session_timeout_ms=SESSION_MS, **config),
                           topics=lambda: TOPICS, classic_groups=classic,
-                          cleanup_interval_ms=CLEANUP_MS)
+                          cleanup_interval_ms=CLEANUP_MS, write=write)
 
 
 def join(groups: ConsumerGroups, member_id: str, group_id: str = "g") -> HeartbeatResponse:
@@ -301,6 +319,208 @@ def test_describe_delete_and_make_classic() -> None:
             join(groups, "b")
             beat(groups, "b", -1, None)
             assert groups.delete("g") is True and groups.purgatory.delayed == 0
+    run(test)
+
+
+# ============================================================================ persistence
+
+
+class RecordLog:
+    """The ``write`` callback: keeps every batch, replays them as the manager's loader does."""
+
+    def __init__(self) -> None:
+        self.batches: list[tuple[str, list[Record]]] = []
+        self.fail: Exception | None = None
+
+    def write(self, group_id: str, records: Sequence[Record]) -> None:
+        if self.fail is not None:
+            raise self.fail
+        self.batches.append((group_id, list(records)))
+
+    def kinds(self, batch: int = -1) -> list[tuple[int, str | None, bool]]:
+        """(record type, member id, is a tombstone) of each record of one batch."""
+        out = []
+        for key, value in self.batches[batch][1]:
+            k = read_key(key)
+            assert isinstance(k, ConsumerGroupKey)
+            out.append((k.record_type, k.member_id, value is None))
+        return out
+
+    def replay(self) -> dict[str, StoredConsumerGroup]:
+        stored: dict[str, StoredConsumerGroup] = {}
+        for _, records in self.batches:
+            for key, value in records:
+                k = read_key(key)
+                assert isinstance(k, ConsumerGroupKey)
+                stored.setdefault(k.group, StoredConsumerGroup(k.group)).replay(
+                    k.record_type, k.member_id, value)
+        return stored
+
+
+def state(group: ConsumerGroup | None) -> Any:
+    if group is None:
+        return None
+    return (group.group_epoch, group.assignment_epoch, group.subscription_metadata,
+            group.members,
+            {m: {t: p for t, p in a.items() if p} for m, a in group.target_assignment.items()},
+            {p: group.owner_of(*p) for p in [(FOO, i) for i in range(4)]})
+
+
+def reloaded(log: RecordLog, group_id: str = "g") -> ConsumerGroup | None:
+    fresh = make()
+    stored = log.replay().get(group_id)
+    return None if stored is None else fresh.load(stored)
+
+
+def test_replayed_records_restore_the_group_after_every_step() -> None:
+    async def test() -> None:
+        log = RecordLog()
+        groups = make(write=log.write)
+        checked = 0
+
+        def check() -> None:
+            nonlocal checked
+            assert state(reloaded(log)) == state(groups.get("g"))
+            checked += 1
+
+        async with running(groups):
+            join(groups, "a")
+            check()
+            beat(groups, "a", 1, [0, 1, 2, 3])
+            check()
+            # A static member joins: a must revoke two partitions (UNREVOKED_PARTITIONS).
+            groups.heartbeat(HeartbeatRequest(
+                group_id="g", member_id="s1", member_epoch=0, instance_id="inst",
+                rack_id="rack-1", topic_partitions=[], subscribed_topic_names=["foo"],
+                rebalance_timeout_ms=REBALANCE_MS, server_assignor="range",
+                client_id="client-s", client_host="/10.0.0.9"))
+            check()
+            a = beat(groups, "a", 1, [0, 1, 2, 3])
+            g = groups.get("g")
+            assert g is not None and g.members["a"].state is MemberState.UNREVOKED_PARTITIONS
+            check()
+            kept = parts(a)
+            assert kept is not None
+            a = beat(groups, "a", a.member_epoch, kept)       # revoked: a moves on
+            check()
+            s1 = beat(groups, "s1", g.members["s1"].member_epoch, [])
+            check()
+            # The static member leaves temporarily (-2) and is replaced by s2.
+            groups.heartbeat(HeartbeatRequest(group_id="g", member_id="s1", member_epoch=-2,
+                                              instance_id="inst"))
+            check()
+            groups.heartbeat(HeartbeatRequest(
+                group_id="g", member_id="s2", member_epoch=0, instance_id="inst",
+                topic_partitions=[], subscribed_topic_names=["foo"],
+                rebalance_timeout_ms=REBALANCE_MS))
+            check()
+            assert "s1" not in g.members and "s2" in g.members
+            join(groups, "c")
+            check()
+            beat(groups, "c", -1, None)                       # c leaves
+            check()
+            # s2 falls silent and expires; a keeps heartbeating.
+            start = trio.current_time()
+            while "s2" in g.members:
+                assert trio.current_time() - start < 2 * SESSION_MS / 1000
+                a = beat(groups, "a", g.members["a"].member_epoch,
+                         sorted(g.members["a"].assigned_partitions.get(FOO, ())))
+                await sleep_ms(1000)
+            check()
+            del s1
+        assert checked == 11
+    run(test)
+
+
+def test_each_change_writes_what_changed_in_kafkas_order() -> None:
+    async def test() -> None:
+        log = RecordLog()
+        groups = make(write=log.write)
+        async with running(groups):
+            join(groups, "a")
+            # subscription, partition metadata, group epoch, target, assignment epoch, current
+            assert log.kinds() == [(5, "a", False), (4, None, False), (3, None, False),
+                                   (7, "a", False), (6, None, False), (8, "a", False)]
+            written = len(log.batches)
+            beat(groups, "a", 1, [0, 1, 2, 3])
+            beat(groups, "a", 1, None)
+            assert len(log.batches) == written          # steady heartbeats write nothing
+            join(groups, "b")
+            # b's subscription, the epoch bump, the new targets of both, b's current assignment
+            assert log.kinds() == [(5, "b", False), (3, None, False), (7, "a", False),
+                                   (7, "b", False), (6, None, False), (8, "b", False)]
+            beat(groups, "a", 1, [0, 1, 2, 3])          # a starts revoking
+            assert log.kinds() == [(8, "a", False)]
+            beat(groups, "b", -1, None)                 # b leaves
+            assert log.kinds() == [(8, "b", True), (7, "b", True), (5, "b", True),
+                                   (3, None, False)]
+            beat(groups, "a", -1, None)
+            assert groups.delete("g") is True
+            assert log.kinds() == [(6, None, True), (4, None, True), (3, None, True)]
+            assert reloaded(log) is None
+    run(test)
+
+
+def test_a_loaded_group_keeps_its_members_and_times_them_afresh() -> None:
+    async def test() -> None:
+        log = RecordLog()
+        groups = make(write=log.write)
+        async with running(groups):
+            join(groups, "a")
+            beat(groups, "a", 1, [0, 1, 2, 3])
+            join(groups, "b")
+            beat(groups, "a", 1, [0, 1, 2, 3])        # a must revoke two partitions
+        await sleep_ms(SESSION_MS * 10)               # "the broker was down"
+
+        after = make(write=log.write)
+        async with running(after):
+            loaded = after.load(log.replay()["g"])
+            assert loaded is not None and state(loaded) == state(groups.get("g"))
+            assert loaded.session_deadline("a") == int(trio.current_time() * 1000) + SESSION_MS
+            assert after.purgatory.delayed == 3       # two sessions, a's rebalance timer
+            # b carries on at its epoch, without rejoining.
+            b = loaded.members["b"]
+            answer = beat(after, "b", b.member_epoch, [])
+            assert answer.member_epoch == b.member_epoch
+            # a does not revoke: it is removed at its rebalance timeout, counted from the load.
+            await sleep_ms(REBALANCE_MS + 1)
+            assert set(loaded.members) == {"b"}
+            with pytest.raises(UnknownMemberIdError):
+                beat(after, "a", 1, [0, 1, 2, 3])
+            # Its removal was written: a reload has b alone.
+            assert state(reloaded(log)) == state(loaded)
+            # b falls silent: removed a session timeout after its last heartbeat.
+            await sleep_ms(SESSION_MS + 1)
+            assert loaded.is_empty()
+            assert state(reloaded(log)) == state(loaded)
+    run(test)
+
+
+def test_a_failed_write_fails_the_heartbeat_and_the_next_write_catches_up() -> None:
+    async def test() -> None:
+        log = RecordLog()
+        groups = make(write=log.write)
+        async with running(groups):
+            join(groups, "a")
+            log.fail = KafkaStorageError("disk gone")
+            with pytest.raises(KafkaStorageError):
+                join(groups, "b")
+            # b is a member in memory (Kafka would have rolled the join back) ...
+            group = groups.get("g")
+            assert group is not None and set(group.members) == {"a", "b"}
+            assert set(reloaded(log).members) == {"a"}        # type: ignore[union-attr]
+            log.fail = None
+            # ... and the next change writes everything since the last successful write.
+            beat(groups, "a", 1, [0, 1, 2, 3])
+            assert state(reloaded(log)) == state(group)
+            # Tombstones too: a group deleted after a failed write leaves nothing behind.
+            log.fail = KafkaStorageError("disk gone")
+            with pytest.raises(KafkaStorageError):
+                beat(groups, "b", -1, None)
+            log.fail = None
+            beat(groups, "a", -1, None)
+            assert groups.delete("g") is True
+            assert reloaded(log) is None and log.replay()["g"].subscriptions == {}
     run(test)
 
 
