@@ -550,13 +550,7 @@ def read_key(data: bytes | memoryview
 def read_offset_value(data: bytes | memoryview) -> OffsetAndMetadata:
     """Decode an offset commit value of any version (0-4). Raises CorruptMessageError for a
     version Kafka never defined or a malformed body."""
-    view = memoryview(data)
-    version = _version(view, "offset commit value")
-    if version not in OFFSET_COMMIT_VALUE.valid:
-        raise CorruptMessageError(
-            f"offset commit value has unknown version {version} "
-            f"(known: {OFFSET_COMMIT_VALUE.valid})")
-    v = _body(OFFSET_COMMIT_VALUE, version, view, "offset commit value")
+    v = _read_value(OFFSET_COMMIT_VALUE, data, "offset commit value")
     return OffsetAndMetadata(
         offset=v.offset,
         leader_epoch=v.leader_epoch,
@@ -569,13 +563,8 @@ def read_offset_value(data: bytes | memoryview) -> OffsetAndMetadata:
 def read_group_value(data: bytes | memoryview) -> GroupMetadataRecord:
     """Decode a group metadata value of any version (0-4). Raises CorruptMessageError for a
     version Kafka never defined or a malformed body."""
-    view = memoryview(data)
-    version = _version(view, "group metadata value")
-    if version not in GROUP_METADATA_VALUE.valid:
-        raise CorruptMessageError(
-            f"group metadata value has unknown version {version} "
-            f"(known: {GROUP_METADATA_VALUE.valid})")
-    v = _body(GROUP_METADATA_VALUE, version, view, "group metadata value")
+    v = _read_value(GROUP_METADATA_VALUE, data, "group metadata value")
+    version = _version(memoryview(data), "group metadata value")
     return GroupMetadataRecord(
         protocol_type=v.protocol_type,
         generation=v.generation,
@@ -628,13 +617,16 @@ def _read_partitions(entries: Iterable[Any]) -> TopicPartitions:
     return tuple((e.topic_id, tuple(e.partitions)) for e in entries)
 
 
-def _read_value(message: Message, data: bytes | memoryview) -> Any:
+def _read_value(message: Message, data: bytes | memoryview, what: str | None = None) -> Any:
+    """The body of a value of ``message`` in the version it starts with; CorruptMessageError
+    for a version Kafka never defined or a malformed body."""
     view = memoryview(data)
-    version = _version(view, message.name)
+    what = what or message.name
+    version = _version(view, what)
     if version not in message.valid:
         raise CorruptMessageError(
-            f"{message.name} has unknown version {version} (known: {message.valid})")
-    return _body(message, version, view, message.name)
+            f"{what} has unknown version {version} (known: {message.valid})")
+    return _body(message, version, view, what)
 
 
 def consumer_group_metadata_value(epoch: int) -> bytes:
