@@ -436,6 +436,9 @@ class AdminManager:
         self._store.delete_topic(name)
         self.server.replica_manager.remove_partitions(
             TopicPartition(name, p) for p in range(record.partitions))
+        # Committed offsets of the topic go too: a topic created again under the name starts
+        # afresh for every group (Kafka's onPartitionsDeleted).
+        self.server.group_coordinator.on_topic_deleted(name)
         log.info("Deleted topic %s (id %s)", name, record.topic_id)
         return record
 

@@ -910,6 +910,21 @@ class GroupCoordinator:
                 group.offsets.pop(tp, None)
         return out
 
+    def on_topic_deleted(self, topic: str) -> None:
+        """Remove every group's committed offsets of ``topic`` (tombstones written)."""
+        for group in list(self.groups.values()):
+            doomed = [tp for tp in group.offsets if tp.topic == topic]
+            if not doomed:
+                continue
+            try:
+                self.manager.delete_offsets(group.group_id, doomed)
+            except KafkaError as e:
+                log.warning("Could not remove the offsets of deleted topic %s from group %s: "
+                            "%s", topic, group.group_id, e)
+                continue
+            for tp in doomed:
+                group.offsets.pop(tp, None)
+
     def _subscribed_topics(self, group: ClassicGroup) -> set[str]:
         topics: set[str] = set()
         if group.protocol_name is None:

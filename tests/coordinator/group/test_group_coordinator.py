@@ -307,3 +307,24 @@ def test_static_member_replaced_old_id_is_fenced(kafka_broker: BrokerHandle) -> 
         assert sync(c, "st", old.generation_id, old.member_id, "i1").error_code == 82
         assert heartbeat(c, "st", new.generation_id, new.member_id, "i1") == NONE
         assert sync(c, "st", new.generation_id, new.member_id, "i1").assignment == b"a"
+
+
+@pytest.mark.kafka_broker(FAST)
+def test_deleting_a_topic_removes_its_committed_offsets(kafka_broker: BrokerHandle) -> None:
+    kafka_broker.create_topic("t", partitions=1)
+    kafka_broker.create_topic("kept", partitions=1)
+    with RawClient(kafka_broker.bootstrap_servers) as c:
+        commit(c, "g", {0: 3})
+        commit(c, "g", {0: 4}, topic="kept")
+        assert kafka_broker.committed_offsets("g") == {("t", 0): 3, ("kept", 0): 4}
+        D = struct_classes(API_KEYS[20].request.body)
+        r = c.request(20, 4, D["DeleteTopicsRequest"](topic_names=["t"], timeout_ms=5000))
+        assert [x.error_code for x in r.responses] == [NONE]
+    assert kafka_broker.committed_offsets("g") == {("kept", 0): 4}
+    kafka_broker.create_topic("t", partitions=1)          # the name again: no old offsets
+    kafka_broker.restart()
+    deadline = time.monotonic() + 10
+    while kafka_broker.call(lambda: set(manager_of(kafka_broker).loading)):
+        assert time.monotonic() < deadline, "the coordinator did not finish loading"
+        time.sleep(0.01)
+    assert kafka_broker.committed_offsets("g") == {("kept", 0): 4}
