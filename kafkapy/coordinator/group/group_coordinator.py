@@ -316,6 +316,11 @@ class GroupCoordinator:
                 return reply
             group = self._add_group(group_id)
         if not self._accept_joining_member(group, member_id):
+            # Kafka removes a known member it refuses (a lowered group.max.size).
+            refused = group.remove(member_id)
+            if refused is not None:
+                group.answer_join(refused, JoinResult(GroupMaxSizeReachedError.code, ""))
+                self._on_membership_change(group, f"member {member_id} refused: group full")
             reply.answer(JoinResult(GroupMaxSizeReachedError.code, ""))
             self._maybe_drop_empty(group)
             return reply
