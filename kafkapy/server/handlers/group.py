@@ -12,6 +12,7 @@ handler task is free meanwhile. OffsetCommit and the leader's SyncGroup answer a
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from kafkapy.coordinator.group.classic_group import Reply
@@ -196,17 +197,15 @@ async def handle_leave_group(context: RequestContext) -> Any:
 async def handle_offset_commit(context: RequestContext) -> Any:
     body, version = context.body, context.api_version
     coordinator = _coordinator(context)
-    now = _now_ms()
+    now = int(time.time() * 1000)
     retention = body.retention_time_ms if 2 <= version <= 4 else -1
     offsets: dict[TopicPartition, OffsetAndMetadata] = {}
     for topic in body.topics:
         for p in topic.partitions:
+            # v1 may carry the commit time; v2-4 a retention, counted from now (Kafka's).
             commit_ts = p.commit_timestamp if version == 1 and p.commit_timestamp != -1 \
                 else now
-            expire = commit_ts + retention if retention != -1 else -1
-            if version == 1 and p.commit_timestamp != -1:
-                # v1's explicit commit timestamp is kept with Kafka's default retention.
-                expire = -1
+            expire = now + retention if retention != -1 else -1
             offsets[TopicPartition(topic.name, p.partition_index)] = OffsetAndMetadata(
                 p.committed_offset, p.committed_leader_epoch if version >= 6 else -1,
                 p.committed_metadata or "", commit_ts, expire)
@@ -227,11 +226,6 @@ async def handle_offset_commit(context: RequestContext) -> Any:
                 error_code=results[TopicPartition(topic.name, p.partition_index)])
             for p in topic.partitions]))
     return _C["OffsetCommitResponse"](throttle_time_ms=0, topics=topics)
-
-
-def _now_ms() -> int:
-    import time
-    return int(time.time() * 1000)
 
 
 # ============================================================================== OffsetFetch

@@ -328,3 +328,28 @@ def test_deleting_a_topic_removes_its_committed_offsets(kafka_broker: BrokerHand
         assert time.monotonic() < deadline, "the coordinator did not finish loading"
         time.sleep(0.01)
     assert kafka_broker.committed_offsets("g") == {("kept", 0): 4}
+
+
+@pytest.mark.kafka_broker(FAST)
+def test_offset_commit_retention_time_sets_an_expiry(kafka_broker: BrokerHandle) -> None:
+    """OffsetCommit v2-4's RetentionTimeMs: the offset expires that long after the commit,
+    whatever offsets.retention.minutes says."""
+    kafka_broker.create_topic("t", partitions=2)
+    C = REQ[8]
+    with RawClient(kafka_broker.bootstrap_servers) as c:
+        before = int(time.time() * 1000)
+        r = c.request(8, 2, C["OffsetCommitRequest"](
+            group_id="short", generation_id_or_member_epoch=-1, member_id="",
+            retention_time_ms=60_000, topics=[C["OffsetCommitRequestTopic"](name="t", partitions=[
+                C["OffsetCommitRequestPartition"](partition_index=0, committed_offset=2,
+                                                  committed_metadata="")])]))
+        assert r.topics[0].partitions[0].error_code == NONE
+        commit(c, "short", {1: 5})                       # default retention
+    offsets = kafka_broker.call(
+        lambda: kafka_broker.server.group_coordinator.committed_offsets("short"))
+    expiry = {tp.partition: om.expire_timestamp_ms for tp, om in offsets.items()}
+    assert expiry[1] == -1 and before + 60_000 <= expiry[0] <= int(time.time() * 1000) + 60_000
+    manager = manager_of(kafka_broker)
+    assert kafka_broker.call(manager.expire_offsets, expiry[0] - 1) == 0
+    assert kafka_broker.call(manager.expire_offsets, expiry[0]) == 1
+    assert kafka_broker.committed_offsets("short") == {("t", 1): 5}
