@@ -111,6 +111,15 @@ def assert_disjoint(clients: Iterable[Client]) -> None:
                 seen[(t, p)] = c.member_id
 
 
+def joined(group: ConsumerGroup, metadata: Mapping[str, tuple[uuid.UUID, int]],
+           *names: str) -> list[Client]:
+    """Clients ``names`` that joined ``group`` in turn (at time 0), not yet reconciled."""
+    clients = [Client(group, n) for n in names]
+    for c in clients:
+        c.join(metadata)
+    return clients
+
+
 def converge(clients: list[Client], metadata: Mapping[str, tuple[uuid.UUID, int]],
              rounds: int = 10) -> None:
     """Heartbeat round-robin until the group is stable, checking ownership after each one."""
@@ -295,9 +304,7 @@ def test_stale_and_future_epochs_are_fenced() -> None:
     # throwIfConsumerGroupMemberEpochIsInvalid.
     metadata = {"foo": (FOO, 4)}
     group = ConsumerGroup("g")
-    a, b = Client(group, "a"), Client(group, "b")
-    a.join(metadata)
-    b.join(metadata)
+    a, b = joined(group, metadata, "a", "b")
     converge([a, b], metadata)
     member = group.members["a"]
     assert (member.member_epoch, member.previous_member_epoch) == (2, 1)
@@ -435,9 +442,7 @@ def test_new_partitions_are_assigned() -> None:
     # group epoch, and the next target assignment covers the new partitions.
     metadata = {"foo": (FOO, 4)}
     group = ConsumerGroup("g")
-    a, b = Client(group, "a"), Client(group, "b")
-    a.join(metadata)
-    b.join(metadata)
+    a, b = joined(group, metadata, "a", "b")
     converge([a, b], metadata)
     epoch = group.group_epoch
 
@@ -511,9 +516,7 @@ def test_session_expiry() -> None:
     # scheduleConsumerGroupSessionTimeout / consumerGroupFenceMemberOperation.
     metadata = {"foo": (FOO, 2)}
     group = ConsumerGroup("g", ConsumerGroupConfig(session_timeout_ms=10000))
-    a, b = Client(group, "a"), Client(group, "b")
-    a.join(metadata, now=0)
-    b.join(metadata, now=0)
+    a, _b = joined(group, metadata, "a", "b")
     a.heartbeat(metadata, now=5000)              # a is told to revoke a partition
     assert group.rebalance_deadline("a") == (1, 5000 + REBALANCE_TIMEOUT)
     a.heartbeat(metadata, now=5000)              # and does
@@ -535,9 +538,7 @@ def test_rebalance_timeout_fences_a_member_that_does_not_revoke() -> None:
     # fences the member only if it is still at the epoch the timer was armed for.
     metadata = {"foo": (FOO, 4)}
     group = ConsumerGroup("g")
-    a, b = Client(group, "a"), Client(group, "b")
-    a.join(metadata, now=0)
-    b.join(metadata, now=0)
+    _a, b = joined(group, metadata, "a", "b")
     group.heartbeat(HeartbeatRequest("g", "a", 1, topic_partitions=[(FOO, [0, 1, 2, 3])]),
                     metadata, 100)
     assert group.members["a"].state is MemberState.UNREVOKED_PARTITIONS
@@ -552,9 +553,7 @@ def test_rebalance_timeout_fences_a_member_that_does_not_revoke() -> None:
 def test_revocation_clears_the_rebalance_deadline() -> None:
     metadata = {"foo": (FOO, 4)}
     group = ConsumerGroup("g")
-    a, b = Client(group, "a"), Client(group, "b")
-    a.join(metadata)
-    b.join(metadata)
+    a, _b = joined(group, metadata, "a", "b")
     a.heartbeat(metadata)
     assert group.rebalance_deadline("a") is not None
     a.heartbeat(metadata)
