@@ -1226,6 +1226,9 @@ cdef class AssignResult:
     cdef readonly int64_t max_timestamp       # largest maxTimestamp (after assignment)
     cdef readonly int64_t first_max_timestamp # the first batch's maxTimestamp
     cdef readonly int64_t largest_batch       # size of the largest batch
+    # Batches the producer state must see: a producer id, or the transactional or control
+    # flag. Zero for a plain producer's append, which then needs no per-batch pass.
+    cdef readonly Py_ssize_t stateful_batches
 
     def __repr__(self):
         return (f"AssignResult(next_offset={self.next_offset}, batches={self.batches}, "
@@ -1254,7 +1257,7 @@ def assign_offsets(buf, int64_t base_offset, *, log_append_time=None,
     """
     cdef _Buffer b = _acquire(buf, True)
     cdef uint8_t* d = <uint8_t*>b.data
-    cdef Py_ssize_t n = b.size, pos = 0, size = 0, batches = 0, largest = 0
+    cdef Py_ssize_t n = b.size, pos = 0, size = 0, batches = 0, largest = 0, stateful = 0
     cdef int code = F_OK
     cdef int64_t next_offset = base_offset, records = 0, max_ts = -1, first_ts = -1, ts
     cdef bint set_epoch = partition_leader_epoch is not None
@@ -1310,6 +1313,8 @@ def assign_offsets(buf, int64_t base_offset, *, log_append_time=None,
                 p[22] |= ATTR_LOG_APPEND_TIME
                 wr64(p + 35, <uint64_t>now)
                 wr32(p + 17, kp_crc32c(0, p + CRC_START, <size_t>(size - CRC_START)))
+            if <int64_t>rd64(p + 43) >= 0 or p[22] & (ATTR_TRANSACTIONAL | ATTR_CONTROL):
+                stateful += 1
             ts = <int64_t>rd64(p + 35)
             if batches == 0:
                 first_ts = ts
@@ -1324,6 +1329,7 @@ def assign_offsets(buf, int64_t base_offset, *, log_append_time=None,
     r.max_timestamp = max_ts
     r.first_max_timestamp = first_ts
     r.largest_batch = largest
+    r.stateful_batches = stateful
     return r
 
 

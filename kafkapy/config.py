@@ -541,6 +541,8 @@ _TABLE: tuple[Setting, ...] = (
        "often expired transactional ids are removed.", at_least=1),
     _s("producer.id.expiration.ms", _I, "86400000", "Idle time after which a producer id's "
        "state is dropped.", at_least=1, mode=_CW),
+    _s("producer.id.expiration.check.interval.ms", _I, "600000", "How often idle producer "
+       "ids' state is looked for (Kafka's internal setting).", at_least=1),
 )
 
 SETTINGS: Mapping[str, Setting] = types.MappingProxyType({s.name: s for s in _TABLE})
@@ -905,6 +907,8 @@ class BrokerConfig:
     transaction_remove_expired_transaction_cleanup_interval_ms: int = attrs.field(
         init=False, eq=False, repr=False)
     producer_id_expiration_ms: int = attrs.field(init=False, eq=False, repr=False)
+    producer_id_expiration_check_interval_ms: int = attrs.field(init=False, eq=False,
+                                                                repr=False)
     # derived
     log_config: LogConfig = attrs.field(init=False, eq=False, repr=False)
     """The broker-level topic defaults: ``LogConfig.resolve(None, props)``."""

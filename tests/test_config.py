@@ -287,6 +287,8 @@ KAFKA_DEFAULTS: dict[str, tuple[str | None, str]] = {
     "transaction.remove.expired.transaction.cleanup.interval.ms": (
         "3600000", "TSMC TRANSACTIONS_REMOVE_EXPIRED_TRANSACTIONAL_ID_CLEANUP_..."),
     "producer.id.expiration.ms": ("86400000", "TLC PRODUCER_ID_EXPIRATION_MS_DEFAULT"),
+    "producer.id.expiration.check.interval.ms": (
+        "600000", "TLC PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS_DEFAULT"),
 }
 
 # Deliberate differences: kafkapy's standalone defaults.

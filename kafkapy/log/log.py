@@ -20,7 +20,13 @@ Kafka's UnifiedLog and LocalLog in one class, without tiered storage. It owns:
   ``FlushJob.run`` fsyncs them (a worker thread), ``end_flush`` (event loop) advances the
   recovery point. The flush policy (``flush.messages``, ``flush.ms``) is reported by
   ``flush_due``; kafkapy.log.log_manager runs the jobs off the event loop.
-- loading and recovery (``Log.open``): see ``_load``.
+- loading and recovery (``Log.open``): see ``_load``;
+- the producer state (kafkapy.log.producer_state): idempotent producers' sequences and epochs
+  checked on every client append that carries a producer id (a duplicate batch is answered
+  with its first offsets and not appended again), open transactions and the last stable
+  offset (LSO), transaction markers completing them, aborted transactions indexed in the
+  segments' ``.txnindex`` files for read_committed fetches; a ``.snapshot`` on every roll and
+  on clean close, and after a crash the state is the latest snapshot plus the batches after it.
 
 Threading: every method is for the one thread that owns the log (the broker's event loop),
 except ``FlushJob.run``. No method blocks on fsync.
@@ -56,7 +62,14 @@ from kafkapy.log.checkpoints import (
 from kafkapy.log.config import LogConfig
 from kafkapy.log.index import NO_TIMESTAMP, TimestampOffset
 from kafkapy.log.leader_epoch import LeaderEpochCache
+from kafkapy.log.producer_state import (
+    AppendOrigin,
+    CompletedTxn,
+    ProducerAppendInfo,
+    ProducerStateManager,
+)
 from kafkapy.log.segment import DELETED_SUFFIX, FileSlice, LogSegment, offset_from_file_name
+from kafkapy.log.transaction_index import AbortedTxn
 from kafkapy.protocol.records import BatchHeader, assign_offsets, scan_batches
 
 __all__ = [
@@ -117,6 +130,7 @@ class LogAppendInfo:
     batches: int
     records: int
     valid_bytes: int
+    duplicate: bool = False     # an idempotent producer's retry: answered, not appended
 
 
 @attrs.frozen
@@ -129,6 +143,7 @@ class FetchData:
     log_start_offset: int
     log_end_offset: int
     high_watermark: int
+    aborted_transactions: list[AbortedTxn] | None = None   # read_committed reads only
 
     @property
     def size(self) -> int:
@@ -165,7 +180,8 @@ class Log:
     """One partition's log. Use ``Log.open``."""
 
     def __init__(self, directory: Path, config: LogConfig,
-                 clock: Callable[[], int] = _now_ms) -> None:
+                 clock: Callable[[], int] = _now_ms,
+                 producer_id_expiration_ms: int = 86400000) -> None:
         self.dir = Path(directory)
         self.topic_partition = parse_topic_partition(self.dir.name)
         self.config = config
@@ -178,6 +194,8 @@ class Log:
         self.recovery_point = 0
         self.last_flush_ms = clock()
         self.epochs = LeaderEpochCache(self.dir)
+        self.producer_state = ProducerStateManager(self.topic_partition, self.dir,
+                                                   producer_id_expiration_ms, clock)
         self._pending_deletes: list[tuple[int, LogSegment]] = []
         self._dir_dirty = False     # a file was created or renamed since the last flush
         self.closed = False
@@ -188,13 +206,14 @@ class Log:
     def open(cls, directory: Path, config: LogConfig, *, recovery_point: int = 0,
              log_start_offset: int = 0, high_watermark: int = 0,
              had_clean_shutdown: bool = False, topic_id: uuid.UUID | None = None,
-             clock: Callable[[], int] = _now_ms) -> Log:
+             clock: Callable[[], int] = _now_ms,
+             producer_id_expiration_ms: int = 86400000) -> Log:
         """Open (creating if needed) the log in ``directory`` and bring it to a consistent
         state: after an unclean shutdown, every segment from the one holding
         ``recovery_point`` on is recovered (see ``_load``)."""
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
-        log = cls(directory, config, clock)
+        log = cls(directory, config, clock, producer_id_expiration_ms)
         if topic_id is not None:
             if read_partition_metadata(directory) != topic_id:
                 write_partition_metadata(directory, topic_id)
@@ -213,6 +232,9 @@ class Log:
            truncated there and every later segment deleted.
         4. LEO = the end of the last valid batch; the leader epoch cache is cut to
            [log start, LEO]; the high watermark is clamped into that range.
+        5. The producer state: the latest snapshot at or below the LEO (after a crash: at or
+           below the first recovered segment), then the batches after it replayed; the
+           recovered segments' ``.txnindex`` files are rebuilt by that replay.
         """
         d = self.dir
         for p in list(d.iterdir()):
@@ -234,6 +256,7 @@ class Log:
                         seg.path.name)
             self._recover_segment(seg)
         needs_recovery: list[LogSegment] = []
+        bad_txn_index: list[LogSegment] = []
         if not clean and self.segments:
             first = max(0, bisect.bisect_right(self._bases, recovery_point) - 1)
             needs_recovery = self.segments[first:]
@@ -250,7 +273,19 @@ class Log:
                 # Kafka's recoverSegment: this segment alone (truncated at its first invalid
                 # batch, if any); later segments are not deleted for it.
                 self._recover_segment(seg)
+            try:
+                seg.txn_index.sanity_check()
+            except KafkaStorageError as e:
+                logger.warning("%s: %s; rebuilding the segment's transaction index",
+                               self.topic_partition, e)
+                bad_txn_index.append(seg)      # rebuilt by the producer-state replay
+        recovered_from = None
+        if bad_txn_index:
+            # Rebuilt by the producer-state replay from that segment on.
+            recovered_from = min(s.base_offset for s in bad_txn_index)
         if needs_recovery:
+            first = min(s.base_offset for s in needs_recovery)
+            recovered_from = first if recovered_from is None else min(recovered_from, first)
             self._recover(sorted(needs_recovery, key=lambda s: s.base_offset))
         if not self.segments:
             self._add_segment(LogSegment.open(d, log_start_offset, self.config, active=True,
@@ -272,6 +307,37 @@ class Log:
         self.epochs.truncate_from_start(self.log_start_offset)
         self.epochs.truncate_from_end(self.log_end_offset)
         self.epochs.flush()
+        self._load_producer_state(recovered_from)
+
+    def _load_producer_state(self, recovered_from: int | None = None) -> None:
+        """Kafka's loadProducerState: the latest usable snapshot, then the batches after it.
+        ``recovered_from``: the first recovered segment's base offset; the state is rebuilt
+        from a snapshot at or below it so that the replay sees every transaction marker of
+        the recovered segments, whose ``.txnindex`` files it rebuilds."""
+        state = self.producer_state
+        end = self.log_end_offset if recovered_from is None else \
+            min(recovered_from, self.log_end_offset)
+        state.truncate_and_reload(self.log_start_offset, end)
+        rebuilt = [s for s in self.segments
+                   if recovered_from is not None and s.base_offset >= recovered_from]
+        for seg in rebuilt:
+            seg.txn_index.reset()
+        self._replay(state.map_end_offset, set(rebuilt))
+        state.update_map_end_offset(self.log_end_offset)
+
+    def _replay(self, start: int, index_into: set[LogSegment]) -> None:
+        """Apply the batches from ``start`` to the LEO to the producer state (no checks);
+        aborted transactions whose marker is in a segment of ``index_into`` are indexed."""
+        state = self.producer_state
+        if start >= self.log_end_offset:
+            return
+        first = max(0, bisect.bisect_right(self._bases, start) - 1)
+        for seg in self.segments[first:]:
+            loc = seg.translate_offset(start) if seg.base_offset < start else None
+            position = loc.position if loc is not None else 0
+            batches = (b for b in seg.batches(position) if b.last_offset >= start)
+            state.apply_batches(batches, on_complete=seg.update_txn_index
+                                if seg in index_into else None)
 
     def _complete_swaps(self) -> None:
         """A ``.swap`` segment is a finished compaction output that was about to replace the
@@ -285,9 +351,9 @@ class Log:
             for p in list(self.dir.glob("*.log")):
                 b = offset_from_file_name(p.name)
                 if base <= b < end and p != final:
-                    for suffix in (".log", ".index", ".timeindex"):
+                    for suffix in (".log", ".index", ".timeindex", ".txnindex"):
                         (self.dir / f"{b:020d}{suffix}").unlink(missing_ok=True)
-            for suffix in (".index", ".timeindex"):
+            for suffix in (".index", ".timeindex", ".txnindex"):
                 (self.dir / f"{base:020d}{suffix}").unlink(missing_ok=True)
                 (self.dir / f"{base:020d}{suffix}{SWAP_SUFFIX}").unlink(missing_ok=True)
             os.replace(swap, final)
@@ -364,7 +430,8 @@ class Log:
                 f"{self.topic_partition}: {size} bytes of batches exceed segment.bytes "
                 f"{self.config.segment_bytes}")
 
-    def append_as_leader(self, records: Buffer, leader_epoch: int = -1) -> LogAppendInfo:
+    def append_as_leader(self, records: Buffer, leader_epoch: int = -1,
+                         origin: AppendOrigin = AppendOrigin.CLIENT) -> LogAppendInfo:
         """Append a client's (or coordinator's) batches, assigning offsets from the LEO.
 
         One compiled pass checks every batch as Kafka's leader does (framing, magic 2,
@@ -373,8 +440,11 @@ class Log:
         if writable, else copied. Raises CorruptMessageError (bad CRC, length or framing),
         UnsupportedForMessageFormatError (magic != 2), MessageTooLargeError,
         RecordListTooLargeError, InvalidRecordError, InvalidTimestampError (CreateTime
-        outside ``message.timestamp.before/after.max.ms``), KafkaStorageError; in every case
-        nothing is appended.
+        outside ``message.timestamp.before/after.max.ms``), KafkaStorageError, and for batches
+        with a producer id the producer state's errors (OutOfOrderSequenceNumberError,
+        InvalidProducerEpochError, InvalidTxnStateError, TransactionCoordinatorFencedError);
+        in every case nothing is appended. ``origin`` COORDINATOR: transaction markers and
+        coordinators' own records (no sequence checks; control batches allowed).
         """
         buf: Buffer = records
         view = memoryview(records)
@@ -391,8 +461,64 @@ class Log:
                            verify=True, max_batch_size=self.config.max_message_bytes)
         if append_time is None:
             self._check_timestamps(r.max_timestamp, now)
+        if r.stateful_batches:
+            return self._append_with_producer_state(buf, first, r.next_offset - 1, r.batches,
+                                                    r.records, r.size, r.max_timestamp,
+                                                    append_time, now, origin)
+        self.producer_state.update_map_end_offset(r.next_offset)
         return self._append(buf, first, r.next_offset - 1, r.batches, r.records, r.size,
                             r.max_timestamp, -1 if append_time is None else append_time, now)
+
+    def _append_with_producer_state(self, buf: Buffer, first: int, last: int, batches: int,
+                                    records: int, size: int, max_timestamp: int,
+                                    append_time: int | None, now: int,
+                                    origin: AppendOrigin) -> LogAppendInfo:
+        """Kafka's analyzeAndValidateProducerState, per batch (never per record): checks
+        every batch carrying a producer id against that producer's state before anything is
+        written; a client's retry of one of the producer's last five batches is answered with
+        the original offsets and nothing is appended."""
+        state = self.producer_state
+        updates: dict[int, ProducerAppendInfo] = {}
+        completed: list[CompletedTxn] = []
+        for batch in scan_batches(buf, verify_crc=False).batches:
+            pid = batch.producer_id
+            if origin is AppendOrigin.CLIENT:
+                if batch.is_control:
+                    raise InvalidRecordError(f"{self.topic_partition}: clients may not write "
+                                             f"control batches")
+                if pid >= 0 and batch.base_sequence < 0:
+                    raise InvalidRecordError(
+                        f"{self.topic_partition}: invalid sequence number "
+                        f"{batch.base_sequence} in a batch of producer id {pid}")
+            if pid < 0:
+                if batch.is_transactional or batch.is_control:
+                    raise InvalidRecordError(f"{self.topic_partition}: a transactional or "
+                                             f"control batch without a producer id")
+                continue
+            if origin is AppendOrigin.CLIENT:
+                entry = state.last_entry(pid)
+                dup = entry.find_duplicate_batch(batch) if entry is not None else None
+                if dup is not None:
+                    return LogAppendInfo(dup.first_offset, dup.last_offset, dup.timestamp,
+                                         dup.last_offset, -1, self.log_start_offset, 0, 0, 0,
+                                         duplicate=True)
+            info = updates.get(pid)
+            if info is None:
+                info = updates[pid] = state.prepare_update(pid, origin)
+            txn = info.append(batch)
+            if txn is not None:
+                completed.append(txn)
+        result = self._append(buf, first, last, batches, records, size, max_timestamp,
+                              -1 if append_time is None else append_time, now)
+        for info in updates.values():
+            state.update(info)
+        for txn in completed:
+            # The marker is in the active segment: its aborted transactions are indexed there
+            # (Kafka's LogSegment.updateTxnIndex), with the LSO once the transaction is done.
+            self.active_segment.update_txn_index(txn, state.last_stable_offset(txn))
+            state.complete_txn(txn)
+        state.update_map_end_offset(self.log_end_offset)
+        return result
 
     def _check_timestamps(self, max_timestamp: int, now: int) -> None:
         """``message.timestamp.after.max.ms`` / ``before.max.ms`` for CreateTime topics
@@ -432,10 +558,14 @@ class Log:
                     f"{self.topic_partition}: appended batch at offset {b.base_offset} is "
                     f"below the expected {expect}; nothing appended")
             expect = b.last_offset + 1
-        return self._append(records, batches[0].base_offset, batches[-1].last_offset,
+        info = self._append(records, batches[0].base_offset, batches[-1].last_offset,
                             len(batches), sum(b.record_count for b in batches),
                             scan.valid_bytes, max(b.max_timestamp for b in batches), -1,
                             self.clock())
+        self.producer_state.apply_batches(batches,
+                                          on_complete=self.active_segment.update_txn_index)
+        self.producer_state.update_map_end_offset(self.log_end_offset)
+        return info
 
     def _empty_append_info(self) -> LogAppendInfo:
         return LogAppendInfo(-1, -1, NO_TIMESTAMP, -1, -1, self.log_start_offset, 0, 0, 0)
@@ -466,6 +596,10 @@ class Log:
         max(``expected_next_offset``, LEO) (Kafka's roll)."""
         new_base = max(expected_next_offset or 0, self.log_end_offset)
         active = self.active_segment
+        # Kafka snapshots the producer state at every roll, named by the new segment's base:
+        # after a crash only the segments from the latest snapshot on are replayed.
+        self.producer_state.update_map_end_offset(new_base)
+        self.producer_state.take_snapshot()
         if active.base_offset == new_base:
             if active.size:
                 raise KafkaStorageError(f"{self.topic_partition}: cannot roll to {new_base}: "
@@ -565,6 +699,35 @@ class Log:
         self.high_watermark = min(max(offset, self.log_start_offset), self.log_end_offset)
         return self.high_watermark
 
+    @property
+    def last_stable_offset(self) -> int:
+        """The LSO: the first offset of the oldest open transaction, never above the high
+        watermark (the high watermark when no transaction is open)."""
+        first_unstable = self.producer_state.first_unstable_offset()
+        if first_unstable is None or first_unstable > self.high_watermark:
+            return self.high_watermark
+        return max(first_unstable, self.log_start_offset)
+
+    def collect_aborted_transactions(self, start_offset: int, upper_bound: int
+                                     ) -> list[AbortedTxn]:
+        """The aborted transactions a read_committed reader of [start_offset, upper_bound)
+        must drop (Kafka's collectAbortedTransactions): from the ``.txnindex`` of the segment
+        holding ``start_offset`` on, until an entry's LSO passes the bound."""
+        out: list[AbortedTxn] = []
+        first = max(0, bisect.bisect_right(self._bases, start_offset) - 1)
+        for seg in self.segments[first:]:
+            found, complete = seg.collect_aborted_txns(start_offset, upper_bound)
+            out.extend(found)
+            if complete or seg.base_offset >= upper_bound:
+                break
+        return out
+
+    def fetch_upper_bound(self, start_offset: int) -> int:
+        """Kafka's bound for the aborted transactions of a read from ``start_offset``: the
+        base of the segment after the one holding it, or the LEO."""
+        i = bisect.bisect_right(self._bases, start_offset)
+        return self._bases[i] if i < len(self._bases) else self.log_end_offset
+
     def delete_records(self, offset: int) -> int:
         """DeleteRecords: advance the log start offset to ``offset`` (never backwards).
 
@@ -604,6 +767,8 @@ class Log:
         self.high_watermark = min(self.high_watermark, self.log_end_offset)
         self.recovery_point = min(self.recovery_point, self.log_end_offset)
         self.epochs.truncate_from_end(self.log_end_offset)
+        # Kafka's rebuildProducerState: a snapshot at or below the new end, then replay.
+        self._load_producer_state()
         return True
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
@@ -617,6 +782,7 @@ class Log:
         self.log_start_offset = self.log_end_offset = offset
         self.high_watermark = self.recovery_point = offset
         self.epochs.clear()
+        self.producer_state.truncate_fully_and_start_at(offset)
 
     # ===================================================================== retention
 
@@ -668,6 +834,12 @@ class Log:
         if self.segments[0].base_offset > self.log_start_offset:
             self.log_start_offset = self.segments[0].base_offset
             self.epochs.truncate_from_start(self.log_start_offset)
+        # Snapshots of deleted segments go, but never the latest: producers whose batches were
+        # all deleted keep their state (KIP-360), as Kafka keeps it.
+        latest = self.producer_state.latest_snapshot_offset()
+        if latest is not None:
+            self.producer_state.delete_snapshots_before(
+                min(latest, self.segments[0].base_offset))
         return len(doomed)
 
     def _delete_later(self, seg: LogSegment) -> None:
@@ -752,6 +924,9 @@ class Log:
                     # fsync of the index file writes the mapping's dirty pages (Linux), and
                     # does so without holding the GIL, unlike mmap.flush.
                     fds.append(os.open(idx.path, os.O_RDONLY))
+                txn_fd = seg.txn_index_flush_fd()
+                if txn_fd is not None:
+                    fds.append(txn_fd)
         if self._dir_dirty:
             fds.append(os.open(self.dir, os.O_RDONLY))
             self._dir_dirty = False
@@ -790,6 +965,10 @@ class Log:
         if self.closed:
             return
         self.epochs.flush()
+        # Kafka snapshots the producer state at the LEO on close: a clean restart replays
+        # nothing.
+        self.producer_state.update_map_end_offset(self.log_end_offset)
+        self.producer_state.take_snapshot()
         for seg in self.segments:
             seg.close()
         self.remove_deleted_segments(force=True)

@@ -185,6 +185,9 @@ class LogManager:
         self.cleaner_backoff_ms = _int_prop(p, "log.cleaner.backoff.ms", 15000)
         self.recovery_threads = max(1, _int_prop(p, "num.recovery.threads.per.data.dir", 2))
         self.segment_delete_delay_ms = _int_prop(p, "log.segment.delete.delay.ms", 60000)
+        self.producer_id_expiration_ms = _int_prop(p, "producer.id.expiration.ms", 86400000)
+        self.producer_id_expiration_check_interval_ms = _int_prop(
+            p, "producer.id.expiration.check.interval.ms", 600000)
 
     # ====================================================================== configs
 
@@ -268,7 +271,8 @@ class LogManager:
                             recovery_point=recovery.get(tp, 0),
                             log_start_offset=starts.get(tp, 0),
                             high_watermark=hws.get(tp, 0), had_clean_shutdown=clean,
-                            clock=self.clock)
+                            clock=self.clock,
+                            producer_id_expiration_ms=self.producer_id_expiration_ms)
 
         started = time.monotonic()
         with concurrent.futures.ThreadPoolExecutor(self.recovery_threads) as pool:
@@ -301,7 +305,8 @@ class LogManager:
             counts[d] += 1
         d = min(self.log_dirs, key=lambda x: counts[x])
         log = Log.open(d / str(tp), self.config_for(tp.topic), topic_id=topic_id,
-                       clock=self.clock)
+                       clock=self.clock,
+                       producer_id_expiration_ms=self.producer_id_expiration_ms)
         self.logs[tp] = log
         self._dir_of[tp] = d
         return log
@@ -380,6 +385,8 @@ class LogManager:
             nursery.start_soon(self._every, self.retention_check_interval_ms,
                                self.retention_pass)
             nursery.start_soon(self._every, 1000, self.remove_deleted_files)
+            nursery.start_soon(self._every, self.producer_id_expiration_check_interval_ms,
+                               self.remove_expired_producers)
             for i, interval in enumerate((self.recovery_checkpoint_interval_ms,
                                           self.start_offset_checkpoint_interval_ms,
                                           self.hw_checkpoint_interval_ms,
@@ -418,6 +425,14 @@ class LogManager:
             if not log.closed:
                 deleted += log.delete_old_segments()
         return deleted
+
+    def remove_expired_producers(self) -> None:
+        """Kafka's producer-expiration task: forget producers idle for
+        ``producer.id.expiration.ms`` (never one with an open transaction)."""
+        now = self.clock()
+        for log in list(self.logs.values()):
+            if not log.closed:
+                log.producer_state.remove_expired_producers(now)
 
     async def remove_deleted_files(self) -> None:
         """Remove ``.deleted`` segment files and ``-delete`` dirs whose delay has passed."""

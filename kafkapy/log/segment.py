@@ -1,4 +1,5 @@
-"""LogSegment: one ``.log`` file of record batches with its ``.index`` and ``.timeindex``.
+"""LogSegment: one ``.log`` file of record batches with its ``.index``, ``.timeindex`` and
+``.txnindex``.
 
 Files (Kafka's names): ``<base offset, 20 digits>.log`` holds record batches back to back,
 exactly as appended, with no file header; the indexes are described in kafkapy.log.index.
@@ -15,6 +16,11 @@ Theory of operation (Kafka's LogSegment):
   its previous size, then ``KafkaStorageError`` is raised: a segment never holds a partial
   batch that was not there before the call, unless the process dies mid-write, which recovery
   repairs.
+- The transaction index (kafkapy.log.transaction_index) is written only through
+  ``update_txn_index``, when the log completes an aborted transaction whose marker is in this
+  segment; its file exists from the first such abort on. ``recover`` leaves it alone: the log
+  rebuilds it (``txn_index.reset()``, then the producer-state replay's aborts), and
+  ``truncate_to`` cuts it with the log.
 - ``recover`` (after an unclean shutdown) resets both indexes and walks the whole file with
   CRC-32C checks, rebuilding the indexes, and truncates the file at the first invalid or
   partial batch. It returns the number of bytes cut.
@@ -36,6 +42,7 @@ import random
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -43,7 +50,17 @@ from kafkapy._log import SegmentWalker, WalkResult, find_batch
 from kafkapy.errors import CorruptMessageError, KafkaStorageError
 from kafkapy.log.config import LogConfig
 from kafkapy.log.index import NO_TIMESTAMP, OffsetIndex, TimeIndex, TimestampOffset
+from kafkapy.log.transaction_index import (
+    TXN_INDEX_SUFFIX,
+    AbortedTxn,
+    TransactionIndex,
+    TxnIndexSearchResult,
+    txn_index_path,
+)
 from kafkapy.protocol.records import BatchHeader, scan_batches
+
+if TYPE_CHECKING:
+    from kafkapy.log.producer_state import CompletedTxn
 
 __all__ = [
     "DELETED_SUFFIX",
@@ -53,6 +70,7 @@ __all__ = [
     "log_path",
     "offset_from_file_name",
     "time_index_path",
+    "txn_index_path",
 ]
 
 LOG_SUFFIX = ".log"
@@ -123,7 +141,8 @@ class LogSegment:
     size: int
 
     def __init__(self, directory: Path, base_offset: int, config: LogConfig, fd: int,
-                 offset_index: OffsetIndex, time_index: TimeIndex, created_ms: int) -> None:
+                 offset_index: OffsetIndex, time_index: TimeIndex, created_ms: int,
+                 txn_index: TransactionIndex | None = None) -> None:
         self.directory = directory
         self.base_offset = base_offset
         self.config = config
@@ -131,6 +150,8 @@ class LogSegment:
         self.size = os.fstat(fd).st_size
         self.offset_index = offset_index
         self.time_index = time_index
+        self.txn_index = txn_index if txn_index is not None else \
+            TransactionIndex(txn_index_path(directory, base_offset), base_offset)
         self.created_ms = created_ms
         self.walker = SegmentWalker(base_offset, config.index_interval_bytes)
         # Kafka rolls a segment segment.ms after its first batch's timestamp, less a random
@@ -157,7 +178,8 @@ class LogSegment:
         try:
             if create:
                 for stale in (index_path(directory, base_offset),
-                              time_index_path(directory, base_offset)):
+                              time_index_path(directory, base_offset),
+                              txn_index_path(directory, base_offset)):
                     stale.unlink(missing_ok=True)
             oidx = OffsetIndex(index_path(directory, base_offset), base_offset,
                                config.segment_index_bytes, preallocate=active)
@@ -186,6 +208,7 @@ class LogSegment:
         self.on_become_inactive()
         self.offset_index.close()
         self.time_index.close()
+        self.txn_index.close()
         os.close(self.fd)
         self.closed = True
 
@@ -193,6 +216,7 @@ class LogSegment:
         if not self.closed:
             self.offset_index._mmap.close()
             self.time_index._mmap.close()
+            self.txn_index.close()
             os.close(self.fd)
             self.closed = True
 
@@ -221,6 +245,8 @@ class LogSegment:
         for idx in (self.offset_index, self.time_index):
             if idx.path.exists():
                 idx.rename(idx.path.with_name(idx.path.name + DELETED_SUFFIX))
+        txn = self.txn_index
+        txn.rename(txn.path.with_name(txn.path.name + DELETED_SUFFIX))
         if self.path.exists():
             os.rename(self.path, self.path.with_name(self.path.name + DELETED_SUFFIX))
         self.renamed_deleted = True
@@ -231,7 +257,7 @@ class LogSegment:
         names by now)."""
         self.close_without_trim()
         suffix = DELETED_SUFFIX if self.renamed_deleted else ""
-        for ext in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+        for ext in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX):
             (self.directory / (_name(self.base_offset) + ext + suffix)).unlink(missing_ok=True)
 
     # ---------------------------------------------------------------------------- appends
@@ -473,7 +499,9 @@ class LogSegment:
         self.size = size
 
     def truncate_to(self, offset: int, now_ms: int | None = None) -> int:
-        """Drop every batch holding an offset >= ``offset``; returns the bytes removed."""
+        """Drop every batch holding an offset >= ``offset``, and the aborted transactions
+        whose markers go with them; returns the bytes removed."""
+        self.txn_index.truncate_to(offset)
         loc = self.translate_offset(offset)
         if loc is None:
             return 0
@@ -492,6 +520,30 @@ class LogSegment:
 
     def dup_for_flush(self) -> int:
         return os.dup(self.fd)
+
+    def txn_index_flush_fd(self) -> int | None:
+        """A descriptor of the ``.txnindex`` for the flush job to fsync and close; None while
+        the segment has no aborted transaction (no file)."""
+        return self.txn_index.flush_fd()
+
+    # --------------------------------------------------------------------- transactions
+
+    def update_txn_index(self, completed_txn: CompletedTxn, last_stable_offset: int) -> None:
+        """Index ``completed_txn`` if it was aborted (its marker is in this segment), with the
+        partition's LSO right after it (Kafka's LogSegment.updateTxnIndex). Raises ValueError
+        if its marker is not after the last one indexed, KafkaStorageError on a write
+        failure."""
+        if completed_txn.is_aborted:
+            self.txn_index.append(AbortedTxn(completed_txn.producer_id,
+                                             completed_txn.first_offset,
+                                             completed_txn.last_offset, last_stable_offset))
+
+    def collect_aborted_txns(self, fetch_offset: int, upper_bound_offset: int
+                             ) -> TxnIndexSearchResult:
+        """The aborted transactions of this segment's index overlapping [``fetch_offset``,
+        ``upper_bound_offset``), and whether the search may stop here (see
+        TransactionIndex.collect_aborted_txns)."""
+        return self.txn_index.collect_aborted_txns(fetch_offset, upper_bound_offset)
 
     def __repr__(self) -> str:
         return f"LogSegment({self.path}, size={self.size}, next_offset={self.next_offset})"

@@ -70,7 +70,12 @@ def check_files(directory: Path, log: Log | None, interval: int,
     bases = sorted(segs)
     allowed = {f"{b:020d}{s}" for b in bases for s in (".log", ".index", ".timeindex")}
     allowed |= {"leader-epoch-checkpoint", "leader-epoch-checkpoint.tmp", "partition.metadata"}
-    assert set(names) <= allowed, f"unexpected files {sorted(set(names) - allowed)}"
+    # Producer-state snapshots: Kafka's, one per roll (named by the new segment's base) and
+    # one at the log end on a clean close.
+    snapshots = {n for n in names if n.endswith(".snapshot") and n[:20].isdigit()}
+    assert all(int(n[:20]) >= (bases[0] if bases else 0) for n in snapshots), snapshots
+    assert set(names) - snapshots <= allowed, \
+        f"unexpected files {sorted(set(names) - snapshots - allowed)}"
     if log is not None:
         assert [s.base_offset for s in log.segments] == bases
     everything: list[RawBatch] = []
