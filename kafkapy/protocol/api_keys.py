@@ -27,6 +27,7 @@ _MODULES = (
     "txn_offset_commit", "describe_acls", "create_acls", "delete_acls", "describe_configs",
     "alter_configs", "describe_log_dirs", "sasl_authenticate", "create_partitions",
     "delete_groups", "incremental_alter_configs", "offset_delete", "describe_cluster",
+    "describe_producers", "describe_transactions", "list_transactions",
     "consumer_group_heartbeat", "consumer_group_describe",
 )
 

@@ -30,7 +30,9 @@ REQUIRED = {
     "DescribeLogDirs": (35, 0, 5), "SaslAuthenticate": (36, 0, 2),
     "CreatePartitions": (37, 0, 3), "DeleteGroups": (42, 0, 2),
     "IncrementalAlterConfigs": (44, 0, 1), "OffsetDelete": (47, 0, 0),
-    "DescribeCluster": (60, 0, 2), "ConsumerGroupHeartbeat": (68, 0, 1),
+    "DescribeCluster": (60, 0, 2), "DescribeProducers": (61, 0, 0),
+    "DescribeTransactions": (65, 0, 0), "ListTransactions": (66, 0, 2),
+    "ConsumerGroupHeartbeat": (68, 0, 1),
     "ConsumerGroupDescribe": (69, 0, 1),
 }
 
