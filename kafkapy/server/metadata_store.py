@@ -29,6 +29,7 @@ import attrs
 from kafkapy.errors import (
     InvalidPartitionsError,
     TopicAlreadyExistsError,
+    UnknownServerError,
     UnknownTopicOrPartitionError,
 )
 
@@ -36,6 +37,7 @@ __all__ = ["METADATA_FILE", "FileMetadataStore", "MetadataStore", "TopicRecord"]
 
 METADATA_FILE = "__kafkapy_metadata.json"
 _FORMAT_VERSION = 1
+_MAX_PRODUCER_ID = (1 << 63) - 1
 
 
 def _str_dict(value: Mapping[str, str]) -> dict[str, str]:
@@ -83,6 +85,13 @@ class MetadataStore(abc.ABC):
     def set_broker_configs(self, resource: str, configs: Mapping[str, str]) -> None:
         """Replace the dynamic broker configs of ``resource`` ("" or a node id)."""
 
+    @abc.abstractmethod
+    def allocate_producer_id_block(self, size: int) -> int:
+        """Reserve the next ``size`` producer ids (the controller's AllocateProducerIds in
+        Kafka); returns the first. No id is ever reserved twice, across restarts too: the
+        next free id is durable when this returns. Raises ValueError for a size below 1 and
+        UnknownServerError when the ids (INT64) are exhausted."""
+
 
 class FileMetadataStore(MetadataStore):
     """The single-broker store: one JSON document, rewritten atomically on every change.
@@ -95,6 +104,7 @@ class FileMetadataStore(MetadataStore):
         self.path = Path(directory) / METADATA_FILE
         self._topics: dict[str, TopicRecord] = {}
         self._broker_configs: dict[str, dict[str, str]] = {}
+        self._next_producer_id = 0
         if self.path.exists():
             self._read()
 
@@ -109,6 +119,10 @@ class FileMetadataStore(MetadataStore):
             self._broker_configs = {
                 str(resource): {str(k): str(v) for k, v in configs.items()}
                 for resource, configs in doc["broker_configs"].items()}
+            next_producer_id = doc.get("next_producer_id", 0)
+            if type(next_producer_id) is not int or next_producer_id < 0:
+                raise ValueError(f"next_producer_id {next_producer_id!r} is not a producer id")
+            self._next_producer_id = next_producer_id
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
             raise ValueError(f"{self.path}: cannot read the cluster metadata: {e}") from e
 
@@ -119,6 +133,7 @@ class FileMetadataStore(MetadataStore):
                                 "configs": dict(t.configs)}
                        for t in self._topics.values()},
             "broker_configs": self._broker_configs,
+            "next_producer_id": self._next_producer_id,
         }
         data = json.dumps(doc, indent=1, sort_keys=True).encode()
         tmp = self.path.with_name(self.path.name + ".tmp")
@@ -205,3 +220,18 @@ class FileMetadataStore(MetadataStore):
         except BaseException:
             self._broker_configs = before
             raise
+
+    def allocate_producer_id_block(self, size: int) -> int:
+        if size < 1:
+            raise ValueError(f"a producer id block has at least one id, not {size}")
+        first = self._next_producer_id
+        if first > _MAX_PRODUCER_ID - size + 1:
+            raise UnknownServerError(
+                f"producer ids are exhausted: no block of {size} after {first - 1}")
+        self._next_producer_id = first + size
+        try:
+            self._write()
+        except BaseException:
+            self._next_producer_id = first
+            raise
+        return first

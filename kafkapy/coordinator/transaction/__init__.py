@@ -1,0 +1,1 @@
+"""The transaction coordinator: producer ids and the durable state of transactions."""
