@@ -133,6 +133,9 @@ RECOMMENDED_VERSIONS: Mapping[int, tuple[int, int]] = MappingProxyType({
     44: (0, 1),    # IncrementalAlterConfigs
     47: (0, 0),    # OffsetDelete
     60: (0, 1),    # DescribeCluster
+    61: (0, 0),    # DescribeProducers
+    65: (0, 0),    # DescribeTransactions
+    66: (0, 2),    # ListTransactions: 1 DurationFilter (KIP-994), 2 TransactionalIdPattern
     68: (0, 1),    # ConsumerGroupHeartbeat: librdkafka (group.protocol=consumer) sends 1
     69: (0, 1),    # ConsumerGroupDescribe: 1 adds MemberType (KIP-1099)
     75: (0, 0),    # DescribeTopicPartitions ("optional")

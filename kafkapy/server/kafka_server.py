@@ -8,8 +8,9 @@ startup (``run``, with ``nursery.start``):
    topics that no longer exist, or whose topic id differs from the store's (deleted and
    re-created while down), are deleted;
 3. the ReplicaManager leads every partition of every topic; its purgatory reapers start;
-   the GroupCoordinator starts loading ``__consumer_offsets`` in the background (its groups
-   answer COORDINATOR_LOAD_IN_PROGRESS until then);
+   the GroupCoordinator starts loading ``__consumer_offsets`` and the TransactionCoordinator
+   ``__transaction_state`` in the background (their groups and transactional ids answer
+   COORDINATOR_LOAD_IN_PROGRESS until then);
 4. the log manager's background tasks (flush, retention, checkpoints, cleaner);
 5. KafkaApis and the handler pool, then the SocketServer binds every listener; advertised
    endpoints with port 0 take the bound port of the listener of the same name, an empty host
@@ -32,6 +33,7 @@ import trio
 
 from kafkapy.config import BrokerConfig, Endpoint
 from kafkapy.coordinator.group.group_coordinator import GroupCoordinator
+from kafkapy.coordinator.transaction.transaction_coordinator import TransactionCoordinator
 from kafkapy.log.checkpoints import TopicPartition
 from kafkapy.log.log_manager import LogManager
 from kafkapy.network.request_channel import RequestChannel
@@ -60,6 +62,7 @@ class KafkaServer:
         self.log_manager: LogManager
         self.replica_manager: ReplicaManager
         self.group_coordinator: GroupCoordinator
+        self.transaction_coordinator: TransactionCoordinator
         self.metadata_cache: MetadataCache
         self.admin = AdminManager(self)
         self.socket_server: SocketServer | None = None
@@ -118,6 +121,7 @@ class KafkaServer:
         self.replica_manager = ReplicaManager(self.node_id, self.log_manager)
         self._reconcile_logs()
         self.group_coordinator = GroupCoordinator(self)
+        self.transaction_coordinator = TransactionCoordinator(self)
         channel = RequestChannel(cfg.queued_max_requests)
         self.apis = KafkaApis(server=self)
         pool = KafkaRequestHandlerPool(channel, self.apis, cfg.num_io_threads)
@@ -137,6 +141,7 @@ class KafkaServer:
                 await nursery.start(self.replica_manager.run)
                 await nursery.start(self.log_manager.run)
                 await nursery.start(self.group_coordinator.run)
+                await nursery.start(self.transaction_coordinator.run)
                 await nursery.start(pool.run)
                 await nursery.start(self._serve_sockets)
                 self.metadata_cache = MetadataCache(
@@ -160,6 +165,8 @@ class KafkaServer:
                     self.replica_manager.shutdown()
                     if hasattr(self, "group_coordinator"):
                         self.group_coordinator.shutdown()
+                    if hasattr(self, "transaction_coordinator"):
+                        self.transaction_coordinator.shutdown()
                     await self.log_manager.shutdown()
 
     async def _serve_sockets(self, *, task_status: trio.TaskStatus[None]) -> None:
@@ -200,6 +207,7 @@ class KafkaServer:
             await self.socket_server.stop_accepting()
             self.replica_manager.shutdown()
             self.group_coordinator.shutdown()
+            self.transaction_coordinator.shutdown()
             # Connections finish the request they have in flight and close.
             with trio.move_on_after(max(self.config.request_timeout_ms, 1000) / 1000):
                 await self._sockets_done.wait()

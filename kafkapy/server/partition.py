@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import uuid
 
+import attrs
+
 from kafkapy.errors import (
     FencedLeaderEpochError,
     NotEnoughReplicasError,
@@ -23,6 +25,7 @@ from kafkapy.errors import (
 from kafkapy.log.checkpoints import TopicPartition
 from kafkapy.log.index import NO_TIMESTAMP, TimestampOffset
 from kafkapy.log.log import FetchData, Log, LogAppendInfo
+from kafkapy.log.producer_state import AppendOrigin
 
 __all__ = ["READ_COMMITTED", "READ_UNCOMMITTED", "Partition"]
 
@@ -55,8 +58,7 @@ class Partition:
 
     @property
     def last_stable_offset(self) -> int:
-        # No transactions yet: nothing is open, so the LSO is the high watermark.
-        return self.log.high_watermark
+        return self.log.last_stable_offset
 
     @property
     def log_start_offset(self) -> int:
@@ -80,7 +82,8 @@ class Partition:
             f"{self.leader_epoch}")
 
     def append_records_to_leader(self, records: memoryview | bytes | bytearray,
-                                 required_acks: int) -> LogAppendInfo:
+                                 required_acks: int,
+                                 origin: AppendOrigin = AppendOrigin.CLIENT) -> LogAppendInfo:
         """Kafka's appendRecordsToLeader: min.insync.replicas for acks=all, then the log
         append (offsets, leader epoch), then the high watermark."""
         min_isr = self.log.config.min_insync_replicas
@@ -88,7 +91,7 @@ class Partition:
             raise NotEnoughReplicasError(
                 f"{self.tp}: the ISR has {len(self.isr)} replica(s), below "
                 f"min.insync.replicas {min_isr}")
-        info = self.log.append_as_leader(records, self.leader_epoch)
+        info = self.log.append_as_leader(records, self.leader_epoch, origin)
         self.log.update_high_watermark(self.log.log_end_offset)
         return info
 
@@ -103,7 +106,12 @@ class Partition:
         """Batches from ``fetch_offset``: consumers up to the HW/LSO, a replica to the LEO.
         Raises OffsetOutOfRangeError (outside [log start, LEO])."""
         bound = None if replica else self.fetch_bound(isolation_level)
-        return self.log.read(fetch_offset, max_bytes, bound, min_one_message)
+        data = self.log.read(fetch_offset, max_bytes, bound, min_one_message)
+        if isolation_level == READ_COMMITTED and not replica:
+            aborted = self.log.collect_aborted_transactions(
+                fetch_offset, self.log.fetch_upper_bound(fetch_offset))
+            data = attrs.evolve(data, aborted_transactions=aborted)
+        return data
 
     def epoch_for_offset(self, offset: int) -> int:
         """The leader epoch that wrote ``offset`` (-1 if none is known)."""

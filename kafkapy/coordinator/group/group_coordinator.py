@@ -230,6 +230,10 @@ class GroupCoordinator:
         self.sync_purgatory: DelayedOperationPurgatory[DelayedSync] = \
             DelayedOperationPurgatory("Sync")
         self.manager = GroupMetadataManager(self)
+        # TxnOffsetCommit: group -> producer id -> offsets waiting for the transaction's
+        # marker (Kafka's pendingTransactionalOffsetCommits).
+        self.pending_txn_offsets: dict[str, dict[int, dict[TopicPartition,
+                                                           OffsetAndMetadata]]] = {}
         # KIP-848 consumer groups; their offsets live in self.groups (consumer_groups.py).
         self.consumer_groups = ConsumerGroups.for_coordinator(self)
 
@@ -340,7 +344,8 @@ class GroupCoordinator:
 
     def _maybe_drop_empty(self, group: ClassicGroup) -> None:
         if group.is_state(GroupState.EMPTY) and not group.members and \
-                not group.pending_members and not group.offsets and group.generation_id == 0:
+                not group.pending_members and not group.offsets and \
+                group.generation_id == 0 and group.group_id not in self.pending_txn_offsets:
             self.groups.pop(group.group_id, None)
 
     def _accept_joining_member(self, group: ClassicGroup, member_id: str) -> bool:
@@ -818,6 +823,86 @@ class GroupCoordinator:
                     group.offsets[tp] = om
         self._maybe_drop_empty(group)
         return results
+
+    # ============================================================ transactional offsets
+
+    def txn_commit_offsets(self, *, group_id: str, producer_id: int, producer_epoch: int,
+                           member_id: str, group_instance_id: str | None, generation_id: int,
+                           offsets: Mapping[TopicPartition, OffsetAndMetadata]
+                           ) -> dict[TopicPartition, int]:
+        """Kafka's handleTxnCommitOffsets: the offsets are written as the producer's
+        transactional batch and stay pending until the transaction's marker reaches the
+        group's partition (``on_txn_completed``). The group's state is not enforced, but a
+        member id or generation given (v3+) must match. Per-partition error codes."""
+        self._check_group_id(group_id)
+        self._check_active(group_id)
+        consumer_group = self.consumer_groups.get(group_id)
+        if consumer_group is not None:
+            if member_id:
+                consumer_group.validate_offset_commit(member_id, generation_id, 9)
+            generation_id, member_id, group_instance_id = -1, "", None
+        group = self._group(group_id) or self._add_group(group_id)
+        if group.is_state(GroupState.DEAD):
+            raise CoordinatorNotAvailableError(f"group {group_id} is being removed")
+        if member_id and member_id not in group.members:
+            raise UnknownMemberIdError(f"{member_id} is not a member of group {group_id}")
+        if group_instance_id is not None and member_id and \
+                group.static_members.get(group_instance_id, member_id) != member_id:
+            raise FencedInstanceIdError(f"instance {group_instance_id} of group {group_id} "
+                                        f"has another member id")
+        if generation_id >= 0 and generation_id != group.generation_id:
+            raise IllegalGenerationError(f"group {group_id} is at generation "
+                                         f"{group.generation_id}, not {generation_id}")
+        results: dict[TopicPartition, int] = {}
+        valid: dict[TopicPartition, OffsetAndMetadata] = {}
+        max_metadata = self.config.offset_metadata_max_bytes
+        topics = self.server.metadata_store.topics
+        for tp, om in offsets.items():
+            record = topics.get(tp.topic)
+            if record is None or not 0 <= tp.partition < record.partitions:
+                results[tp] = UnknownTopicOrPartitionError.code
+            elif len(om.metadata.encode()) > max_metadata:
+                results[tp] = OffsetMetadataTooLargeError.code
+            else:
+                valid[tp] = om
+        if valid:
+            error = self.manager.store_offsets(group_id, valid, producer_id, producer_epoch)
+            for tp in valid:
+                results[tp] = error
+            if not error:
+                self.add_pending_txn_offsets(group_id, producer_id, valid)
+        return results
+
+    def add_pending_txn_offsets(self, group_id: str, producer_id: int,
+                                offsets: Mapping[TopicPartition, OffsetAndMetadata]) -> None:
+        self.pending_txn_offsets.setdefault(group_id, {}).setdefault(
+            producer_id, {}).update(offsets)
+
+    def has_pending_txn_offset(self, group_id: str, tp: TopicPartition) -> bool:
+        """OffsetFetch with RequireStable: UNSTABLE_OFFSET_COMMIT while a transaction holds
+        an offset of ``tp`` for the group."""
+        return any(tp in offsets
+                   for offsets in self.pending_txn_offsets.get(group_id, {}).values())
+
+    def on_txn_completed(self, producer_id: int, offsets_partitions: set[int],
+                         commit: bool) -> None:
+        """A transaction marker reached these ``__consumer_offsets`` partitions (Kafka's
+        scheduleHandleTxnCompletion): the producer's pending offsets of their groups become
+        committed (COMMIT) or are dropped (ABORT)."""
+        for group_id in list(self.pending_txn_offsets):
+            if self.manager.partition_for(group_id) not in offsets_partitions:
+                continue
+            by_producer = self.pending_txn_offsets[group_id]
+            pending = by_producer.pop(producer_id, None)
+            if not by_producer:
+                del self.pending_txn_offsets[group_id]
+            group = self._group(group_id)
+            if pending and commit:
+                if group is None:
+                    group = self._add_group(group_id)
+                group.offsets.update(pending)
+            elif group is not None:
+                self._maybe_drop_empty(group)
 
     # ===================================================================== OffsetFetch
 

@@ -61,7 +61,8 @@ from kafkapy.errors import (
     UnknownTopicOrPartitionError,
 )
 from kafkapy.log.checkpoints import TopicPartition
-from kafkapy.protocol.records import build_batch, scan_batches
+from kafkapy.log.producer_state import AppendOrigin
+from kafkapy.protocol.records import build_batch, decode_control_record, scan_batches
 
 if TYPE_CHECKING:
     from kafkapy.coordinator.group.group_coordinator import GroupCoordinator
@@ -141,12 +142,19 @@ class GroupMetadataManager:
 
     # ==================================================================== writes
 
-    def _append(self, group_id: str, records: Sequence[tuple[bytes, bytes | None]]) -> None:
-        """Append ``records`` (key, value) as one batch to the group's partition."""
+    def _append(self, group_id: str, records: Sequence[tuple[bytes, bytes | None]],
+                producer_id: int = -1, producer_epoch: int = -1) -> None:
+        """Append ``records`` (key, value) as one batch to the group's partition; with a
+        producer id, as a transactional batch of that producer (TxnOffsetCommit)."""
         partition = self._partition(group_id)
         now = _now_ms()
-        batch = build_batch([(k, v, None, now) for k, v in records])
-        partition.append_records_to_leader(batch, -1)
+        if producer_id >= 0:
+            batch = build_batch([(k, v, None, now) for k, v in records],
+                                producer_id=producer_id, producer_epoch=producer_epoch,
+                                base_sequence=0, is_transactional=True)
+        else:
+            batch = build_batch([(k, v, None, now) for k, v in records])
+        partition.append_records_to_leader(batch, -1, AppendOrigin.COORDINATOR)
         rm = self.server.replica_manager
         rm.fetch_purgatory.check_and_complete(partition.tp)
 
@@ -169,13 +177,14 @@ class GroupMetadataManager:
         except KafkaError as e:
             raise _group_error(e) from e
 
-    def store_offsets(self, group_id: str, offsets: Mapping[TopicPartition, OffsetAndMetadata]
-                      ) -> int:
-        """Write offset commits; the error code for every partition (0 on success)."""
+    def store_offsets(self, group_id: str, offsets: Mapping[TopicPartition, OffsetAndMetadata],
+                      producer_id: int = -1, producer_epoch: int = -1) -> int:
+        """Write offset commits (with a producer id: a transaction's, pending until its
+        marker); the error code for every partition (0 on success)."""
         records = [(offset_commit_key(group_id, tp.topic, tp.partition),
                     offset_commit_value(om)) for tp, om in offsets.items()]
         try:
-            self._append(group_id, records)
+            self._append(group_id, records, producer_id, producer_epoch)
         except KafkaError as e:
             if isinstance(e, _COORDINATOR_GONE):
                 return CoordinatorNotAvailableError.code
@@ -243,6 +252,9 @@ class GroupMetadataManager:
         offsets: dict[str, dict[TopicPartition, OffsetAndMetadata]] = {}
         groups: dict[str, object] = {}
         consumer_groups: dict[str, StoredConsumerGroup] = {}
+        # Transactional offset commits wait for their producer's marker: COMMIT applies
+        # them, ABORT drops them; those still open at the end stay pending.
+        in_txn: dict[int, list[tuple[bytes, bytes | None]]] = {}
         offset = partition.log_start_offset
         end = partition.high_watermark
         while offset < end:
@@ -253,13 +265,21 @@ class GroupMetadataManager:
                           offset, scan.error)
                 break
             for batch in scan.batches:
-                if batch.is_control or batch.is_transactional:
-                    # Transactional offset commits come with transactions (not yet).
+                if batch.is_control:
+                    marker = decode_control_record(batch.records()[0])
+                    done = in_txn.pop(batch.producer_id, [])
+                    if marker.type == 1:        # COMMIT
+                        for txn_key, txn_value in done:
+                            self._apply(tp, txn_key, txn_value, offsets, groups,
+                                        consumer_groups)
                     continue
                 for r in batch.records():
                     if r.key is None or r.offset < offset:
                         continue
-                    self._apply(tp, r.key, r.value, offsets, groups, consumer_groups)
+                    if batch.is_transactional:
+                        in_txn.setdefault(batch.producer_id, []).append((r.key, r.value))
+                    else:
+                        self._apply(tp, r.key, r.value, offsets, groups, consumer_groups)
             offset = scan.batches[-1].next_offset
             await trio.lowlevel.checkpoint()
         now = _now_ms()
@@ -275,6 +295,15 @@ class GroupMetadataManager:
             self.coordinator.on_group_loaded(group)
         for stored in consumer_groups.values():
             self.coordinator.consumer_groups.load(stored)
+        for producer_id, records in in_txn.items():
+            pending: dict[str, dict[TopicPartition, OffsetAndMetadata]] = {}
+            for txn_key, txn_value in records:
+                k = read_key(txn_key)
+                if isinstance(k, OffsetKey) and txn_value is not None:
+                    pending.setdefault(k.group, {})[TopicPartition(k.topic, k.partition)] = \
+                        read_offset_value(txn_value)
+            for group_id, group_offsets in pending.items():
+                self.coordinator.add_pending_txn_offsets(group_id, producer_id, group_offsets)
 
     @staticmethod
     def _apply(tp: TopicPartition, key: bytes, value: bytes | None,

@@ -7,7 +7,9 @@ Kafka's ``KafkaApis.handleFetchRequest`` for v4-12:
   whole batch (KIP-74); ``MinBytes`` and ``MaxWaitMs`` through a DelayedFetch (long poll: an
   append to a watched partition completes it at once).
 - ``IsolationLevel``: read_uncommitted reads to the high watermark, read_committed to the last
-  stable offset (with an empty aborted-transactions list; null for read_uncommitted).
+  stable offset, with the aborted transactions (producer id, first offset) the segments'
+  ``.txnindex`` files hold for the range read, so clients drop their records (null for
+  read_uncommitted).
 - Per partition: UNKNOWN_TOPIC_OR_PARTITION, OFFSET_OUT_OF_RANGE, FENCED_LEADER_EPOCH /
   UNKNOWN_LEADER_EPOCH (``CurrentLeaderEpoch``, v9+), each with the partition's watermarks.
 - Fetch sessions (KIP-227, v7+) are declined the way Kafka declines them when its session
@@ -72,18 +74,23 @@ async def handle_fetch(context: RequestContext) -> Any:
 
 def _respond(context: RequestContext, params: FetchParams,
              results: list[tuple[TopicPartition, FetchPartitionResult]]) -> SendResponse:
-    aborted: list[Any] | None = [] if params.isolation_level == READ_COMMITTED else None
+    committed = params.isolation_level == READ_COMMITTED
+    aborted_txn = _C["AbortedTransaction"]
     topics: list[Any] = []
     for tp, r in results:
         if not topics or topics[-1].topic != tp.topic:
             topics.append(_C["FetchableTopicResponse"](topic=tp.topic, partitions=[]))
         data = r.data
+        aborted: list[Any] | None = None
+        if committed and r.error is None:
+            aborted = [aborted_txn(producer_id=t.producer_id, first_offset=t.first_offset)
+                       for t in (data.aborted_transactions or ())] if data is not None else []
         topics[-1].partitions.append(_C["PartitionData"](
             partition_index=tp.partition,
             error_code=0 if r.error is None else r.error.code,
             high_watermark=r.high_watermark, last_stable_offset=r.last_stable_offset,
             log_start_offset=r.log_start_offset,
-            aborted_transactions=aborted if r.error is None else None,
+            aborted_transactions=aborted,
             preferred_read_replica=-1,
             records=data if data is not None and data.size else b""))
     body = _C["FetchResponse"](throttle_time_ms=0, error_code=0, session_id=0,

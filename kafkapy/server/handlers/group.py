@@ -25,6 +25,7 @@ from kafkapy.errors import (
     InvalidGroupIdError,
     InvalidRequestError,
     KafkaError,
+    UnstableOffsetCommitError,
 )
 from kafkapy.log.checkpoints import TopicPartition
 from kafkapy.protocol import API_KEYS
@@ -69,8 +70,11 @@ async def handle_find_coordinator(context: RequestContext) -> Any:
             except KafkaError as e:
                 error = CoordinatorNotAvailableError(f"{OFFSETS_TOPIC} is not available: {e}")
         elif key_type == TRANSACTION_KEY:
-            error = CoordinatorNotAvailableError("this broker has no transaction coordinator "
-                                                 "yet")
+            try:
+                context.server.transaction_coordinator.state.ensure_topic()
+            except KafkaError as e:
+                error = CoordinatorNotAvailableError(f"__transaction_state is not available: "
+                                                     f"{e}")
         else:
             error = InvalidRequestError(f"Unknown coordinator type {key_type}")
         if error is None and not brokers:
@@ -231,24 +235,31 @@ async def handle_offset_commit(context: RequestContext) -> Any:
 # ============================================================================== OffsetFetch
 
 
+_Fetched = list[tuple[str, list[tuple[int, OffsetAndMetadata | None, int]]]]
+
+
 def _fetch_group(coordinator: GroupCoordinator, group_id: str,
                  topics: list[tuple[str, list[int]]] | None,
-                 member_id: str | None = None, member_epoch: int = -1
-                 ) -> tuple[int, list[tuple[str, list[tuple[int, OffsetAndMetadata | None]]]]]:
-    """(group error, [(topic, [(partition, committed or None)])])."""
+                 member_id: str | None = None, member_epoch: int = -1,
+                 require_stable: bool = False) -> tuple[int, _Fetched]:
+    """(group error, [(topic, [(partition, committed or None, error)])]). With
+    ``require_stable`` (v7+) a partition an open transaction holds an offset of answers
+    UNSTABLE_OFFSET_COMMIT, so the consumer retries until the transaction ends."""
     tps = None if topics is None else \
         [TopicPartition(t, p) for t, parts in topics for p in parts]
     try:
         found = coordinator.fetch_offsets(group_id, tps, member_id, member_epoch)
     except KafkaError as e:
         return e.code, []
-    out: dict[str, list[tuple[int, OffsetAndMetadata | None]]] = {}
     if tps is None:
-        for tp, om in sorted(found.items()):
-            out.setdefault(tp.topic, []).append((tp.partition, om))
-    else:
-        for tp in tps:
-            out.setdefault(tp.topic, []).append((tp.partition, found.get(tp)))
+        tps = sorted(found)
+    out: dict[str, list[tuple[int, OffsetAndMetadata | None, int]]] = {}
+    for tp in tps:
+        if require_stable and coordinator.has_pending_txn_offset(group_id, tp):
+            out.setdefault(tp.topic, []).append((tp.partition, None,
+                                                 UnstableOffsetCommitError.code))
+        else:
+            out.setdefault(tp.topic, []).append((tp.partition, found.get(tp), 0))
     return 0, list(out.items())
 
 
@@ -263,27 +274,30 @@ async def handle_offset_fetch(context: RequestContext) -> Any:
             # v9+: a KIP-848 member fetches with its member id and epoch.
             code, result = _fetch_group(coordinator, g.group_id, topics,
                                         g.member_id if version >= 9 else None,
-                                        g.member_epoch if version >= 9 else -1)
+                                        g.member_epoch if version >= 9 else -1,
+                                        body.require_stable)
             groups.append(_C["OffsetFetchResponseGroup"](
                 group_id=g.group_id, error_code=code, topics=[
                     _C["OffsetFetchResponseTopics"](name=name, partitions=[
-                        _C["OffsetFetchResponsePartitions"](**_partition(p, om))
-                        for p, om in parts])
+                        _C["OffsetFetchResponsePartitions"](**_partition(p, om, err))
+                        for p, om, err in parts])
                     for name, parts in result]))
         return _C["OffsetFetchResponse"](throttle_time_ms=0, groups=groups)
     topics = None if body.topics is None else \
         [(t.name, list(t.partition_indexes)) for t in body.topics]
-    code, result = _fetch_group(coordinator, body.group_id, topics)
+    code, result = _fetch_group(coordinator, body.group_id, topics,
+                                require_stable=version >= 7 and body.require_stable)
     if code:
         if version < 2:
             # No top-level error before v2: every partition carries it.
-            result = [(name, [(p, None) for p in parts]) for name, parts in (topics or [])]
+            result = [(name, [(p, None, code) for p in parts])
+                      for name, parts in (topics or [])]
         else:
             result = []
     response_topics = [
         _C["OffsetFetchResponseTopic"](name=name, partitions=[
-            _C["OffsetFetchResponsePartition"](**_partition(p, om, code if version < 2 else 0))
-            for p, om in parts])
+            _C["OffsetFetchResponsePartition"](**_partition(p, om, err))
+            for p, om, err in parts])
         for name, parts in result]
     return _C["OffsetFetchResponse"](throttle_time_ms=0, topics=response_topics,
                                      error_code=code)

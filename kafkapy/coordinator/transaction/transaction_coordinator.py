@@ -1,0 +1,366 @@
+"""TransactionCoordinator: producer ids, transactional ids and the two-phase end of a
+transaction (Kafka's ``TransactionCoordinator`` with its marker channel, for one broker that
+leads every partition).
+
+- InitProducerId without a transactional id hands out a fresh producer id at epoch 0 (an
+  idempotent producer); with one, it bumps the id's epoch (fencing older producers of the id:
+  KIP-98 zombie fencing; KIP-360 retries with the expected producer id and epoch), rotating to
+  a new producer id when the epoch is exhausted. An id with an open transaction first has
+  that transaction aborted on its behalf (epoch fenced) and answers CONCURRENT_TRANSACTIONS
+  meanwhile, so the client retries.
+- AddPartitionsToTxn / AddOffsetsToTxn move the id to Ongoing with the partitions (the group's
+  ``__consumer_offsets`` partition for offsets); EndTxn writes PrepareCommit / PrepareAbort,
+  then a transaction marker (a control batch carrying the producer id, epoch and this
+  coordinator's epoch) into every partition of the transaction, then CompleteCommit /
+  CompleteAbort. Kafka sends the markers with WriteTxnMarkers to each partition's leader;
+  here every leader is this broker, so they are appended directly, in order, before EndTxn
+  is answered: a client's next transaction never waits on CONCURRENT_TRANSACTIONS for them.
+  A marker reaching ``__consumer_offsets`` makes the group coordinator commit or drop the
+  transaction's pending offsets.
+- A transaction left in PrepareCommit / PrepareAbort (a crash between the two records, or a
+  marker that could not be written) is completed by the background task: after loading and
+  every ``transaction.abort.timed.out.transaction.cleanup.interval.ms``, which also aborts
+  Ongoing transactions older than their ``transaction.timeout.ms`` and fences their
+  producers (the bumped epoch is written with the abort and carried by its markers).
+
+Every call runs on the broker's event loop and is synchronous between its awaits, so a
+prepare, its append and its completion never interleave with another request's.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+import trio
+
+from kafkapy.coordinator.group.group_metadata_manager import OFFSETS_TOPIC
+from kafkapy.coordinator.transaction.producer_id_manager import ProducerIdManager
+from kafkapy.coordinator.transaction.transaction_metadata import (
+    TransactionMetadata,
+    TransactionState,
+    TxnTransitMetadata,
+    is_epoch_exhausted,
+)
+from kafkapy.coordinator.transaction.transaction_state_manager import TransactionStateManager
+from kafkapy.errors import (
+    ConcurrentTransactionsError,
+    InvalidProducerIdMappingError,
+    InvalidRegularExpressionError,
+    InvalidRequestError,
+    InvalidTransactionTimeoutError,
+    InvalidTxnStateError,
+    KafkaError,
+    ProducerFencedError,
+    TransactionalIdNotFoundError,
+    UnknownServerError,
+    UnknownTopicOrPartitionError,
+)
+from kafkapy.log.checkpoints import TopicPartition
+from kafkapy.log.producer_state import AppendOrigin
+from kafkapy.protocol.records import build_control_batch
+
+if TYPE_CHECKING:
+    from kafkapy.server.kafka_server import KafkaServer
+
+__all__ = ["TransactionCoordinator"]
+
+log = logging.getLogger(__name__)
+
+S = TransactionState
+ABORT_MARKER, COMMIT_MARKER = 0, 1
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class TransactionCoordinator:
+    def __init__(self, server: KafkaServer) -> None:
+        self.server = server
+        self.state = TransactionStateManager(server)
+        self.producer_ids = ProducerIdManager(server.metadata_store)
+        self._scope: trio.CancelScope | None = None
+
+    # ================================================================ lifecycle
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+                  ) -> None:
+        with trio.CancelScope() as self._scope:
+            async with trio.open_nursery() as nursery:
+                await nursery.start(self.state.run)
+                nursery.start_soon(self._background)
+                task_status.started()
+
+    def shutdown(self) -> None:
+        self.state.shutdown()
+        if self._scope is not None:
+            self._scope.cancel()
+
+    async def _background(self) -> None:
+        await self.state.loaded.wait()
+        interval = self.server.config.\
+            transaction_abort_timed_out_transaction_cleanup_interval_ms / 1000
+        while True:
+            try:
+                await self.complete_prepared()
+                await self.abort_timed_out(_now_ms())
+            except Exception:
+                log.exception("Completing or aborting transactions failed")
+            await trio.sleep(interval)
+
+    # =========================================================== InitProducerId
+
+    async def init_producer_id(self, transactional_id: str | None, txn_timeout_ms: int,
+                               expected_producer_id: int = -1, expected_epoch: int = -1
+                               ) -> tuple[int, int]:
+        """(producer id, epoch), or raises the KafkaError the client gets."""
+        if transactional_id is None:
+            # An idempotent producer: always a fresh id (Kafka ignores the expected id then).
+            return self.producer_ids.generate_producer_id(), 0
+        if not transactional_id:
+            raise InvalidRequestError("the transactional id must not be empty")
+        if (expected_producer_id < 0) != (expected_epoch < 0):
+            raise InvalidRequestError("the producer id and epoch must both be given, or "
+                                      "neither")
+        if not self.state.validate_transaction_timeout_ms(txn_timeout_ms):
+            raise InvalidTransactionTimeoutError(
+                f"transaction timeout {txn_timeout_ms} ms is not in (0, "
+                f"{self.server.config.transaction_max_timeout_ms}] "
+                f"(transaction.max.timeout.ms)")
+        self.state.ensure_topic()
+        now = _now_ms()
+        m = self.state.get(transactional_id)
+        if m is None:
+            m = self.state.put_if_absent(TransactionMetadata(
+                transactional_id=transactional_id,
+                producer_id=self.producer_ids.generate_producer_id(), producer_epoch=-1,
+                txn_timeout_ms=txn_timeout_ms, state=S.EMPTY,
+                txn_last_update_timestamp=now))
+        expected = None if expected_producer_id < 0 else (expected_producer_id, expected_epoch)
+        if m.pending_state is not None:
+            raise ConcurrentTransactionsError(f"transactional id {transactional_id} is "
+                                              f"completing a transition")
+        if expected is not None and not (
+                expected[0] == m.producer_id or
+                (expected[0] == m.previous_producer_id and is_epoch_exhausted(expected[1]))):
+            raise ProducerFencedError(f"producer id {expected[0]} is not the current one "
+                                      f"({m.producer_id}) of {transactional_id}")
+        if m.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
+            raise ConcurrentTransactionsError(f"transactional id {transactional_id} is "
+                                              f"completing its transaction")
+        if m.state == S.ONGOING:
+            # Abort the open transaction on the old producer's behalf, fencing its epoch; the
+            # client retries once it is complete.
+            await self._fence_and_abort(m)
+            raise ConcurrentTransactionsError(f"the open transaction of {transactional_id} "
+                                              f"was aborted; retry")
+        if m.state not in (S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT):
+            raise UnknownServerError(f"transactional id {transactional_id} is in state "
+                                     f"{m.state.kafka_name}")
+        transit: TxnTransitMetadata
+        if m.is_producer_epoch_exhausted or \
+                (expected is not None and is_epoch_exhausted(expected[1])):
+            transit = m.prepare_producer_id_rotation(
+                self.producer_ids.generate_producer_id(), txn_timeout_ms, now,
+                record_last_epoch=expected is not None)
+        else:
+            transit = m.prepare_increment_producer_epoch(
+                txn_timeout_ms, None if expected is None else expected[1], now)
+        self.state.append_transition(m, transit)
+        await self.state.flush_if_due(transactional_id)
+        return m.producer_id, m.producer_epoch
+
+    # ====================================================== AddPartitions / AddOffsets
+
+    def _checked(self, transactional_id: str, producer_id: int, epoch: int
+                 ) -> TransactionMetadata:
+        if not transactional_id:
+            raise InvalidRequestError("the transactional id must not be empty")
+        m = self.state.get(transactional_id)
+        if m is None or m.producer_id != producer_id:
+            raise InvalidProducerIdMappingError(
+                f"producer id {producer_id} is not the one of transactional id "
+                f"{transactional_id}")
+        if m.producer_epoch != epoch:
+            raise ProducerFencedError(
+                f"producer epoch {epoch} of {transactional_id} is not the current "
+                f"{m.producer_epoch}: a newer producer fenced it")
+        return m
+
+    async def add_partitions(self, transactional_id: str, producer_id: int, epoch: int,
+                             tps: Iterable[TopicPartition]) -> None:
+        m = self._checked(transactional_id, producer_id, epoch)
+        tps = set(tps)
+        if m.pending_state is not None or m.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
+            raise ConcurrentTransactionsError(f"transactional id {transactional_id} is "
+                                              f"completing its transaction")
+        if m.state == S.ONGOING and tps <= m.topic_partitions:
+            return
+        if m.state not in (S.EMPTY, S.ONGOING, S.COMPLETE_COMMIT, S.COMPLETE_ABORT):
+            raise InvalidTxnStateError(f"transactional id {transactional_id} cannot add "
+                                       f"partitions in state {m.state.kafka_name}")
+        self.state.append_transition(m, m.prepare_add_partitions(tps, _now_ms()))
+        await self.state.flush_if_due(transactional_id)
+
+    async def add_offsets(self, transactional_id: str, producer_id: int, epoch: int,
+                          group_id: str) -> None:
+        gm = self.server.group_coordinator.manager
+        gm.ensure_topic()
+        await self.add_partitions(transactional_id, producer_id, epoch,
+                                  [TopicPartition(OFFSETS_TOPIC, gm.partition_for(group_id))])
+
+    # ==================================================================== EndTxn
+
+    async def end_txn(self, transactional_id: str, producer_id: int, epoch: int,
+                      commit: bool) -> None:
+        """Kafka's handleEndTransaction for a client (transactions v1)."""
+        m = self._checked(transactional_id, producer_id, epoch)
+        if m.pending_state is not None:
+            raise ConcurrentTransactionsError(f"transactional id {transactional_id} is "
+                                              f"completing a transition")
+        wanted = "commit" if commit else "abort"
+        if m.state == S.ONGOING:
+            self.state.append_transition(m, m.prepare_abort_or_commit(
+                S.PREPARE_COMMIT if commit else S.PREPARE_ABORT, _now_ms()))
+            await self.state.flush_if_due(transactional_id)
+            await self._complete(m)
+            return
+        done = S.COMPLETE_COMMIT if commit else S.COMPLETE_ABORT
+        preparing = S.PREPARE_COMMIT if commit else S.PREPARE_ABORT
+        if m.state == done:
+            return          # a retry of an EndTxn that completed
+        if m.state == preparing:
+            raise ConcurrentTransactionsError(f"transactional id {transactional_id} is "
+                                              f"completing its {wanted}")
+        raise InvalidTxnStateError(f"transactional id {transactional_id} cannot {wanted} in "
+                                   f"state {m.state.kafka_name}")
+
+    async def _fence_and_abort(self, m: TransactionMetadata) -> None:
+        """Abort ``m``'s open transaction for the coordinator (InitProducerId of a new
+        producer, or a timeout) with the producer epoch bumped, so the old producer is fenced
+        (Kafka's prepareFenceProducerEpoch, then endTransaction with isFromClient=false: the
+        bumped epoch is written with PrepareAbort, never handed to a client)."""
+        fence = m.prepare_fence_producer_epoch()
+        old_epoch, old_last = m.producer_epoch, m.last_producer_epoch
+        m.pending_state = None
+        m.producer_epoch, m.last_producer_epoch = fence.producer_epoch, -1
+        try:
+            self.state.append_transition(m, m.prepare_abort_or_commit(S.PREPARE_ABORT,
+                                                                      _now_ms()))
+        except KafkaError:
+            m.producer_epoch, m.last_producer_epoch = old_epoch, old_last
+            raise
+        await self.state.flush_if_due(m.transactional_id)
+        await self._complete(m)
+
+    async def _complete(self, m: TransactionMetadata) -> bool:
+        """Write the markers of a prepared transaction, then its Complete state. Returns
+        False (the transaction stays prepared, for the background task to retry) when a
+        marker could not be written."""
+        commit = m.state == S.PREPARE_COMMIT
+        marker_type = COMMIT_MARKER if commit else ABORT_MARKER
+        rm = self.server.replica_manager
+        coordinator_epoch = self.state.coordinator_epoch(m.transactional_id)
+        offsets_partitions: set[int] = set()
+        failed = False
+        for tp in sorted(m.topic_partitions):
+            batch = build_control_batch(marker_type, coordinator_epoch,
+                                        producer_id=m.producer_id,
+                                        producer_epoch=m.producer_epoch,
+                                        timestamp_ms=_now_ms())
+            try:
+                partition = rm.get_partition(tp)
+                partition.append_records_to_leader(batch, -1, AppendOrigin.COORDINATOR)
+            except UnknownTopicOrPartitionError:
+                continue    # deleted since it joined the transaction: nothing to mark
+            except KafkaError as e:
+                log.warning("Writing the %s marker of %s (producer %d) to %s failed: %s",
+                            "COMMIT" if commit else "ABORT", m.transactional_id,
+                            m.producer_id, tp, e)
+                failed = True
+                continue
+            rm.fetch_purgatory.check_and_complete(tp)
+            await self.server.log_manager.maybe_flush(partition.log)
+            if tp.topic == OFFSETS_TOPIC:
+                offsets_partitions.add(tp.partition)
+        if offsets_partitions:
+            self.server.group_coordinator.on_txn_completed(m.producer_id, offsets_partitions,
+                                                           commit)
+        if failed:
+            return False
+        self.state.append_transition(m, m.prepare_complete(_now_ms()))
+        await self.state.flush_if_due(m.transactional_id)
+        return True
+
+    # =============================================================== background
+
+    async def complete_prepared(self) -> None:
+        """Finish transactions left in PrepareCommit / PrepareAbort (a crash between the two
+        records, or a marker that failed): their markers are written again."""
+        for m in self.state.pending_completions():
+            if m.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT) and m.pending_state is None:
+                try:
+                    await self._complete(m)
+                except KafkaError as e:
+                    log.warning("Completing the transaction of %s failed: %s",
+                                m.transactional_id, e)
+
+    async def abort_timed_out(self, now_ms: int) -> int:
+        """Abort every Ongoing transaction older than its timeout, fencing its producer
+        (Kafka's abortTimedOutTransactions). Returns how many were aborted."""
+        aborted = 0
+        for m in self.state.timed_out(now_ms):
+            if m.state != S.ONGOING or m.pending_state is not None:
+                continue
+            log.info("Aborting the transaction of %s (producer %d, epoch %d): it is older than "
+                     "its timeout of %d ms", m.transactional_id, m.producer_id,
+                     m.producer_epoch, m.txn_timeout_ms)
+            try:
+                await self._fence_and_abort(m)
+                aborted += 1
+            except KafkaError as e:
+                log.warning("Aborting the timed-out transaction of %s failed: %s",
+                            m.transactional_id, e)
+        return aborted
+
+    # ==================================================================== admin
+
+    def describe(self, transactional_id: str) -> TransactionMetadata:
+        m = self.state.get(transactional_id)
+        if m is None or m.state == S.DEAD:
+            raise TransactionalIdNotFoundError(f"no transactional id {transactional_id}")
+        return m
+
+    def list_transactions(self, states: list[str], producer_ids: list[int],
+                          duration_ms: int = -1, id_pattern: str | None = None
+                          ) -> tuple[list[str], list[TransactionMetadata]]:
+        """(the state filters that name no state, the matching transactions): in one of
+        ``states``, of one of ``producer_ids`` (empty: any), running at least
+        ``duration_ms`` (KIP-994; -1: any), with an id ``id_pattern`` matches whole
+        (KIP-1152; None or empty: any). Raises InvalidRegularExpressionError."""
+        regex = None
+        if id_pattern:
+            try:
+                regex = re.compile(id_pattern)
+            except re.error as e:
+                raise InvalidRegularExpressionError(
+                    f"invalid transactional id pattern {id_pattern!r}: {e}") from e
+        unknown = [s for s in states if S.from_kafka_name(s) is None]
+        wanted = {S.from_kafka_name(s) for s in states} - {None}
+        pids = set(producer_ids)
+        now = _now_ms()
+        out = []
+        for m in self.state.all():
+            if (states and m.state not in wanted) or (pids and m.producer_id not in pids):
+                continue
+            if regex is not None and not regex.fullmatch(m.transactional_id):
+                continue
+            if duration_ms >= 0 and (m.txn_start_timestamp < 0 or
+                                     now - m.txn_start_timestamp < duration_ms):
+                continue
+            out.append(m)
+        return unknown, out

@@ -1,0 +1,259 @@
+"""The producer and transaction APIs: InitProducerId (22), AddPartitionsToTxn (24, client
+versions 0-3), AddOffsetsToTxn (25), EndTxn (26), TxnOffsetCommit (28), DescribeProducers (61),
+DescribeTransactions (65), ListTransactions (66).
+
+Wire shapes only (Kafka's ``KafkaApis.handle*Request`` for these keys): the work is the
+:class:`~kafkapy.coordinator.transaction.transaction_coordinator.TransactionCoordinator`'s, the
+group coordinator's (TxnOffsetCommit) and the partitions' producer state (DescribeProducers).
+Clients older than the version that introduced PRODUCER_FENCED (InitProducerId v4, the other
+transaction APIs v2) get INVALID_PRODUCER_EPOCH in its place, as Kafka answers them.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from kafkapy.coordinator.group.records import OffsetAndMetadata
+from kafkapy.coordinator.transaction.transaction_coordinator import TransactionCoordinator
+from kafkapy.errors import (
+    InvalidProducerEpochError,
+    KafkaError,
+    NotLeaderOrFollowerError,
+    OperationNotAttemptedError,
+    ProducerFencedError,
+    UnknownTopicOrPartitionError,
+)
+from kafkapy.log.checkpoints import TopicPartition
+from kafkapy.protocol import API_KEYS
+from kafkapy.protocol.classes import struct_classes
+from kafkapy.server.kafka_apis import Handler, RequestContext
+
+__all__ = ["HANDLERS"]
+
+INIT_PRODUCER_ID, ADD_PARTITIONS_TO_TXN, ADD_OFFSETS_TO_TXN, END_TXN = 22, 24, 25, 26
+TXN_OFFSET_COMMIT, DESCRIBE_PRODUCERS, DESCRIBE_TRANSACTIONS, LIST_TRANSACTIONS = 28, 61, 65, 66
+
+_C: dict[str, Any] = {}
+for _key in (INIT_PRODUCER_ID, ADD_PARTITIONS_TO_TXN, ADD_OFFSETS_TO_TXN, END_TXN,
+             TXN_OFFSET_COMMIT, DESCRIBE_PRODUCERS):
+    _C.update(struct_classes(API_KEYS[_key].response.body))
+# Both name a struct "TransactionState": kept apart.
+_DESCRIBED = struct_classes(API_KEYS[DESCRIBE_TRANSACTIONS].response.body)
+_LISTED = struct_classes(API_KEYS[LIST_TRANSACTIONS].response.body)
+
+
+def _coordinator(context: RequestContext) -> TransactionCoordinator:
+    return context.server.transaction_coordinator
+
+
+def _code(e: KafkaError, fenced_since: int, version: int) -> int:
+    """The error code for this request version: PRODUCER_FENCED is newer than old clients."""
+    if isinstance(e, ProducerFencedError) and version < fenced_since:
+        return InvalidProducerEpochError.code
+    return e.code
+
+
+# ========================================================================== InitProducerId
+
+
+async def handle_init_producer_id(context: RequestContext) -> Any:
+    body, version = context.body, context.api_version
+    expected = (body.producer_id, body.producer_epoch) if version >= 3 else (-1, -1)
+    try:
+        producer_id, epoch = await _coordinator(context).init_producer_id(
+            body.transactional_id, body.transaction_timeout_ms, *expected)
+        code = 0
+    except KafkaError as e:
+        producer_id, epoch, code = -1, -1, _code(e, 4, version)
+    return _C["InitProducerIdResponse"](throttle_time_ms=0, error_code=code,
+                                        producer_id=producer_id, producer_epoch=epoch)
+
+
+# ====================================================================== AddPartitionsToTxn
+
+
+async def handle_add_partitions_to_txn(context: RequestContext) -> Any:
+    body, version = context.body, context.api_version
+    topics = [(t.name, list(t.partitions)) for t in body.v3_and_below_topics]
+    tps = [TopicPartition(name, p) for name, parts in topics for p in parts]
+    rm = context.server.replica_manager
+    # Kafka's per-partition answer: partitions that do not exist fail the request; the others
+    # are then not attempted.
+    unknown = {tp for tp in tps if tp not in rm.partitions}
+    errors: dict[TopicPartition, int] = {}
+    if unknown:
+        for tp in tps:
+            errors[tp] = UnknownTopicOrPartitionError.code if tp in unknown \
+                else OperationNotAttemptedError.code
+    else:
+        try:
+            await _coordinator(context).add_partitions(
+                body.v3_and_below_transactional_id, body.v3_and_below_producer_id,
+                body.v3_and_below_producer_epoch, tps)
+            code = 0
+        except KafkaError as e:
+            code = _code(e, 2, version)
+        errors = {tp: code for tp in tps}
+    return _C["AddPartitionsToTxnResponse"](
+        throttle_time_ms=0, results_by_topic_v3_and_below=[
+            _C["AddPartitionsToTxnTopicResult"](name=name, results_by_partition=[
+                _C["AddPartitionsToTxnPartitionResult"](
+                    partition_index=p, partition_error_code=errors[TopicPartition(name, p)])
+                for p in parts])
+            for name, parts in topics])
+
+
+# ========================================================================= AddOffsetsToTxn
+
+
+async def handle_add_offsets_to_txn(context: RequestContext) -> Any:
+    body, version = context.body, context.api_version
+    try:
+        await _coordinator(context).add_offsets(body.transactional_id, body.producer_id,
+                                                body.producer_epoch, body.group_id)
+        code = 0
+    except KafkaError as e:
+        code = _code(e, 2, version)
+    return _C["AddOffsetsToTxnResponse"](throttle_time_ms=0, error_code=code)
+
+
+# ================================================================================== EndTxn
+
+
+async def handle_end_txn(context: RequestContext) -> Any:
+    body, version = context.body, context.api_version
+    try:
+        await _coordinator(context).end_txn(body.transactional_id, body.producer_id,
+                                            body.producer_epoch, body.committed)
+        code = 0
+    except KafkaError as e:
+        code = _code(e, 2, version)
+    return _C["EndTxnResponse"](throttle_time_ms=0, error_code=code)
+
+
+# ========================================================================= TxnOffsetCommit
+
+
+async def handle_txn_offset_commit(context: RequestContext) -> Any:
+    body, version = context.body, context.api_version
+    now = int(time.time() * 1000)
+    offsets: dict[TopicPartition, OffsetAndMetadata] = {}
+    order: list[tuple[str, list[int]]] = []
+    for t in body.topics:
+        order.append((t.name, [p.partition_index for p in t.partitions]))
+        for p in t.partitions:
+            offsets[TopicPartition(t.name, p.partition_index)] = OffsetAndMetadata(
+                offset=p.committed_offset,
+                leader_epoch=p.committed_leader_epoch if version >= 2 else -1,
+                metadata=p.committed_metadata or "", commit_timestamp_ms=now)
+    group = context.server.group_coordinator
+    try:
+        results = group.txn_commit_offsets(
+            group_id=body.group_id, producer_id=body.producer_id,
+            producer_epoch=body.producer_epoch,
+            member_id=body.member_id if version >= 3 else "",
+            group_instance_id=body.group_instance_id if version >= 3 else None,
+            generation_id=body.generation_id if version >= 3 else -1, offsets=offsets)
+        await group.manager.flush_if_due(body.group_id)
+    except KafkaError as e:
+        code = _code(e, 2, version)
+        results = {tp: code for tp in offsets}
+    return _C["TxnOffsetCommitResponse"](throttle_time_ms=0, topics=[
+        _C["TxnOffsetCommitResponseTopic"](name=name, partitions=[
+            _C["TxnOffsetCommitResponsePartition"](
+                partition_index=p, error_code=results[TopicPartition(name, p)])
+            for p in parts])
+        for name, parts in order])
+
+
+# ======================================================================= DescribeProducers
+
+
+async def handle_describe_producers(context: RequestContext) -> Any:
+    rm = context.server.replica_manager
+    topics = []
+    for t in context.body.topics:
+        partitions = []
+        for index in t.partition_indexes:
+            partition = rm.partitions.get(TopicPartition(t.name, index))
+            if partition is None:
+                error: KafkaError = NotLeaderOrFollowerError(
+                    f"this server does not lead {t.name}-{index}")
+                partitions.append(_C["PartitionResponse"](
+                    partition_index=index, error_code=error.code, error_message=error.message,
+                    active_producers=[]))
+                continue
+            producers = [_C["ProducerState"](
+                producer_id=e.producer_id, producer_epoch=e.producer_epoch,
+                last_sequence=e.last_seq, last_timestamp=e.last_timestamp,
+                coordinator_epoch=e.coordinator_epoch,
+                current_txn_start_offset=e.current_txn_first_offset)
+                for e in partition.log.producer_state.active_producers()]
+            partitions.append(_C["PartitionResponse"](
+                partition_index=index, error_code=0, error_message=None,
+                active_producers=producers))
+        topics.append(_C["TopicResponse"](name=t.name, partitions=partitions))
+    return _C["DescribeProducersResponse"](throttle_time_ms=0, topics=topics)
+
+
+# ==================================================================== DescribeTransactions
+
+
+async def handle_describe_transactions(context: RequestContext) -> Any:
+    coordinator = _coordinator(context)
+    states = []
+    for txn_id in context.body.transactional_ids:
+        try:
+            m = coordinator.describe(txn_id)
+        except KafkaError as e:
+            states.append(_DESCRIBED["TransactionState"](
+                error_code=e.code, transactional_id=txn_id, transaction_state="",
+                transaction_timeout_ms=0, transaction_start_time_ms=-1, producer_id=-1,
+                producer_epoch=-1, topics=[]))
+            continue
+        by_topic: dict[str, list[int]] = {}
+        for tp in sorted(m.topic_partitions):
+            by_topic.setdefault(tp.topic, []).append(tp.partition)
+        states.append(_DESCRIBED["TransactionState"](
+            error_code=0, transactional_id=txn_id, transaction_state=m.state.kafka_name,
+            transaction_timeout_ms=m.txn_timeout_ms,
+            transaction_start_time_ms=m.txn_start_timestamp, producer_id=m.producer_id,
+            producer_epoch=m.producer_epoch, topics=[
+                _DESCRIBED["TopicData"](topic=topic, partitions=parts)
+                for topic, parts in by_topic.items()]))
+    return _DESCRIBED["DescribeTransactionsResponse"](throttle_time_ms=0,
+                                                      transaction_states=states)
+
+
+# ======================================================================== ListTransactions
+
+
+async def handle_list_transactions(context: RequestContext) -> Any:
+    body, version = context.body, context.api_version
+    duration = body.duration_filter if version >= 1 else -1
+    pattern = body.transactional_id_pattern if version >= 2 else None
+    try:
+        unknown, listed = _coordinator(context).list_transactions(
+            list(body.state_filters), list(body.producer_id_filters), duration, pattern)
+    except KafkaError as e:
+        return _LISTED["ListTransactionsResponse"](
+            throttle_time_ms=0, error_code=e.code, unknown_state_filters=[],
+            transaction_states=[])
+    return _LISTED["ListTransactionsResponse"](
+        throttle_time_ms=0, error_code=0, unknown_state_filters=unknown,
+        transaction_states=[_LISTED["TransactionState"](
+            transactional_id=m.transactional_id, producer_id=m.producer_id,
+            transaction_state=m.state.kafka_name) for m in listed])
+
+
+HANDLERS: dict[int, Handler] = {
+    INIT_PRODUCER_ID: handle_init_producer_id,
+    ADD_PARTITIONS_TO_TXN: handle_add_partitions_to_txn,
+    ADD_OFFSETS_TO_TXN: handle_add_offsets_to_txn,
+    END_TXN: handle_end_txn,
+    TXN_OFFSET_COMMIT: handle_txn_offset_commit,
+    DESCRIBE_PRODUCERS: handle_describe_producers,
+    DESCRIBE_TRANSACTIONS: handle_describe_transactions,
+    LIST_TRANSACTIONS: handle_list_transactions,
+}
