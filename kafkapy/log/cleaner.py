@@ -20,8 +20,13 @@ records all stay is copied byte for byte. Tombstones (null value) survive the fi
 sees them, which stamps the batch with a delete horizon (baseTimestamp = now +
 ``delete.retention.ms``, attribute bit 6, as Kafka's v2 cleaner does), and are dropped by the
 first pass after the horizon. Records without a key are dropped (Kafka's cleaner counts them
-as invalid: produce to a compacted topic requires keys). Control batches are kept as they are
-(transaction markers are handled once transactions exist).
+as invalid: produce to a compacted topic requires keys).
+
+Transactions (Kafka's cleaner does the same): nothing at or above the last stable offset is
+cleaned, so an open transaction's records are never judged; the records of aborted
+transactions (found in the ``.txnindex`` files) take no part in the key map, so they never
+shadow a committed record of the same key, and are removed; control batches (markers) are
+kept as they are, so readers and the producer-state replay still see every transaction end.
 
 Concurrency: ``pick`` runs on the event loop and snapshots what the pass needs, duplicating
 each segment's descriptor; ``compact`` runs in a worker thread on that snapshot only, and
@@ -79,6 +84,15 @@ class CleanCandidate:
     delete_retention_ms: int
     segment_bytes: int
     index_entries: int
+    # producer id -> [(first offset, last offset)] of aborted transactions in the range
+    aborted: dict[int, list[tuple[int, int]]] = attrs.field(factory=dict)
+
+    def is_aborted(self, batch: BatchHeader) -> bool:
+        """Whether ``batch`` is data of an aborted transaction."""
+        if not batch.is_transactional or batch.is_control:
+            return False
+        return any(first <= batch.base_offset <= last
+                   for first, last in self.aborted.get(batch.producer_id, ()))
 
     def close(self) -> None:
         for s in self.segments:
@@ -143,7 +157,8 @@ class LogCleaner:
     # ---------------------------------------------------------------------- choosing
 
     def _first_uncleanable(self, log: Log, now: int) -> int:
-        end = min(log.active_segment.base_offset, log.high_watermark)
+        # The LSO, not the high watermark: an open transaction may still abort.
+        end = min(log.active_segment.base_offset, log.last_stable_offset)
         lag = log.config.min_compaction_lag_ms
         if lag > 0:
             for seg in log.segments:
@@ -207,8 +222,13 @@ class LogCleaner:
                                           seg.dup_for_flush(), seg.max_timestamp))
         cfg = log.config
         end = snaps[-1].next_offset if snaps else first_dirty
+        aborted: dict[int, list[tuple[int, int]]] = {}
+        if snaps:
+            for txn in log.collect_aborted_transactions(snaps[0].base_offset, end):
+                aborted.setdefault(txn.producer_id, []).append(
+                    (txn.first_offset, txn.last_offset))
         return CleanCandidate(tp, log, snaps, first_dirty, end, now, cfg.delete_retention_ms,
-                          cfg.segment_bytes, cfg.segment_index_bytes // 8)
+                              cfg.segment_bytes, cfg.segment_index_bytes // 8, aborted)
 
     # ------------------------------------------------------------------------ a pass
 
@@ -230,7 +250,7 @@ class LogCleaner:
             if s.next_offset <= cand.first_dirty:
                 continue
             for batch in _batches(s.fd, s.size):
-                if batch.is_control:
+                if batch.is_control or cand.is_aborted(batch):
                     continue
                 for r in batch.records():
                     if r.key is not None and r.offset >= cand.first_dirty:
@@ -276,6 +296,9 @@ class LogCleaner:
         raw = bytes(batch.raw)
         if batch.is_control:
             return raw
+        if cand.is_aborted(batch):
+            plan.records_read += batch.record_count
+            return b""
         records = batch.records()
         plan.records_read += len(records)
         horizon_passed = batch.has_delete_horizon and cand.now >= batch.base_timestamp

@@ -297,3 +297,47 @@ def test_every_codec_is_rewritten_with_the_same_codec(tmp_path: Path, compressio
     assert batch.compression == compression
     assert [(r.offset, r.value) for r in DefaultRecordBatch(bytes(batch.raw))] == [
         (1, b"2"), (2, b"3")]
+
+
+def _txn_append(log: Log, pid: int, seq: int, records: list[tuple[bytes, bytes]]) -> None:
+    log.append_as_leader(build_batch([(k, v, None, 5000) for k, v in records],
+                                     producer_id=pid, producer_epoch=0, base_sequence=seq,
+                                     is_transactional=True), leader_epoch=3)
+    log.update_high_watermark(log.log_end_offset)
+
+
+def _marker(log: Log, pid: int, commit: bool) -> None:
+    from kafkapy.log.producer_state import AppendOrigin
+    from kafkapy.protocol.records import build_control_batch
+    log.append_as_leader(build_control_batch(1 if commit else 0, 0, producer_id=pid,
+                                             producer_epoch=0, timestamp_ms=5000),
+                         leader_epoch=3, origin=AppendOrigin.COORDINATOR)
+    log.update_high_watermark(log.log_end_offset)
+
+
+def test_aborted_records_never_shadow_committed_ones_and_open_transactions_wait(
+        tmp_path: Path) -> None:
+    clock = Clock()
+    log = open_log(tmp_path, clock)
+    append(log, [(b"k", b"committed"), (b"j", b"j1")])
+    _txn_append(log, 7, 0, [(b"k", b"aborted")])          # a later record of k, aborted
+    _marker(log, 7, commit=False)
+    _txn_append(log, 8, 0, [(b"j", b"j2-committed")])
+    _marker(log, 8, commit=True)
+    for i in range(40):
+        append(log, [(b"filler%d" % (i % 3), b"x" * 20)])
+    _txn_append(log, 9, 0, [(b"k", b"open")])             # open: at the LSO
+    open_offset = log.log_end_offset - 1
+    for i in range(40):
+        append(log, [(b"later%d" % (i % 3), b"x" * 20)])
+    assert log.last_stable_offset == open_offset
+    assert len(log.segments) > 3
+    assert clean(log, LogCleaner(clock), tmp_path) >= 1
+    recs = all_records(log)
+    values = {v for _o, k, v in recs if k == b"k"}
+    # The aborted record is gone and did not remove the committed one; the open
+    # transaction's record is untouched.
+    assert b"committed" in values and b"aborted" not in values and b"open" in values
+    assert [v for _o, k, v in recs if k == b"j"] == [b"j2-committed"]
+    # Markers stay (control batches), so the producer state still sees both ends.
+    assert sum(1 for b in all_batches(log) if b.is_control) == 2
