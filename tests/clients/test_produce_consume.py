@@ -578,10 +578,6 @@ def test_long_poll_aiokafka(kafka_broker: BrokerHandle) -> None:
 
 
 
-@pytest.mark.xfail(reason="InitProducerId (idempotent producers) is not implemented yet: "
-                          "kafka-python 3's default producer (enable_idempotence=True since "
-                          "KIP-679) fails every acks=all send with IncompatibleBrokerVersion",
-                   raises=AssertionError)
 def test_kafka_python_default_idempotence(kafka_broker_session: BrokerHandle, topic: str
                                           ) -> None:
     """kafka-python's producer with its defaults (idempotent, acks=all)."""

@@ -48,6 +48,7 @@ from kafkapy.coordinator.transaction.transaction_metadata import (
 from kafkapy.coordinator.transaction.transaction_state_manager import TransactionStateManager
 from kafkapy.errors import (
     ConcurrentTransactionsError,
+    InvalidProducerEpochError,
     InvalidProducerIdMappingError,
     InvalidRegularExpressionError,
     InvalidRequestError,
@@ -212,6 +213,24 @@ class TransactionCoordinator:
         gm.ensure_topic()
         await self.add_partitions(transactional_id, producer_id, epoch,
                                   [TopicPartition(OFFSETS_TOPIC, gm.partition_for(group_id))])
+
+    def verify_partition(self, transactional_id: str, producer_id: int, epoch: int,
+                         tp: TopicPartition) -> None:
+        """A transactional produce to ``tp`` is allowed only inside the id's open
+        transaction that has ``tp`` (Kafka's verification, KIP-890 part 1)."""
+        m = self.state.get(transactional_id)
+        if m is None or m.producer_id != producer_id:
+            raise InvalidProducerIdMappingError(
+                f"producer id {producer_id} is not the one of transactional id "
+                f"{transactional_id}")
+        if m.producer_epoch != epoch:
+            raise InvalidProducerEpochError(
+                f"producer epoch {epoch} of {transactional_id} is not the current "
+                f"{m.producer_epoch}")
+        if m.state != S.ONGOING or tp not in m.topic_partitions:
+            raise InvalidTxnStateError(
+                f"{tp} is not in an open transaction of {transactional_id} (state "
+                f"{m.state.kafka_name}): AddPartitionsToTxn first")
 
     # ==================================================================== EndTxn
 

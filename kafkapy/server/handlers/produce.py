@@ -12,6 +12,12 @@ sake but refused with UNSUPPORTED_VERSION, as Kafka 4.0 does, KAFKA-18659):
   against ``max.message.bytes`` (MESSAGE_TOO_LARGE), the record count (INVALID_RECORD) and the
   timestamps (INVALID_TIMESTAMP), assigns offsets and appends. A topic or partition this broker
   does not have: UNKNOWN_TOPIC_OR_PARTITION. One partition's error never fails another's.
+- Transactional batches (KIP-890 part 1, as Kafka 3.6+ verifies them): the request must carry
+  a transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED otherwise), and the transaction
+  coordinator must have the partition in that id's open transaction for the batch's producer
+  id and epoch (INVALID_PRODUCER_ID_MAPPING, INVALID_PRODUCER_EPOCH, INVALID_TXN_STATE
+  otherwise), so a zombie or a confused client cannot leave a transaction open that no
+  coordinator knows to end (a "hanging" transaction would hold the LSO back forever).
 - acks=0: no response at all, unless a partition failed: then the connection is closed so the
   producer notices (Kafka's ``closeConnection`` for acks=0 errors).
 - acks=-1 waits as a DelayedProduce until the high watermark covers the append (at once with a
@@ -27,6 +33,7 @@ from kafkapy.errors import (
     InvalidRecordError,
     InvalidRequiredAcksError,
     KafkaError,
+    TransactionalIdAuthorizationFailedError,
     UnknownTopicOrPartitionError,
     UnsupportedCompressionTypeError,
     UnsupportedVersionError,
@@ -45,6 +52,7 @@ _C = struct_classes(API_KEYS[PRODUCE].response.body)
 _HEADER = 61          # a v2 batch header: baseOffset .. recordsCount
 _ZSTD = 4
 _CONTROL = 0x20
+_TRANSACTIONAL = 0x10
 
 
 def check_batch_header(records: Any, version: int) -> memoryview:
@@ -80,6 +88,16 @@ def check_batch_header(records: Any, version: int) -> memoryview:
     return view
 
 
+def _verify_transactional(context: RequestContext, transactional_id: str | None,
+                          tp: TopicPartition, view: memoryview) -> None:
+    if transactional_id is None:
+        raise TransactionalIdAuthorizationFailedError(
+            "a transactional batch needs the request's transactional id")
+    producer_id, epoch = struct.unpack_from(">qh", view, 43)
+    context.server.transaction_coordinator.verify_partition(transactional_id, producer_id,
+                                                            epoch, tp)
+
+
 async def handle_produce(context: RequestContext) -> Any:
     version = context.api_version
     body = context.body
@@ -103,7 +121,10 @@ async def handle_produce(context: RequestContext) -> Any:
                     f"This server does not host this topic-partition: {tp}")
                 continue
             try:
-                entries[tp] = check_batch_header(part.records, version)
+                view = check_batch_header(part.records, version)
+                if view[22] & _TRANSACTIONAL:
+                    _verify_transactional(context, body.transactional_id, tp, view)
+                entries[tp] = view
             except KafkaError as e:
                 early[tp] = e
         order.append((topic.name, indexes))
