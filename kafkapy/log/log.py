@@ -198,6 +198,7 @@ class Log:
                                                    producer_id_expiration_ms, clock)
         self._pending_deletes: list[tuple[int, LogSegment]] = []
         self._dir_dirty = False     # a file was created or renamed since the last flush
+        self._unsynced_snapshots: list[Path] = []
         self.closed = False
 
     # =============================================================== opening and recovery
@@ -599,7 +600,9 @@ class Log:
         # Kafka snapshots the producer state at every roll, named by the new segment's base:
         # after a crash only the segments from the latest snapshot on are replayed.
         self.producer_state.update_map_end_offset(new_base)
-        self.producer_state.take_snapshot()
+        snapshot = self.producer_state.take_snapshot(sync=False)
+        if snapshot is not None:
+            self._unsynced_snapshots.append(snapshot)    # fsynced by the next flush job
         if active.base_offset == new_base:
             if active.size:
                 raise KafkaStorageError(f"{self.topic_partition}: cannot roll to {new_base}: "
@@ -927,6 +930,12 @@ class Log:
                 txn_fd = seg.txn_index_flush_fd()
                 if txn_fd is not None:
                     fds.append(txn_fd)
+        for snapshot in self._unsynced_snapshots:
+            try:
+                fds.append(os.open(snapshot, os.O_RDONLY))
+            except FileNotFoundError:
+                pass        # deleted since (retention, truncation)
+        self._unsynced_snapshots = []
         if self._dir_dirty:
             fds.append(os.open(self.dir, os.O_RDONLY))
             self._dir_dirty = False
