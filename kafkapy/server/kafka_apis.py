@@ -92,8 +92,10 @@ API_VERSIONS = 18
 # The version range kafkapy advertises for each API once it has a handler: the "Rec" column of
 # the protocol reference, section 3.1 (/work/shared/reference/kafka-protocol.md). They avoid
 # topic-ID-only versions and KIP-890 "transactions v2", and keep low minimums for old
-# librdkafka feature checks and aiokafka's non-flexible versions. APIs whose "Rec" is
-# "internal" (WriteTxnMarkers 27) are left out, so a handler for them is refused. The
+# librdkafka feature checks and aiokafka's non-flexible versions. WriteTxnMarkers 27
+# ("internal" in the reference) is advertised at v1 as Kafka 4 brokers do: a coordinator
+# elsewhere, or a tool, may send it (this broker's own coordinator writes its markers
+# directly). The
 # reference's "don't advertise" for ConsumerGroupHeartbeat 68 held until KIP-848 was
 # implemented (kafkapy/coordinator/group/consumer_groups.py); 68 and 69 are advertised at
 # Kafka 4.x's ranges.
@@ -122,6 +124,8 @@ RECOMMENDED_VERSIONS: Mapping[int, tuple[int, int]] = MappingProxyType({
     24: (0, 3),    # AddPartitionsToTxn: 4+ are broker-to-broker
     25: (0, 3),    # AddOffsetsToTxn
     26: (0, 4),    # EndTxn: 5 is transactions v2
+    27: (1, 1),    # WriteTxnMarkers: inter-broker; Kafka 4 serves v1 only (KIP-896), v2 is
+                   # transactions v2
     28: (0, 3),    # TxnOffsetCommit
     32: (1, 4),    # DescribeConfigs
     33: (0, 2),    # AlterConfigs

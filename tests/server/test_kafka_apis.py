@@ -318,9 +318,10 @@ def test_error_response_that_fails_closes(monkeypatch: pytest.MonkeyPatch,
 
 
 def test_recommended_versions_are_servable() -> None:
-    # The reference's "Rec" column; "internal" APIs are absent. KIP-848's 68 and 69 are
-    # advertised at Kafka 4.x's ranges now that they are implemented.
-    assert 27 not in RECOMMENDED_VERSIONS
+    # The reference's "Rec" column, but WriteTxnMarkers ("internal" there) at v1, as Kafka 4
+    # brokers advertise it. KIP-848's 68 and 69 are advertised at Kafka 4.x's ranges now
+    # that they are implemented.
+    assert RECOMMENDED_VERSIONS[27] == (1, 1)
     assert (RECOMMENDED_VERSIONS[68], RECOMMENDED_VERSIONS[69]) == ((0, 1), (0, 1))
     assert (RECOMMENDED_VERSIONS[0], RECOMMENDED_VERSIONS[1], RECOMMENDED_VERSIONS[3],
             RECOMMENDED_VERSIONS[18]) == ((0, 11), (4, 12), (0, 12), (0, 4))
@@ -336,8 +337,8 @@ def test_recommended_versions_are_servable() -> None:
 
 
 def test_construction_refuses_what_cannot_be_advertised() -> None:
-    with pytest.raises(ValueError, match=r"WriteTxnMarkers .* no recommended version range"):
-        KafkaApis({27: failing(RuntimeError())})
+    with pytest.raises(ValueError, match=r"LeaderAndIsr .* no recommended version range"):
+        KafkaApis({4: failing(RuntimeError())})
     with pytest.raises(ValueError, match="API key 34, which the protocol layer does not"):
         KafkaApis({34: failing(RuntimeError())})
     with pytest.raises(ValueError, match="range 0-99 is not within"):

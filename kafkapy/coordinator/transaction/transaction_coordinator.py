@@ -46,6 +46,7 @@ from kafkapy.coordinator.transaction.transaction_metadata import (
     is_epoch_exhausted,
 )
 from kafkapy.coordinator.transaction.transaction_state_manager import TransactionStateManager
+from kafkapy.coordinator.transaction.txn_markers import write_markers
 from kafkapy.errors import (
     ConcurrentTransactionsError,
     InvalidProducerEpochError,
@@ -61,8 +62,6 @@ from kafkapy.errors import (
     UnknownTopicOrPartitionError,
 )
 from kafkapy.log.checkpoints import TopicPartition
-from kafkapy.log.producer_state import AppendOrigin
-from kafkapy.protocol.records import build_control_batch
 
 if TYPE_CHECKING:
     from kafkapy.server.kafka_server import KafkaServer
@@ -72,7 +71,6 @@ __all__ = ["TransactionCoordinator"]
 log = logging.getLogger(__name__)
 
 S = TransactionState
-ABORT_MARKER, COMMIT_MARKER = 0, 1
 
 
 def _now_ms() -> int:
@@ -279,37 +277,18 @@ class TransactionCoordinator:
     async def _complete(self, m: TransactionMetadata) -> bool:
         """Write the markers of a prepared transaction, then its Complete state. Returns
         False (the transaction stays prepared, for the background task to retry) when a
-        marker could not be written."""
+        marker could not be written; a partition deleted since needs none."""
         commit = m.state == S.PREPARE_COMMIT
-        marker_type = COMMIT_MARKER if commit else ABORT_MARKER
-        rm = self.server.replica_manager
-        coordinator_epoch = self.state.coordinator_epoch(m.transactional_id)
-        offsets_partitions: set[int] = set()
-        failed = False
-        for tp in sorted(m.topic_partitions):
-            batch = build_control_batch(marker_type, coordinator_epoch,
-                                        producer_id=m.producer_id,
-                                        producer_epoch=m.producer_epoch,
-                                        timestamp_ms=_now_ms())
-            try:
-                partition = rm.get_partition(tp)
-                partition.append_records_to_leader(batch, -1, AppendOrigin.COORDINATOR)
-            except UnknownTopicOrPartitionError:
-                continue    # deleted since it joined the transaction: nothing to mark
-            except KafkaError as e:
+        results = await write_markers(self.server, m.producer_id, m.producer_epoch, commit,
+                                      self.state.coordinator_epoch(m.transactional_id),
+                                      sorted(m.topic_partitions))
+        failed = {tp: e for tp, e in results.items()
+                  if e is not None and not isinstance(e, UnknownTopicOrPartitionError)}
+        if failed:
+            for tp, e in failed.items():
                 log.warning("Writing the %s marker of %s (producer %d) to %s failed: %s",
                             "COMMIT" if commit else "ABORT", m.transactional_id,
                             m.producer_id, tp, e)
-                failed = True
-                continue
-            rm.fetch_purgatory.check_and_complete(tp)
-            await self.server.log_manager.maybe_flush(partition.log)
-            if tp.topic == OFFSETS_TOPIC:
-                offsets_partitions.add(tp.partition)
-        if offsets_partitions:
-            self.server.group_coordinator.on_txn_completed(m.producer_id, offsets_partitions,
-                                                           commit)
-        if failed:
             return False
         self.state.append_transition(m, m.prepare_complete(_now_ms()))
         await self.state.flush_if_due(m.transactional_id)

@@ -1,6 +1,6 @@
 """The producer and transaction APIs: InitProducerId (22), AddPartitionsToTxn (24, client
-versions 0-3), AddOffsetsToTxn (25), EndTxn (26), TxnOffsetCommit (28), DescribeProducers (61),
-DescribeTransactions (65), ListTransactions (66).
+versions 0-3), AddOffsetsToTxn (25), EndTxn (26), WriteTxnMarkers (27), TxnOffsetCommit (28),
+DescribeProducers (61), DescribeTransactions (65), ListTransactions (66).
 
 Wire shapes only (Kafka's ``KafkaApis.handle*Request`` for these keys): the work is the
 :class:`~kafkapy.coordinator.transaction.transaction_coordinator.TransactionCoordinator`'s, the
@@ -16,6 +16,7 @@ from typing import Any
 
 from kafkapy.coordinator.group.records import OffsetAndMetadata
 from kafkapy.coordinator.transaction.transaction_coordinator import TransactionCoordinator
+from kafkapy.coordinator.transaction.txn_markers import write_markers
 from kafkapy.errors import (
     InvalidProducerEpochError,
     KafkaError,
@@ -32,11 +33,12 @@ from kafkapy.server.kafka_apis import Handler, RequestContext
 __all__ = ["HANDLERS"]
 
 INIT_PRODUCER_ID, ADD_PARTITIONS_TO_TXN, ADD_OFFSETS_TO_TXN, END_TXN = 22, 24, 25, 26
+WRITE_TXN_MARKERS = 27
 TXN_OFFSET_COMMIT, DESCRIBE_PRODUCERS, DESCRIBE_TRANSACTIONS, LIST_TRANSACTIONS = 28, 61, 65, 66
 
 _C: dict[str, Any] = {}
 for _key in (INIT_PRODUCER_ID, ADD_PARTITIONS_TO_TXN, ADD_OFFSETS_TO_TXN, END_TXN,
-             TXN_OFFSET_COMMIT, DESCRIBE_PRODUCERS):
+             WRITE_TXN_MARKERS, TXN_OFFSET_COMMIT, DESCRIBE_PRODUCERS):
     _C.update(struct_classes(API_KEYS[_key].response.body))
 # Both name a struct "TransactionState": kept apart.
 _DESCRIBED = struct_classes(API_KEYS[DESCRIBE_TRANSACTIONS].response.body)
@@ -130,6 +132,34 @@ async def handle_end_txn(context: RequestContext) -> Any:
     except KafkaError as e:
         code = _code(e, 2, version)
     return _C["EndTxnResponse"](throttle_time_ms=0, error_code=code)
+
+
+# ========================================================================= WriteTxnMarkers
+
+
+async def handle_write_txn_markers(context: RequestContext) -> Any:
+    """Markers from a transaction coordinator (this broker's writes its own directly, see
+    kafkapy.coordinator.transaction.txn_markers): per marker and partition, the append's
+    error (UNKNOWN_TOPIC_OR_PARTITION, INVALID_PRODUCER_EPOCH for a marker older than the
+    producer, TRANSACTION_COORDINATOR_FENCED for an older coordinator epoch)."""
+    out = []
+    for marker in context.body.markers:
+        tps = [TopicPartition(t.name, p) for t in marker.topics for p in t.partition_indexes]
+        results = await write_markers(context.server, marker.producer_id,
+                                      marker.producer_epoch, marker.transaction_result,
+                                      marker.coordinator_epoch, tps)
+        out.append(_C["WritableTxnMarkerResult"](producer_id=marker.producer_id, topics=[
+            _C["WritableTxnMarkerTopicResult"](name=t.name, partitions=[
+                _C["WritableTxnMarkerPartitionResult"](
+                    partition_index=p,
+                    error_code=_marker_code(results[TopicPartition(t.name, p)]))
+                for p in t.partition_indexes])
+            for t in marker.topics]))
+    return _C["WriteTxnMarkersResponse"](markers=out)
+
+
+def _marker_code(error: KafkaError | None) -> int:
+    return 0 if error is None else error.code
 
 
 # ========================================================================= TxnOffsetCommit
@@ -252,6 +282,7 @@ HANDLERS: dict[int, Handler] = {
     ADD_PARTITIONS_TO_TXN: handle_add_partitions_to_txn,
     ADD_OFFSETS_TO_TXN: handle_add_offsets_to_txn,
     END_TXN: handle_end_txn,
+    WRITE_TXN_MARKERS: handle_write_txn_markers,
     TXN_OFFSET_COMMIT: handle_txn_offset_commit,
     DESCRIBE_PRODUCERS: handle_describe_producers,
     DESCRIBE_TRANSACTIONS: handle_describe_transactions,
