@@ -20,7 +20,6 @@ from kafkapy.coordinator.transaction.txn_markers import write_markers
 from kafkapy.errors import (
     InvalidProducerEpochError,
     KafkaError,
-    NotLeaderOrFollowerError,
     OperationNotAttemptedError,
     ProducerFencedError,
     UnknownTopicOrPartitionError,
@@ -208,8 +207,9 @@ async def handle_describe_producers(context: RequestContext) -> Any:
         for index in t.partition_indexes:
             partition = rm.partitions.get(TopicPartition(t.name, index))
             if partition is None:
-                error: KafkaError = NotLeaderOrFollowerError(
-                    f"this server does not lead {t.name}-{index}")
+                # Every partition that exists is led here: Kafka's answer for the others.
+                error: KafkaError = UnknownTopicOrPartitionError(
+                    f"this server does not host {t.name}-{index}")
                 partitions.append(_C["PartitionResponse"](
                     partition_index=index, error_code=error.code, error_message=error.message,
                     active_producers=[]))
