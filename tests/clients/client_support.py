@@ -149,8 +149,9 @@ def produce_kafka_python(bootstrap: str, topic: str, msgs: Sequence[Msg], *,
                          partition: int = 0, acks: str = "all", compression: str = "none",
                          config: Mapping[str, Any] | None = None, one_by_one: bool = False
                          ) -> list[int | Exception]:
-    # kafka-python 3 enables idempotence by default (KIP-679), which needs InitProducerId:
-    # not implemented by kafkapy yet (test_kafka_python_default_idempotence tracks it).
+    # Idempotence off: kafka-python 3 turns it on by default (KIP-679), but it needs acks=all
+    # and these runs use acks 0 and 1 too. Idempotent producers: tests/clients/
+    # test_idempotence.py.
     producer = kafka.KafkaProducer(**{
         "bootstrap_servers": bootstrap,
         "acks": 0 if acks == "0" else 1 if acks == "1" else "all",
