@@ -803,6 +803,21 @@ class GroupCoordinator:
         elif not group.is_state(GroupState.EMPTY):
             # Only members commit for a group that has members.
             raise UnknownMemberIdError(f"group {group_id} has members: only they commit")
+        results, valid = self._checked_offsets(offsets)
+        if valid:
+            error = self.manager.store_offsets(group_id, valid)
+            for tp, om in valid.items():
+                results[tp] = error
+                if not error:
+                    group.offsets[tp] = om
+        self._maybe_drop_empty(group)
+        return results
+
+    def _checked_offsets(self, offsets: Mapping[TopicPartition, OffsetAndMetadata]
+                         ) -> tuple[dict[TopicPartition, int],
+                                    dict[TopicPartition, OffsetAndMetadata]]:
+        """(error codes of the refused partitions, the offsets that may be written): unknown
+        partitions and metadata over ``offset.metadata.max.bytes`` are refused."""
         results: dict[TopicPartition, int] = {}
         valid: dict[TopicPartition, OffsetAndMetadata] = {}
         max_metadata = self.config.offset_metadata_max_bytes
@@ -815,14 +830,7 @@ class GroupCoordinator:
                 results[tp] = OffsetMetadataTooLargeError.code
             else:
                 valid[tp] = om
-        if valid:
-            error = self.manager.store_offsets(group_id, valid)
-            for tp, om in valid.items():
-                results[tp] = error
-                if not error:
-                    group.offsets[tp] = om
-        self._maybe_drop_empty(group)
-        return results
+        return results, valid
 
     # ============================================================ transactional offsets
 
@@ -853,18 +861,7 @@ class GroupCoordinator:
         if generation_id >= 0 and generation_id != group.generation_id:
             raise IllegalGenerationError(f"group {group_id} is at generation "
                                          f"{group.generation_id}, not {generation_id}")
-        results: dict[TopicPartition, int] = {}
-        valid: dict[TopicPartition, OffsetAndMetadata] = {}
-        max_metadata = self.config.offset_metadata_max_bytes
-        topics = self.server.metadata_store.topics
-        for tp, om in offsets.items():
-            record = topics.get(tp.topic)
-            if record is None or not 0 <= tp.partition < record.partitions:
-                results[tp] = UnknownTopicOrPartitionError.code
-            elif len(om.metadata.encode()) > max_metadata:
-                results[tp] = OffsetMetadataTooLargeError.code
-            else:
-                valid[tp] = om
+        results, valid = self._checked_offsets(offsets)
         if valid:
             error = self.manager.store_offsets(group_id, valid, producer_id, producer_epoch)
             for tp in valid:

@@ -46,6 +46,12 @@ from kafkapy.coordinator.group.records import (
     read_key,
     read_offset_value,
 )
+from kafkapy.coordinator.internal_topic import (
+    append_records,
+    flush_if_due,
+    partition_for,
+    read_batches,
+)
 from kafkapy.errors import (
     CoordinatorLoadInProgressError,
     CoordinatorNotAvailableError,
@@ -61,28 +67,17 @@ from kafkapy.errors import (
     UnknownTopicOrPartitionError,
 )
 from kafkapy.log.checkpoints import TopicPartition
-from kafkapy.log.producer_state import AppendOrigin
-from kafkapy.protocol.records import build_batch, decode_control_record, scan_batches
+from kafkapy.protocol.records import decode_control_record
 
 if TYPE_CHECKING:
     from kafkapy.coordinator.group.group_coordinator import GroupCoordinator
     from kafkapy.server.partition import Partition
 
-__all__ = ["OFFSETS_TOPIC", "GroupMetadataManager", "java_string_hash"]
+__all__ = ["OFFSETS_TOPIC", "GroupMetadataManager"]
 
 log = logging.getLogger(__name__)
 
 OFFSETS_TOPIC = "__consumer_offsets"
-_READ_CHUNK = 1 << 20
-
-
-def java_string_hash(text: str) -> int:
-    """Java's ``String.hashCode`` (UTF-16 code units, 32-bit overflow)."""
-    h = 0
-    data = text.encode("utf-16-be")
-    for i in range(0, len(data), 2):
-        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
-    return h - (1 << 32) if h >= 1 << 31 else h
 
 
 def _now_ms() -> int:
@@ -111,8 +106,7 @@ class GroupMetadataManager:
         return self.server.config.offsets_topic_num_partitions
 
     def partition_for(self, group_id: str) -> int:
-        h = java_string_hash(group_id)
-        return (0 if h == -(1 << 31) else abs(h)) % self.num_partitions
+        return partition_for(group_id, self.num_partitions)
 
     def ensure_topic(self) -> None:
         """Create ``__consumer_offsets`` if it does not exist (Kafka creates it on the first
@@ -146,17 +140,8 @@ class GroupMetadataManager:
                 producer_id: int = -1, producer_epoch: int = -1) -> None:
         """Append ``records`` (key, value) as one batch to the group's partition; with a
         producer id, as a transactional batch of that producer (TxnOffsetCommit)."""
-        partition = self._partition(group_id)
-        now = _now_ms()
-        if producer_id >= 0:
-            batch = build_batch([(k, v, None, now) for k, v in records],
-                                producer_id=producer_id, producer_epoch=producer_epoch,
-                                base_sequence=0, is_transactional=True)
-        else:
-            batch = build_batch([(k, v, None, now) for k, v in records])
-        partition.append_records_to_leader(batch, -1, AppendOrigin.COORDINATOR)
-        rm = self.server.replica_manager
-        rm.fetch_purgatory.check_and_complete(partition.tp)
+        append_records(self.server, self._partition(group_id), records, producer_id,
+                       producer_epoch)
 
     def store_group(self, group: ClassicGroup, assignments: dict[str, bytes] | None = None
                     ) -> None:
@@ -212,10 +197,8 @@ class GroupMetadataManager:
     async def flush_if_due(self, group_id: str) -> None:
         """The log's flush policy (flush.messages / flush.ms) after a write, before the
         answer."""
-        tp = TopicPartition(OFFSETS_TOPIC, self.partition_for(group_id))
-        partition = self.server.replica_manager.partitions.get(tp)
-        if partition is not None:
-            await self.server.log_manager.maybe_flush(partition.log)
+        await flush_if_due(self.server,
+                           TopicPartition(OFFSETS_TOPIC, self.partition_for(group_id)))
 
     # ================================================================== loading
 
@@ -255,33 +238,22 @@ class GroupMetadataManager:
         # Transactional offset commits wait for their producer's marker: COMMIT applies
         # them, ABORT drops them; those still open at the end stay pending.
         in_txn: dict[int, list[tuple[bytes, bytes | None]]] = {}
-        offset = partition.log_start_offset
-        end = partition.high_watermark
-        while offset < end:
-            data = partition.log.read(offset, _READ_CHUNK, end, True).read()
-            scan = scan_batches(data)
-            if not scan.batches:
-                log.error("%s: no whole batch at offset %d (%s); loading stops there", tp,
-                          offset, scan.error)
-                break
-            for batch in scan.batches:
-                if batch.is_control:
-                    marker = decode_control_record(batch.records()[0])
-                    done = in_txn.pop(batch.producer_id, [])
-                    if marker.type == 1:        # COMMIT
-                        for txn_key, txn_value in done:
-                            self._apply(tp, txn_key, txn_value, offsets, groups,
-                                        consumer_groups)
+        start = partition.log_start_offset
+        async for batch in read_batches(partition):
+            if batch.is_control:
+                marker = decode_control_record(batch.records()[0])
+                done = in_txn.pop(batch.producer_id, [])
+                if marker.type == 1:        # COMMIT
+                    for txn_key, txn_value in done:
+                        self._apply(tp, txn_key, txn_value, offsets, groups, consumer_groups)
+                continue
+            for r in batch.records():
+                if r.key is None or r.offset < start:
                     continue
-                for r in batch.records():
-                    if r.key is None or r.offset < offset:
-                        continue
-                    if batch.is_transactional:
-                        in_txn.setdefault(batch.producer_id, []).append((r.key, r.value))
-                    else:
-                        self._apply(tp, r.key, r.value, offsets, groups, consumer_groups)
-            offset = scan.batches[-1].next_offset
-            await trio.lowlevel.checkpoint()
+                if batch.is_transactional:
+                    in_txn.setdefault(batch.producer_id, []).append((r.key, r.value))
+                else:
+                    self._apply(tp, r.key, r.value, offsets, groups, consumer_groups)
         now = _now_ms()
         for group_id in set(offsets) | set(groups):
             value = groups.get(group_id)

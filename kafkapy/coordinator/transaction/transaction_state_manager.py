@@ -52,7 +52,12 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from kafkapy.coordinator.group.group_metadata_manager import java_string_hash
+from kafkapy.coordinator.internal_topic import (
+    append_records,
+    flush_if_due,
+    partition_for,
+    read_batches,
+)
 from kafkapy.coordinator.transaction.records import (
     TransactionKey,
     read_key,
@@ -81,7 +86,6 @@ from kafkapy.errors import (
     UnknownTopicOrPartitionError,
 )
 from kafkapy.log.checkpoints import TopicPartition
-from kafkapy.protocol.records import build_batch, scan_batches
 
 if TYPE_CHECKING:
     from kafkapy.server.kafka_server import KafkaServer
@@ -92,7 +96,6 @@ __all__ = ["TRANSACTION_STATE_TOPIC", "TransactionStateManager"]
 log = logging.getLogger(__name__)
 
 TRANSACTION_STATE_TOPIC = "__transaction_state"
-_READ_CHUNK = 1 << 20
 _LIVE_BROKERS = 1           # this broker is the whole cluster
 # Bytes a tombstone costs in a batch beyond its key, at most (record framing varints).
 _RECORD_OVERHEAD = 32
@@ -155,8 +158,7 @@ class TransactionStateManager:
     def partition_for(self, transactional_id: str) -> int:
         """The ``__transaction_state`` partition of ``transactional_id`` (Kafka's
         ``Utils.abs(hashCode) % partitions``: abs of Integer.MIN_VALUE is 0)."""
-        h = java_string_hash(transactional_id)
-        return (0 if h == -(1 << 31) else abs(h)) % self.num_partitions
+        return partition_for(transactional_id, self.num_partitions)
 
     def transaction_topic_configs(self) -> dict[str, str]:
         """The topic configs Kafka enforces on ``__transaction_state``
@@ -278,11 +280,7 @@ class TransactionStateManager:
     def _append(self, p: int, records: Sequence[tuple[bytes, bytes | None]]) -> None:
         """Append ``records`` (key, value) as one uncompressed batch to partition ``p`` as
         leader, acks=all. Raises what the append raises."""
-        partition = self._partition(p)
-        now = _now_ms()
-        batch = build_batch([(k, v, None, now) for k, v in records])
-        partition.append_records_to_leader(batch, -1)
-        self.server.replica_manager.fetch_purgatory.check_and_complete(partition.tp)
+        append_records(self.server, self._partition(p), records)
 
     def append_transition(self, metadata: TransactionMetadata, transit: TxnTransitMetadata,
                           *, retry_on_error: Callable[[KafkaError], bool] | None = None
@@ -409,10 +407,8 @@ class TransactionStateManager:
     async def flush_if_due(self, transactional_id: str) -> None:
         """The log's flush policy (flush.messages / flush.ms) after a write, before the
         answer."""
-        tp = TopicPartition(TRANSACTION_STATE_TOPIC, self.partition_for(transactional_id))
-        partition = self.server.replica_manager.partitions.get(tp)
-        if partition is not None:
-            await self.server.log_manager.maybe_flush(partition.log)
+        await flush_if_due(self.server, TopicPartition(TRANSACTION_STATE_TOPIC,
+                                                       self.partition_for(transactional_id)))
 
     # ================================================================== loading
 
@@ -450,23 +446,13 @@ class TransactionStateManager:
         if partition is None:
             return
         loaded: dict[str, TransactionMetadata] = {}
-        offset = partition.log_start_offset
-        end = partition.high_watermark
-        while offset < end:
-            data = partition.log.read(offset, _READ_CHUNK, end, True).read()
-            scan = scan_batches(data)
-            if not scan.batches:
-                log.error("%s: no whole batch at offset %d (%s); loading stops there", tp,
-                          offset, scan.error)
-                break
-            for batch in scan.batches:
-                if batch.is_control:
-                    continue
-                for r in batch.records():
-                    if r.offset >= offset:
-                        self._apply(tp, r.offset, r.key, r.value, loaded)
-            offset = scan.batches[-1].next_offset
-            await trio.lowlevel.checkpoint()
+        start = partition.log_start_offset
+        async for batch in read_batches(partition):
+            if batch.is_control:
+                continue
+            for r in batch.records():
+                if r.offset >= start:
+                    self._apply(tp, r.offset, r.key, r.value, loaded)
         self._transactions.update(loaded)
 
     @staticmethod

@@ -11,7 +11,7 @@ from kafkapy.coordinator.group.classic_group import (
     MemberMetadata,
     Reply,
 )
-from kafkapy.coordinator.group.group_metadata_manager import java_string_hash
+from kafkapy.coordinator.internal_topic import java_string_hash
 
 
 def member(member_id: str, protocols: list[str], instance: str | None = None,
