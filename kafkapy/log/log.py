@@ -479,9 +479,18 @@ class Log:
         written; a client's retry of one of the producer's last five batches is answered with
         the original offsets and nothing is appended."""
         state = self.producer_state
+        batch_list = scan_batches(buf, verify_crc=False).batches
+        if origin is AppendOrigin.CLIENT and len(batch_list) == 1 and \
+                state.follows_in_sequence(batch_list[0]):
+            # The common case (one idempotent batch, next in sequence) without an append info.
+            result = self._append(buf, first, last, batches, records, size, max_timestamp,
+                                  -1 if append_time is None else append_time, now)
+            state.record_in_sequence(batch_list[0])
+            state.update_map_end_offset(self.log_end_offset)
+            return result
         updates: dict[int, ProducerAppendInfo] = {}
         completed: list[CompletedTxn] = []
-        for batch in scan_batches(buf, verify_crc=False).batches:
+        for batch in batch_list:
             pid = batch.producer_id
             if origin is AppendOrigin.CLIENT:
                 if batch.is_control:

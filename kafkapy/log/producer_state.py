@@ -504,6 +504,30 @@ class ProducerStateManager:
         for pid, first_offset in info.started_transactions:
             self._ongoing[first_offset] = pid
 
+    def follows_in_sequence(self, batch: BatchHeader) -> bool:
+        """Whether ``batch`` is the common case of an idempotent client's append: a data
+        batch outside any transaction, of a producer with batches at the batch's epoch, whose
+        first sequence follows the last one. Such a batch passes every check of
+        ``ProducerAppendInfo.append`` and is no duplicate (a cached batch's range ends at or
+        before the last sequence), so the log records it with ``record_in_sequence`` after
+        writing it, without an append info; anything else takes the general path."""
+        entry = self.producers.get(batch.producer_id)
+        if entry is None or not entry.batch_metadata or batch.is_transactional or \
+                batch.is_control or entry.current_txn_first_offset >= 0 or \
+                batch.producer_epoch != entry.producer_epoch:
+            return False
+        return batch.base_sequence == _increment_sequence(entry.batch_metadata[-1].last_seq, 1)
+
+    def record_in_sequence(self, batch: BatchHeader) -> None:
+        """Record a batch ``follows_in_sequence`` accepted, once the log has written it."""
+        entry = self.producers[batch.producer_id]
+        timestamp = batch.max_timestamp
+        if timestamp == NO_TIMESTAMP:
+            timestamp = self.clock()
+        entry.batch_metadata.append(BatchMetadata(last_sequence(batch), batch.last_offset,
+                                                  batch.last_offset_delta, timestamp))
+        entry.last_timestamp = timestamp
+
     def update_map_end_offset(self, offset: int) -> None:
         self.map_end_offset = offset
 

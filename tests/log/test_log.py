@@ -1212,3 +1212,41 @@ def test_an_epoch_continues_after_records_deleted_past_its_entry(tmp_path: Path)
     leader_append(log, recs(1, START_MS), epoch=0)
     assert log.epochs.entries == [EpochEntry(0, 1)]
     log.close()
+
+
+# ============================================================= idempotent producers
+
+
+def _idempotent(seq: int, count: int = 3, epoch: int = 0, pid: int = 77) -> bytearray:
+    return bytearray(build_batch([(None, b"v%d" % (seq + i), None, START_MS)
+                                  for i in range(count)],
+                                 producer_id=pid, producer_epoch=epoch, base_sequence=seq))
+
+
+def test_idempotent_appends_keep_the_last_five_batches_and_answer_retries(
+        tmp_path: Path) -> None:
+    """Appends that follow in sequence (recorded without an append info) leave the same state
+    as the general path: the last five batches, duplicates answered with their offsets, a
+    retry of an older batch or a gap refused."""
+    from kafkapy.errors import OutOfOrderSequenceNumberError
+    log = open_log(tmp_path)
+    infos = [log.append_as_leader(_idempotent(3 * i)) for i in range(7)]
+    assert [i.first_offset for i in infos] == [3 * i for i in range(7)]
+    entry = log.producer_state.producers[77]
+    assert [(m.first_seq, m.last_seq, m.first_offset, m.last_offset)
+            for m in entry.batch_metadata] == [(3 * i, 3 * i + 2, 3 * i, 3 * i + 2)
+                                               for i in range(2, 7)]
+    end = log.log_end_offset
+    retry = log.append_as_leader(_idempotent(9))           # the 4th batch again
+    assert (retry.first_offset, retry.last_offset, retry.duplicate) == (9, 11, True)
+    assert log.log_end_offset == end
+    with pytest.raises(OutOfOrderSequenceNumberError):
+        log.append_as_leader(_idempotent(3))               # fell out of the five
+    with pytest.raises(OutOfOrderSequenceNumberError):
+        log.append_as_leader(_idempotent(22))              # a gap (21 is next)
+    assert log.log_end_offset == end
+    assert log.append_as_leader(_idempotent(21)).first_offset == end
+    # A clean restart keeps the last batch (Kafka's snapshot holds one per producer).
+    log = reopen(log)
+    assert log.append_as_leader(_idempotent(21)).duplicate
+    assert log.append_as_leader(_idempotent(24)).first_offset == end + 3
