@@ -100,10 +100,23 @@ def _produce(producer: Producer, topic: str, payload: bytes, failures: list[obje
             producer.poll(0.01)
 
 
+# CPU seconds (client process, broker process) of each produce run, by label: where the time
+# of idempotence goes.
+CPU: dict[str, list[tuple[float, float]]] = {}
+BROKER_PID: list[int] = []
+
+
+def _broker_cpu() -> float:
+    if not BROKER_PID:
+        return 0.0
+    fields = Path(f"/proc/{BROKER_PID[0]}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def produce_round(bootstrap: str, topic: str, count: int, payload: bytes,
-                  idempotence: bool, in_flight: int | None = None) -> float:
+                  idempotence: bool, in_flight: int | None = None, label: str = "") -> float:
     """Seconds to produce and flush ``count`` messages (``in_flight``: librdkafka's
-    ``max.in.flight``, its default if None)."""
+    ``max.in.flight``, its default if None); the CPU both sides used goes to ``CPU[label]``."""
     create_topic(bootstrap, topic)
     limit = {} if in_flight is None else {"max.in.flight": in_flight}
     producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": idempotence,
@@ -112,10 +125,12 @@ def produce_round(bootstrap: str, topic: str, count: int, payload: bytes,
     producer.produce(topic, b"warm-up")
     producer.flush(TIMEOUT)
     started = time.perf_counter()
+    client0, broker0 = time.process_time(), _broker_cpu()
     for _ in range(count):
         _produce(producer, topic, payload, failures)
     left = producer.flush(TIMEOUT * 2)
     elapsed = time.perf_counter() - started
+    CPU.setdefault(label, []).append((time.process_time() - client0, _broker_cpu() - broker0))
     if left or failures:
         raise RuntimeError(f"{left} undelivered, {len(failures)} failed: {failures[:3]}")
     end = high_watermark(bootstrap, topic)
@@ -273,16 +288,18 @@ def main(argv: list[str] | None = None) -> None:
     mb = args.messages * args.size / 1e6
     raw_mb = args.raw_batches * args.raw_records * args.size / 1e6
     try:
-        with BrokerProcess() as bootstrap:
+        process = BrokerProcess()
+        with process as bootstrap:
+            BROKER_PID[:] = [process.proc.pid]
             for r in range(args.rounds):
                 reverse = r % 2 == 1
                 t_off, t_off5, t_on = _interleaved([
                     lambda r=r: produce_round(bootstrap, f"plain-{r}", args.messages, payload,
-                                              False),
+                                              False, label="off"),
                     lambda r=r: produce_round(bootstrap, f"plain5-{r}", args.messages,
-                                              payload, False, in_flight=5),
+                                              payload, False, in_flight=5, label="off5"),
                     lambda r=r: produce_round(bootstrap, f"idempotent-{r}", args.messages,
-                                              payload, True)], reverse)
+                                              payload, True, label="on")], reverse)
                 off.append(mb / t_off)
                 off5.append(mb / t_off5)
                 on.append(mb / t_on)
@@ -319,6 +336,15 @@ def main(argv: list[str] | None = None) -> None:
           + _cell([b / a for a, b in zip(off, on, strict=True)], ".2f") + " |")
     print("| ratio on/(off, 5 in flight) per round: the broker's share | "
           + _cell([b / a for a, b in zip(off5, on, strict=True)], ".2f") + " |")
+    print(f"\nWhere the time goes: CPU seconds per run of {mb:.0f} MB (median), client process "
+          f"(Python + librdkafka's threads) and broker process:\n")
+    print("| run | client CPU s | broker CPU s |")
+    print("|---|---|---|")
+    for label, name in (("off", "idempotence off"), ("off5", "off, max.in.flight 5"),
+                        ("on", "idempotence on")):
+        client = statistics.median(c for c, _b in CPU[label])
+        broker = statistics.median(b for _c, b in CPU[label])
+        print(f"| {name} | {client:.2f} | {broker:.2f} |")
     print(f"\nBroker-bound: raw pipelined ProduceRequests (5 in flight), {args.raw_batches:,} "
           f"batches x {args.raw_records} records x {args.size} B, acks=all:\n")
     print("| what | median | min-max | rounds |")
