@@ -5,6 +5,7 @@ Each extension is the single implementation of its hot path (no pure-Python twin
   kafkapy._records  CRC32C and record batches: header view, validation scan, records, builder
   kafkapy._frames   cuts size-prefixed request frames out of a TCP byte stream
   kafkapy._log      the log's hot paths: index lookup, the append/recovery batch walk
+  kafkapy._arrow    record batches decoded into Arrow column buffers (the Spark reader)
 """
 
 from Cython.Build import cythonize
@@ -15,6 +16,7 @@ EXTENSIONS = [
     Extension("kafkapy._records", ["kafkapy/_records.pyx"], include_dirs=["kafkapy"]),
     Extension("kafkapy._frames", ["kafkapy/_frames.pyx"]),
     Extension("kafkapy._log", ["kafkapy/_log.pyx"], include_dirs=["kafkapy"]),
+    Extension("kafkapy._arrow", ["kafkapy/_arrow.pyx"], include_dirs=["kafkapy"]),
 ]
 
 setup(

@@ -892,6 +892,14 @@ cdef object _decompress(int codec, object data, bint legacy_magic0):
     raise UnsupportedCompressionTypeError(f"unknown compression codec {codec}")
 
 
+def decompress(int codec, data):
+    """The decompressed records section of a batch compressed with ``codec`` (1 gzip,
+    2 snappy raw or xerial, 3 lz4 frame, 4 zstd): the one codec dispatch of kafkapy, shared
+    with the Spark reader (kafkapy._arrow). Raises CorruptMessageError,
+    UnsupportedCompressionTypeError."""
+    return _decompress(codec, data, False)
+
+
 _CODEC_NAMES = ("none", "gzip", "snappy", "lz4", "zstd", "5", "6", "7")
 
 

@@ -3,13 +3,15 @@
 Runs without pytest or the test dependencies.
 """
 
+import kafkapy._arrow
 import kafkapy._codec
 import kafkapy._frames
+import kafkapy._log
 import kafkapy._records
 from kafkapy.protocol import API_KEYS, decode_request, encode_request, request_class
 from kafkapy.protocol.codec import Request, RequestHeader
 
-for module in (kafkapy._codec, kafkapy._frames, kafkapy._records):
+for module in (kafkapy._arrow, kafkapy._codec, kafkapy._frames, kafkapy._log, kafkapy._records):
     assert module.__file__.endswith((".so", ".pyd")), module.__file__
 
 body = request_class(18)()

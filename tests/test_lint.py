@@ -11,6 +11,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def test_ruff_is_clean() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "ruff", "check", "--no-cache", "kafkapy", "tests", "benchmarks"],
+        [sys.executable, "-m", "ruff", "check", "--no-cache", "kafkapy", "tests", "benchmarks",
+         "spark_integration"],
         cwd=ROOT, capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stdout + result.stderr
