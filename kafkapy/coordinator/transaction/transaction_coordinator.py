@@ -83,6 +83,9 @@ class TransactionCoordinator:
         self.state = TransactionStateManager(server)
         self.producer_ids = ProducerIdManager(server.metadata_store)
         self._scope: trio.CancelScope | None = None
+        # Transactional ids whose markers are being written: the marker writes await the
+        # flush policy, so the background task must not start the same completion again.
+        self._completing: set[str] = set()
 
     # ================================================================ lifecycle
 
@@ -279,9 +282,13 @@ class TransactionCoordinator:
         False (the transaction stays prepared, for the background task to retry) when a
         marker could not be written; a partition deleted since needs none."""
         commit = m.state == S.PREPARE_COMMIT
-        results = await write_markers(self.server, m.producer_id, m.producer_epoch, commit,
-                                      self.state.coordinator_epoch(m.transactional_id),
-                                      sorted(m.topic_partitions))
+        self._completing.add(m.transactional_id)
+        try:
+            results = await write_markers(self.server, m.producer_id, m.producer_epoch, commit,
+                                          self.state.coordinator_epoch(m.transactional_id),
+                                          sorted(m.topic_partitions))
+        finally:
+            self._completing.discard(m.transactional_id)
         failed = {tp: e for tp, e in results.items()
                   if e is not None and not isinstance(e, UnknownTopicOrPartitionError)}
         if failed:
@@ -300,7 +307,8 @@ class TransactionCoordinator:
         """Finish transactions left in PrepareCommit / PrepareAbort (a crash between the two
         records, or a marker that failed): their markers are written again."""
         for m in self.state.pending_completions():
-            if m.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT) and m.pending_state is None:
+            if m.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT) and m.pending_state is None \
+                    and m.transactional_id not in self._completing:
                 try:
                     await self._complete(m)
                 except KafkaError as e:
