@@ -23,12 +23,18 @@ What is read, and why it is safe while the broker appends, rolls and deletes seg
   the ``.log`` is used (``first_disorder``), read up to the most entries the ``.log`` could
   need; a seek position is then checked against the batch header it points at, and position
   0 used instead if it does not fit. An index is never trusted for anything but a start
-  position: the decoder checks every batch.
+  position (the decoder checks every batch), and, as Kafka's own ListOffsets by timestamp
+  trusts it, a rolled segment's largest timestamp: the last entry of its time index, which
+  the broker appends and trims before it creates the next segment
+  (``_rolled_max_timestamp``); the active segment's batches past its last index entry are
+  scanned instead.
 - ``.txnindex``: the aborted transactions (read_committed). ``.snapshot``: producer state, to
   find transactions still open at the HW (see ``last_stable_offset``).
 
-Nothing here writes, creates or locks a file. Module functions are plain and stateless; the
-Spark planner calls them from its worker processes.
+Nothing here writes, creates or locks a file. Module functions are plain and stateless (but
+for ``bytes_read``, a per-process tally of the bytes read from segment and index files that
+the ``readStatsDir`` diagnostics report); the Spark planner calls them from its worker
+processes.
 
 Errors: ``OSError`` from the file system; ``kafkapy.errors.KafkaStorageError`` subclasses for a
 checkpoint or index that cannot be parsed.
@@ -53,7 +59,9 @@ from kafkapy.log.transaction_index import TXN_INDEX_SUFFIX, TransactionIndex
 from kafkapy.protocol.records import BatchHeader, scan_batches
 
 __all__ = [
+    "BytesRead",
     "aborted_transactions",
+    "bytes_read",
     "earliest_offset",
     "high_watermarks",
     "index_position",
@@ -73,6 +81,7 @@ _SNAPSHOT = re.compile(r"^([0-9]{20})\.snapshot$")
 _TXN_INDEX = re.compile(r"^([0-9]{20})" + re.escape(TXN_INDEX_SUFFIX) + "$")
 _BATCH_HEADER = 61
 _CHUNK = 1 << 20
+_FIRST_CHUNK = 16 << 10
 
 
 def partition_dir(log_dir: Path, tp: TopicPartition) -> Path:
@@ -119,6 +128,19 @@ def earliest_offset(segments: list[int], checkpointed_start: int | None) -> int:
 
 # ------------------------------------------------------------------------------ file reads
 
+class BytesRead:
+    """Bytes read from ``.log``, ``.index`` and ``.timeindex`` files by this process (its
+    planner and reader calls, one at a time: take differences around a call)."""
+
+    __slots__ = ("total",)
+
+    def __init__(self) -> None:
+        self.total = 0
+
+
+bytes_read = BytesRead()
+
+
 def _pread_all(fd: int, size: int, position: int) -> bytes:
     """Up to ``size`` bytes at ``position`` (fewer at the end of the file)."""
     parts = []
@@ -127,6 +149,7 @@ def _pread_all(fd: int, size: int, position: int) -> bytes:
         if not data:
             break
         parts.append(data)
+        bytes_read.total += len(data)
         size -= len(data)
         position += len(data)
     return b"".join(parts)
@@ -176,14 +199,18 @@ def index_position(fd: int, pdir: Path, base_offset: int, target: int, log_size:
 
 def iter_batches(fd: int, position: int, end: int | None = None) -> Iterator[BatchHeader]:
     """The whole batches of an open segment from ``position`` (headers; CRC not checked),
-    up to ``end`` bytes or the end of the file. Stops at a batch it cannot frame."""
+    up to ``end`` bytes or the end of the file. Stops at a batch it cannot frame. Reads
+    16 KiB first, then twice as much each time up to 1 MiB: a caller that stops early (a
+    search) reads little."""
+    want = _FIRST_CHUNK
     while end is None or position < end:
-        chunk = _pread_all(fd, _CHUNK if end is None else min(_CHUNK, end - position),
-                           position)
+        ask = want if end is None else min(want, end - position)
+        chunk = _pread_all(fd, ask, position)
+        want = min(want * 2, _CHUNK)
         scan = scan_batches(chunk, verify_crc=False)
         yield from scan.batches
         if not scan.batches:
-            if scan.truncated and len(chunk) == _CHUNK and len(chunk) >= 12:
+            if scan.truncated and len(chunk) == ask and len(chunk) >= 12:
                 # One batch larger than the chunk: read it whole.
                 size = int.from_bytes(chunk[8:12], "big", signed=True) + 12
                 scan = scan_batches(_pread_all(fd, size, position), verify_crc=False)
@@ -215,10 +242,38 @@ def _segment_max_timestamp(fd: int, pdir: Path, base_offset: int, log_size: int)
     return best
 
 
+def _rolled_max_timestamp(pdir: Path, base_offset: int) -> int | None:
+    """A rolled segment's largest timestamp as Kafka keeps it: its time index's last entry.
+    On a roll the broker (kafkapy and Kafka alike) appends the segment's maximum timestamp to
+    the time index and trims the file to its entries before it creates the next segment, and
+    Kafka's own ListOffsets by timestamp uses that entry for a segment loaded from disk
+    (LogSegment.largestTimestamp). None when the file does not look finished: missing, not a
+    whole number of entries, or ending in a preallocated (zero) entry."""
+    try:
+        fd = os.open(segment_path(pdir, base_offset, ".timeindex"), os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    try:
+        size = os.fstat(fd).st_size
+        if size == 0 or size % 12:
+            return None
+        last = _pread_all(fd, 12, size - 12)
+    finally:
+        os.close(fd)
+    if len(last) < 12 or not any(last):
+        return None
+    return int.from_bytes(last[0:8], "big", signed=True)
+
+
 def offset_for_timestamp(pdir: Path, timestamp: int, start: int, bound: int) -> int | None:
     """Kafka's ListOffsets by timestamp on the files: the first offset in ``[start, bound)``
     whose record timestamp is >= ``timestamp`` (control and aborted records included, as
-    Kafka's answer does), or None when there is none."""
+    Kafka's answer does), or None when there is none.
+
+    Segments whose largest timestamp is below ``timestamp`` are skipped whole (for rolled
+    segments, read from the time index's last entry: 12 bytes); in the first one that may
+    hold a match the scan starts at the ``.index`` position of the last time-index entry
+    below ``timestamp``."""
     segments = list_segments(pdir)
     for i, base in enumerate(segments):
         if base >= bound:
@@ -231,7 +286,12 @@ def offset_for_timestamp(pdir: Path, timestamp: int, start: int, bound: int) -> 
             continue            # deleted since listed: it was below the log start
         try:
             size = os.fstat(fd).st_size
-            if _segment_max_timestamp(fd, pdir, base, size) < timestamp:
+            # A rolled segment's maximum is in its time index; the last (active) segment's
+            # index lags its batches, which are scanned.
+            largest = _rolled_max_timestamp(pdir, base) if i + 1 < len(segments) else None
+            if largest is None:
+                largest = _segment_max_timestamp(fd, pdir, base, size)
+            if largest < timestamp:
                 continue
             # Everything up to the last time-index entry below the target is older.
             data, entries = _read_index(segment_path(pdir, base, ".timeindex"), 12, size)

@@ -3,9 +3,12 @@
 Names are case-insensitive (Spark hands a case-insensitive map; plain dicts are lowered
 here). Values are strings, as Spark passes them. Invalid values raise ValueError with the
 option's name, the way Spark's Kafka source raises IllegalArgumentException, so a bad option
-fails when the DataFrame is planned, before any task runs. Options of Spark's Kafka source
-that only make sense against a broker (``kafka.bootstrap.servers``, ``groupIdPrefix``, ...) are
-accepted and ignored.
+fails when the DataFrame is planned (or the streaming query starts), before any task runs.
+Options of Spark's Kafka source that only make sense against a broker
+(``kafka.bootstrap.servers``, ``groupIdPrefix``, ...) are accepted and ignored.
+
+Batch and streaming reads differ as in Spark's Kafka source: a stream starts at "latest" by
+default, may start at "latest" (-1), has no ending bound, and takes ``maxOffsetsPerTrigger``.
 """
 
 from __future__ import annotations
@@ -58,6 +61,12 @@ class ReadOptions:
     fail_on_data_loss: bool
     include_headers: bool
     read_committed: bool
+    # Streaming only: at most this many offsets per micro-batch (None: no limit).
+    max_offsets_per_trigger: int | None = None
+    # pushFilters=false: never push filters for this read, whatever Spark's setting.
+    push_filters: bool = True
+    # readStatsDir: a directory where planning and every task write what they read (JSON).
+    read_stats_dir: str | None = None
 
 
 def _bool(options: Mapping[str, str], name: str, default: bool) -> bool:
@@ -112,14 +121,22 @@ def _bound(options: Mapping[str, str], prefix: str, default: str) -> Bound:
     return Bound("offsets", offsets=_partition_map(text, f"{prefix}Offsets"))
 
 
-def parse_options(raw: Mapping[str, str]) -> ReadOptions:
-    """Check and parse the DataFrameReader options (see the package docstring for each).
+# Options of Spark's Kafka source that kafkapy-log does not implement: refused rather than
+# silently ignored, since they change which records a micro-batch holds.
+_UNSUPPORTED_STREAM_OPTIONS = ("minOffsetsPerTrigger", "maxTriggerDelay")
+
+
+def parse_options(raw: Mapping[str, str], *, streaming: bool = False) -> ReadOptions:
+    """Check and parse the DataFrameReader (``streaming``: DataStreamReader) options (see the
+    package docstring for each).
 
     Raises ValueError naming the option for anything Spark's Kafka source would refuse:
     not exactly one of subscribe/subscribePattern/assign, an empty topic list or pattern,
     "latest" (or -1) as a starting offset or "earliest" (or -2) as an ending one in a batch
-    query, malformed JSON, numbers or booleans, minPartitions <= 0, an unknown isolation
-    level; and for a missing log directory (``load(path)``).
+    query, an ending bound in a streaming query, malformed JSON, numbers or booleans,
+    minPartitions or maxOffsetsPerTrigger <= 0, an unknown isolation level; for
+    minOffsetsPerTrigger and maxTriggerDelay (not implemented); and for a missing log
+    directory (``load(path)``).
     """
     options = {k.lower(): v for k, v in raw.items()}
     log_dir = options.get("path")
@@ -157,10 +174,19 @@ def parse_options(raw: Mapping[str, str]) -> ReadOptions:
                              f"{text!r}") from e
         assign = tuple(sorted({TopicPartition(t, p) for t, ps in data.items() for p in ps}))
 
-    starting = _bound(options, "starting", "earliest")
-    ending = _bound(options, "ending", "latest")
-    if starting.kind == "latest" or (starting.kind == "offsets"
-                                     and any(o == LATEST for _, o in starting.offsets)):
+    starting = _bound(options, "starting", "latest" if streaming else "earliest")
+    if streaming:
+        for name in ("endingOffsets", "endingTimestamp", "endingOffsetsByTimestamp"):
+            if name.lower() in options:
+                raise ValueError(f"option {name!r} is not valid in streaming queries (a stream "
+                                 f"has no end)")
+        for name in _UNSUPPORTED_STREAM_OPTIONS:
+            if name.lower() in options:
+                raise ValueError(f"option {name!r} of Spark's Kafka source is not supported "
+                                 f"by kafkapy-log (maxOffsetsPerTrigger is)")
+    ending = Bound("latest") if streaming else _bound(options, "ending", "latest")
+    if not streaming and (starting.kind == "latest" or (
+            starting.kind == "offsets" and any(o == LATEST for _, o in starting.offsets))):
         raise ValueError("startingOffsets can't be latest for batch queries")
     if ending.kind == "earliest" or (ending.kind == "offsets"
                                      and any(o == EARLIEST for _, o in ending.offsets)):
@@ -189,6 +215,11 @@ def parse_options(raw: Mapping[str, str]) -> ReadOptions:
             raise ValueError("option 'minPartitions' must be positive")
     # Spark's Kafka source passes kafka.isolation.level to its consumers; plain
     # isolation.level is accepted too.
+    max_offsets = None
+    if "maxoffsetspertrigger" in options:       # (ignored by batch queries, as by Spark's)
+        max_offsets = _long(options["maxoffsetspertrigger"], "option 'maxOffsetsPerTrigger'")
+        if max_offsets <= 0:
+            raise ValueError("option 'maxOffsetsPerTrigger' must be positive")
     isolation = options.get("kafka.isolation.level", options.get("isolation.level",
                                                                    "read_uncommitted"))
     if isolation.strip().lower() not in ("read_uncommitted", "read_committed"):
@@ -206,4 +237,7 @@ def parse_options(raw: Mapping[str, str]) -> ReadOptions:
         fail_on_data_loss=_bool(options, "failOnDataLoss", True),
         include_headers=_bool(options, "includeHeaders", False),
         read_committed=isolation.strip().lower() == "read_committed",
+        max_offsets_per_trigger=max_offsets,
+        push_filters=_bool(options, "pushFilters", True),
+        read_stats_dir=options.get("readstatsdir") or None,
     )

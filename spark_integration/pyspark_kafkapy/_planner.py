@@ -24,6 +24,13 @@ Runs in Spark's planner worker (``DataSourceReader.partitions()``), on the files
    at segment boundaries only: a piece starts at a segment's base offset, so every task
    starts reading at byte 0 of a segment. A partition with fewer segments gets fewer pieces.
 
+Pushed filters (``_pushdown.Pushed``) then apply, after the checks above so that they do
+not change what is an error: topic-partitions they exclude are left out before anything of
+theirs is read, offset bounds cut each range, and a timestamp lower bound moves each start to
+the first offset whose record timestamp may pass (``_logdir.offset_for_timestamp``: whole
+segments below it skipped with the ``.timeindex``, the start position found with the
+``.index``).
+
 Empty ranges are left out. Raises ValueError (options that do not fit the log dir),
 OffsetOutOfRangeError (data loss with failOnDataLoss), OSError.
 """
@@ -40,8 +47,10 @@ from kafkapy.errors import OffsetOutOfRangeError
 from kafkapy.log.checkpoints import TopicPartition
 from pyspark_kafkapy import _logdir
 from pyspark_kafkapy._options import EARLIEST, LATEST, Bound, ReadOptions
+from pyspark_kafkapy._pushdown import Pushed
 
-__all__ = ["INTERNAL_TOPICS", "OffsetRange", "plan"]
+__all__ = ["INTERNAL_TOPICS", "OffsetRange", "PartitionState", "narrow", "partition_states",
+           "plan", "resolve_start", "split"]
 
 # What a Kafka consumer's pattern subscription leaves out (exclude.internal.topics=true).
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state",
@@ -109,28 +118,97 @@ def _resolve(bound: Bound, tp: TopicPartition, per: dict[TopicPartition, int],
     return latest
 
 
-def plan(opts: ReadOptions) -> list[OffsetRange]:
-    """The offset ranges to read, one or more per selected topic-partition (module doc)."""
+@dataclass(frozen=True)
+class PartitionState:
+    """One topic-partition on disk now: its folder, segment bases, log start offset and
+    latest offset (the checkpointed HW, or the LSO for read_committed)."""
+
+    tp: TopicPartition
+    directory: Path
+    segments: list[int]
+    earliest: int
+    latest: int
+
+
+def _log_dir(opts: ReadOptions) -> Path:
     log_dir = Path(opts.log_dir)
     if not log_dir.is_dir():
         raise ValueError(f"{log_dir} is not a directory (kafkapy-log reads a broker's "
                          f"log.dirs)")
-    tps = _selected(opts, _logdir.list_partitions(log_dir))
+    return log_dir
+
+
+def _states(opts: ReadOptions, log_dir: Path, tps: list[TopicPartition]
+            ) -> dict[TopicPartition, PartitionState]:
     hws = _logdir.high_watermarks(log_dir)
     starts = _logdir.log_start_offsets(log_dir)
-    per_start = (_per_partition(opts.starting, tps, "startingOffsets")
-                 if opts.starting.kind in ("offsets", "timestamps") else {})
-    per_end = (_per_partition(opts.ending, tps, "endingOffsets")
-               if opts.ending.kind in ("offsets", "timestamps") else {})
-    ranges: list[OffsetRange] = []
-    segments: dict[TopicPartition, list[int]] = {}
+    out = {}
     for tp in tps:
         pdir = _logdir.partition_dir(log_dir, tp)
-        segs = segments[tp] = _logdir.list_segments(pdir)
+        segs = _logdir.list_segments(pdir)
         earliest = _logdir.earliest_offset(segs, starts.get(tp))
         latest = max(hws.get(tp, earliest), earliest)
         if opts.read_committed:
             latest = max(_logdir.last_stable_offset(pdir, latest), earliest)
+        out[tp] = PartitionState(tp, pdir, segs, earliest, latest)
+    return out
+
+
+def partition_states(opts: ReadOptions, *, all_assigned: bool = True
+                     ) -> dict[TopicPartition, PartitionState]:
+    """The selected topic-partitions as they are on disk now (a streaming query's view).
+    With ``assign``, a partition missing from the log dir is a ValueError, unless not
+    ``all_assigned`` (then it is left out: a running query reports it as data loss)."""
+    log_dir = _log_dir(opts)
+    present = _logdir.list_partitions(log_dir)
+    if opts.assign is not None and not all_assigned:
+        there = set(present)
+        return _states(opts, log_dir, [tp for tp in opts.assign if tp in there])
+    return _states(opts, log_dir, _selected(opts, present))
+
+
+def resolve_start(opts: ReadOptions, states: dict[TopicPartition, PartitionState]
+                  ) -> dict[TopicPartition, int]:
+    """Where ``startingOffsets`` (or the starting timestamps) put each partition's start
+    (a streaming query's initial offsets). Raises ValueError as ``plan``."""
+    per = (_per_partition(opts.starting, list(states), "startingOffsets")
+           if opts.starting.kind in ("offsets", "timestamps") else {})
+    return {tp: _resolve(opts.starting, tp, per, s.directory, s.earliest, s.latest,
+                         starting=True, no_match_latest=opts.starting_no_match_latest)
+            for tp, s in states.items()}
+
+
+def narrow(rng: OffsetRange, pushed: Pushed | None) -> OffsetRange | None:
+    """``rng`` cut by the pushed offset and timestamp bounds; None when nothing is left."""
+    if pushed is None:
+        return rng
+    start, end = pushed.offsets(rng.start, rng.end)
+    if start < end and pushed.timestamp_from is not None:
+        found = _logdir.offset_for_timestamp(Path(rng.directory), pushed.timestamp_from,
+                                             start, end)
+        start = end if found is None else found
+    if start >= end:
+        return None
+    if (start, end) == (rng.start, rng.end):
+        return rng
+    return replace(rng, start=start, end=end,
+                   aborted=tuple(a for a in rng.aborted if a[2] >= start and a[1] < end))
+
+
+def plan(opts: ReadOptions, pushed: Pushed | None = None) -> list[OffsetRange]:
+    """The offset ranges to read, one or more per selected topic-partition (module doc)."""
+    log_dir = _log_dir(opts)
+    tps = _selected(opts, _logdir.list_partitions(log_dir))
+    per_start = (_per_partition(opts.starting, tps, "startingOffsets")
+                 if opts.starting.kind in ("offsets", "timestamps") else {})
+    per_end = (_per_partition(opts.ending, tps, "endingOffsets")
+               if opts.ending.kind in ("offsets", "timestamps") else {})
+    if pushed is not None:
+        tps = [tp for tp in tps if pushed.admits(tp)]
+    states = _states(opts, log_dir, tps)
+    ranges: list[OffsetRange] = []
+    for tp, st in states.items():
+        pdir, earliest, latest = st.directory, st.earliest, st.latest
         start = _resolve(opts.starting, tp, per_start, pdir, earliest, latest, starting=True,
                          no_match_latest=opts.starting_no_match_latest)
         end = _resolve(opts.ending, tp, per_end, pdir, earliest, latest, starting=False,
@@ -147,13 +225,23 @@ def plan(opts: ReadOptions) -> list[OffsetRange]:
         if start > end:
             raise ValueError(f"{tp}: the starting offset {start} is greater than the ending "
                              f"offset {end} (the latest offset is {latest})")
-        if start < end:
-            aborted = (tuple(_logdir.aborted_transactions(pdir, start, end))
-                       if opts.read_committed else ())
-            ranges.append(OffsetRange(tp.topic, tp.partition, start, end, str(pdir), aborted))
-    if opts.min_partitions is not None and opts.min_partitions > len(ranges):
-        ranges = _split(ranges, opts.min_partitions, segments)
-    return ranges
+        rng = narrow(OffsetRange(tp.topic, tp.partition, start, end, str(pdir)), pushed) \
+            if start < end else None
+        if rng is not None:
+            if opts.read_committed:
+                rng = replace(rng, aborted=tuple(
+                    _logdir.aborted_transactions(pdir, rng.start, rng.end)))
+            ranges.append(rng)
+    return split(ranges, opts.min_partitions, {tp: st.segments for tp, st in states.items()})
+
+
+def split(ranges: list[OffsetRange], min_partitions: int | None,
+          segments: dict[TopicPartition, list[int]]) -> list[OffsetRange]:
+    """``ranges`` cut into about ``min_partitions`` pieces at segment bases (module doc);
+    unchanged when there are already that many."""
+    if min_partitions is None or min_partitions <= len(ranges):
+        return ranges
+    return _split(ranges, min_partitions, segments)
 
 
 def _split(ranges: list[OffsetRange], min_partitions: int,

@@ -147,6 +147,7 @@ def _read_segment(fd: int, path: Path, position: int, decoder: RecordBatchDecode
     file_pos = position
     while True:
         n = os.preadv(fd, [view], file_pos)
+        _logdir.bytes_read.total += n
         if n == 0:
             return _EOF
         data = view[:n]

@@ -340,7 +340,9 @@ def test_reads_while_the_broker_appends_and_rolls(spark: Any, broker: BrokerHand
     sent = [0]
 
     def produce() -> None:
-        p = producer(broker, linger_ms=2)
+        # Batches stay well under segment.bytes (20000): a larger one is refused with
+        # RECORD_LIST_TOO_LARGE when the producer falls behind under load.
+        p = producer(broker, linger_ms=2, batch_size=8000)
         i = 0
         while not stop.is_set():
             p.produce(topic, f"{i}".encode() * 20, key=f"{i}".encode(), partition=i % 2)
