@@ -184,8 +184,9 @@ class RequestChannel:
         link = request._link
         if link is None or link._channel is not self:
             raise ValueError(f"{request!r} did not come from this channel")
+        # No checkpoint here: the handler's next receive_request yields to the connection
+        # task just woken (one scheduler pass per request saved).
         link._deliver(request, response)
-        await trio.lowlevel.checkpoint()
 
 
 class ConnectionLink:
@@ -195,7 +196,7 @@ class ConnectionLink:
     ``await response()``, over and over; ``close()`` when the connection goes away.
     """
 
-    __slots__ = ("_channel", "_closed", "_done", "_in_flight", "_response", "client_host",
+    __slots__ = ("_channel", "_closed", "_in_flight", "_response", "_waiter", "client_host",
                  "client_port", "connection_id", "listener_name")
 
     def __init__(self, channel: RequestChannel, connection_id: str, listener_name: str,
@@ -206,14 +207,41 @@ class ConnectionLink:
         self.client_host = client_host
         self.client_port = client_port
         self._in_flight: Request | None = None
-        self._done: trio.Event | None = None
         self._response: Response | None = None
+        # The connection task parked in ``response()``, rescheduled by ``_deliver``: the
+        # hand-back is a direct wake-up, not a trio.Event per request.
+        self._waiter: trio.lowlevel.Task | None = None
         self._closed = False
 
     @property
     def in_flight(self) -> bool:
         """A request was submitted and its response not yet taken (the connection is muted)."""
         return self._in_flight is not None
+
+    def _new_request(self, frame: bytes) -> Request:
+        if self._closed:
+            raise RuntimeError(f"connection {self.connection_id} is closed")
+        if self._in_flight is not None:
+            raise RuntimeError(f"connection {self.connection_id} already has a request in "
+                               f"flight")
+        return Request(self.connection_id, self.listener_name, self.client_host,
+                       self.client_port, frame, time.monotonic_ns(), link=self)
+
+    def try_submit(self, frame: bytes) -> bool:
+        """Queue ``frame`` as this connection's next request if the channel has room now (True);
+        False, and nothing queued, if it is full (then ``await submit(frame)``). The fast path
+        of every request: no wait, no trip through the scheduler.
+
+        Raises:
+            RuntimeError: a request is already in flight (muting), or the link is closed.
+        """
+        request = self._new_request(frame)
+        try:
+            self._channel._send.send_nowait(request)
+        except trio.WouldBlock:
+            return False
+        self._in_flight = request
+        return True
 
     async def submit(self, frame: bytes) -> None:
         """Queue ``frame`` as this connection's next request, waiting while the channel is full.
@@ -222,19 +250,12 @@ class ConnectionLink:
         Raises:
             RuntimeError: a request is already in flight (muting), or the link is closed.
         """
-        if self._closed:
-            raise RuntimeError(f"connection {self.connection_id} is closed")
-        if self._in_flight is not None:
-            raise RuntimeError(f"connection {self.connection_id} already has a request in "
-                               f"flight")
-        request = Request(self.connection_id, self.listener_name, self.client_host,
-                          self.client_port, frame, time.monotonic_ns(), link=self)
+        request = self._new_request(frame)
         self._in_flight = request
-        self._done = trio.Event()
         try:
             await self._channel._send.send(request)
         except BaseException:
-            self._in_flight = self._done = None
+            self._in_flight = None
             raise
 
     async def response(self) -> Response:
@@ -244,23 +265,29 @@ class ConnectionLink:
         Raises:
             RuntimeError: no request is in flight.
         """
-        done = self._done
-        if self._in_flight is None or done is None:
+        if self._in_flight is None:
             raise RuntimeError(f"connection {self.connection_id} has no request in flight")
-        try:
-            await done.wait()
-        except BaseException:
-            self.close()
-            raise
+        if self._response is None:
+            self._waiter = trio.lowlevel.current_task()
+
+            def abort(_: object) -> trio.lowlevel.Abort:
+                self._waiter = None
+                return trio.lowlevel.Abort.SUCCEEDED
+
+            try:
+                await trio.lowlevel.wait_task_rescheduled(abort)
+            except BaseException:
+                self.close()
+                raise
         response = self._response
         assert response is not None
-        self._in_flight = self._done = self._response = None
+        self._in_flight = self._response = None
         return response
 
     def close(self) -> None:
         """Mark the connection gone: responses still to come are dropped."""
         self._closed = True
-        self._in_flight = self._done = self._response = None
+        self._in_flight = self._response = None
 
     def _deliver(self, request: Request, response: Response) -> None:
         if request is not self._in_flight or self._response is not None:
@@ -270,5 +297,6 @@ class ConnectionLink:
                 return
             raise RuntimeError(f"{request!r} has already been answered")
         self._response = response
-        assert self._done is not None
-        self._done.set()
+        waiter, self._waiter = self._waiter, None
+        if waiter is not None:
+            trio.lowlevel.reschedule(waiter)
