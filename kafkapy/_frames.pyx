@@ -12,9 +12,11 @@ Frame layout (requests and responses alike; big-endian)::
       4  payload  size bytes
 
 Theory of operation: ``FrameSplitter.feed`` takes whatever ``recv`` returned and hands back
-every frame it completed, in order, without the size prefix. Data may be cut at any byte,
+every frame it completed, in order, without the size prefix, as a ``bytearray``: mutable, so
+the log assigns a produce request's offsets in the frame itself (its records are memoryviews
+into it) instead of copying the batches first. Data may be cut at any byte,
 including inside the prefix. A frame that lies wholly inside one chunk is copied out of it once;
-a frame that spans chunks is assembled in a bytes object allocated at exactly its announced
+a frame that spans chunks is assembled in a bytearray allocated at exactly its announced
 size as soon as the prefix is complete, so a 100 MiB frame in 64 KiB pieces costs one
 allocation and one copy per byte (no re-growing, no quadratic copying).
 
@@ -29,6 +31,7 @@ holds no global state. ``size_prefixed`` is a pure function.
 """
 
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_FromStringAndSize
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from libc.stdint cimport int32_t, int64_t, uint32_t
 from kafkapy._bigendian cimport rd32
@@ -58,7 +61,7 @@ cdef class FrameSplitter:
     cdef readonly Py_ssize_t max_frame_size
     cdef unsigned char _hdr[4]
     cdef Py_ssize_t _hdr_len     # prefix bytes held in _hdr (0..3)
-    cdef bytes _body             # frame being filled (exactly _need bytes long), or None
+    cdef bytearray _body         # frame being filled (exactly _need bytes long), or None
     cdef Py_ssize_t _need
     cdef Py_ssize_t _have        # bytes of _body filled so far
     cdef str _error              # set once the stream is invalid
@@ -106,7 +109,7 @@ cdef class FrameSplitter:
         while pos < n:
             if self._body is not None:
                 take = min(self._need - self._have, n - pos)
-                memcpy(PyBytes_AS_STRING(self._body) + self._have, p + pos, take)
+                memcpy(PyByteArray_AS_STRING(self._body) + self._have, p + pos, take)
                 self._have += take
                 pos += take
                 if self._have == self._need:
@@ -130,13 +133,11 @@ cdef class FrameSplitter:
             if size < 0 or size > self.max_frame_size:
                 self._fail(size, out)
             if n - pos >= size:
-                out.append(PyBytes_FromStringAndSize(<const char*>p + pos, size))
+                out.append(PyByteArray_FromStringAndSize(<const char*>p + pos, size))
                 pos += size
             else:
-                # Validated above: size <= max_frame_size, so this allocation is bounded. The
-                # bytes object is filled in place: legal because nothing else can see it (it
-                # is private to this splitter until complete, and never hashed before that).
-                self._body = PyBytes_FromStringAndSize(NULL, size)
+                # Validated above: size <= max_frame_size, so this allocation is bounded.
+                self._body = PyByteArray_FromStringAndSize(NULL, size)
                 self._need = size
                 self._have = 0
         return out

@@ -66,7 +66,7 @@ class FileSliceLike(Protocol):
     def size(self) -> int: ...
 
 
-def _frame_repr(frame: bytes) -> str:
+def _frame_repr(frame: bytes | bytearray) -> str:
     return f"<{len(frame)} bytes>"
 
 
@@ -83,7 +83,7 @@ class Request:
     listener_name: str
     client_host: str
     client_port: int
-    frame: bytes = attrs.field(repr=_frame_repr)
+    frame: bytes | bytearray = attrs.field(repr=_frame_repr)
     receive_time_ns: int
     _link: ConnectionLink | None = attrs.field(default=None, kw_only=True, repr=False)
 
@@ -218,7 +218,7 @@ class ConnectionLink:
         """A request was submitted and its response not yet taken (the connection is muted)."""
         return self._in_flight is not None
 
-    def _new_request(self, frame: bytes) -> Request:
+    def _new_request(self, frame: bytes | bytearray) -> Request:
         if self._closed:
             raise RuntimeError(f"connection {self.connection_id} is closed")
         if self._in_flight is not None:
@@ -227,7 +227,7 @@ class ConnectionLink:
         return Request(self.connection_id, self.listener_name, self.client_host,
                        self.client_port, frame, time.monotonic_ns(), link=self)
 
-    def try_submit(self, frame: bytes) -> bool:
+    def try_submit(self, frame: bytes | bytearray) -> bool:
         """Queue ``frame`` as this connection's next request if the channel has room now (True);
         False, and nothing queued, if it is full (then ``await submit(frame)``). The fast path
         of every request: no wait, no trip through the scheduler.
@@ -243,7 +243,7 @@ class ConnectionLink:
         self._in_flight = request
         return True
 
-    async def submit(self, frame: bytes) -> None:
+    async def submit(self, frame: bytes | bytearray) -> None:
         """Queue ``frame`` as this connection's next request, waiting while the channel is full.
         If cancelled, the request was not queued (Trio memory channels are cancel-safe).
 

@@ -16,8 +16,10 @@ Theory of operation:
   TCP_NODELAY, keep-alive and ``send_buffer_bytes``; the listening socket carries
   ``receive_buffer_bytes`` (inherited by accepted sockets). -1 leaves a buffer at the OS
   default.
-- Processor (``_serve``), a loop per connection: ``recv`` up to 64 KiB (a fresh ``bytes``, so
-  an idle connection holds no buffer), feed it to the compiled ``FrameSplitter`` and, for each
+- Processor (``_serve``), a loop per connection: ``recv_into`` the server's one receive buffer
+  (1 MiB, shared by every connection: an idle connection holds no buffer, and a recv allocates
+  nothing), feed it at once to the compiled ``FrameSplitter`` (which copies each frame out
+  into a ``bytearray`` of its own) and, for each
   complete frame in order: submit it to the channel, wait for its response, write the
   response, and only then take the next frame. This is Kafka's muting: one request per
   connection in the handlers, responses in request order, and while the connection waits
@@ -80,7 +82,7 @@ __all__ = ["Endpoint", "SocketServer"]
 
 log = logging.getLogger(__name__)
 
-RECEIVE_SIZE = 65536
+RECEIVE_SIZE = 1 << 20   # at most what one recv_into takes
 INT32_MAX = 2**31 - 1
 
 
@@ -212,6 +214,9 @@ class SocketServer:
         self._draining = False
         self._accept_scope: trio.CancelScope | None = None
         self._listeners_closed = trio.Event()
+        # One receive buffer for every connection (they take turns on one event loop): an
+        # idle connection holds none, and a recv is not a fresh allocation.
+        self._received = memoryview(bytearray(RECEIVE_SIZE))
 
     @property
     def bound_endpoints(self) -> tuple[Endpoint, ...]:
@@ -422,20 +427,22 @@ class SocketServer:
 
     async def _serve_requests(self, conn: _Connection) -> None:
         splitter = FrameSplitter(self._max_request_size)
+        received = self._received
         while True:
-            data = await self._read(conn)
-            if data is None:
+            n = await self._read(conn)
+            if n is None:
                 return
+            # No await between the recv_into in _read and this feed: the buffer is shared by
+            # every connection, and the splitter copies the frames out of it.
             invalid: InvalidRequestError | None = None
             try:
-                frames = splitter.feed(data)
+                frames = splitter.feed(received[:n])
             except InvalidRequestError as exc:
                 # The frames completed before the bad prefix are served first, as in Kafka
                 # (which reads one frame at a time and meets the bad one only after them).
                 frames, invalid = getattr(exc, "frames", []), exc
-            # Popped one by one, so an idle connection keeps no reference to its last chunk
-            # or frames (a 100 MiB produce must not stay alive until the next recv).
-            del data
+            # Popped one by one, so an idle connection keeps no reference to its frames (a
+            # 100 MiB produce must not stay alive until the next recv).
             frames.reverse()
             while frames:
                 if not await self._process(conn, frames.pop()):
@@ -443,38 +450,38 @@ class SocketServer:
             if invalid is not None:
                 raise invalid
 
-    async def _read(self, conn: _Connection) -> bytes | None:
-        """The next bytes from the client, or None to close: end of stream, idle timeout,
-        or graceful stop."""
+    async def _read(self, conn: _Connection) -> int | None:
+        """Receive the client's next bytes into the shared buffer ``_received``: how many, or
+        None to close (end of stream, idle timeout, graceful stop). Nothing is awaited after
+        the bytes arrive, so the caller reads them before any other connection can recv."""
         if self._draining:
             log.debug("Closing connection %s: the server is stopping", conn.link.connection_id)
             return None
         try:
-            data = conn.sock.recv(RECEIVE_SIZE)
+            n: int | None = conn.sock.recv_into(self._received)
         except BlockingIOError:
-            waited = await self._wait_and_read(conn)
-            if waited is None:
+            n = await self._wait_and_read(conn)
+            if n is None:
                 return None
-            data = waited
-        if not data:
+        if not n:
             log.debug("Connection %s closed by the client", conn.link.connection_id)
             return None
-        return data
+        return n
 
-    async def _wait_and_read(self, conn: _Connection) -> bytes | None:
+    async def _wait_and_read(self, conn: _Connection) -> int | None:
         """``_read`` when nothing has arrived yet: wait for the socket to become readable, up
         to the idle deadline, or until a graceful stop; None in those two cases."""
         link = conn.link
-        data: bytes | None = None
+        n: int | None = None
         # One scope for both reasons to stop waiting, the idle deadline and a graceful stop
         # cancelling it (one scope, not two, held by every idle connection).
         scope = self._intake(conn, trio.current_time() + self._idle_s)
         try:
             with scope:
-                while data is None:
+                while n is None:
                     await trio.lowlevel.wait_readable(conn.sock)
                     with contextlib.suppress(BlockingIOError):
-                        data = conn.sock.recv(RECEIVE_SIZE)
+                        n = conn.sock.recv_into(self._received)
         finally:
             conn.intake = None
         if scope.cancelled_caught and self._draining:
@@ -485,9 +492,9 @@ class SocketServer:
                       link.connection_id, link.client_host, link.client_port,
                       int(self._idle_s * 1000))
             return None
-        return data
+        return n
 
-    async def _process(self, conn: _Connection, frame: bytes) -> bool:
+    async def _process(self, conn: _Connection, frame: bytes | bytearray) -> bool:
         """One request round trip; False when the connection must close."""
         if self._draining:
             return False

@@ -124,7 +124,7 @@ async def test_next_frame_waits_for_the_previous_response() -> None:
         await b.send_all(frame(b"b1"))
         first = await h.channel.receive_request()
         second = await h.channel.receive_request()
-        by_frame = {first.frame: first, second.frame: second}
+        by_frame = {bytes(first.frame): first, bytes(second.frame): second}
         assert set(by_frame) == {b"a1", b"b1"}
         await settle()
         assert h.channel.queued == 0  # a2 is held back: a1 has no response yet
