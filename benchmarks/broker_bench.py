@@ -42,7 +42,8 @@ once all have connected and encoded their requests. Scenarios:
   partitions (linger.ms 5, batch.size 1 MiB, no compression, as ``e2e_harness``), a warm-up
   message before the clock, timed to the end of ``flush()``; after the 1-partition acks=1
   runs, a confluent-kafka consumer reads the topic from the earliest offset (assign, no
-  group) in another process: consume rows. Every produce run is checked against the high
+  group, ``fetch.queue.backoff.ms`` 0 so that librdkafka never pauses its fetching) in another
+  process: consume rows. Every produce run is checked against the high
   watermarks (a broker that drops records cannot post a number).
 - ``latency``: a producer process sends 100-byte messages at a fixed ``--rate`` (2,000/s) for
   ``--latency-seconds`` (acks=1, linger.ms 0), each carrying its send time
@@ -324,7 +325,11 @@ def ck_consume_client(job: CkConsumeJob, sync: Callable[[], float]) -> dict[str,
     from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
     consumer = Consumer({"bootstrap.servers": job.bootstrap, "group.id": "broker-bench",
                          "enable.auto.commit": False, "fetch.max.bytes": 50 << 20,
-                         "max.partition.fetch.bytes": 10 << 20, "fetch.wait.max.ms": 100})
+                         "max.partition.fetch.bytes": 10 << 20, "fetch.wait.max.ms": 100,
+                         # librdkafka stops fetching for fetch.queue.backoff.ms (1 s) whenever
+                         # queued.min.messages (100,000) are queued: by default a consumer of
+                         # small records idles most of the time, whatever the broker.
+                         "fetch.queue.backoff.ms": 0, "queued.min.messages": 1_000_000})
     consumer.list_topics(job.topic, timeout=TIMEOUT)        # connected before the clock
     start = sync()
     consumer.assign([TopicPartition(job.topic, p, OFFSET_BEGINNING)
