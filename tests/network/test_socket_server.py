@@ -225,6 +225,35 @@ async def test_two_hundred_concurrent_connections() -> None:
 
 
 @trio_test
+async def test_connections_sharing_the_receive_buffer_keep_their_own_bytes() -> None:
+    # Every connection receives into the server's one buffer: frames bigger than it (2.5 MiB),
+    # frames cut at random bytes (inside the size prefix too) and sent in pieces by several
+    # clients at once must each come back whole to their own client.
+    rng = random.Random(7)
+
+    async def client(h: object, n: int) -> None:
+        assert hasattr(h, "connect")
+        stream = await h.connect()
+        payloads = [bytes([n]) * rng.randrange(0, 2000) for _ in range(4)]
+        payloads.insert(2, rng.randbytes(5 * (1 << 19)))
+        data = b"".join(frame(p) for p in payloads)
+        cuts = sorted(rng.sample(range(1, len(data)), 40))
+        async with trio.open_nursery() as nursery:
+            async def reader() -> None:
+                for payload in payloads:
+                    assert await receive_frame(stream) == payload[::-1]
+            nursery.start_soon(reader)
+            for start, end in zip([0, *cuts], [*cuts, len(data)], strict=True):
+                await stream.send_all(data[start:end])
+                await trio.sleep(0)
+
+    async with serving(handlers=2, max_request_size=8 << 20) as h:
+        async with trio.open_nursery() as nursery:
+            for n in range(8):
+                nursery.start_soon(client, h, n)
+
+
+@trio_test
 async def test_several_listeners_and_all_interfaces() -> None:
     listeners = (("INTERNAL", "127.0.0.1", 0), ("EXTERNAL", "", 0))
     seen: list[str] = []
