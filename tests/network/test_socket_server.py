@@ -11,6 +11,7 @@ import trio
 import trio.testing
 
 from kafkapy.network import (
+    CloseConnection,
     NoResponse,
     Request,
     RequestChannel,
@@ -23,6 +24,7 @@ from tests.network.support import (
     echo,
     frame,
     receive_frame,
+    receive_until_closed,
     serving,
     settle,
     trio_test,
@@ -139,6 +141,57 @@ async def test_next_frame_waits_for_the_previous_response() -> None:
         assert a2.frame == b"a2"
         await h.channel.send_response(a2, SendResponse(b"A2"))
         assert await receive_frame(a) == b"A2"
+
+
+PRODUCE_KEY = b"\x00\x00"   # a frame starting with API key 0 is a Produce to the server
+
+
+@trio_test
+async def test_answers_held_for_a_following_produce_go_out_in_order() -> None:
+    async with serving(None) as h:  # the test is the handler
+        stream = await h.connect()
+        frames = [PRODUCE_KEY + b"p1", PRODUCE_KEY + b"p2", PRODUCE_KEY + b"p3"]
+        await stream.send_all(b"".join(frame(f) for f in frames))
+        for f in frames:
+            request = await h.channel.receive_request()
+            assert request.frame == f
+            await settle()
+            if f != frames[-1]:
+                # Held: the next request (a Produce, already read) is handled first ...
+                with trio.move_on_after(0.05):
+                    await receive_frame(stream)
+                    raise AssertionError(f"the answer to {f!r} was written before the next one")
+            await h.channel.send_response(request, SendResponse(b"A" + f[2:]))
+        # ... and then every answer arrives, in request order.
+        assert [await receive_frame(stream) for _ in frames] == [b"Ap1", b"Ap2", b"Ap3"]
+
+
+@trio_test
+async def test_an_answer_is_not_held_behind_a_request_that_may_wait() -> None:
+    # A Produce followed by a Fetch (which may wait for data): the Produce's answer goes out
+    # before the Fetch is answered.
+    async with serving(None) as h:
+        stream = await h.connect()
+        await stream.send_all(frame(PRODUCE_KEY + b"p1") + frame(b"\x00\x01fetch"))
+        produce = await h.channel.receive_request()
+        await h.channel.send_response(produce, SendResponse(b"produced"))
+        assert await receive_frame(stream) == b"produced"
+        fetch = await h.channel.receive_request()
+        assert fetch.frame == b"\x00\x01fetch"
+        await h.channel.send_response(fetch, SendResponse(b"fetched"))
+        assert await receive_frame(stream) == b"fetched"
+
+
+@trio_test
+async def test_held_answers_are_written_before_a_close() -> None:
+    async with serving(None) as h:
+        stream = await h.connect()
+        await stream.send_all(frame(PRODUCE_KEY + b"p1") + frame(PRODUCE_KEY + b"close"))
+        first = await h.channel.receive_request()
+        await h.channel.send_response(first, SendResponse(b"one"))
+        second = await h.channel.receive_request()
+        await h.channel.send_response(second, CloseConnection())
+        assert await receive_until_closed(stream) == frame(b"one")
 
 
 @trio_test
