@@ -236,11 +236,12 @@ class ConnectionLink:
             RuntimeError: a request is already in flight (muting), or the link is closed.
         """
         request = self._new_request(frame)
+        self._in_flight = request         # before the channel can hand it to a handler
         try:
             self._channel._send.send_nowait(request)
         except trio.WouldBlock:
+            self._in_flight = None
             return False
-        self._in_flight = request
         return True
 
     async def submit(self, frame: bytes | bytearray) -> None:

@@ -140,3 +140,20 @@ async def test_full_channel_blocks_submit_and_a_cancelled_submit_queues_nothing(
     assert channel.queued == 0
     await second.submit(b"2 again")
     assert (await channel.receive_request()).frame == b"2 again"
+
+
+@trio_test
+async def test_try_submit_queues_only_when_there_is_room() -> None:
+    channel = RequestChannel(queued_max_requests=1)
+    first = ConnectionLink(channel, "c1", "PLAINTEXT", "127.0.0.1", 1)
+    second = ConnectionLink(channel, "c2", "PLAINTEXT", "127.0.0.1", 2)
+    assert first.try_submit(b"one") and first.in_flight
+    assert not second.try_submit(b"two")           # full: nothing queued, nothing in flight
+    assert not second.in_flight and channel.queued == 1
+    with pytest.raises(RuntimeError):
+        first.try_submit(b"again")                  # muted until its response is taken
+    request = await channel.receive_request()
+    assert request.frame == b"one"
+    await channel.send_response(request, NoResponse())
+    assert await first.response() == NoResponse() and not first.in_flight
+    assert second.try_submit(b"two") and channel.queued == 1
