@@ -204,10 +204,13 @@ def test_three_members_converge_take_over_on_close_and_commit(
         assert time.monotonic() - left_at < SESSION_MS / 1000 / 2
 
         # b and c consume everything (a committed nothing: they read its partitions from the
-        # start) and commit it.
-        everything = {(p, o) for p in range(6) for o in range(5)}
-        run_until([b, c], lambda: set(b.records) | set(c.records) >= everything, TIMEOUT,
-                  "every record consumed")
+        # start) and commit it. Each must have read the partitions it owns *now*: records read
+        # while it owned another partition earlier (before c joined, say) are not its to commit.
+        def owners_consumed_all() -> bool:
+            return all({(p, o) for p in m.owned for o in range(5)} <= set(m.records)
+                       for m in (b, c)) and len(b.owned | c.owned) == 6
+
+        run_until([b, c], owners_consumed_all, TIMEOUT, "every record consumed by its owner")
         for m in (b, c):
             m.commit(topic)
         ends = broker.end_offsets(topic)
