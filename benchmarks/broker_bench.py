@@ -25,13 +25,15 @@ once all have connected and encoded their requests. Scenarios:
 
 - ``raw_produce_1k``: the raw pipelined producer (``load_generator``), 1 connection, 1
   partition, batches of 64 x 1 KiB records, acks=1, 5 in flight, ``--duration`` s; MB/s of
-  record values. Also against the ceiling server (``ceiling_server``).
+  record values. Also against the ceiling server (``ceiling_server``), and the ceiling with
+  ``--write-dir`` (``ceiling-write``: every frame appended to a file before the answer, the
+  least a broker that acknowledges after writing must do).
 - ``raw_produce_100b``: 2 connections (processes), 6 partitions (3 each, round robin),
-  batches of 512 x 100 B records, acks=1, 5 in flight; records/s. Also against the ceiling.
+  batches of 512 x 100 B records, acks=1, 5 in flight; records/s. Also against both ceilings.
 - ``raw_produce_1rec``: one connection sending one 100 B record per request (5 in flight):
   requests/s, the per-request cost that bounds small, latency-bound traffic (a
   confluent-kafka producer with linger.ms 0 sends one request per message). Also against
-  the ceiling.
+  both ceilings.
 - ``raw_produce_1k_all``: as ``raw_produce_1k`` with acks=all; kafkapy also with
   ``log.flush.interval.messages=1`` (an fsync per batch): the cost of durability.
 - ``raw_fetch_1k``: the partition pre-filled (off the clock, by the raw producer) with
@@ -53,6 +55,9 @@ once all have connected and encoded their requests. Scenarios:
 - ``idle``: 1,000 connections, each after one ApiVersions exchange, held open; the broker's
   VmRSS (/proc/<pid>/status) with them minus before them (after one warm-up connection),
   per connection.
+- Before the first run and after the last, ``memory_write_probe`` times this machine storing
+  3 GiB of new bytes with no server at all (first GiB, then the rest): the bound that the
+  page cache puts on any broker that keeps what it acknowledges.
 - ``embedded_start``: kafkapy only: a fresh interpreter imports ``kafkapy`` and
   ``kafkapy.broker`` (which ``Broker()`` would import on first use: the package is lazy), then
   ``kafkapy.Broker()`` (temporary data directory) is entered and a raw Metadata request sent:
@@ -78,6 +83,7 @@ import statistics
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -110,6 +116,34 @@ ALL_PEERS: dict[str, Peer] = {
 
 
 # ------------------------------------------------------------------------------ noise
+
+def memory_write_probe(total_mib: int = 3072, chunk: int = 65536) -> tuple[float, float]:
+    """This machine's speed at storing new bytes, without any server: 64 KiB ``os.write``s of
+    ``total_mib`` MiB into a file on a fresh directory (the page cache keeps them, as it keeps
+    a broker's log). Returns (MB/s over the first GiB, MB/s over the rest).
+
+    Why it is in the report: on a VM that hands freed guest memory back to its host (this
+    machine's Firecracker kernel runs with free page reporting), the first GiB or so reuses
+    recently freed pages, and everything after it faults fresh pages in from the host. A
+    broker that keeps what it acknowledges cannot store faster than the second figure for
+    long; the ceiling server stores nothing."""
+    block = os.urandom(chunk)
+    first = 1024 * 1024 * 1024 // chunk
+    count = total_mib * 1024 * 1024 // chunk
+    with tempfile.TemporaryDirectory(prefix="kafkapy-memprobe-") as d:
+        fd = os.open(os.path.join(d, "probe"), os.O_WRONLY | os.O_CREAT, 0o644)
+        try:
+            start = time.perf_counter()
+            for i in range(count):
+                if i == first:
+                    middle = time.perf_counter()
+                os.write(fd, block)
+            end = time.perf_counter()
+        finally:
+            os.close(fd)
+    return (first * chunk / (middle - start) / 1e6,
+            (count - first) * chunk / (end - middle) / 1e6)
+
 
 def _cpu_stat() -> tuple[float, float]:
     """(busy, steal) CPU seconds of the whole machine so far, from /proc/stat."""
@@ -528,9 +562,9 @@ class Scenario:
 
 
 SCENARIOS = [
-    Scenario("raw_produce_1k", (*MAIN, "ceiling"), s_raw_produce_1k),
-    Scenario("raw_produce_100b", (*MAIN, "ceiling"), s_raw_produce_100b),
-    Scenario("raw_produce_1rec", (*MAIN, "ceiling"), s_raw_produce_1rec),
+    Scenario("raw_produce_1k", (*MAIN, "ceiling", "ceiling-write"), s_raw_produce_1k),
+    Scenario("raw_produce_100b", (*MAIN, "ceiling", "ceiling-write"), s_raw_produce_100b),
+    Scenario("raw_produce_1rec", (*MAIN, "ceiling", "ceiling-write"), s_raw_produce_1rec),
     Scenario("raw_fetch_1k", MAIN, s_raw_fetch_1k),
     Scenario("raw_produce_1k_all", (*MAIN, "kafkapy-fsync"), s_raw_produce_1k_all),
     *[Scenario(f"ck_{size}_{acks}_{parts}", MAIN, _ck_scenario(size, acks, parts))
@@ -549,21 +583,25 @@ class Metric:
     what: str
     unit: str
     higher_is_better: bool
-    reference: str | None = None     # a fourth "broker" shown beside kafkapy
+    references: tuple[str, ...] = ()     # more "brokers" shown beside kafkapy
     target: str = ""
 
 
+# The ceiling answers without writing; ceiling-write also appends every frame to a file first,
+# the least that a broker acknowledging after the write must do.
+CEILINGS = ("ceiling", "ceiling-write")
+
 METRICS = [
     Metric("raw_produce_1k", "raw produce, 1 KiB, acks=1, 1 connection, 1 partition", "MB/s",
-           True, "ceiling", ">= 1.0x the faster peer; >= 50% of the ceiling"),
+           True, CEILINGS, ">= 1.0x the faster peer; >= 50% of the ceiling"),
     Metric("raw_produce_100b", "raw produce, 100 B, acks=1, 2 connections, 6 partitions",
-           "M records/s", True, "ceiling", ">= 1.0x the faster peer; >= 50% of the ceiling"),
+           "M records/s", True, CEILINGS, ">= 1.0x the faster peer; >= 50% of the ceiling"),
     Metric("raw_produce_1rec", "raw produce, one 100 B record per request, acks=1, "
-           "1 connection (the request rate)", "k requests/s", True, "ceiling"),
+           "1 connection (the request rate)", "k requests/s", True, CEILINGS),
     Metric("raw_fetch_1k", "raw fetch, 1 KiB records, 1 connection", "MB/s", True,
            target=">= 1.5x the faster peer"),
     Metric("raw_produce_1k_all", "raw produce, 1 KiB, acks=all, 1 connection", "MB/s", True,
-           "kafkapy-fsync", "report the cost of log.flush.interval.messages=1"),
+           ("kafkapy-fsync",), "report the cost of log.flush.interval.messages=1"),
     *[Metric(_ck_key(size, acks, parts),
              f"confluent-kafka produce, {'100 B' if size < 1024 else '1 KiB'}, acks={acks}, "
              f"{parts} partition{'s' if parts > 1 else ''}",
@@ -628,7 +666,7 @@ def summarize(runs: Sequence[Run], noisy: float) -> dict[str, dict[str, Any]]:
     """Per metric: medians per broker, every repetition's value, ratios, noise."""
     out: dict[str, dict[str, Any]] = {}
     for m in METRICS:
-        brokers = [*MAIN, *([m.reference] if m.reference else [])]
+        brokers = [*MAIN, *m.references]
         per = {b: _values(runs, m.key, b) for b in brokers}
         if not any(per.values()):
             continue
@@ -654,14 +692,17 @@ def markdown(summary: dict[str, dict[str, Any]]) -> str:
         med = s["median"]
         ratio = {b: (f"{statistics.median(v):.2f}x" if v else "-")
                  for b, v in s["ratio"].items()}
-        ref = ref_ratio = "-"
-        if m.reference and med.get(m.reference) is not None:
-            ref = f"{m.reference} {_fmt(med[m.reference])}"
-            rr = s["ratio"].get(m.reference) or []
-            if m.reference == "kafkapy-fsync":      # the share durability keeps
-                ref_ratio = (f"fsync keeps {1 / statistics.median(rr):.0%}" if rr else "-")
+        refs, ref_ratios = [], []
+        for reference in m.references:
+            if med.get(reference) is None:
+                continue
+            refs.append(f"{reference} {_fmt(med[reference])}")
+            rr = s["ratio"].get(reference) or []
+            if reference == "kafkapy-fsync":      # the share durability keeps
+                ref_ratios.append(f"fsync keeps {1 / statistics.median(rr):.0%}" if rr else "-")
             else:
-                ref_ratio = f"{statistics.median(rr):.0%}" if rr else "-"
+                ref_ratios.append(f"{statistics.median(rr):.0%}" if rr else "-")
+        ref, ref_ratio = "; ".join(refs) or "-", "; ".join(ref_ratios) or "-"
         flag = f" ({s['noisy_runs']}/{s['runs']} noisy)" if s["noisy_runs"] else ""
         lines.append(
             f"| {m.what} | {m.unit}{'' if m.higher_is_better else ' (lower is better)'} | "
@@ -825,6 +866,7 @@ def main(argv: list[str] | None = None) -> None:
             if not wanted or b in wanted:
                 ALL_PEERS[b].command(0, "")
     started = time.time()
+    probe_start = memory_write_probe()
     load_start = os.getloadavg()
     runs: list[Run] = []
     for rep in range(args.reps):
@@ -846,11 +888,16 @@ def main(argv: list[str] | None = None) -> None:
         with contextlib.suppress(Exception):
             versions[name] = ALL_PEERS[name].version()
     load_end = os.getloadavg()
+    probe_end = memory_write_probe()
     header = (f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(started))}, "
               f"{os.cpu_count()} CPUs, {args.reps} repetitions, load average at start "
               f"{load_start[0]:.2f} / {load_start[1]:.2f} / {load_start[2]:.2f}, at end "
               f"{load_end[0]:.2f}; "
-              + "; ".join(f"{k} {v}" for k, v in versions.items()))
+              + "; ".join(f"{k} {v}" for k, v in versions.items())
+              + ". Storing new bytes on this machine, no server (``memory_write_probe``, 3 GiB "
+              f"of 64 KiB writes): first GiB {probe_start[0]:,.0f} MB/s, the rest "
+              f"{probe_start[1]:,.0f} MB/s before the runs; {probe_end[0]:,.0f} and "
+              f"{probe_end[1]:,.0f} MB/s after them.")
     failures = [r for r in runs if r.error]
     text = "\n\n".join([header, markdown(summary), "Every repetition (median in the table):",
                         every_run(summary)]

@@ -10,6 +10,10 @@ correlation id; the answers to the frames of one ``recv`` go out in one ``send``
 decodes nor stores anything: a broker's produce path that reaches half of this rate spends as
 much on Kafka work as on the socket and the event loop.
 
+With ``--write-dir`` it also appends every frame to one file there (``os.write``, the page
+cache) before answering: the least that a broker which acknowledges after the write must do,
+so the share of *that* ceiling is what kafkapy's Python and Trio cost over the bare storing.
+
 The raw clients in ``load_generator`` read only the correlation id and the error code of a
 Produce answer, so they drive this server exactly as they drive a broker. Any request is
 answered the same way (the readiness check sends a Metadata request and checks only the
@@ -19,6 +23,7 @@ correlation id). SIGTERM stops it (Python's default action).
 from __future__ import annotations
 
 import argparse
+import os
 import struct
 import sys
 from pathlib import Path
@@ -54,7 +59,7 @@ async def _send_all(sock: trio.socket.SocketType, data: bytes) -> None:
         view = view[sent:]
 
 
-async def serve(sock: trio.socket.SocketType, body: bytes) -> None:
+async def serve(sock: trio.socket.SocketType, body: bytes, log_fd: int | None) -> None:
     splitter = FrameSplitter()
     size = struct.pack(">i", 4 + len(body))
     with sock:
@@ -66,6 +71,11 @@ async def serve(sock: trio.socket.SocketType, body: bytes) -> None:
             if not data:
                 return
             frames = splitter.feed(data)
+            if log_fd is not None:
+                for frame in frames:
+                    view = memoryview(frame)
+                    while view:
+                        view = view[os.write(log_fd, view):]
             if frames:
                 out = b"".join([b for frame in frames for b in (size, frame[4:8], body)])
                 try:
@@ -74,8 +84,12 @@ async def serve(sock: trio.socket.SocketType, body: bytes) -> None:
                     return
 
 
-async def main(port: int, host: str = "127.0.0.1") -> None:
+async def main(port: int, host: str = "127.0.0.1", write_dir: str | None = None) -> None:
     body = canned_produce_body()
+    log_fd = None
+    if write_dir is not None:
+        log_fd = os.open(os.path.join(write_dir, "ceiling.log"),
+                         os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     listener = trio.socket.socket()
     listener.setsockopt(trio.socket.SOL_SOCKET, trio.socket.SO_REUSEADDR, 1)
     await listener.bind((host, port))
@@ -85,12 +99,14 @@ async def main(port: int, host: str = "127.0.0.1") -> None:
         while True:
             sock, _ = await listener.accept()
             sock.setsockopt(trio.socket.IPPROTO_TCP, trio.socket.TCP_NODELAY, 1)
-            nursery.start_soon(serve, sock, body)
+            nursery.start_soon(serve, sock, body, log_fd)
 
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--port", type=int, default=9092)
     ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--write-dir", help="also append every frame to a file here before "
+                    "answering (the least a broker that acknowledges after writing does)")
     args = ap.parse_args()
-    trio.run(main, args.port, args.host)
+    trio.run(main, args.port, args.host, args.write_dir)

@@ -170,12 +170,19 @@ def _ceiling_argv(port: int, data_dir: str) -> list[str]:
     return [sys.executable, "-m", "benchmarks.ceiling_server", "--port", str(port)]
 
 
+def _ceiling_write_argv(port: int, data_dir: str) -> list[str]:
+    return [*_ceiling_argv(port, data_dir), "--write-dir", data_dir]
+
+
 PEERS: dict[str, Peer] = {
     "kafkapy": kafkapy_peer(),
     "tansu": Peer("tansu", _tansu_argv, signal.SIGTERM, version=_tansu_version),
     "noida-db": Peer("noida-db", _noida_argv, signal.SIGINT, version=_noida_version),
     "ceiling": Peer("ceiling", _ceiling_argv, signal.SIGTERM, {"PYTHONPATH": str(ROOT)},
                     ready="frame", version=lambda: "benchmarks/ceiling_server.py"),
+    "ceiling-write": Peer("ceiling-write", _ceiling_write_argv, signal.SIGTERM,
+                          {"PYTHONPATH": str(ROOT)}, ready="frame",
+                          version=lambda: "benchmarks/ceiling_server.py --write-dir"),
 }
 
 
