@@ -14,6 +14,14 @@ Theory of operation:
   one until ``response()`` has returned the first's answer; the connection task writes that
   answer before it submits the next frame. So responses go out in request order and a
   connection never has two requests in the handlers at once, without any reordering buffer.
+- Inline handling: when a handler is free and no request is queued ahead, the connection task
+  runs the request itself (``ConnectionLink.run_inline``, through the ``InlineHandler`` that
+  the handler pool registers): the same handler code and the same bound of ``num.io.threads``
+  requests in the handlers at once, without the two hand-overs between tasks (queue, then
+  response) that a Trio scheduler pass each costs. Kafka's Processor threads never run a
+  request; on one event loop a handler "thread" is only a slot, and whichever task holds it
+  makes no difference to the client. Otherwise the request takes the queue, first come,
+  first served.
 - Back-pressure: the queue is a Trio memory channel of ``queued_max_requests`` slots
   (Kafka's ``queued.max.requests``). When it is full, ``submit`` waits, so the connection task
   stops reading its socket and TCP flow control pushes back on the client; nothing is buffered
@@ -41,6 +49,7 @@ __all__ = [
     "CloseConnection",
     "ConnectionLink",
     "FileSliceLike",
+    "InlineHandler",
     "NoResponse",
     "Request",
     "RequestChannel",
@@ -144,6 +153,18 @@ class CloseConnection:
 Response: TypeAlias = SendResponse | NoResponse | CloseConnection
 
 
+class InlineHandler(Protocol):
+    """What runs a request in the connection's own task (the handler pool)."""
+
+    def claim_handler(self) -> bool:
+        """Take a free handler slot (True), or False if all ``num.io.threads`` are busy."""
+
+    async def handle_claimed(self, request: Request) -> None:
+        """Handle ``request`` in the claimed slot, answer it through the channel's
+        ``send_response`` (now, or later for a parked request) and free the slot, even if
+        cancelled."""
+
+
 class RequestChannel:
     """The bounded queue of requests to the handlers, and the way back for their responses.
 
@@ -159,6 +180,12 @@ class RequestChannel:
             raise ValueError(f"queued_max_requests must be at least 1, not {queued_max_requests}")
         self.queued_max_requests = queued_max_requests
         self._send, self._receive = trio.open_memory_channel[Request](queued_max_requests)
+        self._inline: InlineHandler | None = None
+
+    def serve_inline(self, handler: InlineHandler | None) -> None:
+        """Let connections run their requests through ``handler`` when it has a free slot and
+        nothing is queued (None: every request takes the queue)."""
+        self._inline = handler
 
     @property
     def queued(self) -> int:
@@ -242,6 +269,26 @@ class ConnectionLink:
         except trio.WouldBlock:
             self._in_flight = None
             return False
+        return True
+
+    async def run_inline(self, frame: bytes | bytearray) -> bool:
+        """Run ``frame`` as this connection's next request in the calling task, if a handler
+        slot is free and no request waits in the queue (the queue is first come, first
+        served): True, and ``response()`` then returns its answer (at once, or when a parked
+        request completes). False, with nothing in flight, otherwise: submit it instead.
+
+        Raises:
+            RuntimeError: a request is already in flight (muting), or the link is closed.
+        """
+        channel = self._channel
+        inline = channel._inline
+        if inline is None or channel.queued:
+            return False
+        request = self._new_request(frame)      # raises before a slot is taken
+        if not inline.claim_handler():
+            return False
+        self._in_flight = request
+        await inline.handle_claimed(request)
         return True
 
     async def submit(self, frame: bytes | bytearray) -> None:

@@ -20,8 +20,9 @@ Theory of operation:
   (1 MiB, shared by every connection: an idle connection holds no buffer, and a recv allocates
   nothing), feed it at once to the compiled ``FrameSplitter`` (which copies each frame out
   into a ``bytearray`` of its own) and, for each
-  complete frame in order: submit it to the channel, wait for its response, write the
-  response, and only then take the next frame. This is Kafka's muting: one request per
+  complete frame in order: run it in this task if a handler slot is free and nothing is
+  queued (``ConnectionLink.run_inline``), else submit it to the channel; wait for its response,
+  write the response, and only then take the next frame. This is Kafka's muting: one request per
   connection in the handlers, responses in request order, and while the connection waits
   (for a handler, or for room in a full channel) it does not read its socket, so TCP flow
   control holds the client back instead of the broker buffering. Per connection the broker
@@ -30,8 +31,9 @@ Theory of operation:
   ``os.sendfile`` are tried at once; only ``BlockingIOError`` (EAGAIN) waits, with
   ``trio.lowlevel.wait_readable`` / ``wait_writable``, so the event loop never blocks on the
   network and a request whose bytes are already there costs no pass through the scheduler
-  (Trio's socket wrapper yields on every call). Every request still yields once, waiting
-  for its handler, so one busy connection cannot starve the others.
+  (Trio's socket wrapper yields on every call). Requests answered inline may not yield at
+  all, so a connection that has not waited for ``TURN_S`` (0.5 ms) passes through the
+  scheduler after its current request: one busy connection cannot starve the others.
 - Writing a ``SendResponse``: the 4-byte size prefix and the payload go out as one buffer
   (``send`` in a loop until all is written), then each part after it in order: bytes with
   ``send``, file slices with ``os.sendfile``: a partial send advances the offset and sends
@@ -61,6 +63,7 @@ import math
 import os
 import socket
 import struct
+import time
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import NamedTuple
@@ -83,6 +86,9 @@ __all__ = ["Endpoint", "SocketServer"]
 log = logging.getLogger(__name__)
 
 RECEIVE_SIZE = 1 << 20   # at most what one recv_into takes
+# How long a connection task may answer requests without letting the other tasks run (the
+# inline ones need not yield at all): a few short requests, or one large one.
+TURN_S = 0.0005
 INT32_MAX = 2**31 - 1
 
 
@@ -120,7 +126,7 @@ class _WriteStalled(Exception):
 
 
 class _Connection:
-    __slots__ = ("intake", "link", "sock")
+    __slots__ = ("intake", "link", "sock", "turn")
 
     def __init__(self, sock: socket.socket, link: ConnectionLink) -> None:
         # A plain non-blocking socket: reads and writes are tried at once and wait (with
@@ -132,6 +138,8 @@ class _Connection:
         # The cancel scope of the phase a graceful stop may interrupt (reading the next
         # request, or waiting for room in the channel), or None while a request is in flight.
         self.intake: trio.CancelScope | None = None
+        # perf_counter() when this task last let the others run (see TURN_S).
+        self.turn = time.perf_counter()
 
 
 def _client_ip(host: str) -> str:
@@ -450,6 +458,13 @@ class SocketServer:
                 if not await self._process(conn, frame, held,
                                            hold=bool(frames) and _is_produce(frames[-1])):
                     return
+                if time.perf_counter() - conn.turn > TURN_S:
+                    # Requests answered inline need not yield at all: after TURN_S of them
+                    # the others get their turn, so a client that keeps sending cannot hold
+                    # the event loop (a held answer waits through it, as it would wait for
+                    # the next request anyway).
+                    await trio.lowlevel.checkpoint()
+                    conn.turn = time.perf_counter()
             if invalid is not None:
                 raise invalid
 
@@ -464,6 +479,7 @@ class SocketServer:
             n: int | None = conn.sock.recv_into(self._received)
         except BlockingIOError:
             n = await self._wait_and_read(conn)
+            conn.turn = time.perf_counter()
             if n is None:
                 return None
         if not n:
@@ -513,7 +529,9 @@ class SocketServer:
         if self._draining:
             await self._flush(conn, held)
             return False
-        if not conn.link.try_submit(frame):
+        if await conn.link.run_inline(frame):
+            pass                            # handled by this task (a handler slot was free)
+        elif not conn.link.try_submit(frame):
             # The channel is full: wait for room, unless a graceful stop comes first; what is
             # held goes out before the wait.
             await self._flush(conn, held)

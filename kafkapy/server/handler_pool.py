@@ -4,14 +4,17 @@ Kafka's ``KafkaRequestHandlerPool`` / ``KafkaRequestHandler`` (``num.io.threads`
 with Trio tasks instead of threads.
 
 Theory of operation: each of the ``num_io_threads`` tasks loops ``receive_request`` ->
-``await apis.handle(request)`` -> ``send_response``. Since a connection has at most one request
-in the channel (muting), the tasks never answer two requests of one connection at once; N
-bounds how many requests are being worked on together. A request whose answer waits on a
-purgatory (a long-poll fetch, an acks=all produce) comes back as ``Parked``: its ``finish()`` is
-awaited in a task of its own under the pool's nursery and the handler task moves on, so a
-thousand parked fetches do not starve the produce that would complete them (Kafka's handler
-threads hand delayed operations to the purgatory likewise). Waits on a thread (an fsync) hold
-the handler task, as they hold a Kafka handler thread.
+``await apis.handle(request)`` -> ``send_response``. The pool is also the channel's
+``InlineHandler``: a connection task whose request finds a free slot and an empty queue runs
+it itself (``handle_claimed``), so ``num_io_threads`` is a count of slots, held either by the
+handler tasks or by connection tasks, never more than that many requests at once. Since a
+connection has at most one request in flight (muting), two requests of one connection are
+never handled at once. A request whose answer waits on a purgatory (a long-poll fetch, an
+acks=all produce) comes back as ``Parked``: its ``finish()`` is awaited in a task of its own
+under the pool's nursery and the slot is freed, so a thousand parked fetches do not starve
+the produce that would complete them (Kafka's handler threads hand delayed operations to the
+purgatory likewise). Waits on a thread (an fsync) hold the slot, as they hold a Kafka handler
+thread.
 
 Every request is answered exactly once, or its connection would hang muted: ``apis.handle``
 answers bad input and handler exceptions itself (``KafkaApis``). Should it still raise, or
@@ -68,6 +71,10 @@ class KafkaRequestHandlerPool:
         self._apis = apis
         self._nursery: trio.Nursery | None = None
         self.num_io_threads = num_io_threads
+        # The num_io_threads handler slots. A handler task takes one after it has received a
+        # request, a connection task (inline) only when one is free and nothing is queued:
+        # first come, first served (a released slot goes straight to the longest waiter).
+        self._slots = trio.Semaphore(num_io_threads)
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
                   ) -> None:
@@ -76,7 +83,36 @@ class KafkaRequestHandlerPool:
             self._nursery = nursery
             for index in range(self.num_io_threads):
                 nursery.start_soon(self._handler_loop, index, name=f"kafka-request-handler-{index}")
-            task_status.started()
+            self._channel.serve_inline(self)
+            try:
+                task_status.started()
+                await trio.sleep_forever()
+            finally:
+                self._channel.serve_inline(None)
+
+    @property
+    def waiting(self) -> int:
+        """Requests taken off the channel by a handler task, waiting for a free slot."""
+        return self._slots.statistics().tasks_waiting
+
+    def claim_handler(self) -> bool:
+        """``InlineHandler``: take a free slot for a connection task's request. A slot freed
+        while a handler task waits goes to that task (Trio's Semaphore hands it over), so a
+        request received earlier is never overtaken."""
+        try:
+            self._slots.acquire_nowait()
+        except trio.WouldBlock:
+            return False
+        return True
+
+    async def handle_claimed(self, request: Request) -> None:
+        """``InlineHandler``: a connection task runs ``request`` in the slot it claimed."""
+        try:
+            response = await self._handle("Inline handler", request)
+        finally:
+            self._slots.release()
+        if response is not None:
+            await self._send(request, response, "Inline handler")
 
     async def _send_parked(self, request: Request, parked: Parked) -> None:
         try:
@@ -91,21 +127,30 @@ class KafkaRequestHandlerPool:
             log.exception("Could not send the parked response to %r", request)
 
     async def _handler_loop(self, index: int) -> None:
+        name = f"Handler {index}"
         while True:
             request = await self._channel.receive_request()
-            response = await self._handle(index, request)
-            if response is None:
-                del request
-                continue
             try:
-                await self._channel.send_response(request, response)
-            except (RuntimeError, ValueError):
-                # Answered already, or not from this channel: a bug elsewhere, logged here.
-                log.exception("Handler %d could not send the response to %r", index, request)
+                self._slots.acquire_nowait()        # no pass through the scheduler if free
+            except trio.WouldBlock:
+                await self._slots.acquire()
+            try:
+                response = await self._handle(name, request)
+            finally:
+                self._slots.release()
+            if response is not None:
+                await self._send(request, response, name)
             # Hold no request while waiting for the next one (a produce can be 100 MiB).
             del request, response
 
-    async def _handle(self, index: int, request: Request) -> Response | None:
+    async def _send(self, request: Request, response: Response, who: str) -> None:
+        try:
+            await self._channel.send_response(request, response)
+        except (RuntimeError, ValueError):
+            # Answered already, or not from this channel: a bug elsewhere, logged here.
+            log.exception("%s could not send the response to %r", who, request)
+
+    async def _handle(self, who: str, request: Request) -> Response | None:
         try:
             response = await self._apis.handle(request)
             if isinstance(response, Parked):
@@ -115,11 +160,11 @@ class KafkaRequestHandlerPool:
                 self._nursery.start_soon(self._send_parked, request, response)
                 return None
         except Exception:
-            log.exception("Handler %d: unexpected error handling a request from %s; closing "
-                          "the connection", index, request.connection_id)
+            log.exception("%s: unexpected error handling a request from %s; closing "
+                          "the connection", who, request.connection_id)
             return CloseConnection()
         if not isinstance(response, SendResponse | NoResponse | CloseConnection):
-            log.error("Handler %d: %r is not a response (request from %s); closing the "
-                      "connection", index, response, request.connection_id)
+            log.error("%s: %r is not a response (request from %s); closing the "
+                      "connection", who, response, request.connection_id)
             return CloseConnection()
         return response

@@ -695,7 +695,8 @@ async def test_pool_closes_the_connection_when_handle_fails(
 async def test_pool_tasks_serve_connections_concurrently(tasks: int) -> None:
     apis = FakeApis()
     async with serving(None) as h:
-        await h.nursery.start(KafkaRequestHandlerPool(h.channel, apis, tasks).run)
+        pool = KafkaRequestHandlerPool(h.channel, apis, tasks)
+        await h.nursery.start(pool.run)
         slow, quick = await h.connect(), await h.connect()
         await slow.send_all(frame(b"wait"))
         await quick.send_all(frame(b"quick"))
@@ -706,8 +707,12 @@ async def test_pool_tasks_serve_connections_concurrently(tasks: int) -> None:
             assert await receive_frame(quick) == b"kciuq"
             assert h.channel.queued == 0
         else:
-            # The only task is held: the quick request waits in the channel.
-            assert h.channel.queued == 1
+            # The only slot is held: the quick request waits (taken off the channel by the
+            # handler task, which waits for the slot).
+            assert (h.channel.queued, pool.waiting) == (0, 1)
+            with trio.move_on_after(0.2):
+                await receive_frame(quick)
+                raise AssertionError("answered while the only handler slot was held")
         apis.release.set()
         assert await receive_frame(slow) == b"tiaw"
         if tasks == 1:

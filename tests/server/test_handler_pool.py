@@ -1,0 +1,121 @@
+"""KafkaRequestHandlerPool as the channel's InlineHandler, over real sockets: a request that
+finds a free slot and an empty queue runs in its connection's task; ``num_io_threads`` bounds
+the requests being handled at once, whoever runs them; a request waiting for a slot is served
+before any later one; a connection that keeps sending does not hold the event loop.
+"""
+
+from __future__ import annotations
+
+import trio
+
+from kafkapy.network import Request, SendResponse
+from kafkapy.server.handler_pool import KafkaRequestHandlerPool
+from tests.network.support import frame, receive_frame, serving, settle, trio_test
+
+
+class RecordingApis:
+    """Echoes each frame reversed, without yielding (as the produce path). Records which task
+    handled what, in order, and how many requests were in ``handle`` at most; a frame
+    starting with b"wait" waits for ``release``."""
+
+    def __init__(self) -> None:
+        self.release = trio.Event()
+        self.handled: list[tuple[bytes, str]] = []
+        self.inside = self.most_inside = 0
+
+    async def handle(self, request: Request) -> SendResponse:
+        self.inside += 1
+        self.most_inside = max(self.most_inside, self.inside)
+        try:
+            self.handled.append((bytes(request.frame), trio.lowlevel.current_task().name))
+            if request.frame.startswith(b"wait"):
+                await self.release.wait()
+            return SendResponse(bytes(request.frame[::-1]))
+        finally:
+            self.inside -= 1
+
+
+@trio_test
+async def test_a_request_with_a_free_slot_runs_in_its_connection_task() -> None:
+    apis = RecordingApis()
+    async with serving(None) as h:
+        await h.nursery.start(KafkaRequestHandlerPool(h.channel, apis, 2).run)
+        client = await h.connect()
+        assert await h.round_trip(client, b"hello") == b"olleh"
+        [(payload, task)] = apis.handled
+        assert payload == b"hello"
+        assert not task.startswith("kafka-request-handler"), task
+        assert h.channel.queued == 0
+
+
+@trio_test
+async def test_slots_bound_the_requests_in_handlers_whoever_runs_them() -> None:
+    apis = RecordingApis()
+    async with serving(None) as h:
+        pool = KafkaRequestHandlerPool(h.channel, apis, 2)
+        await h.nursery.start(pool.run)
+        clients = [await h.connect() for _ in range(6)]
+        for i, c in enumerate(clients):
+            await c.send_all(frame(b"wait%d" % i))
+        await settle()
+        # Two are being handled; the other four wait (in the channel, or taken off it by a
+        # handler task that waits for a slot) and none has been answered.
+        assert apis.inside == 2
+        assert h.channel.queued + pool.waiting == 4
+        apis.release.set()
+        for i, c in enumerate(clients):
+            assert await receive_frame(c) == (b"wait%d" % i)[::-1]
+        assert apis.most_inside == 2
+        assert sorted(p for p, _ in apis.handled) == sorted(b"wait%d" % i for i in range(6))
+
+
+@trio_test
+async def test_a_request_waiting_for_a_slot_goes_before_later_ones() -> None:
+    apis = RecordingApis()
+    async with serving(None) as h:
+        pool = KafkaRequestHandlerPool(h.channel, apis, 1)
+        await h.nursery.start(pool.run)
+        holder, first, second = await h.connect(), await h.connect(), await h.connect()
+        await holder.send_all(frame(b"wait"))
+        await settle()
+        await first.send_all(frame(b"first"))
+        await settle()
+        assert pool.waiting == 1
+        await second.send_all(frame(b"second"))
+        await settle()
+        # The second may not take the slot inline ahead of the first once it is freed.
+        assert h.channel.queued == 1
+        apis.release.set()
+        assert await receive_frame(holder) == b"tiaw"
+        assert await receive_frame(first) == b"tsrif"
+        assert await receive_frame(second) == b"dnoces"
+        assert [p for p, _ in apis.handled] == [b"wait", b"first", b"second"]
+
+
+@trio_test
+async def test_a_client_that_keeps_sending_does_not_hold_the_event_loop() -> None:
+    """One connection has thousands of small requests ready in its socket (each answered
+    inline without waiting); another connection's request is answered long before the first
+    connection's last one."""
+    apis = RecordingApis()
+    count = 3000
+    async with serving(None) as h:
+        await h.nursery.start(KafkaRequestHandlerPool(h.channel, apis, 8).run)
+        busy, other = await h.connect(), await h.connect()
+        burst = b"".join(frame(b"r%05d" % i) for i in range(count))
+
+        async def send_burst() -> None:
+            await busy.send_all(burst)
+
+        async def drain() -> None:
+            for i in range(count):
+                assert await receive_frame(busy) == (b"r%05d" % i)[::-1]
+
+        async with trio.open_nursery() as n:
+            n.start_soon(drain)
+            n.start_soon(send_burst)
+            await trio.sleep(0)
+            await other.send_all(frame(b"other"))
+            assert await receive_frame(other) == b"rehto"
+        order = [p for p, _ in apis.handled]
+        assert order.index(b"other") < order.index(b"r%05d" % (count - 1))
