@@ -181,6 +181,10 @@ class RequestChannel:
         self.queued_max_requests = queued_max_requests
         self._send, self._receive = trio.open_memory_channel[Request](queued_max_requests)
         self._inline: InlineHandler | None = None
+        # Requests sent, or waiting for room, and not yet received: what run_inline must
+        # not overtake (``queued`` builds trio's statistics object: too slow for every
+        # request).
+        self._pending = 0
 
     def serve_inline(self, handler: InlineHandler | None) -> None:
         """Let connections run their requests through ``handler`` when it has a free slot and
@@ -194,7 +198,9 @@ class RequestChannel:
 
     async def receive_request(self) -> Request:
         """The next request, waiting for one if the queue is empty (handler tasks)."""
-        return await self._receive.receive()
+        request = await self._receive.receive()
+        self._pending -= 1
+        return request
 
     async def send_response(self, request: Request, response: Response) -> None:
         """Queue ``response`` back to ``request``'s connection, which writes it and then reads
@@ -269,6 +275,7 @@ class ConnectionLink:
         except trio.WouldBlock:
             self._in_flight = None
             return False
+        self._channel._pending += 1     # no handler runs before this task yields
         return True
 
     async def run_inline(self, frame: bytes | bytearray) -> bool:
@@ -282,7 +289,7 @@ class ConnectionLink:
         """
         channel = self._channel
         inline = channel._inline
-        if inline is None or channel.queued:
+        if inline is None or channel._pending:
             return False
         request = self._new_request(frame)      # raises before a slot is taken
         if not inline.claim_handler():
@@ -301,8 +308,11 @@ class ConnectionLink:
         request = self._new_request(frame)
         self._in_flight = request
         try:
+            # Counted before the send: a handler may receive it before this task resumes.
+            self._channel._pending += 1
             await self._channel._send.send(request)
         except BaseException:
+            self._channel._pending -= 1
             self._in_flight = None
             raise
 

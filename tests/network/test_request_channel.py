@@ -157,3 +157,61 @@ async def test_try_submit_queues_only_when_there_is_room() -> None:
     await channel.send_response(request, NoResponse())
     assert await first.response() == NoResponse() and not first.in_flight
     assert second.try_submit(b"two") and channel.queued == 1
+
+
+class _Inline:
+    """An InlineHandler with ``free`` slots that answers b"inline" at once."""
+
+    def __init__(self, channel: RequestChannel, free: int) -> None:
+        self.channel, self.free = channel, free
+
+    def claim_handler(self) -> bool:
+        if not self.free:
+            return False
+        self.free -= 1
+        return True
+
+    async def handle_claimed(self, request: Request) -> None:
+        self.free += 1
+        await self.channel.send_response(request, SendResponse(b"inline"))
+
+
+@trio_test
+async def test_run_inline_only_with_a_free_slot_and_nothing_queued_ahead() -> None:
+    channel = RequestChannel(1)
+    first, second = _link(channel, 1), _link(channel, 2)
+    assert not await first.run_inline(b"x")             # no inline handler registered
+    assert not first.in_flight
+    inline = _Inline(channel, 1)
+    channel.serve_inline(inline)
+    assert first.try_submit(b"queued")
+    assert not await second.run_inline(b"later")        # one is queued ahead: the queue
+    assert not second.in_flight and inline.free == 1
+    async with trio.open_nursery() as nursery:          # one waits for room in the queue
+        nursery.start_soon(second.submit, b"waiting")
+        await trio.testing.wait_all_tasks_blocked()
+        assert (await channel.receive_request()).frame == b"queued"
+        await trio.testing.wait_all_tasks_blocked()
+        assert channel.queued == 1                      # "waiting" got in
+    third = _link(channel, 3)
+    assert not await third.run_inline(b"later")
+    assert (await channel.receive_request()).frame == b"waiting"
+    assert await third.run_inline(b"now")               # nothing ahead, a free slot
+    assert (await third.response()).payload == b"inline"  # type: ignore[union-attr]
+    inline.free = 0
+    assert not await third.run_inline(b"busy") and not third.in_flight
+
+
+@trio_test
+async def test_a_cancelled_submit_leaves_nothing_ahead_of_an_inline_request() -> None:
+    channel = RequestChannel(1)
+    channel.serve_inline(_Inline(channel, 1))
+    first, second = _link(channel, 1), _link(channel, 2)
+    assert first.try_submit(b"1")
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(second.submit, b"2")
+        await trio.testing.wait_all_tasks_blocked()
+        nursery.cancel_scope.cancel()
+    assert (await channel.receive_request()).frame == b"1"
+    assert await second.run_inline(b"2 inline")
+    assert (await second.response()).payload == b"inline"  # type: ignore[union-attr]
