@@ -169,6 +169,8 @@ class LogManager:
         self.cleaner = LogCleaner(clock=self.clock)
         self.loaded = False
         self._closed = False
+        # The running background tasks (``run``): their cancel scope, and set once they ended.
+        self._background: tuple[trio.CancelScope, trio.Event] | None = None
         self._locks: list[int] = []
         p = self.broker_props
         self.retention_check_interval_ms = _int_prop(p, "log.retention.check.interval.ms",
@@ -379,22 +381,27 @@ class LogManager:
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
                   ) -> None:
-        """The background tasks; runs until cancelled."""
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(self._flusher)
-            nursery.start_soon(self._every, self.retention_check_interval_ms,
-                               self.retention_pass)
-            nursery.start_soon(self._every, 1000, self.remove_deleted_files)
-            nursery.start_soon(self._every, self.producer_id_expiration_check_interval_ms,
-                               self.remove_expired_producers)
-            for i, interval in enumerate((self.recovery_checkpoint_interval_ms,
-                                          self.start_offset_checkpoint_interval_ms,
-                                          self.hw_checkpoint_interval_ms,
-                                          self.cleaner_backoff_ms)):
-                nursery.start_soon(self._checkpointer, i, interval)
-            if self.cleaner_enabled:
-                nursery.start_soon(self._every, self.cleaner_backoff_ms, self.clean_pass)
-            task_status.started()
+        """The background tasks; runs until cancelled, or until ``shutdown``."""
+        ended = trio.Event()
+        try:
+            async with trio.open_nursery() as nursery:
+                self._background = (nursery.cancel_scope, ended)
+                nursery.start_soon(self._flusher)
+                nursery.start_soon(self._every, self.retention_check_interval_ms,
+                                   self.retention_pass)
+                nursery.start_soon(self._every, 1000, self.remove_deleted_files)
+                nursery.start_soon(self._every, self.producer_id_expiration_check_interval_ms,
+                                   self.remove_expired_producers)
+                for i, interval in enumerate((self.recovery_checkpoint_interval_ms,
+                                              self.start_offset_checkpoint_interval_ms,
+                                              self.hw_checkpoint_interval_ms,
+                                              self.cleaner_backoff_ms)):
+                    nursery.start_soon(self._checkpointer, i, interval)
+                if self.cleaner_enabled:
+                    nursery.start_soon(self._every, self.cleaner_backoff_ms, self.clean_pass)
+                task_status.started()
+        finally:
+            ended.set()
 
     async def _every(self, interval_ms: int, fn: Callable[[], object]) -> None:
         while True:
@@ -464,7 +471,15 @@ class LogManager:
     # ======================================================================== shutdown
 
     async def shutdown(self) -> None:
-        """Flush, close and checkpoint every log, then mark the dirs cleanly shut down."""
+        """Stop the background tasks, then flush, close and checkpoint every log and mark
+        the dirs cleanly shut down."""
+        if self._background is not None:
+            # A checkpoint job writing in a worker thread finishes first (to_thread is not
+            # abandoned on cancel): it would race the final checkpoints for the same
+            # temporary file, and could write an older snapshot over them.
+            scope, ended = self._background
+            scope.cancel()
+            await ended.wait()
         for log in list(self.logs.values()):
             await self.flush_log(log)
         await trio.to_thread.run_sync(self.close)

@@ -278,6 +278,43 @@ def test_async_shutdown(tmp_path: Path) -> None:
     assert read_offsets(tmp_path / RECOVERY_POINT_CHECKPOINT) == {TP: 4}
 
 
+def test_shutdown_waits_for_a_checkpoint_being_written_and_writes_the_last_word(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A periodic checkpoint is being written in a worker thread when shutdown comes: the
+    final checkpoints wait for it (never two writers of one file: they share the temporary
+    file), and they are the ones left on disk, with the newest high watermark."""
+    lm = manager([tmp_path], {"replica.high.watermark.checkpoint.interval.ms": "10"})
+    log = lm.get_or_create_log(TP)
+    fill(log, 3)
+    writing = threading.Event()
+    active, most = [0], [0]
+    real = LogManager._write
+
+    def slow(name: str, snapshot: dict[Path, dict[TopicPartition, int]]) -> None:
+        active[0] += 1
+        most[0] = max(most[0], active[0])
+        writing.set()
+        time.sleep(0.05)
+        real(name, snapshot)
+        active[0] -= 1
+
+    monkeypatch.setattr(LogManager, "_write", staticmethod(slow))
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(lm.run)
+            while not writing.is_set():
+                await trio.sleep(0.001)
+            fill(log, 2)            # after the background job took its snapshot (HW 3)
+            await lm.shutdown()
+            nursery.cancel_scope.cancel()
+
+    trio.run(main)
+    assert most[0] == 1
+    assert read_offsets(tmp_path / REPLICATION_OFFSET_CHECKPOINT) == {TP: 5}
+    assert (tmp_path / CLEAN_SHUTDOWN_FILE).exists()
+
+
 def test_a_locked_dir_is_refused_and_left_alone(tmp_path: Path) -> None:
     """Kafka's ``.lock``: a second broker on a dir in use must not load, recover, checkpoint
     or mark clean the first one's live logs."""
