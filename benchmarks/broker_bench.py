@@ -729,11 +729,12 @@ def chart(summary: dict[str, dict[str, Any]], path: str,
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     rows = [(s["metric"], s) for s in summary.values()
-            if any(s["ratio"].get(b) for b in ("tansu", "noida-db", "ceiling"))]
+            if any(s["ratio"].get(b) for b in ("tansu", "noida-db", *CEILINGS))]
     series = [("tansu", "vs Tansu", "#4C72B0"), ("noida-db", "vs noida-db", "#DD8452"),
-              ("ceiling", "share of the Trio ceiling", "#8C8C8C")]
-    fig, ax = plt.subplots(figsize=(10, 0.62 * len(rows) + 1.6))
-    height = 0.26
+              ("ceiling", "share of the Trio ceiling", "#8C8C8C"),
+              ("ceiling-write", "share of the ceiling that writes", "#C4C4C4")]
+    fig, ax = plt.subplots(figsize=(11, 0.7 * len(rows) + 1.8))
+    height = 0.2
     labels = []
     lows, highs = [1.0], [1.0]
     for i, (m, s) in enumerate(rows):
@@ -741,7 +742,7 @@ def chart(summary: dict[str, dict[str, Any]], path: str,
         for j, (b, _label, color) in enumerate(series):
             v = s["ratio"].get(b)
             if v:
-                y = i + (j - 1) * height
+                y = i + (j - 1.5) * height
                 med = statistics.median(v)
                 ax.barh(y, med, height=height, color=color)
                 ax.plot([min(v), max(v)], [y, y], color="black", linewidth=0.8)
@@ -760,12 +761,12 @@ def chart(summary: dict[str, dict[str, Any]], path: str,
     ax.set_yticks(range(len(rows)))
     ax.set_yticklabels(labels, fontsize=8)
     ax.invert_yaxis()
-    ax.set_xlabel("kafkapy vs peer, median of per-repetition ratios (> 1: kafkapy better; "
-                  "line: min-max)")
+    ax.set_xlabel("kafkapy vs peer, median of per-repetition ratios\n"
+                  "(> 1: kafkapy better; line: min-max)")
     for i in range(len(rows) - 1):
         ax.axhline(i + 0.5, color="#bbbbbb", linewidth=0.5)
     handles = [plt.Rectangle((0, 0), 1, 1, color=c) for _b, _l, c in series]
-    fig.legend(handles, [label for _b, label, _c in series], loc="lower center", ncol=3,
+    fig.legend(handles, [label for _b, label, _c in series], loc="lower center", ncol=4,
                fontsize=8, frameon=False)
     ax.set_title(title, fontsize=10)
     fig.tight_layout(rect=(0, 0.04, 1, 1))
