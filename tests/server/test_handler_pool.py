@@ -6,11 +6,21 @@ before any later one; a connection that keeps sending does not hold the event lo
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
+
 import trio
 
 from kafkapy.network import Request, SendResponse
 from kafkapy.server.handler_pool import KafkaRequestHandlerPool
-from tests.network.support import frame, receive_frame, serving, settle, trio_test
+from tests.network.support import (
+    Harness,
+    frame,
+    receive_frame,
+    serving,
+    settle,
+    trio_test,
+)
 
 
 class RecordingApis:
@@ -35,11 +45,20 @@ class RecordingApis:
             self.inside -= 1
 
 
-@trio_test
-async def test_a_request_with_a_free_slot_runs_in_its_connection_task() -> None:
+@contextlib.asynccontextmanager
+async def pool_serving(slots: int
+                       ) -> AsyncIterator[tuple[Harness, RecordingApis, KafkaRequestHandlerPool]]:
+    """A SocketServer whose channel is served by a pool of ``slots`` over RecordingApis."""
     apis = RecordingApis()
     async with serving(None) as h:
-        await h.nursery.start(KafkaRequestHandlerPool(h.channel, apis, 2).run)
+        pool = KafkaRequestHandlerPool(h.channel, apis, slots)
+        await h.nursery.start(pool.run)
+        yield h, apis, pool
+
+
+@trio_test
+async def test_a_request_with_a_free_slot_runs_in_its_connection_task() -> None:
+    async with pool_serving(2) as (h, apis, _pool):
         client = await h.connect()
         assert await h.round_trip(client, b"hello") == b"olleh"
         [(payload, task)] = apis.handled
@@ -50,10 +69,7 @@ async def test_a_request_with_a_free_slot_runs_in_its_connection_task() -> None:
 
 @trio_test
 async def test_slots_bound_the_requests_in_handlers_whoever_runs_them() -> None:
-    apis = RecordingApis()
-    async with serving(None) as h:
-        pool = KafkaRequestHandlerPool(h.channel, apis, 2)
-        await h.nursery.start(pool.run)
+    async with pool_serving(2) as (h, apis, pool):
         clients = [await h.connect() for _ in range(6)]
         for i, c in enumerate(clients):
             await c.send_all(frame(b"wait%d" % i))
@@ -71,10 +87,7 @@ async def test_slots_bound_the_requests_in_handlers_whoever_runs_them() -> None:
 
 @trio_test
 async def test_a_request_waiting_for_a_slot_goes_before_later_ones() -> None:
-    apis = RecordingApis()
-    async with serving(None) as h:
-        pool = KafkaRequestHandlerPool(h.channel, apis, 1)
-        await h.nursery.start(pool.run)
+    async with pool_serving(1) as (h, apis, pool):
         holder, first, second = await h.connect(), await h.connect(), await h.connect()
         await holder.send_all(frame(b"wait"))
         await settle()
@@ -97,10 +110,8 @@ async def test_a_client_that_keeps_sending_does_not_hold_the_event_loop() -> Non
     """One connection has thousands of small requests ready in its socket (each answered
     inline without waiting); another connection's request is answered long before the first
     connection's last one."""
-    apis = RecordingApis()
     count = 3000
-    async with serving(None) as h:
-        await h.nursery.start(KafkaRequestHandlerPool(h.channel, apis, 8).run)
+    async with pool_serving(8) as (h, apis, _pool):
         busy, other = await h.connect(), await h.connect()
         burst = b"".join(frame(b"r%05d" % i) for i in range(count))
 
