@@ -58,8 +58,8 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from benchmarks.e2e_harness import BrokerProcess
+from kafkapy.common.topic_partition import TopicPartition as LogTopicPartition
 from kafkapy.log.checkpoints import REPLICATION_OFFSET_CHECKPOINT, read_offsets
-from kafkapy.log.checkpoints import TopicPartition as LogTopicPartition
 
 ROOT = Path(__file__).resolve().parent.parent
 TOPIC = "spark-bench"

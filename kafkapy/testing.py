@@ -67,8 +67,8 @@ import pytest
 import trio
 
 from kafkapy.broker import Broker
+from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import UnknownTopicOrPartitionError
-from kafkapy.log.checkpoints import TopicPartition
 from kafkapy.protocol.records import (
     COMPRESSION_NONE,
     TIMESTAMP_LOG_APPEND_TIME,

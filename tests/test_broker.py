@@ -13,8 +13,8 @@ import trio
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 import kafkapy
+from kafkapy.common.topic_partition import TopicPartition as TP
 from kafkapy.log.checkpoints import CLEAN_SHUTDOWN_FILE
-from kafkapy.log.checkpoints import TopicPartition as TP
 
 
 def round_trip(bootstrap: str, topic: str, values: list[bytes]) -> list[bytes]:

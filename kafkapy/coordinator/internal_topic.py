@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from kafkapy.log.checkpoints import TopicPartition
+from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.log.producer_state import AppendOrigin
 from kafkapy.protocol.records import BatchHeader, build_batch, scan_batches
 

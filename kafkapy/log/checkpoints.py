@@ -40,6 +40,7 @@ from pathlib import Path
 
 import attrs
 
+from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import KafkaStorageError
 
 __all__ = [
@@ -52,7 +53,6 @@ __all__ = [
     "REPLICATION_OFFSET_CHECKPOINT",
     "CheckpointError",
     "EpochEntry",
-    "TopicPartition",
     "read_clean_shutdown",
     "read_leader_epochs",
     "read_offsets",
@@ -80,15 +80,6 @@ _WS = re.compile(r"\s+")
 
 class CheckpointError(KafkaStorageError):
     """A checkpoint or marker file exists but cannot be read as its format says."""
-
-
-@attrs.frozen(order=True)
-class TopicPartition:
-    topic: str
-    partition: int
-
-    def __str__(self) -> str:
-        return f"{self.topic}-{self.partition}"
 
 
 @attrs.frozen

@@ -48,7 +48,7 @@ from pathlib import Path
 
 import attrs
 
-from kafkapy.log.checkpoints import TopicPartition
+from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.log.log import Log
 from kafkapy.log.segment import LogSegment
 from kafkapy.protocol.records import BatchHeader, build_batch, scan_batches

@@ -44,6 +44,7 @@ from pathlib import Path
 
 import attrs
 
+from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import (
     CorruptMessageError,
     InvalidRecordError,
@@ -54,7 +55,6 @@ from kafkapy.errors import (
 )
 from kafkapy.log.checkpoints import (
     EpochEntry,
-    TopicPartition,
     read_partition_metadata,
     write_leader_epochs,
     write_partition_metadata,

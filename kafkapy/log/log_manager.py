@@ -49,6 +49,7 @@ from pathlib import Path
 
 import trio
 
+from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import InvalidTopicError, KafkaStorageError
 from kafkapy.log.checkpoints import (
     CLEAN_SHUTDOWN_FILE,
@@ -56,7 +57,6 @@ from kafkapy.log.checkpoints import (
     LOG_START_OFFSET_CHECKPOINT,
     RECOVERY_POINT_CHECKPOINT,
     REPLICATION_OFFSET_CHECKPOINT,
-    TopicPartition,
     read_clean_shutdown,
     read_offsets,
     read_partition_metadata,

@@ -69,6 +69,7 @@ from typing import NamedTuple
 
 import attrs
 
+from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import (
     InvalidProducerEpochError,
     InvalidRecordError,
@@ -77,7 +78,6 @@ from kafkapy.errors import (
     OutOfOrderSequenceNumberError,
     TransactionCoordinatorFencedError,
 )
-from kafkapy.log.checkpoints import TopicPartition
 from kafkapy.protocol.records import (
     CONTROL_ABORT,
     CONTROL_COMMIT,

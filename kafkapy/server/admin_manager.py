@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.config import (
     SETTINGS,
     ConfigEntry,
@@ -62,7 +63,6 @@ from kafkapy.errors import (
     UnknownServerError,
     UnknownTopicOrPartitionError,
 )
-from kafkapy.log.checkpoints import TopicPartition
 from kafkapy.log.config import TOPIC_CONFIG_SPEC, LogConfig
 from kafkapy.server.metadata_store import MetadataStore, TopicRecord
 

@@ -97,7 +97,7 @@ API_VERSIONS = 18
 # elsewhere, or a tool, may send it (this broker's own coordinator writes its markers
 # directly). The
 # reference's "don't advertise" for ConsumerGroupHeartbeat 68 held until KIP-848 was
-# implemented (kafkapy/coordinator/group/consumer_groups.py); 68 and 69 are advertised at
+# implemented (kafkapy/coordinator/group/consumer_group_coordinator.py); 68 and 69 are advertised at
 # Kafka 4.x's ranges.
 RECOMMENDED_VERSIONS: Mapping[int, tuple[int, int]] = MappingProxyType({
     0: (0, 11),    # Produce: advertise from 0 (old librdkafka enables compression only when

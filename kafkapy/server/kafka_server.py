@@ -31,10 +31,10 @@ from collections.abc import Mapping
 
 import trio
 
+from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.config import BrokerConfig, Endpoint
 from kafkapy.coordinator.group.group_coordinator import GroupCoordinator
 from kafkapy.coordinator.transaction.transaction_coordinator import TransactionCoordinator
-from kafkapy.log.checkpoints import TopicPartition
 from kafkapy.log.log_manager import LogManager
 from kafkapy.network.request_channel import RequestChannel
 from kafkapy.network.socket_server import SocketServer

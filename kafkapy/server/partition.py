@@ -16,13 +16,13 @@ import uuid
 
 import attrs
 
+from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import (
     FencedLeaderEpochError,
     NotEnoughReplicasError,
     OffsetOutOfRangeError,
     UnknownLeaderEpochError,
 )
-from kafkapy.log.checkpoints import TopicPartition
 from kafkapy.log.index import NO_TIMESTAMP, TimestampOffset
 from kafkapy.log.log import FetchData, Log, LogAppendInfo
 from kafkapy.log.producer_state import AppendOrigin

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Sequence
 import attrs
 import trio
 
+from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import (
     InvalidRequiredAcksError,
     KafkaError,
@@ -31,7 +32,6 @@ from kafkapy.errors import (
     UnknownServerError,
     UnknownTopicOrPartitionError,
 )
-from kafkapy.log.checkpoints import TopicPartition
 from kafkapy.log.log import FetchData
 from kafkapy.log.log_manager import LogManager
 from kafkapy.server.partition import Partition

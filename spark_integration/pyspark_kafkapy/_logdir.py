@@ -48,10 +48,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from kafkapy._log import first_disorder, largest_lower_bound
+from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.log.checkpoints import (
     LOG_START_OFFSET_CHECKPOINT,
     REPLICATION_OFFSET_CHECKPOINT,
-    TopicPartition,
     read_offsets,
 )
 from kafkapy.log.producer_state import CorruptSnapshotError, decode_snapshot

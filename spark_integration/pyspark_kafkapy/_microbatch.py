@@ -49,8 +49,8 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import OffsetOutOfRangeError
-from kafkapy.log.checkpoints import TopicPartition
 from pyspark_kafkapy import _logdir
 from pyspark_kafkapy._options import ReadOptions
 from pyspark_kafkapy._planner import (

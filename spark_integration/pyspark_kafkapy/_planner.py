@@ -43,8 +43,8 @@ from dataclasses import dataclass, replace
 from itertools import pairwise
 from pathlib import Path
 
+from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import OffsetOutOfRangeError
-from kafkapy.log.checkpoints import TopicPartition
 from pyspark_kafkapy import _logdir
 from pyspark_kafkapy._options import EARLIEST, LATEST, Bound, ReadOptions
 from pyspark_kafkapy._pushdown import Pushed

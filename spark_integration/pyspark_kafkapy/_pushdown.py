@@ -48,7 +48,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafkapy.log.checkpoints import TopicPartition
+from kafkapy.common.topic_partition import TopicPartition
 
 __all__ = ["Pushed", "describe", "push_filters"]
 

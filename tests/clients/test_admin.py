@@ -51,7 +51,7 @@ from kafka.admin import NewPartitions as KPNewPartitions
 from kafka.admin import NewTopic as KPNewTopic
 
 from kafkapy import Broker
-from kafkapy.log.checkpoints import TopicPartition as KTopicPartition
+from kafkapy.common.topic_partition import TopicPartition as KTopicPartition
 from kafkapy.protocol import API_KEYS
 from kafkapy.protocol.classes import struct_classes
 from kafkapy.server.handlers.metadata import INTERNAL_TOPICS

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import KafkaStorageError
 from kafkapy.log.checkpoints import (
     LEADER_EPOCH_CHECKPOINT,
     RECOVERY_POINT_CHECKPOINT,
     CheckpointError,
     EpochEntry,
-    TopicPartition,
     read_clean_shutdown,
     read_leader_epochs,
     read_offsets,
@@ -110,11 +110,12 @@ def test_a_crash_mid_write_leaves_the_old_file(tmp_path: Path) -> None:
     script = f"""
 import os
 from pathlib import Path
+from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.log import checkpoints
 def crash(src, dst):
     os.kill(os.getpid(), 9)
 checkpoints.os.replace = crash
-checkpoints.write_offsets(Path({str(path)!r}), {{checkpoints.TopicPartition("orders", 0): 2}})
+checkpoints.write_offsets(Path({str(path)!r}), {{TopicPartition("orders", 0): 2}})
 """
     proc = subprocess.run([sys.executable, "-c", script], check=False,
                           env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])})

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from kafka.record.default_records import DefaultRecordBatch
 
-from kafkapy.log.checkpoints import TopicPartition
+from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.log.cleaner import LogCleaner
 from kafkapy.log.config import LogConfig
 from kafkapy.log.log import Log

@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 import trio
 
+from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import InvalidTopicError, KafkaStorageError
 from kafkapy.log.checkpoints import (
     CLEAN_SHUTDOWN_FILE,
     LOG_START_OFFSET_CHECKPOINT,
     RECOVERY_POINT_CHECKPOINT,
     REPLICATION_OFFSET_CHECKPOINT,
-    TopicPartition,
     read_offsets,
     read_partition_metadata,
 )

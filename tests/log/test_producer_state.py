@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import (
     InvalidProducerEpochError,
     InvalidRecordError,
@@ -22,7 +23,6 @@ from kafkapy.errors import (
     OutOfOrderSequenceNumberError,
     TransactionCoordinatorFencedError,
 )
-from kafkapy.log.checkpoints import TopicPartition
 from kafkapy.log.producer_state import (
     NO_PRODUCER_EPOCH,
     NO_SEQUENCE,

@@ -20,6 +20,7 @@ import confluent_kafka
 import pytest
 
 from kafkapy import Broker
+from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import (
     InvalidConfigError,
     InvalidPartitionsError,
@@ -35,7 +36,6 @@ from kafkapy.errors import (
     UnknownTopicOrPartitionError,
     UnsupportedEndpointTypeError,
 )
-from kafkapy.log.checkpoints import TopicPartition
 from kafkapy.protocol import API_KEYS
 from kafkapy.protocol.classes import struct_classes
 from kafkapy.protocol.codec import decode_response

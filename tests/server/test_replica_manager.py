@@ -12,13 +12,13 @@ import pytest
 import trio
 from trio.testing import trio_test
 
+from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import (
     InvalidRequiredAcksError,
     MessageTooLargeError,
     UnknownLeaderEpochError,
     UnknownTopicOrPartitionError,
 )
-from kafkapy.log.checkpoints import TopicPartition
 from kafkapy.log.log_manager import LogManager
 from kafkapy.protocol.records import build_batch, scan_batches
 from kafkapy.server.replica_manager import FetchParams, FetchPartitionRequest, ReplicaManager

@@ -25,7 +25,8 @@ from typing import Any
 import confluent_kafka
 import pytest
 
-from kafkapy.log.checkpoints import REPLICATION_OFFSET_CHECKPOINT, TopicPartition, read_offsets
+from kafkapy.common.topic_partition import TopicPartition
+from kafkapy.log.checkpoints import REPLICATION_OFFSET_CHECKPOINT, read_offsets
 from kafkapy.testing import BrokerHandle
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,7 +17,7 @@ from typing import Any
 import confluent_kafka
 import pytest
 
-from kafkapy.log.checkpoints import TopicPartition
+from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.testing import BrokerHandle
 from tests.spark.conftest import (
     BROKER_CONFIG,

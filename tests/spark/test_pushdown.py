@@ -89,7 +89,7 @@ def test_which_filters_are_consumed_and_which_returned() -> None:
 
 
 def _tp(topic: str, partition: int) -> Any:
-    from kafkapy.log.checkpoints import TopicPartition
+    from kafkapy.common.topic_partition import TopicPartition
 
     return TopicPartition(topic, partition)
 

@@ -21,8 +21,8 @@ from pyspark_kafkapy._options import parse_options
 from pyspark_kafkapy._planner import OffsetRange, plan
 from pyspark_kafkapy._reader import read_columns
 
+from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import OffsetOutOfRangeError
-from kafkapy.log.checkpoints import TopicPartition
 from kafkapy.testing import BrokerHandle
 from tests.spark.conftest import BROKER_CONFIG, flush, producer, wait_for_checkpoint
 

@@ -29,8 +29,8 @@ from pyspark_kafkapy._microbatch import (
 )
 from pyspark_kafkapy._options import parse_options
 
+from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import OffsetOutOfRangeError
-from kafkapy.log.checkpoints import TopicPartition
 from kafkapy.testing import BrokerHandle
 from tests.spark.conftest import TIMEOUT, consume, flush, producer, wait_for_checkpoint
 

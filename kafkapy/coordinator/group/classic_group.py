@@ -21,8 +21,8 @@ from typing import Any
 import attrs
 import trio
 
+from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.coordinator.group.records import GroupMetadataRecord, MemberRecord, OffsetAndMetadata
-from kafkapy.log.checkpoints import TopicPartition
 
 __all__ = ["ClassicGroup", "GroupState", "JoinResult", "MemberMetadata", "Reply", "SyncResult"]
 

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 import attrs
 import trio
 
+from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.coordinator.group.classic_group import (
     ClassicGroup,
     GroupState,
@@ -44,7 +45,7 @@ from kafkapy.coordinator.group.classic_group import (
     Reply,
     SyncResult,
 )
-from kafkapy.coordinator.group.consumer_groups import ConsumerGroups
+from kafkapy.coordinator.group.consumer_group_coordinator import ConsumerGroupCoordinator
 from kafkapy.coordinator.group.group_metadata_manager import GroupMetadataManager
 from kafkapy.coordinator.group.records import OffsetAndMetadata
 from kafkapy.errors import (
@@ -66,7 +67,6 @@ from kafkapy.errors import (
     UnknownTopicOrPartitionError,
     error_class,
 )
-from kafkapy.log.checkpoints import TopicPartition
 from kafkapy.protocol.codec import decode
 from kafkapy.protocol.messages.consumer_protocol import SUBSCRIPTION
 from kafkapy.server.purgatory import DelayedOperation, DelayedOperationPurgatory
@@ -234,8 +234,9 @@ class GroupCoordinator:
         # marker (Kafka's pendingTransactionalOffsetCommits).
         self.pending_txn_offsets: dict[str, dict[int, dict[TopicPartition,
                                                            OffsetAndMetadata]]] = {}
-        # KIP-848 consumer groups; their offsets live in self.groups (consumer_groups.py).
-        self.consumer_groups = ConsumerGroups.for_coordinator(self)
+        # KIP-848 consumer groups; their offsets live in self.groups
+        # (consumer_group_coordinator.py).
+        self.consumer_groups = ConsumerGroupCoordinator.for_coordinator(self)
 
     @property
     def config(self):  # type: ignore[no-untyped-def]

@@ -7,14 +7,15 @@ Kafka's ``GroupMetadataManager`` for one broker that leads every partition of th
 - a group lives in partition ``abs(javaHash(group id)) % partitions`` (Kafka's
   ``partitionFor``), so its records stay in order in one log;
 - offset commits, group metadata (after each rebalance), KIP-848 consumer groups' records
-  (written by :mod:`~kafkapy.coordinator.group.consumer_groups` as their state changes) and
+  (written by :mod:`~kafkapy.coordinator.group.consumer_group_coordinator` as their state changes)
+  and
   their tombstones are appended as leader with acks=all semantics (see
   :mod:`kafkapy.coordinator.group.records` for the formats); an append either succeeds
   before the request is answered or the request gets the error Kafka maps it to;
 - at startup each partition is read back from the log start to the high watermark in the
   background (later records win, null values delete), while requests for its groups get
   COORDINATOR_LOAD_IN_PROGRESS; a partition's classic groups go to the coordinator, its
-  consumer groups (replayed into ``StoredConsumerGroup``) to ``ConsumerGroups.load``;
+  consumer groups (replayed into ``StoredConsumerGroup``) to ``ConsumerGroupCoordinator.load``;
 - every ``offsets.retention.check.interval.ms`` offsets expire (KIP-211): those of an Empty
   group ``offsets.retention.minutes`` after the group became empty (or after the commit, if
   later), those of topics a consumer group no longer subscribes to that long after the
@@ -31,8 +32,9 @@ from typing import TYPE_CHECKING
 
 import trio
 
+from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.coordinator.group.classic_group import ClassicGroup, GroupState
-from kafkapy.coordinator.group.consumer_groups import StoredConsumerGroup
+from kafkapy.coordinator.group.consumer_group_coordinator import StoredConsumerGroup
 from kafkapy.coordinator.group.records import (
     ConsumerGroupKey,
     GroupKey,
@@ -66,7 +68,6 @@ from kafkapy.errors import (
     UnknownServerError,
     UnknownTopicOrPartitionError,
 )
-from kafkapy.log.checkpoints import TopicPartition
 from kafkapy.protocol.records import decode_control_record
 
 if TYPE_CHECKING:

@@ -56,6 +56,7 @@ from itertools import groupby
 
 import attrs
 
+from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.coordinator.group.records import (
     UnknownKey,
     _body,
@@ -64,7 +65,6 @@ from kafkapy.coordinator.group.records import (
     _version,
 )
 from kafkapy.errors import CorruptMessageError
-from kafkapy.log.checkpoints import TopicPartition
 from kafkapy.protocol.classes import class_for, struct_classes
 from kafkapy.protocol.schema import INT8, INT16, INT32, INT64, STRING, Array, Message, field
 

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
+from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.coordinator.group.group_metadata_manager import OFFSETS_TOPIC
 from kafkapy.coordinator.transaction.producer_id_manager import ProducerIdManager
 from kafkapy.coordinator.transaction.transaction_metadata import (
@@ -61,7 +62,6 @@ from kafkapy.errors import (
     UnknownServerError,
     UnknownTopicOrPartitionError,
 )
-from kafkapy.log.checkpoints import TopicPartition
 
 if TYPE_CHECKING:
     from kafkapy.server.kafka_server import KafkaServer

@@ -62,9 +62,9 @@ from typing import NoReturn
 
 import attrs
 
+from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.coordinator.transaction.records import TransactionLogValue
 from kafkapy.errors import ConcurrentTransactionsError, ProducerFencedError, UnknownServerError
-from kafkapy.log.checkpoints import TopicPartition
 
 __all__ = [
     "MAX_PRODUCER_EPOCH",

@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
+from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.coordinator.internal_topic import (
     append_records,
     flush_if_due,
@@ -85,7 +86,6 @@ from kafkapy.errors import (
     UnknownServerError,
     UnknownTopicOrPartitionError,
 )
-from kafkapy.log.checkpoints import TopicPartition
 
 if TYPE_CHECKING:
     from kafkapy.server.kafka_server import KafkaServer

@@ -16,9 +16,9 @@ import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.coordinator.group.group_metadata_manager import OFFSETS_TOPIC
 from kafkapy.errors import KafkaError, UnknownServerError
-from kafkapy.log.checkpoints import TopicPartition
 from kafkapy.log.producer_state import AppendOrigin
 from kafkapy.protocol.records import build_control_batch
 

@@ -21,8 +21,8 @@ __all__ = ["HANDLER_MODULES", "default_handlers"]
 
 # kafkapy/server/handlers/<name>.py
 HANDLER_MODULES = ("api_versions", "metadata", "produce", "fetch", "list_offsets",
-                   "topics_admin", "configs", "cluster", "group", "consumer_group",
-                   "transaction")
+                   "topics_admin", "configs", "cluster", "group_and_offsets",
+                   "consumer_group_protocol", "transaction")
 
 
 def default_handlers() -> dict[int, Handler]:

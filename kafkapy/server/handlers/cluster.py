@@ -25,6 +25,7 @@ from typing import Any
 
 import trio
 
+from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import (
     InvalidRequestError,
     KafkaError,
@@ -32,7 +33,6 @@ from kafkapy.errors import (
     MismatchedEndpointTypeError,
     UnsupportedEndpointTypeError,
 )
-from kafkapy.log.checkpoints import TopicPartition
 from kafkapy.protocol import API_KEYS
 from kafkapy.protocol.classes import struct_classes
 from kafkapy.server.kafka_apis import Handler, RequestContext

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import FetchSessionIdNotFoundError
-from kafkapy.log.checkpoints import TopicPartition
 from kafkapy.network.request_channel import SendResponse
 from kafkapy.protocol import API_KEYS, encode_response_parts
 from kafkapy.protocol.classes import struct_classes

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import InvalidRequestError, KafkaError, UnknownServerError
-from kafkapy.log.checkpoints import TopicPartition
 from kafkapy.protocol import API_KEYS
 from kafkapy.protocol.classes import struct_classes
 from kafkapy.server.kafka_apis import Handler, RequestContext

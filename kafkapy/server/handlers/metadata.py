@@ -20,13 +20,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import (
     InvalidTopicError,
     KafkaError,
     UnknownTopicIdError,
     UnknownTopicOrPartitionError,
 )
-from kafkapy.log.checkpoints import TopicPartition
 from kafkapy.log.log_manager import validate_topic_name
 from kafkapy.protocol import API_KEYS
 from kafkapy.protocol.classes import struct_classes

@@ -29,6 +29,7 @@ from __future__ import annotations
 import struct
 from typing import Any
 
+from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import (
     InvalidRecordError,
     InvalidRequiredAcksError,
@@ -38,7 +39,6 @@ from kafkapy.errors import (
     UnsupportedCompressionTypeError,
     UnsupportedVersionError,
 )
-from kafkapy.log.checkpoints import TopicPartition
 from kafkapy.network.request_channel import CloseConnection, NoResponse
 from kafkapy.protocol import API_KEYS
 from kafkapy.protocol.classes import struct_classes

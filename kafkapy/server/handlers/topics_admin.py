@@ -39,6 +39,7 @@ import uuid
 from collections import Counter
 from typing import Any
 
+from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import (
     InvalidRequestError,
     KafkaError,
@@ -47,7 +48,6 @@ from kafkapy.errors import (
     TopicDeletionDisabledError,
     UnknownTopicOrPartitionError,
 )
-from kafkapy.log.checkpoints import TopicPartition
 from kafkapy.protocol import API_KEYS
 from kafkapy.protocol.classes import struct_classes
 from kafkapy.server.admin_manager import CLUSTER_METADATA_TOPIC, api_error

@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.coordinator.group.records import OffsetAndMetadata
 from kafkapy.coordinator.transaction.transaction_coordinator import TransactionCoordinator
 from kafkapy.coordinator.transaction.txn_markers import write_markers
@@ -24,7 +25,6 @@ from kafkapy.errors import (
     ProducerFencedError,
     UnknownTopicOrPartitionError,
 )
-from kafkapy.log.checkpoints import TopicPartition
 from kafkapy.protocol import API_KEYS
 from kafkapy.protocol.classes import struct_classes
 from kafkapy.server.kafka_apis import Handler, RequestContext

@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.coordinator.transaction.records import (
     TRANSACTION_LOG_VALUE_VERSION,
     TransactionKey,
@@ -28,7 +29,6 @@ from kafkapy.coordinator.transaction.records import (
     transaction_log_value,
 )
 from kafkapy.errors import CorruptMessageError
-from kafkapy.log.checkpoints import TopicPartition
 
 # ---------------------------------------------------------------------------------------------
 # An independent encoder: Kafka's primitive types, written with struct.pack.

@@ -9,6 +9,7 @@ from collections.abc import Callable
 import attrs
 import pytest
 
+from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.coordinator.transaction.records import TransactionLogValue
 from kafkapy.coordinator.transaction.transaction_metadata import (
     MAX_PRODUCER_EPOCH,
@@ -19,7 +20,6 @@ from kafkapy.coordinator.transaction.transaction_metadata import (
     is_epoch_exhausted,
 )
 from kafkapy.errors import ConcurrentTransactionsError, ProducerFencedError, UnknownServerError
-from kafkapy.log.checkpoints import TopicPartition
 
 S = TransactionState
 E, ON, PC, PA, CC, CA, D, PEF = (S.EMPTY, S.ONGOING, S.PREPARE_COMMIT, S.PREPARE_ABORT,

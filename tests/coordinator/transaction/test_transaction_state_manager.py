@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 import trio
 
+from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.coordinator.transaction.records import (
     TransactionKey,
     read_key,
@@ -51,7 +52,6 @@ from kafkapy.errors import (
     UnknownServerError,
     UnknownTopicOrPartitionError,
 )
-from kafkapy.log.checkpoints import TopicPartition
 from kafkapy.testing import BrokerHandle
 
 S = TransactionState

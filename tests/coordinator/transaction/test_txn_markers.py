@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafkapy.log.checkpoints import TopicPartition
+from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.log.producer_state import AppendOrigin
 from kafkapy.protocol import API_KEYS
 from kafkapy.protocol.classes import struct_classes

@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.coordinator.group.classic_group import Reply
 from kafkapy.coordinator.group.group_coordinator import GroupCoordinator
 from kafkapy.coordinator.group.group_metadata_manager import OFFSETS_TOPIC
@@ -27,7 +28,6 @@ from kafkapy.errors import (
     KafkaError,
     UnstableOffsetCommitError,
 )
-from kafkapy.log.checkpoints import TopicPartition
 from kafkapy.protocol import API_KEYS
 from kafkapy.protocol.classes import struct_classes
 from kafkapy.server.kafka_apis import Handler, Parked, RequestContext
@@ -362,7 +362,7 @@ async def handle_list_groups(context: RequestContext) -> Any:
         groups.append(_C["ListedGroup"](group_id=g.group_id,
                                         protocol_type=g.protocol_type or "",
                                         group_state=g.state.value, group_type="classic"))
-    # KIP-848 consumer groups (consumer_groups.py), as Kafka lists them.
+    # KIP-848 consumer groups (consumer_group_coordinator.py), as Kafka lists them.
     for group_id, state in _coordinator(context).consumer_groups.listed():
         if (states and state.lower() not in states) or (types and "consumer" not in types):
             continue

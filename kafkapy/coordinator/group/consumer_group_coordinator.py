@@ -1,5 +1,5 @@
-"""ConsumerGroups: the broker's KIP-848 consumer groups (``group.protocol=consumer``), their
-timers, and the group coordinator's entry points for ConsumerGroupHeartbeat (68) and
+"""ConsumerGroupCoordinator: the broker's KIP-848 consumer groups (``group.protocol=consumer``),
+their timers, and the group coordinator's entry points for ConsumerGroupHeartbeat (68) and
 ConsumerGroupDescribe (69).
 
 The rules of one group are :class:`~kafkapy.coordinator.group.consumer_group.ConsumerGroup`
@@ -35,7 +35,8 @@ Group types. A group id is either a classic group or a consumer group, never bot
   ``getOrMaybeCreateConsumerGroup``); an *empty* classic group (offsets only) becomes a
   consumer group, keeping its offsets, as Kafka converts it;
 - the group coordinator refuses a JoinGroup for a non-empty consumer group
-  (INCONSISTENT_GROUP_PROTOCOL) and converts an empty one (:meth:`ConsumerGroups.make_classic`).
+  (INCONSISTENT_GROUP_PROTOCOL) and converts an empty one
+  (:meth:`ConsumerGroupCoordinator.make_classic`).
 
 Committed offsets. A consumer group's offsets are kept exactly like a classic group's: in the
 group coordinator's ``groups[group_id]``, a :class:`ClassicGroup` that for a consumer group
@@ -67,7 +68,8 @@ identity check), and the records go out in the order Kafka's ``consumerGroupHear
 A steady heartbeat changes nothing and writes nothing. A deleted (or converted) group gets
 tombstones for every record. At startup the manager replays each partition into a
 :class:`StoredConsumerGroup` per group (later records win, tombstones delete) and hands it to
-:meth:`ConsumerGroups.load`, which restores the group with fresh session timers (and rebalance
+:meth:`ConsumerGroupCoordinator.load`, which restores the group with fresh session timers (and
+rebalance
 timers for members that were revoking), as Kafka's ``onLoaded`` does: members that keep
 heartbeating with their member id and epoch carry on without rejoining. A write that fails
 fails the heartbeat with the error Kafka maps it to, but the group keeps its new state in
@@ -140,7 +142,7 @@ if TYPE_CHECKING:
     from kafkapy.coordinator.group.group_coordinator import GroupCoordinator
 
 __all__ = [
-    "ConsumerGroups",
+    "ConsumerGroupCoordinator",
     "GroupSnapshot",
     "Record",
     "StoredConsumerGroup",
@@ -369,11 +371,11 @@ def _put(records: dict[str, Any], member_id: str, value: bytes | None,
 
 
 class ConsumerGroupTimer(DelayedOperation):
-    """One timer of :class:`ConsumerGroups`, due at ``deadline_ms`` (group clock). It
+    """One timer of :class:`ConsumerGroupCoordinator`, due at ``deadline_ms`` (group clock). It
     completes only by expiring (or at shutdown); a newer timer of the same key cancels it.
     ``epoch`` is the member epoch a rebalance timer was armed for."""
 
-    def __init__(self, groups: ConsumerGroups, kind: str, group_id: str, member_id: str,
+    def __init__(self, groups: ConsumerGroupCoordinator, kind: str, group_id: str, member_id: str,
                  now_ms: int, deadline_ms: int, epoch: int = -1) -> None:
         super().__init__(max(deadline_ms - now_ms, 0))
         self.groups = groups
@@ -397,7 +399,7 @@ class ConsumerGroupTimer(DelayedOperation):
         pass
 
 
-class ConsumerGroups:
+class ConsumerGroupCoordinator:
     """The consumer groups of one broker.
 
     Args:
@@ -433,7 +435,7 @@ class ConsumerGroups:
         self._timers: dict[str, dict[tuple[str, str], ConsumerGroupTimer]] = {}
 
     @classmethod
-    def for_coordinator(cls, coordinator: GroupCoordinator) -> ConsumerGroups:
+    def for_coordinator(cls, coordinator: GroupCoordinator) -> ConsumerGroupCoordinator:
         """The consumer groups of a broker's group coordinator, from its broker config."""
         cfg = coordinator.server.config
         store = coordinator.server.metadata_store

@@ -1,7 +1,8 @@
 """The KIP-848 consumer group APIs: ConsumerGroupHeartbeat (68) and ConsumerGroupDescribe (69).
 
 Wire shapes only: each handler turns the request into a call on the group coordinator's
-:class:`~kafkapy.coordinator.group.consumer_groups.ConsumerGroups` and its answer into the
+:class:`~kafkapy.coordinator.group.consumer_group_coordinator.ConsumerGroupCoordinator` and its
+answer into the
 response of the request's version (Kafka's ``KafkaApis.handleConsumerGroupHeartbeat`` /
 ``handleConsumerGroupDescribe``). A heartbeat's error is raised, so KafkaApis answers with the
 API's error response (ErrorCode and ErrorMessage, MemberId null, epoch and interval 0), as
@@ -16,11 +17,11 @@ from kafkapy.coordinator.group.consumer_group import (
     DescribedTopicPartitions,
     HeartbeatRequest,
 )
-from kafkapy.coordinator.group.consumer_groups import ConsumerGroups
+from kafkapy.coordinator.group.consumer_group_coordinator import ConsumerGroupCoordinator
 from kafkapy.errors import KafkaError
 from kafkapy.protocol import API_KEYS
 from kafkapy.protocol.classes import struct_classes
-from kafkapy.server.handlers.group import GROUP_OPERATIONS, NOT_REQUESTED
+from kafkapy.server.handlers.group_and_offsets import GROUP_OPERATIONS, NOT_REQUESTED
 from kafkapy.server.kafka_apis import Handler, RequestContext
 
 __all__ = ["HANDLERS"]
@@ -32,7 +33,7 @@ _H: dict[str, Any] = struct_classes(API_KEYS[CONSUMER_GROUP_HEARTBEAT].response.
 _D: dict[str, Any] = struct_classes(API_KEYS[CONSUMER_GROUP_DESCRIBE].response.body)
 
 
-def _groups(context: RequestContext) -> ConsumerGroups:
+def _groups(context: RequestContext) -> ConsumerGroupCoordinator:
     return context.server.group_coordinator.consumer_groups
 
 

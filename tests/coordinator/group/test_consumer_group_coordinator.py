@@ -1,4 +1,5 @@
-"""ConsumerGroups (kafkapy.coordinator.group.consumer_groups): group creation and lookup, the
+"""ConsumerGroupCoordinator (kafkapy.coordinator.group.consumer_group_coordinator): group creation
+and lookup, the
 session / rebalance / cleanup timers in their purgatory, group types, describe, list, delete;
 then the group coordinator's hooks for consumer groups on a real broker (offset commit and
 fetch by member epoch, ListGroups, DescribeGroups, DeleteGroups, JoinGroup).
@@ -9,7 +10,8 @@ back the same group, after every step of a scenario with joins, revocations, a s
 temporary leave and replacement, a leave and a session expiry; a loaded group's members keep
 their epochs and get fresh session (and rebalance) timers.
 
-The ConsumerGroups tests run in ``trio.run`` under ``MockClock(autojump_threshold=0)`` with the
+The ConsumerGroupCoordinator tests run in ``trio.run`` under ``MockClock(autojump_threshold=0)``
+with the
 purgatory's reaper running: when every task sleeps the clock jumps to the next deadline, so a
 45 s session timeout takes no real time and nothing sleeps to synchronise.
 """
@@ -25,6 +27,7 @@ import pytest
 import trio
 import trio.testing
 
+from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.coordinator.group.classic_group import ClassicGroup, GroupState
 from kafkapy.coordinator.group.consumer_group import (
     ConsumerGroup,
@@ -34,8 +37,8 @@ from kafkapy.coordinator.group.consumer_group import (
     HeartbeatResponse,
     MemberState,
 )
-from kafkapy.coordinator.group.consumer_groups import (
-    ConsumerGroups,
+from kafkapy.coordinator.group.consumer_group_coordinator import (
+    ConsumerGroupCoordinator,
     Record,
     StoredConsumerGroup,
 )
@@ -56,7 +59,6 @@ from kafkapy.errors import (
     UnknownMemberIdError,
     UnsupportedVersionError,
 )
-from kafkapy.log.checkpoints import TopicPartition
 from kafkapy.testing import BrokerHandle
 
 FOO = uuid.UUID(int=0xF00)
@@ -73,7 +75,7 @@ def run(test: Callable[[], Awaitable[None]]) -> None:
 
 
 @asynccontextmanager
-async def running(groups: ConsumerGroups) -> AsyncIterator[None]:
+async def running(groups: ConsumerGroupCoordinator) -> AsyncIterator[None]:
     async with trio.open_nursery() as nursery:
         await nursery.start(groups.run)
         try:
@@ -83,19 +85,20 @@ async def running(groups: ConsumerGroups) -> AsyncIterator[None]:
 
 
 def make(classic: dict[str, ClassicGroup] | None = None, write: Any = None,
-         **config: Any) -> ConsumerGroups:
-    return ConsumerGroups(ConsumerGroupConfig(session_timeout_ms=SESSION_MS, **config),
+         **config: Any) -> ConsumerGroupCoordinator:
+    return ConsumerGroupCoordinator(ConsumerGroupConfig(session_timeout_ms=SESSION_MS, **config),
                           topics=lambda: TOPICS, classic_groups=classic,
                           cleanup_interval_ms=CLEANUP_MS, write=write)
 
 
-def join(groups: ConsumerGroups, member_id: str, group_id: str = "g") -> HeartbeatResponse:
+def join(groups: ConsumerGroupCoordinator, member_id: str,
+         group_id: str = "g") -> HeartbeatResponse:
     return groups.heartbeat(HeartbeatRequest(
         group_id=group_id, member_id=member_id, member_epoch=0, topic_partitions=[],
         subscribed_topic_names=["foo"], rebalance_timeout_ms=REBALANCE_MS))
 
 
-def beat(groups: ConsumerGroups, member_id: str, epoch: int, owned: list[int] | None,
+def beat(groups: ConsumerGroupCoordinator, member_id: str, epoch: int, owned: list[int] | None,
          group_id: str = "g") -> HeartbeatResponse:
     return groups.heartbeat(HeartbeatRequest(
         group_id=group_id, member_id=member_id, member_epoch=epoch,
@@ -282,7 +285,7 @@ def test_loading_partition_answers_load_in_progress() -> None:
         def loading(group_id: str) -> None:
             raise CoordinatorLoadInProgressError(f"{group_id} loading")
 
-        groups = ConsumerGroups(ConsumerGroupConfig(), topics=lambda: TOPICS,
+        groups = ConsumerGroupCoordinator(ConsumerGroupConfig(), topics=lambda: TOPICS,
                                 check_loaded=loading)
         async with running(groups):
             with pytest.raises(CoordinatorLoadInProgressError):

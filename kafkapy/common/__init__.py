@@ -1,0 +1,5 @@
+"""What every layer of the broker shares, below all of them (Kafka's ``org.apache.kafka.common``
+and ``server-common``): the ``TopicPartition`` name of a log.
+
+Nothing here imports another kafkapy package except ``errors``.
+"""
