@@ -23,6 +23,7 @@ from collections.abc import Iterable, Sequence
 import attrs
 import trio
 
+from kafkapy.common.purgatory import DelayedOperation, DelayedOperationPurgatory
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import (
     InvalidRequiredAcksError,
@@ -35,7 +36,6 @@ from kafkapy.errors import (
 from kafkapy.log.log import FetchData
 from kafkapy.log.log_manager import LogManager
 from kafkapy.server.partition import Partition
-from kafkapy.server.purgatory import DelayedOperation, DelayedOperationPurgatory
 
 __all__ = [
     "FetchParams",

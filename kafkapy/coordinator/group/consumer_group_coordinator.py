@@ -91,6 +91,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import trio
 
+from kafkapy.common.purgatory import DelayedOperation, DelayedOperationPurgatory
 from kafkapy.coordinator.group.classic_group import ClassicGroup, GroupState
 from kafkapy.coordinator.group.consumer_group import (
     LEAVE_GROUP_MEMBER_EPOCH,
@@ -136,7 +137,6 @@ from kafkapy.errors import (
     NonEmptyGroupError,
     UnknownMemberIdError,
 )
-from kafkapy.server.purgatory import DelayedOperation, DelayedOperationPurgatory
 
 if TYPE_CHECKING:
     from kafkapy.coordinator.group.group_coordinator import GroupCoordinator

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 import attrs
 import trio
 
+from kafkapy.common.purgatory import DelayedOperation, DelayedOperationPurgatory
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.coordinator.group.classic_group import (
     ClassicGroup,
@@ -69,7 +70,6 @@ from kafkapy.errors import (
 )
 from kafkapy.protocol.codec import decode
 from kafkapy.protocol.messages.consumer_protocol import SUBSCRIPTION
-from kafkapy.server.purgatory import DelayedOperation, DelayedOperationPurgatory
 
 if TYPE_CHECKING:
     from kafkapy.server.kafka_server import KafkaServer

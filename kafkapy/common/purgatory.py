@@ -1,10 +1,11 @@
 """DelayedOperation and DelayedOperationPurgatory: requests that wait for a condition or a timeout.
 
-Kafka's ``kafka.server.DelayedOperation`` and ``DelayedOperationPurgatory`` on one Trio event
-loop. A request that cannot be answered yet (a produce with acks=all, a fetch below
-fetch.min.bytes, a JoinGroup waiting for the group to form) becomes a ``DelayedOperation`` parked
-in a purgatory under one or more *watch keys* (typically TopicPartitions). Whatever may satisfy it
-later calls ``check_and_complete(key)``; whatever is still parked at its deadline expires.
+Kafka's ``DelayedOperation`` and ``DelayedOperationPurgatory`` (server-common, below both
+ReplicaManager and the coordinators) on one Trio event loop. A request that cannot be answered
+yet (a produce with acks=all, a fetch below fetch.min.bytes, a JoinGroup waiting for the group
+to form) becomes a ``DelayedOperation`` parked in a purgatory under one or more *watch keys*
+(typically TopicPartitions). Whatever may satisfy it later calls ``check_and_complete(key)``;
+whatever is still parked at its deadline expires.
 
 Theory of operation: who calls what, from which task.
 

@@ -16,7 +16,7 @@ import pytest
 import trio
 import trio.testing
 
-from kafkapy.server.purgatory import DelayedOperation, DelayedOperationPurgatory
+from kafkapy.common.purgatory import DelayedOperation, DelayedOperationPurgatory
 
 
 @attrs.define(eq=False)
