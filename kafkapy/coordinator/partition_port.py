@@ -44,7 +44,8 @@ import attrs
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import KafkaError
 
-__all__ = ["CoordinatorPartitions", "ProducerIdBlocks", "TopicInfo", "TxnMarkerWriter"]
+__all__ = ["CoordinatorPartitions", "LeadershipListener", "ProducerIdBlocks", "TopicInfo",
+           "TxnCompletionListener", "TxnMarkerWriter"]
 
 
 @attrs.frozen
@@ -53,6 +54,29 @@ class TopicInfo:
 
     topic_id: uuid.UUID
     partitions: int
+
+
+class LeadershipListener(Protocol):
+    """A coordinator, as the broker tells it which partitions of its topic this broker leads
+    (Kafka's ``onElection`` / ``onResignation``)."""
+
+    def on_become_leader(self, partition: int, leader_epoch: int) -> None:
+        """Load the state of ``partition`` (in the background: meanwhile its ids answer
+        COORDINATOR_LOAD_IN_PROGRESS). Idempotent for the same epoch; a newer epoch reloads."""
+        ...
+
+    def on_resign(self, partition: int, leader_epoch: int | None) -> None:
+        """Drop the state of ``partition`` (its ids answer NOT_COORDINATOR from now on)."""
+        ...
+
+
+class TxnCompletionListener(Protocol):
+    """The group coordinator, told when a transaction marker lands in a
+    ``__consumer_offsets`` partition (Kafka's ``onTransactionCompleted``)."""
+
+    def on_txn_completed(self, producer_id: int, partitions: set[int], commit: bool
+                         ) -> None:
+        ...
 
 
 class CoordinatorPartitions(Protocol):

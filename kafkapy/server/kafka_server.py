@@ -31,6 +31,7 @@ from collections.abc import Mapping
 
 import trio
 
+from kafkapy.common.time import SYSTEM_TIME, Time
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.config import BrokerConfig, Endpoint
 from kafkapy.coordinator.group.group_coordinator import GroupCoordinator
@@ -39,6 +40,7 @@ from kafkapy.log.log_manager import LogManager
 from kafkapy.network.request_channel import RequestChannel
 from kafkapy.network.socket_server import SocketServer
 from kafkapy.server.admin_manager import AdminManager
+from kafkapy.server.coordinator_partitions import BrokerCoordinatorPartitions
 from kafkapy.server.handler_pool import KafkaRequestHandlerPool
 from kafkapy.server.kafka_apis import KafkaApis
 from kafkapy.server.metadata_cache import BrokerInfo, MetadataCache
@@ -54,8 +56,9 @@ class KafkaServer:
     """A broker from a ``BrokerConfig``. ``await nursery.start(server.run)`` starts it and
     returns when it accepts connections; ``await server.shutdown()`` stops it cleanly."""
 
-    def __init__(self, config: BrokerConfig) -> None:
+    def __init__(self, config: BrokerConfig, clock: Time = SYSTEM_TIME) -> None:
         self.static_config = config
+        self.time = clock
         self.config = config
         self.node_id = config.node_id
         self.metadata_store: MetadataStore
@@ -65,6 +68,7 @@ class KafkaServer:
         self.transaction_coordinator: TransactionCoordinator
         self.metadata_cache: MetadataCache
         self.admin = AdminManager(self)
+        self.coordinator_partitions = BrokerCoordinatorPartitions(self)
         self.socket_server: SocketServer | None = None
         self._scope: trio.CancelScope | None = None
         self._stopped = trio.Event()

@@ -1,0 +1,157 @@
+"""The broker's side of the coordinators' port (:mod:`kafkapy.coordinator.partition_port`).
+
+Kafka's ``CoordinatorPartitionWriter`` (appends to internal-topic partitions through the
+ReplicaManager), ``CoordinatorLoaderImpl`` (reads them back), the metadata image the
+coordinators consult, ``TransactionMarkerChannelManager`` (markers to each partition's leader)
+and the producer-id block allocation, for a broker that leads every partition it hosts.
+
+Theory of operation
+-------------------
+- A coordinator registers itself for its internal topic (``register``). Whenever this broker
+  becomes the leader of one of that topic's partitions it calls the coordinator's
+  ``on_become_leader(partition, leader_epoch)``: at startup for every partition already here
+  (``start``), and when the topic is created (``create_internal_topic``). ``on_resign`` is called
+  when leadership goes away (the controller's LeaderAndIsr / StopReplica on a cluster).
+- ``append`` writes a coordinator's batch as leader with acks=all (AppendOrigin.COORDINATOR:
+  producer state and markers are handled as Kafka's) and wakes fetches waiting on the
+  partition; ``wait_committed`` runs the log's flush policy (flush.messages / flush.ms), and on
+  a replicated cluster will also wait for the high watermark.
+- ``write_txn_markers`` appends a control batch to each partition (all led here) and, for
+  ``__consumer_offsets`` partitions, tells the group coordinator to commit or drop the
+  transaction's pending offsets (Kafka's ``GroupCoordinator.onTransactionCompleted``, called
+  from ``KafkaApis.handleWriteTxnMarkersRequest``).
+
+Everything runs on the broker's Trio loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
+
+from kafkapy.common.topic_partition import TopicPartition
+from kafkapy.coordinator.partition_port import (
+    LeadershipListener,
+    TopicInfo,
+    TxnCompletionListener,
+)
+from kafkapy.errors import KafkaError, UnknownServerError
+from kafkapy.log.producer_state import AppendOrigin
+from kafkapy.protocol.records import build_control_batch
+
+if TYPE_CHECKING:
+    from kafkapy.server.kafka_server import KafkaServer
+
+__all__ = ["ABORT_MARKER", "COMMIT_MARKER", "BrokerCoordinatorPartitions"]
+
+ABORT_MARKER, COMMIT_MARKER = 0, 1
+_OFFSETS_TOPIC = "__consumer_offsets"
+
+
+class BrokerCoordinatorPartitions:
+    """CoordinatorPartitions, TxnMarkerWriter and ProducerIdBlocks over one broker."""
+
+    def __init__(self, server: KafkaServer) -> None:
+        self._server = server
+        self._listeners: dict[str, LeadershipListener] = {}
+        self._txn_completion: TxnCompletionListener | None = None
+
+    # ============================================================ registration
+
+    def register(self, topic: str, listener: LeadershipListener) -> None:
+        """``listener`` coordinates the state kept in ``topic``."""
+        self._listeners[topic] = listener
+
+    def register_txn_completion(self, listener: TxnCompletionListener) -> None:
+        """Who is told when a marker lands in ``__consumer_offsets``."""
+        self._txn_completion = listener
+
+    def start(self) -> None:
+        """Elect the registered coordinators for every partition of their topics led here."""
+        for topic in self._listeners:
+            self._elect(topic)
+
+    def _elect(self, topic: str) -> None:
+        listener = self._listeners.get(topic)
+        if listener is None:
+            return
+        partitions = self._server.replica_manager.partitions
+        for tp, partition in sorted(partitions.items()):
+            if tp.topic == topic:
+                listener.on_become_leader(tp.partition, partition.leader_epoch)
+
+    # ====================================================== CoordinatorPartitions
+
+    def topics(self) -> Mapping[str, TopicInfo]:
+        return {name: TopicInfo(r.topic_id, r.partitions)
+                for name, r in self._server.metadata_store.topics.items()}
+
+    def create_internal_topic(self, topic: str, partitions: int, replication_factor: int,
+                              configs: Mapping[str, str]) -> None:
+        if topic in self._server.metadata_store.topics:
+            return
+        self._server.admin.create_topic(topic, partitions, replication_factor,
+                                        configs=dict(configs))
+        self._elect(topic)
+
+    def leader_epoch(self, tp: TopicPartition) -> int | None:
+        partition = self._server.replica_manager.partitions.get(tp)
+        return None if partition is None else partition.leader_epoch
+
+    def append(self, tp: TopicPartition, batch: bytes) -> int:
+        rm = self._server.replica_manager
+        partition = rm.get_partition(tp)
+        partition.append_records_to_leader(batch, -1, AppendOrigin.COORDINATOR)
+        rm.fetch_purgatory.check_and_complete(tp)
+        return partition.log_end_offset
+
+    async def wait_committed(self, tp: TopicPartition, end_offset: int) -> None:
+        partition = self._server.replica_manager.get_partition(tp)
+        await self._server.log_manager.maybe_flush(partition.log)
+
+    def log_start_offset(self, tp: TopicPartition) -> int:
+        return self._server.replica_manager.get_partition(tp).log_start_offset
+
+    def high_watermark(self, tp: TopicPartition) -> int:
+        return self._server.replica_manager.get_partition(tp).high_watermark
+
+    def read(self, tp: TopicPartition, offset: int, max_bytes: int) -> bytes:
+        partition = self._server.replica_manager.get_partition(tp)
+        return partition.log.read(offset, max_bytes, partition.high_watermark, True).read()
+
+    # ============================================================ TxnMarkerWriter
+
+    async def write_txn_markers(self, producer_id: int, producer_epoch: int, commit: bool,
+                                coordinator_epoch: int, partitions: Iterable[TopicPartition]
+                                ) -> dict[TopicPartition, KafkaError | None]:
+        server = self._server
+        rm = server.replica_manager
+        results: dict[TopicPartition, KafkaError | None] = {}
+        offsets_partitions: set[int] = set()
+        for tp in partitions:
+            batch = build_control_batch(COMMIT_MARKER if commit else ABORT_MARKER,
+                                        coordinator_epoch, producer_id=producer_id,
+                                        producer_epoch=producer_epoch,
+                                        timestamp_ms=server.time.milliseconds())
+            try:
+                partition = rm.get_partition(tp)
+                partition.append_records_to_leader(batch, -1, AppendOrigin.COORDINATOR)
+                await server.log_manager.maybe_flush(partition.log)
+            except KafkaError as e:
+                results[tp] = e
+                continue
+            except OSError as e:
+                results[tp] = UnknownServerError(f"{tp}: {e}")
+                continue
+            results[tp] = None
+            rm.fetch_purgatory.check_and_complete(tp)
+            if tp.topic == _OFFSETS_TOPIC:
+                offsets_partitions.add(tp.partition)
+        if offsets_partitions and self._txn_completion is not None:
+            self._txn_completion.on_txn_completed(producer_id, offsets_partitions, commit)
+        return results
+
+    # =========================================================== ProducerIdBlocks
+
+    def allocate_producer_id_block(self, block_size: int) -> int:
+        return self._server.metadata_store.allocate_producer_id_block(block_size)
