@@ -6,7 +6,6 @@ test injects (SIGSTOP, SIGKILL) seen by a client."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,10 +21,9 @@ from kafkapy.zk.zookeeper_server import (
 )
 
 
-@pytest.fixture(scope="module")
-def zookeeper() -> Iterator[ZooKeeperServer]:
-    with ZooKeeperServer() as zk:
-        yield zk
+@pytest.fixture
+def zookeeper(zookeeper_server: ZooKeeperServer) -> ZooKeeperServer:
+    return zookeeper_server
 
 
 def client(server: ZooKeeperServer, session_timeout: float = 4.0) -> KazooClient:

@@ -1,0 +1,334 @@
+"""KafkaZkClient: what a kafkapy broker and controller do in ZooKeeper, as Kafka 2.8-3.x's
+``kafka.zk.KafkaZkClient`` does it, over kazoo.
+
+Theory of operation
+-------------------
+- **Blocking calls on kazoo's threading handler.** Every method blocks until ZooKeeper answers
+  (or kazoo's retry gives up). A broker on Trio calls them through ``trio.to_thread.run_sync``;
+  watch callbacks arrive on kazoo's threads and must re-enter Trio with
+  ``trio.from_thread.run_sync``. Nothing here knows Trio.
+- **Membership** (Kafka's KafkaHealthcheck / ``registerBroker``): ``/brokers/ids/<id>`` is an
+  ephemeral znode holding the broker's JSON; its ``czxid`` is the broker epoch (KIP-380). A
+  registration that finds the znode owned by another session fails with
+  ``BrokerIdInUseError``; one owned by this very session (a retry after a connection loss) is
+  accepted, as Kafka's ``checkedEphemeralCreate`` does.
+- **The cluster id** is created once in ``/cluster/id`` (``get_or_create_cluster_id``); the
+  caller checks it against its log dirs' ``meta.properties``.
+- **Controller election** (``register_controller_and_increment_epoch``): one multi-op creates
+  the ephemeral ``/controller`` and sets ``/controller_epoch`` to epoch + 1 on the condition that
+  its znode version is still the one read, so two brokers racing cannot both win and epochs
+  never repeat. The winner keeps the new znode version of ``/controller_epoch``: every later
+  controller write (``controller_transaction``) carries a check on it, so a controller that was
+  deposed (its session expired, someone else bumped the epoch) changes nothing: its writes fail
+  with ``ControllerMovedError``.
+- **Partition state**: the state znode's version is the partition epoch; updates are
+  conditional on it (a stale leader's or controller's view is refused).
+- **Producer id blocks** (``allocate_producer_id_block``, Kafka's ``ZkProducerIdManager``):
+  read ``/latest_producer_id_block``, write the next block conditionally on the znode version,
+  retry on a lost race: blocks never overlap across brokers.
+
+Errors: ZooKeeper failures surface as kazoo's exceptions (``ConnectionLoss``,
+``SessionExpiredError``, ...) unless listed above; the caller decides whether to retry.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import attrs
+from kazoo.client import KazooClient, KazooState
+from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
+from kazoo.protocol.states import ZnodeStat
+
+from kafkapy.common.topic_partition import TopicPartition
+from kafkapy.errors import NotControllerError
+from kafkapy.zk.zk_data import (
+    BROKER_IDS_PATH,
+    CLUSTER_ID_PATH,
+    CONTROLLER_EPOCH_PATH,
+    CONTROLLER_PATH,
+    PERSISTENT_PATHS,
+    PRODUCER_ID_BLOCK_PATH,
+    TOPICS_PATH,
+    BrokerRegistration,
+    ControllerRegistration,
+    LeaderAndIsr,
+    ProducerIdBlock,
+    TopicAssignment,
+    broker_path,
+    cluster_id_decode,
+    cluster_id_encode,
+    config_path,
+    controller_epoch_decode,
+    controller_epoch_encode,
+    partition_state_path,
+    topic_path,
+)
+
+__all__ = ["BrokerIdInUseError", "ControllerMovedError", "KafkaZkClient", "RegisteredBroker"]
+
+log = logging.getLogger(__name__)
+
+
+class BrokerIdInUseError(RuntimeError):
+    """Another live broker (another ZooKeeper session) holds this broker id: this broker
+    must not start (Kafka fails its startup the same way)."""
+
+
+class ControllerMovedError(NotControllerError):
+    """A controller write was fenced: another broker has become controller since."""
+
+
+@attrs.frozen
+class RegisteredBroker:
+    registration: BrokerRegistration
+    epoch: int                          # the znode's czxid (KIP-380)
+
+
+class KafkaZkClient:
+    """Kafka's ZooKeeper operations over one kazoo session."""
+
+    def __init__(self, connect: str, *, session_timeout_ms: int = 18_000,
+                 connection_timeout_ms: int | None = None) -> None:
+        chroot = connect.partition("/")[2]
+        self.connect = connect
+        self.chroot = f"/{chroot}" if chroot else ""
+        self.session_timeout_s = session_timeout_ms / 1000
+        self.connection_timeout_s = (connection_timeout_ms if connection_timeout_ms is not None
+                                     else session_timeout_ms) / 1000
+        self.zk = KazooClient(hosts=connect, timeout=session_timeout_ms / 1000)
+        self._listeners: list[Callable[[KazooState], None]] = []
+
+    # ==================================================================== session
+
+    def start(self) -> None:
+        """Connect within ``zookeeper.connection.timeout.ms`` (kazoo's timeout error
+        otherwise), create the chroot if any, then Kafka's persistent paths."""
+        if self.chroot:
+            # The chroot must exist before a client rooted in it can create anything.
+            root = KazooClient(hosts=self.connect.partition("/")[0],
+                               timeout=self.session_timeout_s)
+            try:
+                root.start(timeout=self.connection_timeout_s)
+                root.ensure_path(self.chroot)
+            finally:
+                root.stop()
+                root.close()
+        self.zk.start(timeout=self.connection_timeout_s)
+        for path in PERSISTENT_PATHS:
+            self.zk.ensure_path(path)
+
+    def close(self) -> None:
+        self.zk.stop()
+        self.zk.close()
+
+    @property
+    def session_id(self) -> int:
+        session: tuple[int, bytes] | None = self.zk.client_id
+        return session[0] if session else -1
+
+    def add_state_listener(self, listener: Callable[[KazooState], None]) -> None:
+        """``listener(state)`` on kazoo's thread when the session is LOST (expired),
+        SUSPENDED (connection lost) or CONNECTED again."""
+        self.zk.add_listener(listener)
+
+    # ================================================================= cluster id
+
+    def get_or_create_cluster_id(self, proposed: str) -> str:
+        """The cluster's id: ``/cluster/id`` if it exists, else ``proposed``, written."""
+        try:
+            self.zk.create(CLUSTER_ID_PATH, cluster_id_encode(proposed), makepath=True)
+            return proposed
+        except NodeExistsError:
+            data, _ = self.zk.get(CLUSTER_ID_PATH)
+            return cluster_id_decode(data)
+
+    # ==================================================================== brokers
+
+    def register_broker(self, registration: BrokerRegistration) -> int:
+        """Create ``/brokers/ids/<id>`` (ephemeral); the broker epoch. Raises
+        BrokerIdInUseError when another session holds the id."""
+        path = broker_path(registration.broker_id)
+        try:
+            self.zk.create(path, registration.encode(), ephemeral=True, makepath=True)
+        except NodeExistsError:
+            try:
+                _, stat = self.zk.get(path)
+            except NoNodeError:             # the other owner's session ended meanwhile
+                return self.register_broker(registration)
+            if stat.ephemeralOwner != self.session_id:
+                raise BrokerIdInUseError(
+                    f"broker.id {registration.broker_id} is already registered in ZooKeeper "
+                    f"({self.connect}, {path}, session 0x{stat.ephemeralOwner:x}): another "
+                    "broker is running with this id") from None
+            self.zk.set(path, registration.encode())
+            return int(stat.czxid)
+        _, stat = self.zk.get(path)
+        return int(stat.czxid)
+
+    def get_all_brokers(self) -> dict[int, RegisteredBroker]:
+        out: dict[int, RegisteredBroker] = {}
+        for child in self.zk.get_children(BROKER_IDS_PATH):
+            try:
+                data, stat = self.zk.get(f"{BROKER_IDS_PATH}/{child}")
+            except NoNodeError:
+                continue                    # gone between the listing and the read
+            out[int(child)] = RegisteredBroker(BrokerRegistration.decode(int(child), data),
+                                               int(stat.czxid))
+        return out
+
+    # ================================================================= controller
+
+    def get_controller_id(self) -> int | None:
+        try:
+            data, _ = self.zk.get(CONTROLLER_PATH)
+        except NoNodeError:
+            return None
+        return ControllerRegistration.decode(data).broker_id
+
+    def get_controller_epoch(self) -> tuple[int, int] | None:
+        """(epoch, znode version of ``/controller_epoch``), None if never written."""
+        try:
+            data, stat = self.zk.get(CONTROLLER_EPOCH_PATH)
+        except NoNodeError:
+            return None
+        return controller_epoch_decode(data), int(stat.version)
+
+    def register_controller_and_increment_epoch(self, broker_id: int, timestamp_ms: int
+                                                ) -> tuple[int, int]:
+        """Become controller: (new controller epoch, its ``/controller_epoch`` znode
+        version, which fences every later write). Raises ControllerMovedError when another
+        broker is controller or won the race."""
+        current = self.get_controller_epoch()
+        if current is None:
+            try:
+                self.zk.create(CONTROLLER_EPOCH_PATH, controller_epoch_encode(0))
+            except NodeExistsError:
+                pass
+            current = self.get_controller_epoch()
+            assert current is not None
+        epoch, version = current
+        txn = self.zk.transaction()
+        txn.create(CONTROLLER_PATH, ControllerRegistration(broker_id, timestamp_ms).encode(),
+                   ephemeral=True)
+        txn.set_data(CONTROLLER_EPOCH_PATH, controller_epoch_encode(epoch + 1), version)
+        results = txn.commit()
+        if not any(isinstance(r, Exception) for r in results):
+            return epoch + 1, version + 1
+        # Lost: someone else is controller, or the epoch moved under us. (Kafka also accepts
+        # the case where /controller is ours from an earlier attempt of this same session.)
+        try:
+            data, stat = self.zk.get(CONTROLLER_PATH)
+            owner = ControllerRegistration.decode(data).broker_id
+            mine = stat.ephemeralOwner == self.session_id and owner == broker_id
+        except NoNodeError:
+            owner, mine = -1, False
+        latest = self.get_controller_epoch()
+        if mine and latest is not None:
+            return latest
+        raise ControllerMovedError(f"broker {owner} is the controller (election lost by "
+                                   f"broker {broker_id})")
+
+    def controller_transaction(self, epoch_zk_version: int,
+                               build: Callable[[Any], None]) -> list[Any]:
+        """Run the operations ``build(txn)`` adds to a transaction, fenced by a check that
+        ``/controller_epoch`` is still at ``epoch_zk_version``. Raises ControllerMovedError
+        if it is not (this broker is no longer the controller); other failed operations come
+        back as exceptions in the results, as kazoo reports them."""
+        txn = self.zk.transaction()
+        txn.check(CONTROLLER_EPOCH_PATH, epoch_zk_version)
+        build(txn)
+        results: list[Any] = txn.commit()
+        if isinstance(results[0], BadVersionError | NoNodeError):
+            raise ControllerMovedError("the controller epoch moved: this broker is no longer "
+                                       "the controller")
+        return results[1:]
+
+    # ===================================================================== topics
+
+    def get_all_topics(self) -> list[str]:
+        return sorted(self.zk.get_children(TOPICS_PATH))
+
+    def get_topic_assignment(self, topic: str) -> TopicAssignment | None:
+        try:
+            data, _ = self.zk.get(topic_path(topic))
+        except NoNodeError:
+            return None
+        return TopicAssignment.decode(topic, data)
+
+    def create_topic(self, assignment: TopicAssignment, config: bytes) -> None:
+        """``/config/topics/<t>`` then ``/brokers/topics/<t>`` (Kafka's order: the config
+        exists before the controller sees the topic). Raises NodeExistsError."""
+        self.zk.create(config_path("topics", assignment.topic), config, makepath=True)
+        self.zk.create(topic_path(assignment.topic), assignment.encode(), makepath=True)
+
+    def get_partition_states(self, tps: Sequence[TopicPartition]
+                             ) -> dict[TopicPartition, LeaderAndIsr]:
+        out: dict[TopicPartition, LeaderAndIsr] = {}
+        for tp in tps:
+            try:
+                data, stat = self.zk.get(partition_state_path(tp))
+            except NoNodeError:
+                continue
+            out[tp] = LeaderAndIsr.decode(tp, data, int(stat.version))
+        return out
+
+    def create_partition_states(self, epoch_zk_version: int,
+                                states: Mapping[TopicPartition, LeaderAndIsr]) -> None:
+        """The controller's first state of new partitions, fenced by its epoch."""
+        def build(txn: Any) -> None:
+            for tp, state in states.items():
+                base = partition_state_path(tp).rsplit("/", 1)[0]
+                for path in (base.rsplit("/", 1)[0], base):
+                    if self.zk.exists(path) is None:
+                        txn.create(path, b"")
+                txn.create(partition_state_path(tp), state.encode())
+        self._raise_first(self.controller_transaction(epoch_zk_version, build))
+
+    def update_partition_states(self, epoch_zk_version: int,
+                                states: Mapping[TopicPartition, LeaderAndIsr]
+                                ) -> dict[TopicPartition, LeaderAndIsr | Exception]:
+        """Conditional updates, each on its partition epoch (``partition_epoch``); per
+        partition the new state (partition epoch + 1) or the error (BadVersionError: a
+        stale view). One transaction: if any update fails, none is applied."""
+        def build(txn: Any) -> None:
+            for tp, state in states.items():
+                txn.set_data(partition_state_path(tp), state.encode(), state.partition_epoch)
+        results = self.controller_transaction(epoch_zk_version, build)
+        out: dict[TopicPartition, LeaderAndIsr | Exception] = {}
+        for (tp, state), result in zip(states.items(), results, strict=True):
+            if isinstance(result, Exception):
+                out[tp] = result
+            else:
+                assert isinstance(result, ZnodeStat)
+                out[tp] = attrs.evolve(state, partition_epoch=int(result.version))
+        return out
+
+    @staticmethod
+    def _raise_first(results: Sequence[Any]) -> None:
+        for result in results:
+            if isinstance(result, Exception) and \
+                    type(result).__name__ != "RolledBackError":
+                raise result
+
+    # =============================================================== producer ids
+
+    def allocate_producer_id_block(self, broker_id: int, block_size: int) -> int:
+        """The first id of a fresh block of ``block_size`` producer ids for ``broker_id``,
+        reserved in ``/latest_producer_id_block`` (Kafka's ZkProducerIdManager)."""
+        while True:
+            try:
+                data, stat = self.zk.get(PRODUCER_ID_BLOCK_PATH)
+            except NoNodeError:
+                self.zk.ensure_path(PRODUCER_ID_BLOCK_PATH)
+                continue
+            start = 0 if not data else ProducerIdBlock.decode(data).block_end + 1
+            block = ProducerIdBlock(broker_id, start, start + block_size - 1)
+            try:
+                self.zk.set(PRODUCER_ID_BLOCK_PATH, block.encode(), stat.version)
+            except BadVersionError:
+                log.debug("lost a race for a producer id block; trying again")
+                continue
+            return start
