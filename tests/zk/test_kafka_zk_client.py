@@ -60,7 +60,7 @@ def test_registration_epoch_and_duplicate_ids(zk_connect: str) -> None:
         assert epoch > 0
         # The same session registering again (a retry) keeps its registration and epoch.
         assert a.register_broker(registration(1, port=9093)) == epoch
-        with pytest.raises(BrokerIdInUseError, match="broker.id 1 is already registered"):
+        with pytest.raises(BrokerIdInUseError, match=r"broker\.id 1 is already registered"):
             b.register_broker(registration(1))
         b.register_broker(registration(2))
         brokers = b.get_all_brokers()
