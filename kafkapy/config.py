@@ -358,6 +358,29 @@ _TABLE: tuple[Setting, ...] = (
        "Uuid (22 characters of URL-safe base64). Unset: read from meta.properties, or generated "
        "for a new log dir.", kafka_default=None),
     _s("broker.rack", _S, None, "Rack of the broker, returned in Metadata responses."),
+    # ---------------------------------------------------------------- cluster (ZooKeeper)
+    _s("zookeeper.connect", _S, None, "host:port[,host:port...][/chroot] of the ZooKeeper "
+       "ensemble of a cluster (Kafka's ZooKeeper mode, 2.8-3.x). Unset: a one-node cluster "
+       "without ZooKeeper (the embedded default).", kafka_default=None),
+    _s("zookeeper.session.timeout.ms", _I, "18000", "ZooKeeper session timeout: a broker "
+       "that stops heartbeating for this long loses its registration (and its partitions' "
+       "leadership).", at_least=1),
+    _s("zookeeper.connection.timeout.ms", _I, None, "How long a broker waits to connect to "
+       "ZooKeeper at start before it fails; unset, zookeeper.session.timeout.ms.",
+       kafka_default=None),
+    _s("controlled.shutdown.enable", _B, "true", "On a clean stop, ask the controller to move "
+       "this broker's leaderships away first (ControlledShutdown)."),
+    _s("controlled.shutdown.max.retries", _I, "3", "Attempts of a controlled shutdown before "
+       "the broker stops without it.", at_least=0),
+    _s("controlled.shutdown.retry.backoff.ms", _L, "5000", "Wait between controlled shutdown "
+       "attempts.", at_least=0),
+    _s("auto.leader.rebalance.enable", _B, "true", "The controller moves leadership back to "
+       "each partition's preferred replica when the imbalance passes "
+       "leader.imbalance.per.broker.percentage."),
+    _s("leader.imbalance.check.interval.seconds", _L, "300", "How often the controller checks "
+       "the leader imbalance.", at_least=1),
+    _s("leader.imbalance.per.broker.percentage", _I, "10", "Share of a broker's partitions not "
+       "led by their preferred replica above which the controller rebalances.", at_least=0),
     # ---------------------------------------------------------------- socket server
     _s("listeners", _LI, "PLAINTEXT://localhost:9092", "Comma-separated NAME://host:port URIs "
        "to listen on. An empty host binds all interfaces, port 0 an ephemeral port, IPv6 hosts "
@@ -810,6 +833,18 @@ class BrokerConfig:
     broker_id: int = attrs.field(init=False, eq=False, repr=False)
     cluster_id: str | None = attrs.field(init=False, eq=False, repr=False)
     broker_rack: str | None = attrs.field(init=False, eq=False, repr=False)
+    # cluster (ZooKeeper); zookeeper_connection_timeout_ms is None when unset (the session's)
+    zookeeper_connect: str | None = attrs.field(init=False, eq=False, repr=False)
+    zookeeper_session_timeout_ms: int = attrs.field(init=False, eq=False, repr=False)
+    zookeeper_connection_timeout_ms: int | None = attrs.field(init=False, eq=False, repr=False)
+    controlled_shutdown_enable: bool = attrs.field(init=False, eq=False, repr=False)
+    controlled_shutdown_max_retries: int = attrs.field(init=False, eq=False, repr=False)
+    controlled_shutdown_retry_backoff_ms: int = attrs.field(init=False, eq=False, repr=False)
+    auto_leader_rebalance_enable: bool = attrs.field(init=False, eq=False, repr=False)
+    leader_imbalance_check_interval_seconds: int = attrs.field(init=False, eq=False,
+                                                               repr=False)
+    leader_imbalance_per_broker_percentage: int = attrs.field(init=False, eq=False,
+                                                              repr=False)
     # socket server
     listeners: list[Endpoint] = attrs.field(init=False, eq=False, repr=False)
     advertised_listeners: list[Endpoint] = attrs.field(init=False, eq=False, repr=False)

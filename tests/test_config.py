@@ -198,6 +198,19 @@ KAFKA_DEFAULTS: dict[str, tuple[str | None, str]] = {
     "node.id": ("-1", "KRC NODE_ID (required in KRaft)"),
     "broker.id": ("-1", "SC BROKER_ID_DEFAULT"),
     "broker.rack": (None, "SC BROKER_RACK_CONFIG"),
+    "zookeeper.connect": (None, "ZkConfigs ZK_CONNECT_CONFIG (3.x)"),
+    "zookeeper.session.timeout.ms": ("18000", "ZkConfigs ZK_SESSION_TIMEOUT_MS (3.x)"),
+    "zookeeper.connection.timeout.ms": (None, "ZkConfigs ZK_CONNECTION_TIMEOUT_MS (3.x: "
+                                        "unset means the session timeout)"),
+    "controlled.shutdown.enable": ("true", "SC CONTROLLED_SHUTDOWN_ENABLE_DEFAULT"),
+    "controlled.shutdown.max.retries": ("3", "SC CONTROLLED_SHUTDOWN_MAX_RETRIES_DEFAULT (3.x)"),
+    "controlled.shutdown.retry.backoff.ms": ("5000", "SC CONTROLLED_SHUTDOWN_RETRY_BACKOFF_MS "
+                                             "(3.x)"),
+    "auto.leader.rebalance.enable": ("true", "RC AUTO_LEADER_REBALANCE_ENABLE_DEFAULT"),
+    "leader.imbalance.check.interval.seconds": ("300", "RC LEADER_IMBALANCE_CHECK_INTERVAL_"
+                                                "SECONDS_DEFAULT"),
+    "leader.imbalance.per.broker.percentage": ("10", "RC LEADER_IMBALANCE_PER_BROKER_"
+                                               "PERCENTAGE_DEFAULT"),
     "listeners": ("PLAINTEXT://:9092", "SSC LISTENERS_DEFAULT"),
     "advertised.listeners": (None, "SSC ADVERTISED_LISTENERS_CONFIG"),
     "listener.security.protocol.map": (
@@ -740,12 +753,12 @@ def test_a_static_value_must_be_valid_even_when_overridden() -> None:
 def test_unknown_keys_are_kept_and_warned(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING, logger="kafkapy.config")
     config = BrokerConfig.from_properties({"process.roles": "broker,controller",
-                                           "num.partitions": "2", "zookeeper.connect": "zk:2181"})
-    assert config.unknown == {"process.roles": "broker,controller", "zookeeper.connect": "zk:2181"}
+                                           "num.partitions": "2", "zookeeper.set.acl": "true"})
+    assert config.unknown == {"process.roles": "broker,controller", "zookeeper.set.acl": "true"}
     assert config.props["process.roles"] == "broker,controller"
     records = [r for r in caplog.records if r.name == "kafkapy.config"]
     assert len(records) == 1 and records[0].levelno == logging.WARNING
-    assert "process.roles, zookeeper.connect" in records[0].getMessage()
+    assert "process.roles, zookeeper.set.acl" in records[0].getMessage()
     # As in Kafka, a key of unknown type is described as sensitive, without its value.
     (entry,) = config.describe(["process.roles"])
     assert (entry.value, entry.sensitive, entry.read_only, entry.source) == \
