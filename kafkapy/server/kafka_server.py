@@ -36,16 +36,18 @@ from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.config import BrokerConfig, Endpoint
 from kafkapy.coordinator.group.group_coordinator import GroupCoordinator
 from kafkapy.coordinator.transaction.transaction_coordinator import TransactionCoordinator
-from kafkapy.log.log_manager import LogManager
+from kafkapy.log.log_manager import LogManager, MetaPropertiesError, read_meta_properties
 from kafkapy.network.request_channel import RequestChannel
 from kafkapy.network.socket_server import SocketServer
 from kafkapy.server.admin_manager import AdminManager
 from kafkapy.server.coordinator_partitions import BrokerCoordinatorPartitions
 from kafkapy.server.handler_pool import KafkaRequestHandlerPool
 from kafkapy.server.kafka_apis import KafkaApis
+from kafkapy.server.kafka_healthcheck import KafkaHealthcheck
 from kafkapy.server.metadata_cache import BrokerInfo, MetadataCache
 from kafkapy.server.metadata_store import FileMetadataStore, MetadataStore
 from kafkapy.server.replica_manager import ReplicaManager
+from kafkapy.zk.zk_data import BrokerRegistration, topic_id_encode
 
 __all__ = ["KafkaServer"]
 
@@ -69,6 +71,7 @@ class KafkaServer:
         self.metadata_cache: MetadataCache
         self.admin = AdminManager(self)
         self.coordinator_partitions = BrokerCoordinatorPartitions(self)
+        self.healthcheck: KafkaHealthcheck | None = None
         self.socket_server: SocketServer | None = None
         self._scope: trio.CancelScope | None = None
         self._stopped = trio.Event()
@@ -117,10 +120,24 @@ class KafkaServer:
         if dynamic.get(str(self.node_id)):
             cfg = cfg.with_updates(dynamic[str(self.node_id)])
         self.config = cfg
+        cluster_id = cfg.cluster_id
+        if cfg.zookeeper_connect:
+            self.healthcheck = KafkaHealthcheck(cfg)
+            await self.healthcheck.connect()
+            cluster_id = await self.healthcheck.cluster_id(self._proposed_cluster_id())
         self.log_manager = LogManager(cfg.log_dirs, node_id=self.node_id,
-                                      cluster_id=cfg.cluster_id, broker_props=cfg.props,
+                                      cluster_id=cluster_id, broker_props=cfg.props,
                                       topic_overrides=self.topic_overrides)
-        await trio.to_thread.run_sync(self.log_manager.load)
+        try:
+            await trio.to_thread.run_sync(self.log_manager.load)
+        except MetaPropertiesError as e:
+            if self.healthcheck is None:
+                raise
+            await self.healthcheck.close()
+            raise MetaPropertiesError(
+                f"The cluster id {cluster_id} in ZooKeeper ({cfg.zookeeper_connect}) does not "
+                f"match this broker's log dirs: the broker is trying to join the wrong "
+                f"cluster; zookeeper.connect may be wrong ({e})") from e
         assert self.log_manager.cluster_id is not None
         self.replica_manager = ReplicaManager(self.node_id, self.log_manager)
         self._reconcile_logs()
@@ -152,6 +169,9 @@ class KafkaServer:
                     self.log_manager.cluster_id,
                     BrokerInfo(self.node_id, self.advertised_endpoints, cfg.broker_rack),
                     store)
+                if self.healthcheck is not None:
+                    await self.healthcheck.register(self._registration)
+                    await nursery.start(self.healthcheck.run)
                 self.started_ms = int(time.time() * 1000)
                 log.info("kafkapy broker %d started in %.0f ms (cluster %s), listening on %s",
                          self.node_id, (time.monotonic() - started) * 1000,
@@ -162,6 +182,10 @@ class KafkaServer:
                 await self._stopped.wait()
                 nursery.cancel_scope.cancel()
         finally:
+            if self.healthcheck is not None:
+                # The registration goes with the session: the cluster sees this broker leave.
+                with trio.CancelScope(shield=True):
+                    await self.healthcheck.close()
             if hasattr(self, "log_manager") and not self.log_manager._closed:
                 # Cancelled from outside without shutdown(): still close the logs cleanly,
                 # nothing is lost (the page cache holds every acknowledged write).
@@ -172,6 +196,25 @@ class KafkaServer:
                     if hasattr(self, "transaction_coordinator"):
                         self.transaction_coordinator.shutdown()
                     await self.log_manager.shutdown()
+
+    def _proposed_cluster_id(self) -> str:
+        """The cluster id this broker offers ZooKeeper if ``/cluster/id`` does not exist yet:
+        the configured one, else its log dirs' (``meta.properties``), else a new one."""
+        if self.config.cluster_id:
+            return self.config.cluster_id
+        for d in self.config.log_dirs:
+            stored = read_meta_properties(d).get("cluster.id")
+            if stored:
+                return stored
+        return topic_id_encode(uuid.uuid4())
+
+    def _registration(self) -> BrokerRegistration:
+        protocols = self.config.listener_security_protocol_map
+        return BrokerRegistration(
+            self.node_id,
+            tuple((e.name, protocols.get(e.name, e.name), e.host, e.port)
+                  for e in self.advertised_endpoints.values()),
+            rack=self.config.broker_rack, timestamp_ms=self.time.milliseconds())
 
     async def _serve_sockets(self, *, task_status: trio.TaskStatus[None]) -> None:
         assert self.socket_server is not None
