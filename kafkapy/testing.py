@@ -34,6 +34,10 @@ Fixtures:
 - ``kafka_broker_factory`` (function scope): ``factory(config=None, *, data_dir=None,
   port=0, **settings)`` starts another broker; all of them stop after the test. A
   ``data_dir`` of a stopped broker starts a broker on the same data.
+- ``kafka_cluster`` (function scope): a ``kafkapy.Cluster``, a real ZooKeeper and broker
+  processes (three unless ``@pytest.mark.kafka_cluster(brokers=N, **settings)``), with
+  ``kill`` / ``stop`` / ``restart`` / ``pause`` / ``resume`` per broker id and the ZooKeeper
+  view (``registered()``, ``broker_epoch(id)``); see :mod:`kafkapy.cluster`.
 
 Each yields a ``BrokerHandle``: ``bootstrap_servers``, ``data_dir``, ``server``, ``call`` (run a
 function on the broker's event loop), ``stop``/``restart`` (same data dir and port), and
@@ -67,6 +71,7 @@ import pytest
 import trio
 
 from kafkapy.broker import Broker
+from kafkapy.cluster import Cluster
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import UnknownTopicOrPartitionError
 from kafkapy.protocol.records import (
@@ -349,6 +354,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "kafka_broker(config=None, **settings): Kafka broker settings for the "
                    "kafka_broker fixture (``_`` for ``.`` in keyword names)")
+    config.addinivalue_line(
+        "markers", "kafka_cluster(brokers=3, config=None, **settings): the size and the "
+                   "brokers' settings of the kafka_cluster fixture")
 
 
 @pytest.fixture
@@ -386,3 +394,20 @@ def kafka_broker_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[B
     """One broker for the whole session: give each test its own topics."""
     with BrokerHandle(tmp_path_factory.mktemp("kafka-session")) as handle:
         yield handle
+
+
+@pytest.fixture
+def kafka_cluster(request: pytest.FixtureRequest,
+                  tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """A real ZooKeeper and broker processes (``kafkapy.Cluster``), stopped after the test.
+    ``@pytest.mark.kafka_cluster(brokers=3, config=None, **settings)`` sets the size and the
+    brokers' Kafka settings (``_`` for ``.`` in keyword names). Needs ZooKeeper: Debian's
+    ``zookeeper`` package or ``$ZOOKEEPER_HOME``."""
+    marker = request.node.get_closest_marker("kafka_cluster")
+    kwargs = dict(marker.kwargs) if marker is not None else {}
+    brokers = int(kwargs.pop("brokers", 3))
+    config = dict(kwargs.pop("config", None) or {})
+    config.update({k.replace("_", "."): v for k, v in kwargs.items()})
+    with Cluster(brokers, config, data_dir=tmp_path_factory.mktemp("cluster")) as cluster:
+        yield cluster
+

@@ -1,0 +1,307 @@
+"""Cluster: a real ZooKeeper and N kafkapy brokers as processes on this machine, for tests,
+demos and scripts, with the faults a resilience test injects.
+
+    with kafkapy.Cluster(3) as cluster:
+        producer = Producer({"bootstrap.servers": cluster.bootstrap_servers})
+        ...
+        cluster.kill(2)                 # SIGKILL: the controller learns it from ZooKeeper
+        cluster.wait_for_unregistered(2)
+        cluster.restart(2)              # same broker.id, data, port
+
+Theory of operation
+-------------------
+- ZooKeeper is a ``ZooKeeperServer`` (Debian's package or ``$ZOOKEEPER_HOME``; a clear error
+  otherwise), unless ``zookeeper_connect`` names a running ensemble; either way the cluster
+  lives under a chroot of its own (``/kafkapy-<n>``), so several clusters can share one
+  ZooKeeper.
+- Broker ``i`` (ids 1..N) is ``python -m kafkapy`` with ``broker.id=i``, a port reserved at
+  construction (kept across restarts, so clients' bootstrap lists stay valid), its own
+  ``log.dirs`` under the cluster's directory, ``zookeeper.connect`` and the caller's settings.
+  Its log goes to ``broker-<i>.log`` there. ``start`` returns once every broker has registered
+  in ZooKeeper (``/brokers/ids/<i>``) and accepts connections; every wait is bounded by
+  ``timeout`` and fails with the end of the broker's log.
+- Faults: ``kill`` (SIGKILL: no shutdown at all; ZooKeeper drops the registration after
+  ``zookeeper.session.timeout.ms``), ``stop`` (SIGTERM: the broker's clean shutdown),
+  ``pause`` / ``resume`` (SIGSTOP / SIGCONT: a broker frozen past its session timeout comes back
+  to find its session expired), ``restart``; the same for ZooKeeper itself through
+  ``zookeeper``.
+- Inspection reads ZooKeeper directly: ``registered()`` (broker ids with a live registration),
+  ``broker_epoch(i)``.
+
+Not thread-safe: one owner drives it. ``close()`` (or leaving the ``with`` block) stops every
+broker cleanly (SIGKILL after a grace period), then ZooKeeper, and removes a directory it made.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any, TypeVar
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError
+
+from kafkapy.zk.zookeeper_server import ZooKeeperServer, four_letter_word
+
+__all__ = ["Cluster", "ClusterBroker"]
+
+T = TypeVar("T")
+_chroots = itertools.count()
+
+
+def _free_port(host: str) -> int:
+    with socket.socket() as s:
+        s.bind((host, 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+class ClusterBroker:
+    """One broker process of a Cluster."""
+
+    def __init__(self, cluster: Cluster, broker_id: int, port: int) -> None:
+        self.cluster = cluster
+        self.broker_id = broker_id
+        self.port = port
+        self.data_dir = cluster.dir / f"broker-{broker_id}"
+        self.log_path = cluster.dir / f"broker-{broker_id}.log"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def bootstrap(self) -> str:
+        return f"{self.cluster.host}:{self.port}"
+
+    @property
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def argv(self) -> list[str]:
+        settings: dict[str, str] = {
+            "broker.id": str(self.broker_id),
+            "listeners": f"PLAINTEXT://{self.cluster.host}:{self.port}",
+            "log.dirs": str(self.data_dir),
+            "zookeeper.connect": self.cluster.zookeeper_connect,
+            **{k: str(v) for k, v in self.cluster.settings.items()},
+        }
+        argv = [sys.executable, "-m", "kafkapy", "--log-level", self.cluster.log_level]
+        for key, value in settings.items():
+            argv += ["--override", f"{key}={value}"]
+        return argv
+
+    def start(self) -> None:
+        if self.running:
+            raise RuntimeError(f"broker {self.broker_id} is already running")
+        with open(self.log_path, "ab") as log:
+            self.proc = subprocess.Popen(self.argv(), stdout=log, stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL, start_new_session=True,
+                                         env=self.cluster.env)
+
+    def log_tail(self, lines: int = 40) -> str:
+        with contextlib.suppress(OSError):
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        return ""
+
+    def signal(self, sig: int) -> None:
+        if self.running:
+            assert self.proc is not None
+            os.kill(self.proc.pid, sig)
+
+
+class Cluster:
+    """A ZooKeeper and ``brokers`` kafkapy broker processes (ids 1..brokers)."""
+
+    def __init__(self, brokers: int = 3, settings: Mapping[str, object] | None = None, *,
+                 data_dir: str | os.PathLike[str] | None = None,
+                 zookeeper_connect: str | None = None, host: str = "127.0.0.1",
+                 timeout: float = 60.0, log_level: str = "INFO") -> None:
+        if brokers < 1:
+            raise ValueError(f"a cluster has at least one broker, not {brokers}")
+        self.host = host
+        self.timeout = timeout
+        self.log_level = log_level
+        self.settings: dict[str, object] = dict(settings or {})
+        self._own_dir = data_dir is None
+        self.dir = Path(data_dir) if data_dir is not None else \
+            Path(tempfile.mkdtemp(prefix="kafkapy-cluster-"))
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.zookeeper: ZooKeeperServer | None = None
+        self._external_zk = zookeeper_connect
+        self._chroot = f"/kafkapy-{os.getpid()}-{next(_chroots)}"
+        self.brokers = {i: ClusterBroker(self, i, _free_port(host))
+                        for i in range(1, brokers + 1)}
+        # Brokers import kafkapy from where this process did (a source tree or site-packages).
+        package_root = str(Path(__file__).resolve().parent.parent)
+        path = os.environ.get("PYTHONPATH")
+        self.env = {**os.environ,
+                    "PYTHONPATH": package_root + (os.pathsep + path if path else "")}
+        self._zk_client: Any = None
+
+    # ===================================================================== lifecycle
+
+    @property
+    def zookeeper_connect(self) -> str:
+        if self._external_zk is not None:
+            return self._external_zk.rstrip("/") + self._chroot
+        assert self.zookeeper is not None, "the cluster is not started"
+        return self.zookeeper.connect_string + self._chroot
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return ",".join(b.bootstrap for b in self.brokers.values())
+
+    def start(self) -> Cluster:
+        """Start ZooKeeper (unless external) and every broker; returns once all are
+        registered and accept connections. Raises (with the broker's log) otherwise."""
+        try:
+            if self._external_zk is None:
+                self.zookeeper = ZooKeeperServer(self.dir / "zookeeper", host=self.host,
+                                                 timeout=self.timeout).start()
+            for broker in self.brokers.values():
+                broker.start()
+            for broker_id in self.brokers:
+                self.wait_for_broker(broker_id)
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def close(self) -> None:
+        for broker_id in self.brokers:
+            with contextlib.suppress(Exception):
+                self.stop(broker_id)
+        if self._zk_client is not None:
+            client, self._zk_client = self._zk_client, None
+            with contextlib.suppress(Exception):
+                client.stop()
+                client.close()
+        if self.zookeeper is not None:
+            self.zookeeper.stop()
+        if self._own_dir:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+    def __enter__(self) -> Cluster:
+        return self.start()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    # ===================================================================== faults
+
+    def kill(self, broker_id: int) -> None:
+        """SIGKILL: the broker stops dead, its ZooKeeper session expires later."""
+        broker = self.brokers[broker_id]
+        broker.signal(signal.SIGCONT)
+        broker.signal(signal.SIGKILL)
+        if broker.proc is not None:
+            broker.proc.wait()
+
+    def stop(self, broker_id: int, grace: float | None = None) -> None:
+        """SIGTERM and wait for the broker's clean shutdown (SIGKILL after ``grace``)."""
+        broker = self.brokers[broker_id]
+        if not broker.running:
+            return
+        assert broker.proc is not None
+        broker.signal(signal.SIGCONT)
+        broker.signal(signal.SIGTERM)
+        try:
+            broker.proc.wait(self.timeout if grace is None else grace)
+        except subprocess.TimeoutExpired:
+            self.kill(broker_id)
+
+    def pause(self, broker_id: int) -> None:
+        """SIGSTOP: the broker freezes (no heartbeats to ZooKeeper, no answers)."""
+        self.brokers[broker_id].signal(signal.SIGSTOP)
+
+    def resume(self, broker_id: int) -> None:
+        self.brokers[broker_id].signal(signal.SIGCONT)
+
+    def restart(self, broker_id: int) -> None:
+        """Stop the broker if it runs, start it again (same id, data and port) and wait for
+        its registration."""
+        self.stop(broker_id)
+        self.brokers[broker_id].start()
+        self.wait_for_broker(broker_id)
+
+    # ================================================================= inspection
+
+    def _zk(self) -> Any:
+        # Rooted at the ensemble's top, not at the cluster's chroot: the chroot may not exist
+        # before the first broker creates it (kazoo warns about a missing chroot).
+        if self._zk_client is None:
+            client = KazooClient(hosts=self.zookeeper_connect.partition("/")[0], timeout=10)
+            client.start(timeout=self.timeout)
+            self._zk_client = client
+        return self._zk_client
+
+    def _path(self, path: str) -> str:
+        return "/" + self.zookeeper_connect.partition("/")[2] + path
+
+    def registered(self) -> set[int]:
+        """The broker ids registered in ZooKeeper now."""
+        client = self._zk()
+        try:
+            children = client.get_children(self._path("/brokers/ids"))
+        except NoNodeError:
+            return set()
+        return {int(c) for c in children}
+
+    def broker_epoch(self, broker_id: int) -> int | None:
+        """The czxid of the broker's registration (KIP-380's broker epoch), None if absent."""
+        stat = self._zk().exists(self._path(f"/brokers/ids/{broker_id}"))
+        return None if stat is None else int(stat.czxid)
+
+    def wait_until(self, condition: Callable[[], T], what: str,
+                   timeout: float | None = None, broker_id: int | None = None) -> T:
+        """Poll ``condition`` until it is true; its value. Raises TimeoutError naming
+        ``what`` (with the broker's log when one is named)."""
+        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
+        while True:
+            value = condition()
+            if value:
+                return value
+            if time.monotonic() > deadline:
+                tail = "" if broker_id is None else \
+                    f"\nbroker {broker_id}'s log:\n{self.brokers[broker_id].log_tail()}"
+                raise TimeoutError(f"timed out waiting for {what}{tail}")
+            time.sleep(0.05)
+
+    def wait_for_broker(self, broker_id: int, timeout: float | None = None) -> None:
+        """Until the broker is registered and answers on its port. Raises RuntimeError at
+        once if its process exited."""
+        broker = self.brokers[broker_id]
+
+        def ready() -> bool:
+            if broker.proc is not None and broker.proc.poll() is not None:
+                raise RuntimeError(f"broker {broker_id} exited with {broker.proc.returncode}:"
+                                   f"\n{broker.log_tail()}")
+            if broker_id not in self.registered():
+                return False
+            with contextlib.suppress(OSError), \
+                    socket.create_connection((self.host, broker.port), timeout=1):
+                return True
+            return False
+
+        self.wait_until(ready, f"broker {broker_id} to register and listen", timeout,
+                        broker_id)
+
+    def wait_for_unregistered(self, broker_ids: int | Iterable[int],
+                              timeout: float | None = None) -> None:
+        ids = {broker_ids} if isinstance(broker_ids, int) else set(broker_ids)
+        self.wait_until(lambda: not ids & self.registered(),
+                        f"broker(s) {sorted(ids)} to leave ZooKeeper", timeout)
+
+    def zookeeper_ok(self) -> bool:
+        return self.zookeeper is not None and \
+            four_letter_word(self.zookeeper.host, self.zookeeper.port, "ruok") == "imok"
