@@ -7,6 +7,8 @@
   uses ``log`` without a broker, pulls in no event loop.
 - ``network`` knows frames, not Kafka APIs: of kafkapy it imports only itself, the compiled
   framer and the errors (never protocol messages, the server or the log).
+- the transaction coordinator reaches the broker through ``coordinator.partition_port`` only:
+  it never imports ``server`` or ``network`` (not even for type checking);
 - nothing in ``kafkapy`` imports pyspark (the DataSource lives outside the package).
 """
 
@@ -72,6 +74,13 @@ def test_network_imports_no_api_layer(path: Path) -> None:
     for name in imports_of(path):
         if name.startswith("kafkapy"):
             assert name.startswith(allowed), f"{_rel(path)} imports {name}"
+
+
+@pytest.mark.parametrize("path", modules("coordinator/transaction"), ids=_rel)
+def test_the_transaction_coordinator_is_below_the_server(path: Path) -> None:
+    for name in imports_of(path):
+        assert not name.startswith(("kafkapy.server", "kafkapy.network")), \
+            f"{_rel(path)} imports {name}"
 
 
 def test_the_checks_see_real_imports() -> None:
