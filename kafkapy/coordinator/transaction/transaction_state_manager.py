@@ -147,6 +147,7 @@ class TransactionStateManager:
         # Partitions loaded or loading: the leader epoch they are (being) loaded at.
         self._epochs: dict[int, int] = {}
         self._transactions: dict[str, TransactionMetadata] = {}
+        self._topic_partitions: int | None = None
         self._end_offsets: dict[int, int] = {}       # after this broker's last append
         self._nursery: trio.Nursery | None = None
         self._queued: list[tuple[int, int]] = []     # elections before run started
@@ -154,12 +155,20 @@ class TransactionStateManager:
 
     # ================================================================ partitions
 
+    def _topic_partition_count(self) -> int | None:
+        """The topic's partition count, None while it does not exist. Read once it exists:
+        Kafka fixes it too (``transactionTopicPartitionCount``), every id's partition depends
+        on it."""
+        if self._topic_partitions is None:
+            info = self.partitions.topics().get(TRANSACTION_STATE_TOPIC)
+            if info is not None:
+                self._topic_partitions = info.partitions
+        return self._topic_partitions
+
     @property
     def num_partitions(self) -> int:
-        info = self.partitions.topics().get(TRANSACTION_STATE_TOPIC)
-        if info is not None:
-            return info.partitions
-        return self.config().transaction_state_log_num_partitions
+        count = self._topic_partition_count()
+        return self.config().transaction_state_log_num_partitions if count is None else count
 
     def partition_for(self, transactional_id: str) -> int:
         """The ``__transaction_state`` partition of ``transactional_id`` (Kafka's
@@ -184,7 +193,7 @@ class TransactionStateManager:
         FindCoordinator for a transactional id); the broker then elects this manager for its
         partitions, which load at once (they are empty). Raises what topic creation raises
         (KafkaError subclasses, OSError when the metadata cannot be written)."""
-        if TRANSACTION_STATE_TOPIC in self.partitions.topics():
+        if self._topic_partition_count() is not None:
             return
         cfg = self.config()
         self.partitions.create_internal_topic(
@@ -203,7 +212,7 @@ class TransactionStateManager:
             raise CoordinatorLoadInProgressError(
                 f"the coordinator is loading the transactions of partition {p} of "
                 f"{TRANSACTION_STATE_TOPIC}")
-        if p not in self._epochs and TRANSACTION_STATE_TOPIC in self.partitions.topics():
+        if p not in self._epochs and self._topic_partition_count() is not None:
             raise NotCoordinatorError(f"this broker does not lead partition {p} of "
                                       f"{TRANSACTION_STATE_TOPIC}")
 
