@@ -103,7 +103,7 @@ class TransactionCoordinator:
                                              on_loaded=self._on_partition_loaded)
         self.producer_ids = ProducerIdManager(producer_id_blocks)
         self._scope: trio.CancelScope | None = None
-        self._nursery: trio.Nursery | None = None
+        self._round_due = trio.Event()
         # Transactional ids whose markers are being written: the marker writes await the
         # flush policy, so the background task must not start the same completion again.
         self._completing: set[str] = set()
@@ -114,7 +114,6 @@ class TransactionCoordinator:
                   ) -> None:
         with trio.CancelScope() as self._scope:
             async with trio.open_nursery() as nursery:
-                self._nursery = nursery
                 await nursery.start(self.state.run)
                 nursery.start_soon(self._background)
                 task_status.started()
@@ -138,14 +137,17 @@ class TransactionCoordinator:
         self.state.on_resign(partition, leader_epoch)
 
     def _on_partition_loaded(self, partition: int) -> None:
-        if self._nursery is not None:
-            self._nursery.start_soon(self._round)
+        self._round_due.set()
 
     async def _background(self) -> None:
+        """One round every interval, and one as soon as a partition is loaded; one task, so
+        rounds never overlap."""
         while True:
-            await trio.sleep(
-                self.config().transaction_abort_timed_out_transaction_cleanup_interval_ms
-                / 1000)
+            with trio.move_on_after(
+                    self.config().transaction_abort_timed_out_transaction_cleanup_interval_ms
+                    / 1000):
+                await self._round_due.wait()
+            self._round_due = trio.Event()
             await self._round()
 
     async def _round(self) -> None:
@@ -303,8 +305,7 @@ class TransactionCoordinator:
         if m.state == S.ONGOING:
             self.state.append_transition(m, m.prepare_abort_or_commit(
                 S.PREPARE_COMMIT if commit else S.PREPARE_ABORT, self.time.milliseconds()))
-            await self.state.wait_committed(transactional_id)
-            await self._complete(m)
+            await self._commit_prepared(m)
             return
         done = S.COMPLETE_COMMIT if commit else S.COMPLETE_ABORT
         preparing = S.PREPARE_COMMIT if commit else S.PREPARE_ABORT
@@ -331,7 +332,17 @@ class TransactionCoordinator:
         except KafkaError:
             m.producer_epoch, m.last_producer_epoch = old_epoch, old_last
             raise
-        await self.state.wait_committed(m.transactional_id)
+        await self._commit_prepared(m)
+
+    async def _commit_prepared(self, m: TransactionMetadata) -> None:
+        """Wait for ``m``'s PrepareCommit / PrepareAbort record to be committed, then
+        complete it; the id counts as being completed throughout, so that the background
+        task does not write the same markers meanwhile."""
+        self._completing.add(m.transactional_id)
+        try:
+            await self.state.wait_committed(m.transactional_id)
+        finally:
+            self._completing.discard(m.transactional_id)
         await self._complete(m)
 
     async def _complete(self, m: TransactionMetadata) -> bool:
