@@ -631,3 +631,23 @@ def test_a_broker_without_the_topic_loads_nothing() -> None:
         assert TRANSACTION_STATE_TOPIC not in broker.partitions.topics()
 
     run(test)
+
+
+def test_an_election_before_run_loads_once_it_runs() -> None:
+    async def test(broker: Broker) -> None:
+        first = await broker.manager()
+        init(first, "x", 1)
+        first.shutdown()
+        manager = TransactionStateManager(broker.partitions, lambda: broker.config,
+                                          broker.time)
+        broker.partitions.register(TRANSACTION_STATE_TOPIC, manager)
+        broker.partitions.start()
+        with pytest.raises(CoordinatorLoadInProgressError):
+            manager.get("x")
+        assert broker.nursery is not None
+        await broker.nursery.start(manager.run)
+        await loaded(manager)
+        md = manager.get("x")
+        assert md is not None and md.producer_epoch == 0
+
+    run(test)
