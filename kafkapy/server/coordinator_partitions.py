@@ -37,14 +37,13 @@ from kafkapy.coordinator.partition_port import (
 )
 from kafkapy.errors import KafkaError, UnknownServerError
 from kafkapy.log.producer_state import AppendOrigin
-from kafkapy.protocol.records import build_control_batch
+from kafkapy.protocol.records import CONTROL_ABORT, CONTROL_COMMIT, build_control_batch
 
 if TYPE_CHECKING:
     from kafkapy.server.kafka_server import KafkaServer
 
-__all__ = ["ABORT_MARKER", "COMMIT_MARKER", "BrokerCoordinatorPartitions"]
+__all__ = ["BrokerCoordinatorPartitions"]
 
-ABORT_MARKER, COMMIT_MARKER = 0, 1
 _OFFSETS_TOPIC = "__consumer_offsets"
 
 
@@ -129,7 +128,7 @@ class BrokerCoordinatorPartitions:
         results: dict[TopicPartition, KafkaError | None] = {}
         offsets_partitions: set[int] = set()
         for tp in partitions:
-            batch = build_control_batch(COMMIT_MARKER if commit else ABORT_MARKER,
+            batch = build_control_batch(CONTROL_COMMIT if commit else CONTROL_ABORT,
                                         coordinator_epoch, producer_id=producer_id,
                                         producer_epoch=producer_epoch,
                                         timestamp_ms=server.time.milliseconds())

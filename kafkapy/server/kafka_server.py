@@ -36,6 +36,7 @@ from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.config import BrokerConfig, Endpoint
 from kafkapy.coordinator.group.group_coordinator import GroupCoordinator
 from kafkapy.coordinator.transaction.transaction_coordinator import TransactionCoordinator
+from kafkapy.coordinator.transaction.transaction_state_manager import TRANSACTION_STATE_TOPIC
 from kafkapy.log.log_manager import LogManager, MetaPropertiesError, read_meta_properties
 from kafkapy.network.request_channel import RequestChannel
 from kafkapy.network.socket_server import SocketServer
@@ -142,7 +143,12 @@ class KafkaServer:
         self.replica_manager = ReplicaManager(self.node_id, self.log_manager)
         self._reconcile_logs()
         self.group_coordinator = GroupCoordinator(self)
-        self.transaction_coordinator = TransactionCoordinator(self)
+        self.transaction_coordinator = TransactionCoordinator(
+            self.coordinator_partitions, self.coordinator_partitions,
+            self.coordinator_partitions, lambda: self.config, self.time)
+        self.coordinator_partitions.register(TRANSACTION_STATE_TOPIC,
+                                             self.transaction_coordinator)
+        self.coordinator_partitions.register_txn_completion(self.group_coordinator)
         channel = RequestChannel(cfg.queued_max_requests)
         self.apis = KafkaApis(server=self)
         pool = KafkaRequestHandlerPool(channel, self.apis, cfg.num_io_threads)
@@ -163,6 +169,7 @@ class KafkaServer:
                 await nursery.start(self.log_manager.run)
                 await nursery.start(self.group_coordinator.run)
                 await nursery.start(self.transaction_coordinator.run)
+                self.coordinator_partitions.start()
                 await nursery.start(pool.run)
                 await nursery.start(self._serve_sockets)
                 self.metadata_cache = MetadataCache(

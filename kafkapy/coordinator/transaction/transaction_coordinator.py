@@ -2,6 +2,11 @@
 transaction (Kafka's ``TransactionCoordinator`` with its marker channel, for one broker that
 leads every partition).
 
+- The coordinator holds the transactional ids of the ``__transaction_state`` partitions this
+  broker leads: the broker elects it (``on_become_leader`` / ``on_resign``, through the
+  coordinators' port), its ``TransactionStateManager`` loads and drops them; ids of a
+  partition being loaded answer COORDINATOR_LOAD_IN_PROGRESS, of one not led here
+  NOT_COORDINATOR.
 - InitProducerId without a transactional id hands out a fresh producer id at epoch 0 (an
   idempotent producer); with one, it bumps the id's epoch (fencing older producers of the id:
   KIP-98 zombie fencing; KIP-360 retries with the expected producer id and epoch), rotating to
@@ -12,33 +17,44 @@ leads every partition).
   ``__consumer_offsets`` partition for offsets); EndTxn writes PrepareCommit / PrepareAbort,
   then a transaction marker (a control batch carrying the producer id, epoch and this
   coordinator's epoch) into every partition of the transaction, then CompleteCommit /
-  CompleteAbort. Kafka sends the markers with WriteTxnMarkers to each partition's leader;
-  here every leader is this broker, so they are appended directly, in order, before EndTxn
-  is answered: a client's next transaction never waits on CONCURRENT_TRANSACTIONS for them.
-  A marker reaching ``__consumer_offsets`` makes the group coordinator commit or drop the
-  transaction's pending offsets.
+  CompleteAbort. The markers go through the ``TxnMarkerWriter`` (Kafka's
+  ``TransactionMarkerChannelManager``: WriteTxnMarkers to each partition's leader; here the
+  broker appends them), in order, before EndTxn is answered: a client's next transaction
+  never waits on CONCURRENT_TRANSACTIONS for them. A marker reaching ``__consumer_offsets``
+  makes the group coordinator commit or drop the transaction's pending offsets (the marker
+  writer tells it).
 - A transaction left in PrepareCommit / PrepareAbort (a crash between the two records, or a
-  marker that could not be written) is completed by the background task: after loading and
-  every ``transaction.abort.timed.out.transaction.cleanup.interval.ms``, which also aborts
-  Ongoing transactions older than their ``transaction.timeout.ms`` and fences their
-  producers (the bumped epoch is written with the abort and carried by its markers).
+  marker that could not be written) is completed by the background task: after its
+  partition is loaded and every
+  ``transaction.abort.timed.out.transaction.cleanup.interval.ms``, which also aborts Ongoing
+  transactions older than their ``transaction.timeout.ms`` and fences their producers (the
+  bumped epoch is written with the abort and carried by its markers).
 
 Every call runs on the broker's event loop and is synchronous between its awaits, so a
-prepare, its append and its completion never interleave with another request's.
+prepare, its append and its completion never interleave with another request's. Callers: the
+transaction handlers (``kafkapy.server.handlers.transaction``), FindCoordinator
+(``state.ensure_topic``), the Produce path (``verify_partition``) and the broker's port
+(leadership); ``KafkaServer`` starts ``run`` in its nursery.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-import time
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable
 
 import trio
 
+from kafkapy.common.time import Time
 from kafkapy.common.topic_partition import TopicPartition
+from kafkapy.config import BrokerConfig
 from kafkapy.coordinator.group.group_metadata_manager import OFFSETS_TOPIC
+from kafkapy.coordinator.internal_topic import partition_for
+from kafkapy.coordinator.partition_port import (
+    CoordinatorPartitions,
+    ProducerIdBlocks,
+    TxnMarkerWriter,
+)
 from kafkapy.coordinator.transaction.producer_id_manager import ProducerIdManager
 from kafkapy.coordinator.transaction.transaction_metadata import (
     TransactionMetadata,
@@ -47,7 +63,6 @@ from kafkapy.coordinator.transaction.transaction_metadata import (
     is_epoch_exhausted,
 )
 from kafkapy.coordinator.transaction.transaction_state_manager import TransactionStateManager
-from kafkapy.coordinator.transaction.txn_markers import write_markers
 from kafkapy.errors import (
     ConcurrentTransactionsError,
     InvalidProducerEpochError,
@@ -63,9 +78,6 @@ from kafkapy.errors import (
     UnknownTopicOrPartitionError,
 )
 
-if TYPE_CHECKING:
-    from kafkapy.server.kafka_server import KafkaServer
-
 __all__ = ["TransactionCoordinator"]
 
 log = logging.getLogger(__name__)
@@ -73,16 +85,25 @@ log = logging.getLogger(__name__)
 S = TransactionState
 
 
-def _now_ms() -> int:
-    return int(time.time() * 1000)
-
-
 class TransactionCoordinator:
-    def __init__(self, server: KafkaServer) -> None:
-        self.server = server
-        self.state = TransactionStateManager(server)
-        self.producer_ids = ProducerIdManager(server.metadata_store)
+    """The transaction coordinator of one broker: ``partitions`` (the port to the broker's
+    partitions), ``markers`` (writes transaction markers), ``producer_id_blocks`` (where
+    producer ids come from), ``config`` (returns the live broker config), ``time`` (the
+    broker's clock). Register it with the broker for ``__transaction_state`` (it is a
+    ``LeadershipListener``) and start ``run`` before the broker elects it."""
+
+    def __init__(self, partitions: CoordinatorPartitions, markers: TxnMarkerWriter,
+                 producer_id_blocks: ProducerIdBlocks, config: Callable[[], BrokerConfig],
+                 time: Time) -> None:
+        self.partitions = partitions
+        self.markers = markers
+        self.config = config
+        self.time = time
+        self.state = TransactionStateManager(partitions, config, time,
+                                             on_loaded=self._on_partition_loaded)
+        self.producer_ids = ProducerIdManager(producer_id_blocks)
         self._scope: trio.CancelScope | None = None
+        self._round_due = trio.Event()
         # Transactional ids whose markers are being written: the marker writes await the
         # flush policy, so the background task must not start the same completion again.
         self._completing: set[str] = set()
@@ -102,17 +123,39 @@ class TransactionCoordinator:
         if self._scope is not None:
             self._scope.cancel()
 
+    # ============================================================== leadership
+
+    def on_become_leader(self, partition: int, leader_epoch: int) -> None:
+        """The broker leads ``partition`` of ``__transaction_state`` at ``leader_epoch``:
+        load its transactional ids (COORDINATOR_LOAD_IN_PROGRESS for them meanwhile); once
+        loaded, what they left prepared is completed and what timed out is aborted."""
+        self.state.on_become_leader(partition, leader_epoch)
+
+    def on_resign(self, partition: int, leader_epoch: int | None) -> None:
+        """The broker no longer leads ``partition``: its ids answer NOT_COORDINATOR (a
+        transaction being completed for one of them stops at its next write)."""
+        self.state.on_resign(partition, leader_epoch)
+
+    def _on_partition_loaded(self, partition: int) -> None:
+        self._round_due.set()
+
     async def _background(self) -> None:
-        await self.state.loaded.wait()
-        interval = self.server.config.\
-            transaction_abort_timed_out_transaction_cleanup_interval_ms / 1000
+        """One round every interval, and one as soon as a partition is loaded; one task, so
+        rounds never overlap."""
         while True:
-            try:
-                await self.complete_prepared()
-                await self.abort_timed_out(_now_ms())
-            except Exception:
-                log.exception("Completing or aborting transactions failed")
-            await trio.sleep(interval)
+            with trio.move_on_after(
+                    self.config().transaction_abort_timed_out_transaction_cleanup_interval_ms
+                    / 1000):
+                await self._round_due.wait()
+            self._round_due = trio.Event()
+            await self._round()
+
+    async def _round(self) -> None:
+        try:
+            await self.complete_prepared()
+            await self.abort_timed_out(self.time.milliseconds())
+        except Exception:
+            log.exception("Completing or aborting transactions failed")
 
     # =========================================================== InitProducerId
 
@@ -131,10 +174,10 @@ class TransactionCoordinator:
         if not self.state.validate_transaction_timeout_ms(txn_timeout_ms):
             raise InvalidTransactionTimeoutError(
                 f"transaction timeout {txn_timeout_ms} ms is not in (0, "
-                f"{self.server.config.transaction_max_timeout_ms}] "
+                f"{self.config().transaction_max_timeout_ms}] "
                 f"(transaction.max.timeout.ms)")
         self.state.ensure_topic()
-        now = _now_ms()
+        now = self.time.milliseconds()
         m = self.state.get(transactional_id)
         if m is None:
             m = self.state.put_if_absent(TransactionMetadata(
@@ -173,7 +216,7 @@ class TransactionCoordinator:
             transit = m.prepare_increment_producer_epoch(
                 txn_timeout_ms, None if expected is None else expected[1], now)
         self.state.append_transition(m, transit)
-        await self.state.flush_if_due(transactional_id)
+        await self.state.wait_committed(transactional_id)
         return m.producer_id, m.producer_epoch
 
     # ====================================================== AddPartitions / AddOffsets
@@ -205,15 +248,31 @@ class TransactionCoordinator:
         if m.state not in (S.EMPTY, S.ONGOING, S.COMPLETE_COMMIT, S.COMPLETE_ABORT):
             raise InvalidTxnStateError(f"transactional id {transactional_id} cannot add "
                                        f"partitions in state {m.state.kafka_name}")
-        self.state.append_transition(m, m.prepare_add_partitions(tps, _now_ms()))
-        await self.state.flush_if_due(transactional_id)
+        self.state.append_transition(m, m.prepare_add_partitions(tps,
+                                                                 self.time.milliseconds()))
+        await self.state.wait_committed(transactional_id)
 
     async def add_offsets(self, transactional_id: str, producer_id: int, epoch: int,
                           group_id: str) -> None:
-        gm = self.server.group_coordinator.manager
-        gm.ensure_topic()
         await self.add_partitions(transactional_id, producer_id, epoch,
-                                  [TopicPartition(OFFSETS_TOPIC, gm.partition_for(group_id))])
+                                  [self._offsets_partition(group_id)])
+
+    def _offsets_partition(self, group_id: str) -> TopicPartition:
+        """The group's ``__consumer_offsets`` partition, the topic created first as the group
+        coordinator creates it (Kafka's AddOffsetsToTxn asks the group coordinator's
+        ``partitionFor``; the topic exists by then unless the client skipped
+        FindCoordinator)."""
+        cfg = self.config()
+        info = self.partitions.topics().get(OFFSETS_TOPIC)
+        if info is None:
+            self.partitions.create_internal_topic(
+                OFFSETS_TOPIC, cfg.offsets_topic_num_partitions, -1,
+                {"cleanup.policy": "compact",
+                 "segment.bytes": str(cfg.offsets_topic_segment_bytes),
+                 "compression.type": "producer"})
+            info = self.partitions.topics().get(OFFSETS_TOPIC)
+        count = cfg.offsets_topic_num_partitions if info is None else info.partitions
+        return TopicPartition(OFFSETS_TOPIC, partition_for(group_id, count))
 
     def verify_partition(self, transactional_id: str, producer_id: int, epoch: int,
                          tp: TopicPartition) -> None:
@@ -245,9 +304,8 @@ class TransactionCoordinator:
         wanted = "commit" if commit else "abort"
         if m.state == S.ONGOING:
             self.state.append_transition(m, m.prepare_abort_or_commit(
-                S.PREPARE_COMMIT if commit else S.PREPARE_ABORT, _now_ms()))
-            await self.state.flush_if_due(transactional_id)
-            await self._complete(m)
+                S.PREPARE_COMMIT if commit else S.PREPARE_ABORT, self.time.milliseconds()))
+            await self._commit_prepared(m)
             return
         done = S.COMPLETE_COMMIT if commit else S.COMPLETE_ABORT
         preparing = S.PREPARE_COMMIT if commit else S.PREPARE_ABORT
@@ -269,12 +327,22 @@ class TransactionCoordinator:
         m.pending_state = None
         m.producer_epoch, m.last_producer_epoch = fence.producer_epoch, -1
         try:
-            self.state.append_transition(m, m.prepare_abort_or_commit(S.PREPARE_ABORT,
-                                                                      _now_ms()))
+            self.state.append_transition(m, m.prepare_abort_or_commit(
+                S.PREPARE_ABORT, self.time.milliseconds()))
         except KafkaError:
             m.producer_epoch, m.last_producer_epoch = old_epoch, old_last
             raise
-        await self.state.flush_if_due(m.transactional_id)
+        await self._commit_prepared(m)
+
+    async def _commit_prepared(self, m: TransactionMetadata) -> None:
+        """Wait for ``m``'s PrepareCommit / PrepareAbort record to be committed, then
+        complete it; the id counts as being completed throughout, so that the background
+        task does not write the same markers meanwhile."""
+        self._completing.add(m.transactional_id)
+        try:
+            await self.state.wait_committed(m.transactional_id)
+        finally:
+            self._completing.discard(m.transactional_id)
         await self._complete(m)
 
     async def _complete(self, m: TransactionMetadata) -> bool:
@@ -284,9 +352,9 @@ class TransactionCoordinator:
         commit = m.state == S.PREPARE_COMMIT
         self._completing.add(m.transactional_id)
         try:
-            results = await write_markers(self.server, m.producer_id, m.producer_epoch, commit,
-                                          self.state.coordinator_epoch(m.transactional_id),
-                                          sorted(m.topic_partitions))
+            results = await self.markers.write_txn_markers(
+                m.producer_id, m.producer_epoch, commit,
+                self.state.coordinator_epoch(m.transactional_id), sorted(m.topic_partitions))
         finally:
             self._completing.discard(m.transactional_id)
         failed = {tp: e for tp, e in results.items()
@@ -297,8 +365,8 @@ class TransactionCoordinator:
                             "COMMIT" if commit else "ABORT", m.transactional_id,
                             m.producer_id, tp, e)
             return False
-        self.state.append_transition(m, m.prepare_complete(_now_ms()))
-        await self.state.flush_if_due(m.transactional_id)
+        self.state.append_transition(m, m.prepare_complete(self.time.milliseconds()))
+        await self.state.wait_committed(m.transactional_id)
         return True
 
     # =============================================================== background
@@ -358,7 +426,7 @@ class TransactionCoordinator:
         unknown = [s for s in states if S.from_kafka_name(s) is None]
         wanted = {S.from_kafka_name(s) for s in states} - {None}
         pids = set(producer_ids)
-        now = _now_ms()
+        now = self.time.milliseconds()
         out = []
         for m in self.state.all():
             if (states and m.state not in wanted) or (pids and m.producer_id not in pids):

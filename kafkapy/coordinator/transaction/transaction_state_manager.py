@@ -3,8 +3,8 @@
 
 Theory of operation
 -------------------
-Kafka's ``TransactionStateManager`` for one broker that leads every partition of the topic
-(the model is :class:`~kafkapy.coordinator.group.group_metadata_manager.GroupMetadataManager`):
+Kafka's ``TransactionStateManager``, over the coordinators' port to the broker
+(:mod:`kafkapy.coordinator.partition_port`):
 
 - the topic is created (compacted, uncompressed, ``transaction.state.log.num.partitions``
   partitions, ``transaction.state.log.segment.bytes``) the first time a transition is
@@ -13,16 +13,26 @@ Kafka's ``TransactionStateManager`` for one broker that leads every partition of
   clamped to the live brokers (one), or no write could ever succeed;
 - a transactional id lives in partition ``abs(javaHash(id)) % partitions`` (Kafka's
   ``partitionFor``), so its records stay in order in one log;
+- the manager holds the ids of the partitions this broker leads, and only those. The broker
+  says which (``on_become_leader(p, epoch)`` / ``on_resign(p, epoch)``, Kafka's
+  ``loadTransactionsForTxnTopicPartition`` / ``removeTransactionsForTxnTopicPartition``):
+  becoming leader reads partition ``p`` back from its log start to its high watermark in the
+  background (later records win, tombstones remove) while calls for its ids raise
+  COORDINATOR_LOAD_IN_PROGRESS; an empty partition (a topic just created) is loaded at once.
+  Resigning forgets its ids: NOT_COORDINATOR for them from then on, as for every id of a
+  partition not led here. The leader epoch a partition was loaded at is the coordinator epoch
+  its markers carry; an election older than it (or the same one again) is ignored, a newer
+  one reloads. Before the topic exists every id is this broker's (it will lead every
+  partition it creates) and has no state;
 - one ``TransactionMetadata`` per transactional id is kept in memory (the cache). A change is
-  prepared on the metadata (``prepare_*``: ``pending_state`` set), written here as one record
-  with acks=all semantics (``append_transition``), and applied to the metadata only once the
-  append succeeded (``complete_transition``); a failed append clears the pending state and
-  raises the error Kafka answers clients with. Expired ids get a tombstone (``remove``);
-- at startup every existing partition is read back from its log start to its high watermark
-  in the background (later records win, tombstones remove), while calls for its ids raise
-  COORDINATOR_LOAD_IN_PROGRESS; ``loaded`` is set when every partition is in. Transactions
-  loaded in PrepareCommit or PrepareAbort had their markers cut short by the shutdown: the
-  coordinator finds them with ``pending_completions`` and writes the markers again;
+  prepared on the metadata (``prepare_*``: ``pending_state`` set), appended here as one record
+  (``append_transition``), and applied to the metadata only once the append succeeded
+  (``complete_transition``); a failed append clears the pending state and raises the error
+  Kafka answers clients with. The caller then awaits ``wait_committed`` before it answers.
+  Expired ids get a tombstone (``remove``);
+- transactions loaded in PrepareCommit or PrepareAbort had their markers cut short (a crash,
+  a new leader): the coordinator, told through ``on_loaded``, finds them with
+  ``pending_completions`` and writes the markers again;
 - every ``transaction.remove.expired.transaction.cleanup.interval.ms`` the ids idle in Empty,
   CompleteCommit or CompleteAbort for ``transactional.id.expiration.ms`` are removed
   (Kafka's ``removeExpiredTransactionalIds``, which this manager owns in Kafka too).
@@ -32,33 +42,25 @@ Records that cannot be read while loading (a key that is not a transaction key, 
 value) are logged and skipped; Kafka skips unknown keys too, but stops loading the partition
 at a corrupt record.
 
-Who calls what: the TransactionCoordinator (request handlers) on the broker's event loop;
-everything here is synchronous except ``run`` and ``flush_if_due``, so a prepare, its append
-and its completion happen without another task in between. ``run`` is started by
-``KafkaServer`` in its nursery.
-
-The constructor takes the ``KafkaServer`` and reads through it, at each use: ``config``
-(the live one: dynamic updates apply), ``metadata_store`` (does the topic exist, how many
-partitions), ``admin`` (creates the topic), ``replica_manager`` (the partitions, the fetch
-purgatory to wake consumers of the topic) and ``log_manager`` (the flush policy).
+Who calls what: the TransactionCoordinator (request handlers, its leadership callbacks) on
+the broker's event loop; everything here is synchronous except ``run`` (the loads and the
+expiration rounds, in the coordinator's nursery) and ``wait_committed``, so a prepare, its
+append and its completion happen without another task in between. The configuration is read
+through the ``config`` getter at each use (dynamic updates apply); times come from ``time``.
 """
 
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING
 
 import trio
 
+from kafkapy.common.time import Time
 from kafkapy.common.topic_partition import TopicPartition
-from kafkapy.coordinator.internal_topic import (
-    append_records,
-    flush_if_due,
-    partition_for,
-    read_batches,
-)
+from kafkapy.config import BrokerConfig
+from kafkapy.coordinator.internal_topic import partition_for
+from kafkapy.coordinator.partition_port import CoordinatorPartitions
 from kafkapy.coordinator.transaction.records import (
     TransactionKey,
     read_key,
@@ -86,10 +88,7 @@ from kafkapy.errors import (
     UnknownServerError,
     UnknownTopicOrPartitionError,
 )
-
-if TYPE_CHECKING:
-    from kafkapy.server.kafka_server import KafkaServer
-    from kafkapy.server.partition import Partition
+from kafkapy.protocol.records import build_batch, scan_batches
 
 __all__ = ["TRANSACTION_STATE_TOPIC", "TransactionStateManager"]
 
@@ -100,6 +99,7 @@ _LIVE_BROKERS = 1           # this broker is the whole cluster
 # Bytes a tombstone costs in a batch beyond its key, at most (record framing varints).
 _RECORD_OVERHEAD = 32
 _BATCH_HEADER = 61
+_READ_CHUNK = 1 << 20       # bytes read at a time while loading
 
 _PREPARED = (TransactionState.PREPARE_COMMIT, TransactionState.PREPARE_ABORT)
 
@@ -108,10 +108,6 @@ _COORDINATOR_GONE = (UnknownTopicOrPartitionError, NotEnoughReplicasError,
                      NotEnoughReplicasAfterAppendError, RequestTimedOutError)
 _NOT_COORDINATOR = (NotLeaderOrFollowerError, KafkaStorageError)
 _TOO_LARGE = (MessageTooLargeError, RecordListTooLargeError)
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def append_error(exc: Exception) -> KafkaError:
@@ -132,28 +128,47 @@ def append_error(exc: Exception) -> KafkaError:
 
 
 class TransactionStateManager:
-    """The cache of every transactional id's metadata and its log, ``__transaction_state``.
+    """The cache of the transactional ids of the ``__transaction_state`` partitions this
+    broker leads, and their log.
 
-    ``TransactionStateManager(server)``: ``server`` is the KafkaServer whose ``config``,
-    ``metadata_store``, ``admin``, ``replica_manager`` and ``log_manager`` it uses (see the
-    module). Start ``run`` in the server's nursery before requests arrive.
+    ``partitions`` is the broker (the port), ``config`` returns the live broker config,
+    ``time`` the clock; ``on_loaded(p)`` is called once partition ``p`` is loaded and not
+    empty (the coordinator completes what it left prepared). Start ``run`` before the broker
+    elects the manager's partitions.
     """
 
-    def __init__(self, server: KafkaServer) -> None:
-        self.server = server
+    def __init__(self, partitions: CoordinatorPartitions, config: Callable[[], BrokerConfig],
+                 time: Time, on_loaded: Callable[[int], None] | None = None) -> None:
+        self.partitions = partitions
+        self.config = config
+        self.time = time
+        self.on_loaded = on_loaded
         self.loading: set[int] = set()
-        self.loaded = trio.Event()
+        # Partitions loaded or loading: the leader epoch they are (being) loaded at.
+        self._epochs: dict[int, int] = {}
         self._transactions: dict[str, TransactionMetadata] = {}
+        self._topic_partitions: int | None = None
+        self._end_offsets: dict[int, int] = {}       # after this broker's last append
+        self._nursery: trio.Nursery | None = None
+        self._queued: list[tuple[int, int]] = []     # elections before run started
         self._shut_down = False
 
     # ================================================================ partitions
 
+    def _topic_partition_count(self) -> int | None:
+        """The topic's partition count, None while it does not exist. Read once it exists:
+        Kafka fixes it too (``transactionTopicPartitionCount``), every id's partition depends
+        on it."""
+        if self._topic_partitions is None:
+            info = self.partitions.topics().get(TRANSACTION_STATE_TOPIC)
+            if info is not None:
+                self._topic_partitions = info.partitions
+        return self._topic_partitions
+
     @property
     def num_partitions(self) -> int:
-        record = self.server.metadata_store.topics.get(TRANSACTION_STATE_TOPIC)
-        if record is not None:
-            return record.partitions
-        return self.server.config.transaction_state_log_num_partitions
+        count = self._topic_partition_count()
+        return self.config().transaction_state_log_num_partitions if count is None else count
 
     def partition_for(self, transactional_id: str) -> int:
         """The ``__transaction_state`` partition of ``transactional_id`` (Kafka's
@@ -163,7 +178,7 @@ class TransactionStateManager:
     def transaction_topic_configs(self) -> dict[str, str]:
         """The topic configs Kafka enforces on ``__transaction_state``
         (``transactionTopicConfigs``), min.insync.replicas clamped to the replicas."""
-        cfg = self.server.config
+        cfg = self.config()
         replicas = min(cfg.transaction_state_log_replication_factor, _LIVE_BROKERS)
         return {
             "cleanup.policy": "compact",
@@ -175,20 +190,21 @@ class TransactionStateManager:
 
     def ensure_topic(self) -> None:
         """Create ``__transaction_state`` if it does not exist (Kafka creates it on the first
-        FindCoordinator for a transactional id). Raises what topic creation raises
+        FindCoordinator for a transactional id); the broker then elects this manager for its
+        partitions, which load at once (they are empty). Raises what topic creation raises
         (KafkaError subclasses, OSError when the metadata cannot be written)."""
-        if TRANSACTION_STATE_TOPIC in self.server.metadata_store.topics:
+        if self._topic_partition_count() is not None:
             return
-        cfg = self.server.config
-        self.server.admin.create_topic(
+        cfg = self.config()
+        self.partitions.create_internal_topic(
             TRANSACTION_STATE_TOPIC, cfg.transaction_state_log_num_partitions,
             min(cfg.transaction_state_log_replication_factor, _LIVE_BROKERS),
-            configs=self.transaction_topic_configs())
+            self.transaction_topic_configs())
 
     def check_loaded(self, transactional_id: str) -> None:
         """Raises CoordinatorLoadInProgressError while the id's partition loads,
-        NotCoordinatorError once the manager is shut down or when this broker does not host
-        the id's partition of an existing topic."""
+        NotCoordinatorError once the manager is shut down or when the topic exists and this
+        broker does not lead the id's partition (or has not been told it does)."""
         if self._shut_down:
             raise NotCoordinatorError("the transaction coordinator is shutting down")
         p = self.partition_for(transactional_id)
@@ -196,9 +212,7 @@ class TransactionStateManager:
             raise CoordinatorLoadInProgressError(
                 f"the coordinator is loading the transactions of partition {p} of "
                 f"{TRANSACTION_STATE_TOPIC}")
-        if TRANSACTION_STATE_TOPIC in self.server.metadata_store.topics and \
-                TopicPartition(TRANSACTION_STATE_TOPIC, p) not in \
-                self.server.replica_manager.partitions:
+        if p not in self._epochs and self._topic_partition_count() is not None:
             raise NotCoordinatorError(f"this broker does not lead partition {p} of "
                                       f"{TRANSACTION_STATE_TOPIC}")
 
@@ -206,21 +220,14 @@ class TransactionStateManager:
         return not self.loading or self.partition_for(transactional_id) not in self.loading
 
     def coordinator_epoch(self, transactional_id: str) -> int:
-        """The coordinator epoch markers for this id carry: the leader epoch of its partition
-        (0 before the topic exists, as a new partition's)."""
-        partition = self.server.replica_manager.partitions.get(
-            TopicPartition(TRANSACTION_STATE_TOPIC, self.partition_for(transactional_id)))
-        return 0 if partition is None else partition.leader_epoch
+        """The coordinator epoch markers for this id carry: the leader epoch its partition
+        was loaded at (0 before the topic exists, as a new partition's)."""
+        return self._epochs.get(self.partition_for(transactional_id), 0)
 
     def validate_transaction_timeout_ms(self, txn_timeout_ms: int) -> bool:
         """Whether InitProducerId may use this timeout (0 < t <=
         ``transaction.max.timeout.ms``); otherwise INVALID_TRANSACTION_TIMEOUT."""
-        return 0 < txn_timeout_ms <= self.server.config.transaction_max_timeout_ms
-
-    def _partition(self, p: int) -> Partition:
-        self.ensure_topic()
-        return self.server.replica_manager.get_partition(
-            TopicPartition(TRANSACTION_STATE_TOPIC, p))
+        return 0 < txn_timeout_ms <= self.config().transaction_max_timeout_ms
 
     # ===================================================================== cache
 
@@ -270,7 +277,7 @@ class TransactionStateManager:
         """Ids idle (no update) for ``transactional.id.expiration.ms`` in Empty,
         CompleteCommit or CompleteAbort, with no transition pending (Kafka's
         shouldExpire)."""
-        horizon = now_ms - self.server.config.transactional_id_expiration_ms
+        horizon = now_ms - self.config().transactional_id_expiration_ms
         return [m.transactional_id for m in self._loaded_values()
                 if m.pending_state is None and m.state.is_expiration_allowed
                 and m.txn_last_update_timestamp <= horizon]
@@ -279,14 +286,19 @@ class TransactionStateManager:
 
     def _append(self, p: int, records: Sequence[tuple[bytes, bytes | None]]) -> None:
         """Append ``records`` (key, value) as one uncompressed batch to partition ``p`` as
-        leader, acks=all. Raises what the append raises."""
-        append_records(self.server, self._partition(p), records)
+        leader (creating the topic first if need be). Raises what the append raises."""
+        self.ensure_topic()
+        now = self.time.milliseconds()
+        batch = build_batch([(k, v, None, now) for k, v in records])
+        self._end_offsets[p] = self.partitions.append(
+            TopicPartition(TRANSACTION_STATE_TOPIC, p), batch)
 
     def append_transition(self, metadata: TransactionMetadata, transit: TxnTransitMetadata,
                           *, retry_on_error: Callable[[KafkaError], bool] | None = None
                           ) -> None:
         """Write ``transit`` (prepared on ``metadata``, the cached metadata of its id) to the
-        log, then apply it (``metadata.complete_transition``).
+        log, then apply it (``metadata.complete_transition``); the caller awaits
+        ``wait_committed`` before it answers.
 
         On failure the pending state is cleared, unless ``retry_on_error(error)`` says the
         caller retries the same transit (Kafka's retryOnError, for marker completion), and
@@ -356,10 +368,9 @@ class TransactionStateManager:
 
     def _chunks(self, p: int, expiring: list[TransactionMetadata]
                 ) -> Iterable[list[tuple[TransactionMetadata, bytes]]]:
-        partition = self.server.replica_manager.partitions.get(
-            TopicPartition(TRANSACTION_STATE_TOPIC, p))
-        budget = (partition.log.config.max_message_bytes if partition is not None
-                  else 1 << 20) - _BATCH_HEADER
+        # The topic's max.message.bytes: the broker's message.max.bytes, as the topic is
+        # created without an override.
+        budget = self.config().message_max_bytes - _BATCH_HEADER
         chunk: list[tuple[TransactionMetadata, bytes]] = []
         size = 0
         for metadata in expiring:
@@ -404,56 +415,128 @@ class TransactionStateManager:
                 removed.append(txn_id)
         return removed
 
-    async def flush_if_due(self, transactional_id: str) -> None:
-        """The log's flush policy (flush.messages / flush.ms) after a write, before the
-        answer."""
-        await flush_if_due(self.server, TopicPartition(TRANSACTION_STATE_TOPIC,
-                                                       self.partition_for(transactional_id)))
+    async def wait_committed(self, transactional_id: str) -> None:
+        """Return once this broker's appends to the id's partition are committed (the
+        log's flush policy, on a cluster the high watermark). Raises the mapped error
+        (``append_error``) when they cannot be."""
+        p = self.partition_for(transactional_id)
+        end = self._end_offsets.get(p)
+        if end is None:
+            return
+        try:
+            await self.partitions.wait_committed(TopicPartition(TRANSACTION_STATE_TOPIC, p),
+                                                 end)
+        except Exception as e:
+            raise append_error(e) from e
 
     # ================================================================== loading
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
                   ) -> None:
-        """Load every existing partition in the background (``loading`` is set before
-        ``started``), set ``loaded``, then remove expired ids periodically."""
-        record = self.server.metadata_store.topics.get(TRANSACTION_STATE_TOPIC)
-        if record is not None:
-            self.loading = set(range(record.partitions))
-        task_status.started()
-        if record is not None:
-            started = time.monotonic()
-            for p in range(record.partitions):
+        """Load the partitions the broker elects this manager for (in this task's nursery),
+        and remove expired ids periodically."""
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            for p, epoch in self._queued:
+                nursery.start_soon(self._load, p, epoch)
+            self._queued.clear()
+            task_status.started()
+            while True:
+                cfg = self.config()
+                await trio.sleep(
+                    cfg.transaction_remove_expired_transaction_cleanup_interval_ms / 1000)
                 try:
-                    await self._load_partition(p)
-                finally:
-                    self.loading.discard(p)
-            log.info("Loaded %d transactional id(s) from %d partition(s) of %s in %.0f ms",
-                     len(self._transactions), record.partitions, TRANSACTION_STATE_TOPIC,
-                     (time.monotonic() - started) * 1000)
-        self.loaded.set()
-        interval = \
-            self.server.config.transaction_remove_expired_transaction_cleanup_interval_ms / 1000
-        while True:
-            await trio.sleep(interval)
-            try:
-                self.remove_expired(_now_ms())
-            except Exception:
-                log.exception("Removing expired transactional ids failed")
+                    self.remove_expired(self.time.milliseconds())
+                except Exception:
+                    log.exception("Removing expired transactional ids failed")
 
-    async def _load_partition(self, p: int) -> None:
-        tp = TopicPartition(TRANSACTION_STATE_TOPIC, p)
-        partition = self.server.replica_manager.partitions.get(tp)
-        if partition is None:
+    def on_become_leader(self, partition: int, leader_epoch: int) -> None:
+        """This broker leads ``partition`` at ``leader_epoch``: load its ids (at once when
+        its log is empty, else in the background). The same or an older epoch than the one
+        held is ignored; a newer one drops what is held and reloads."""
+        if self._shut_down:
             return
+        current = self._epochs.get(partition)
+        if current is not None:
+            if leader_epoch <= current:
+                return
+            self._drop(partition)
+        # Not held before: the ids cached for it, if any, were cached before the topic
+        # existed (its creation elects this manager), and are kept.
+        self._epochs[partition] = leader_epoch
+        tp = TopicPartition(TRANSACTION_STATE_TOPIC, partition)
+        if self.partitions.high_watermark(tp) <= self.partitions.log_start_offset(tp):
+            return                              # nothing to read
+        self.loading.add(partition)
+        if self._nursery is None:
+            self._queued.append((partition, leader_epoch))
+        else:
+            self._nursery.start_soon(self._load, partition, leader_epoch)
+
+    def on_resign(self, partition: int, leader_epoch: int | None) -> None:
+        """This broker no longer leads ``partition``: forget its ids (a load under way is
+        abandoned). A resignation from an epoch older than the one loaded is ignored."""
+        current = self._epochs.get(partition)
+        if current is not None and leader_epoch is not None and leader_epoch < current:
+            return
+        self._drop(partition)
+
+    def _drop(self, partition: int) -> None:
+        dropped = [txn_id for txn_id in self._transactions
+                   if self.partition_for(txn_id) == partition]
+        for txn_id in dropped:
+            del self._transactions[txn_id]
+        self.loading.discard(partition)
+        self._epochs.pop(partition, None)
+        self._end_offsets.pop(partition, None)
+        if dropped:
+            log.info("Unloaded %d transactional id(s) of partition %d of %s", len(dropped),
+                     partition, TRANSACTION_STATE_TOPIC)
+
+    def _current(self, partition: int, leader_epoch: int) -> bool:
+        """Whether the load of ``partition`` at ``leader_epoch`` is still wanted."""
+        return partition in self.loading and self._epochs.get(partition) == leader_epoch
+
+    async def _load(self, partition: int, leader_epoch: int) -> None:
+        tp = TopicPartition(TRANSACTION_STATE_TOPIC, partition)
+        started = self.time.monotonic()
         loaded: dict[str, TransactionMetadata] = {}
-        start = partition.log_start_offset
-        async for batch in read_batches(partition):
-            if batch.is_control:
-                continue
-            for r in batch.records():
-                if r.offset >= start:
-                    self._apply(tp, r.offset, r.key, r.value, loaded)
+        try:
+            start = self.partitions.log_start_offset(tp)
+            end = self.partitions.high_watermark(tp)
+            offset = start
+            while offset < end:
+                scan = scan_batches(self.partitions.read(tp, offset, _READ_CHUNK))
+                if not scan.batches:
+                    log.error("%s: no whole batch at offset %d (%s); loading stops there",
+                              tp, offset, scan.error)
+                    break
+                for batch in scan.batches:
+                    if batch.is_control:
+                        continue
+                    for r in batch.records():
+                        if start <= r.offset < end:
+                            self._apply(tp, r.offset, r.key, r.value, loaded)
+                offset = scan.batches[-1].next_offset
+                await trio.lowlevel.checkpoint()
+                if not self._current(partition, leader_epoch):
+                    return                      # resigned or re-elected meanwhile
+        except Exception as e:
+            # The partition went away under the load (not leader any more): its ids answer
+            # NOT_COORDINATOR until the broker elects this manager again.
+            if self._current(partition, leader_epoch):
+                self.loading.discard(partition)
+                self._epochs.pop(partition, None)
+            log.warning("Loading %s at epoch %d failed: %s", tp, leader_epoch, e)
+            return
+        if not self._current(partition, leader_epoch):
+            return
         self._transactions.update(loaded)
+        self.loading.discard(partition)
+        log.info("Loaded %d transactional id(s) from %s (epoch %d) in %.0f ms", len(loaded),
+                 tp, leader_epoch, (self.time.monotonic() - started) * 1000)
+        if self.on_loaded is not None:
+            self.on_loaded(partition)
 
     @staticmethod
     def _apply(tp: TopicPartition, offset: int, key: bytes | None, value: bytes | None,
@@ -480,4 +563,5 @@ class TransactionStateManager:
         the cache is dropped."""
         self._shut_down = True
         self.loading.clear()
+        self._epochs.clear()
         self._transactions.clear()

@@ -17,7 +17,6 @@ from typing import Any
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.coordinator.group.records import OffsetAndMetadata
 from kafkapy.coordinator.transaction.transaction_coordinator import TransactionCoordinator
-from kafkapy.coordinator.transaction.txn_markers import write_markers
 from kafkapy.errors import (
     InvalidProducerEpochError,
     KafkaError,
@@ -138,15 +137,15 @@ async def handle_end_txn(context: RequestContext) -> Any:
 
 async def handle_write_txn_markers(context: RequestContext) -> Any:
     """Markers from a transaction coordinator (this broker's writes its own directly, see
-    kafkapy.coordinator.transaction.txn_markers): per marker and partition, the append's
+    kafkapy.server.coordinator_partitions): per marker and partition, the append's
     error (UNKNOWN_TOPIC_OR_PARTITION, INVALID_PRODUCER_EPOCH for a marker older than the
     producer, TRANSACTION_COORDINATOR_FENCED for an older coordinator epoch)."""
     out = []
     for marker in context.body.markers:
         tps = [TopicPartition(t.name, p) for t in marker.topics for p in t.partition_indexes]
-        results = await write_markers(context.server, marker.producer_id,
-                                      marker.producer_epoch, marker.transaction_result,
-                                      marker.coordinator_epoch, tps)
+        results = await context.server.coordinator_partitions.write_txn_markers(
+            marker.producer_id, marker.producer_epoch, marker.transaction_result,
+            marker.coordinator_epoch, tps)
         out.append(_C["WritableTxnMarkerResult"](producer_id=marker.producer_id, topics=[
             _C["WritableTxnMarkerTopicResult"](name=t.name, partitions=[
                 _C["WritableTxnMarkerPartitionResult"](

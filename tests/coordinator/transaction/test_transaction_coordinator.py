@@ -758,3 +758,35 @@ def test_restart_in_the_middle_of_a_transaction(kafka_broker: BrokerHandle) -> N
         assert produce(c, "t", txn_batch(pid, epoch, 2, [b"e"]), txn_id="open") == (NONE, 3)
         assert end_txn(c, "open", pid, epoch, True) == NONE
         assert fetch(c, "t", 0, isolation=READ_COMMITTED).data_offsets == [0, 1, 3]
+
+
+@pytest.mark.kafka_broker(FAST)
+def test_a_transaction_left_prepared_is_completed_after_a_restart(kafka_broker: BrokerHandle
+                                                                  ) -> None:
+    # The broker elects the coordinator for __transaction_state at startup; once the partition
+    # is loaded, the coordinator writes the markers the shutdown cut short.
+    kafka_broker.create_topic("t", partitions=1)
+    with RawClient(kafka_broker.bootstrap_servers) as c:
+        pid, epoch = init_ok(c, "cut-short")
+        assert add_partitions(c, "cut-short", pid, epoch, {"t": [0]}) == {("t", 0): NONE}
+        assert produce(c, "t", txn_batch(pid, epoch, 0, [b"a"]), txn_id="cut-short") == \
+            (NONE, 0)
+
+    def prepare_commit() -> None:
+        coordinator = kafka_broker.server.transaction_coordinator
+        m = coordinator.describe("cut-short")
+        coordinator.state.append_transition(m, m.prepare_abort_or_commit(
+            type(m.state).PREPARE_COMMIT, now_ms()))
+
+    kafka_broker.call(prepare_commit)
+    kafka_broker.restart()
+    with RawClient(kafka_broker.bootstrap_servers) as c:
+        deadline = time.monotonic() + 10
+        while (state := describe_one(c, "cut-short")).transaction_state != "CompleteCommit":
+            assert state.error_code in (NONE, COORDINATOR_LOAD_IN_PROGRESS), state
+            assert time.monotonic() < deadline, state
+            time.sleep(0.01)
+        assert state.topics == []
+        committed = fetch(c, "t", isolation=READ_COMMITTED)
+        assert (committed.last_stable_offset, committed.data_offsets, committed.markers) == \
+            (2, [0], [(1, pid, epoch, COMMIT)])

@@ -1,25 +1,26 @@
-"""TransactionStateManager (kafkapy.coordinator.transaction.transaction_state_manager) on a
-real broker: ``__transaction_state`` created with Kafka's configs, transitions written in
-Kafka's format and loaded back after a restart, tombstones, COORDINATOR_LOAD_IN_PROGRESS,
-append failures mapped to Kafka's coordinator errors, timed-out and expired ids.
+"""TransactionStateManager (kafkapy.coordinator.transaction.transaction_state_manager) over the
+in-memory partitions (tests/coordinator/memory_partitions.py) and Trio's MockClock: no broker,
+no sleeps. ``__transaction_state`` created with Kafka's configs, transitions written in
+Kafka's format and loaded back by the next leader, tombstones, the load and unload of one
+partition (COORDINATOR_LOAD_IN_PROGRESS, NOT_COORDINATOR, epochs), append failures mapped to
+Kafka's coordinator errors, timed-out and expired ids.
 
-Most tests use the broker's own manager (``server.transaction_coordinator.state``), with the
-coordinator's background rounds (completing prepared transactions, aborting timed-out ones)
-set an hour apart so that they do not run during a test, only once after each start. Where a
-test must see a load without the coordinator acting on what it loaded, it builds a second
-manager on the running broker's event loop and runs its startup load (``load``).
+A "restart" (or a new leader) is a second manager elected over the same partitions: the
+logs are all there is.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import pytest
 import trio
+import trio.testing
 
+from kafkapy.common.time import MockTime
 from kafkapy.common.topic_partition import TopicPartition
+from kafkapy.config import BrokerConfig
 from kafkapy.coordinator.transaction.records import (
     TransactionKey,
     read_key,
@@ -52,58 +53,62 @@ from kafkapy.errors import (
     UnknownServerError,
     UnknownTopicOrPartitionError,
 )
-from kafkapy.testing import BrokerHandle
+from tests.coordinator.memory_partitions import MemoryPartitions
 
 S = TransactionState
-SMALL = {"transaction.state.log.num.partitions": "3",
-         "transaction.abort.timed.out.transaction.cleanup.interval.ms": "3600000"}
+SMALL = {"transaction.state.log.num.partitions": "3"}
 T0, T1, U0 = TopicPartition("t", 0), TopicPartition("t", 1), TopicPartition("u", 0)
-# Real time: the coordinator's round after a restart must not find anything timed out.
-NOW = int(time.time() * 1000)
-LONG = 900_000          # transaction.max.timeout.ms
+NOW = 1_700_000_000_000         # the mock wall clock at the start of each test
+LONG = 900_000                  # transaction.max.timeout.ms
 
 
-def live(broker: BrokerHandle) -> TransactionStateManager:
-    """The broker's own manager, once it has loaded."""
-    manager: TransactionStateManager = broker.server.transaction_coordinator.state
-    deadline = time.monotonic() + 10
-    while not broker.call(manager.loaded.is_set):
-        assert time.monotonic() < deadline, "the transaction state did not load"
-        time.sleep(0.01)
-    return manager
+def tsp(p: int) -> TopicPartition:
+    return TopicPartition(TRANSACTION_STATE_TOPIC, p)
 
 
-def new_manager(broker: BrokerHandle) -> TransactionStateManager:
-    server = broker.server
-    return broker.call(lambda: TransactionStateManager(server))  # type: ignore[no-any-return]
+class Broker:
+    """The in-memory partitions, a config and the mock clock; managers over them."""
+
+    def __init__(self, props: Mapping[str, str]) -> None:
+        self.partitions = MemoryPartitions(NOW)
+        self.config = BrokerConfig.from_properties(dict(props))
+        self.time = MockTime(NOW)
+        self.loaded: list[int] = []
+        self.nursery: trio.Nursery | None = None
+
+    async def manager(self) -> TransactionStateManager:
+        """A manager, running, registered for the topic (not elected yet)."""
+        manager = TransactionStateManager(self.partitions, lambda: self.config, self.time,
+                                          on_loaded=self.loaded.append)
+        assert self.nursery is not None
+        await self.nursery.start(manager.run)
+        self.partitions.register(TRANSACTION_STATE_TOPIC, manager)
+        return manager
+
+    async def restart(self, old: TransactionStateManager) -> TransactionStateManager:
+        """The old manager shut down, a new one elected where the broker leads and loaded."""
+        old.shutdown()
+        manager = await self.manager()
+        self.partitions.start()
+        await loaded(manager)
+        return manager
 
 
-class _Status:
-    """A task status that records what the manager is loading when it reports started."""
-
-    def __init__(self, manager: TransactionStateManager) -> None:
-        self.manager = manager
-        self.loading_at_start: set[int] | None = None
-
-    def started(self, value: object = None) -> None:
-        self.loading_at_start = set(self.manager.loading)
-
-
-def load(broker: BrokerHandle) -> tuple[TransactionStateManager, set[int] | None]:
-    """A manager that ran its startup load to the end; what it was loading when it said it
-    had started."""
-    manager = new_manager(broker)
-    status = _Status(manager)
-    token = broker.call(trio.lowlevel.current_trio_token)
-
-    async def run() -> None:
+def run(test: Callable[[Broker], Awaitable[None]], props: Mapping[str, str] = SMALL) -> None:
+    async def main() -> None:
+        broker = Broker(props)
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(lambda: manager.run(task_status=status))  # type: ignore[arg-type]
-            await manager.loaded.wait()
+            broker.nursery = nursery
+            await test(broker)
             nursery.cancel_scope.cancel()
 
-    trio.from_thread.run(run, trio_token=token)
-    return manager, status.loading_at_start
+    trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+
+
+async def loaded(manager: TransactionStateManager) -> None:
+    """Let the loads under way finish."""
+    while manager.loading:
+        await trio.lowlevel.checkpoint()
 
 
 def init(manager: TransactionStateManager, txn_id: str, pid: int, timeout_ms: int = LONG,
@@ -115,61 +120,8 @@ def init(manager: TransactionStateManager, txn_id: str, pid: int, timeout_ms: in
     return md
 
 
-def on_loop(broker: BrokerHandle, fn: Callable[[], Any]) -> Any:
-    return broker.call(fn)
-
-
 def snapshot(manager: TransactionStateManager) -> dict[str, TransactionMetadata]:
     return {m.transactional_id: m for m in manager.all()}
-
-
-# ---------------------------------------------------------------------------------------------
-
-
-@pytest.mark.kafka_broker(SMALL)
-def test_topic_created_on_first_write_with_kafkas_configs(kafka_broker: BrokerHandle) -> None:
-    manager = live(kafka_broker)
-    assert TRANSACTION_STATE_TOPIC not in kafka_broker.topics()
-    assert on_loop(kafka_broker, lambda: manager.get("a")) is None
-    md = on_loop(kafka_broker, lambda: init(manager, "a", 0))
-    assert (md.state, md.producer_epoch) == (S.EMPTY, 0)
-    assert kafka_broker.topics()[TRANSACTION_STATE_TOPIC] == 3
-    assert kafka_broker.topic_config(TRANSACTION_STATE_TOPIC) == {
-        "cleanup.policy": "compact", "compression.type": "uncompressed",
-        "unclean.leader.election.enable": "false", "min.insync.replicas": "1",
-        "segment.bytes": "104857600"}
-    on_loop(kafka_broker, manager.ensure_topic)             # idempotent
-
-
-@pytest.mark.kafka_broker
-def test_partition_for_is_kafkas(kafka_broker: BrokerHandle) -> None:
-    manager = live(kafka_broker)
-    # "a".hashCode() == 97; "polygenelubricants".hashCode() == Integer.MIN_VALUE, whose
-    # Utils.abs is 0; "Aa" and "BB" collide (2112).
-    assert on_loop(kafka_broker, lambda: [manager.partition_for(k) for k in
-                                          ("a", "polygenelubricants", "Aa", "BB", "")]) == \
-        [97 % 50, 0, 2112 % 50, 2112 % 50, 0]
-
-
-@pytest.mark.kafka_broker(SMALL)
-def test_transitions_are_written_in_kafkas_format(kafka_broker: BrokerHandle) -> None:
-    manager = live(kafka_broker)
-
-    def write() -> int:
-        md = init(manager, "fmt", 42)
-        manager.append_transition(md, md.prepare_add_partitions({T0, U0}, NOW + 1))
-        return manager.partition_for("fmt")
-
-    p = on_loop(kafka_broker, write)
-    records = kafka_broker.read_all(TRANSACTION_STATE_TOPIC, p)
-    assert [r.key for r in records] == [transaction_log_key("fmt")] * 2
-    values = [r.value for r in records]
-    assert all(v is not None and v[:2] == b"\x00\x01" for v in values)     # value v1
-    first, second = (read_transaction_log_value(v) for v in values if v is not None)
-    assert (first.state, first.producer_id, first.producer_epoch, first.topic_partitions) == \
-        (0, 42, 0, frozenset())
-    assert (second.state, second.topic_partitions, second.txn_start_timestamp) == \
-        (1, frozenset({T0, U0}), NOW + 1)
 
 
 def copy(metadata: TransactionMetadata) -> TransactionMetadata:
@@ -179,11 +131,78 @@ def copy(metadata: TransactionMetadata) -> TransactionMetadata:
         "last_producer_epoch", "client_transaction_version")})
 
 
-@pytest.mark.kafka_broker(SMALL)
-def test_metadata_comes_back_identical_after_a_restart(kafka_broker: BrokerHandle) -> None:
-    manager = live(kafka_broker)
+def copies(manager: TransactionStateManager) -> dict[str, TransactionMetadata]:
+    return {k: copy(v) for k, v in snapshot(manager).items()}
 
-    def write() -> dict[str, TransactionMetadata]:
+
+def records(broker: Broker, p: int) -> list[tuple[bytes | None, bytes | None]]:
+    return [(r.key, r.value) for b in broker.partitions.batches(tsp(p)) for r in b.records()]
+
+
+def other_id(manager: TransactionStateManager, txn_id: str) -> str:
+    """An id of another partition than ``txn_id``'s."""
+    return next(k for k in "abcdefgh"
+                if manager.partition_for(k) != manager.partition_for(txn_id))
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def test_topic_created_on_first_write_with_kafkas_configs() -> None:
+    async def test(broker: Broker) -> None:
+        manager = await broker.manager()
+        assert TRANSACTION_STATE_TOPIC not in broker.partitions.topics()
+        assert manager.get("a") is None            # no topic yet: every id is ours, empty
+        md = init(manager, "a", 0)
+        assert (md.state, md.producer_epoch) == (S.EMPTY, 0)
+        assert broker.partitions.topics()[TRANSACTION_STATE_TOPIC].partitions == 3
+        assert broker.partitions.configs[TRANSACTION_STATE_TOPIC] == {
+            "cleanup.policy": "compact", "compression.type": "uncompressed",
+            "unclean.leader.election.enable": "false", "min.insync.replicas": "1",
+            "segment.bytes": "104857600"}
+        # The new (empty) partitions loaded at once, at epoch 0.
+        assert manager.loading == set() and broker.loaded == []
+        assert [manager.coordinator_epoch(k) for k in "abc"] == [0, 0, 0]
+        manager.ensure_topic()                      # idempotent
+        await manager.wait_committed("a")
+        assert broker.partitions.committed == [(tsp(manager.partition_for("a")), 1)]
+
+    run(test)
+
+
+def test_partition_for_is_kafkas() -> None:
+    async def test(broker: Broker) -> None:
+        manager = await broker.manager()
+        # "a".hashCode() == 97; "polygenelubricants".hashCode() == Integer.MIN_VALUE, whose
+        # Utils.abs is 0; "Aa" and "BB" collide (2112).
+        assert [manager.partition_for(k) for k in
+                ("a", "polygenelubricants", "Aa", "BB", "")] == \
+            [97 % 50, 0, 2112 % 50, 2112 % 50, 0]
+
+    run(test, {})
+
+
+def test_transitions_are_written_in_kafkas_format() -> None:
+    async def test(broker: Broker) -> None:
+        manager = await broker.manager()
+        md = init(manager, "fmt", 42)
+        manager.append_transition(md, md.prepare_add_partitions({T0, U0}, NOW + 1))
+        written = records(broker, manager.partition_for("fmt"))
+        assert [k for k, _v in written] == [transaction_log_key("fmt")] * 2
+        values = [v for _k, v in written]
+        assert all(v is not None and v[:2] == b"\x00\x01" for v in values)     # value v1
+        first, second = (read_transaction_log_value(v) for v in values if v is not None)
+        assert (first.state, first.producer_id, first.producer_epoch,
+                first.topic_partitions) == (0, 42, 0, frozenset())
+        assert (second.state, second.topic_partitions, second.txn_start_timestamp) == \
+            (1, frozenset({T0, U0}), NOW + 1)
+
+    run(test)
+
+
+def test_metadata_comes_back_identical_after_a_restart() -> None:
+    async def test(broker: Broker) -> None:
+        manager = await broker.manager()
         init(manager, "empty", 1)
         ongoing = init(manager, "ongoing", 2, timeout_ms=LONG - 1)
         manager.append_transition(ongoing, ongoing.prepare_add_partitions({T0}, NOW + 1))
@@ -202,35 +221,29 @@ def test_metadata_comes_back_identical_after_a_restart(kafka_broker: BrokerHandl
         manager.append_transition(committed, committed.prepare_increment_producer_epoch(
             LONG, None, NOW + 7))
         manager.append_transition(committed, committed.prepare_add_partitions({U0}, NOW + 8))
-        return {k: copy(v) for k, v in snapshot(manager).items()}
+        before = copies(manager)
+        assert before["ongoing"].topic_partitions == {T0, T1, U0}
+        assert (before["committed"].producer_epoch, before["committed"].state) == \
+            (1, S.ONGOING)
 
-    before = on_loop(kafka_broker, write)
-    assert before["ongoing"].topic_partitions == {T0, T1, U0}
-    assert (before["committed"].producer_epoch, before["committed"].state) == (1, S.ONGOING)
-    kafka_broker.restart()
-    reloaded = live(kafka_broker)
-    after = on_loop(kafka_broker, lambda: snapshot(reloaded))
-    assert after == before
-    assert {k: (m.state, m.pending_state) for k, m in after.items()} == {
-        "empty": (S.EMPTY, None), "ongoing": (S.ONGOING, None),
-        "aborted": (S.COMPLETE_ABORT, None), "committed": (S.ONGOING, None)}
-    # The loaded metadata go on from where they were.
-
-    def go_on() -> TransactionMetadata:
+        reloaded = await broker.restart(manager)
+        after = copies(reloaded)
+        assert after == before
+        assert {k: (m.state, m.pending_state) for k, m in snapshot(reloaded).items()} == {
+            "empty": (S.EMPTY, None), "ongoing": (S.ONGOING, None),
+            "aborted": (S.COMPLETE_ABORT, None), "committed": (S.ONGOING, None)}
+        # The loaded metadata go on from where they were.
         md = reloaded.get("committed")
         assert md is not None
-        reloaded.append_transition(
-            md, md.prepare_abort_or_commit(S.PREPARE_ABORT, NOW + 10))
-        return md
+        reloaded.append_transition(md, md.prepare_abort_or_commit(S.PREPARE_ABORT, NOW + 10))
+        assert md.state == S.PREPARE_ABORT
 
-    assert on_loop(kafka_broker, go_on).state == S.PREPARE_ABORT
+    run(test)
 
 
-@pytest.mark.kafka_broker(SMALL)
-def test_startup_load_and_pending_completions(kafka_broker: BrokerHandle) -> None:
-    manager = live(kafka_broker)
-
-    def write() -> list[str]:
+def test_a_load_and_its_pending_completions() -> None:
+    async def test(broker: Broker) -> None:
+        manager = await broker.manager()
         for name, end in (("committing", S.PREPARE_COMMIT), ("aborting", S.PREPARE_ABORT),
                           ("in-flight", S.PREPARE_COMMIT)):
             md = init(manager, name, len(name))
@@ -240,168 +253,244 @@ def test_startup_load_and_pending_completions(kafka_broker: BrokerHandle) -> Non
         in_flight = manager.get("in-flight")
         assert in_flight is not None
         in_flight.prepare_complete(NOW + 2)      # its markers are being written: not listed
-        return sorted(m.transactional_id for m in manager.pending_completions())
+        assert sorted(m.transactional_id for m in manager.pending_completions()) == \
+            ["aborting", "committing"]
+        used = {manager.partition_for(k) for k in ("committing", "aborting", "in-flight",
+                                                   "idle")}
 
-    assert on_loop(kafka_broker, write) == ["aborting", "committing"]
-    # What a restart loads (a second manager reads the same log; the broker's coordinator,
-    # which would complete these at once after a real restart, is asleep).
-    loaded, loading_at_start = load(kafka_broker)
-    assert loading_at_start == {0, 1, 2}          # every partition loads in the background
-    assert on_loop(kafka_broker, lambda: {k: copy(m) for k, m in snapshot(loaded).items()}) == \
-        on_loop(kafka_broker, lambda: {k: copy(m) for k, m in snapshot(manager).items()})
-    assert on_loop(kafka_broker, lambda: sorted(
-        m.transactional_id for m in loaded.pending_completions())) == \
-        ["aborting", "committing", "in-flight"]
+        manager.shutdown()
+        second = await broker.manager()
+        broker.partitions.start()
+        # Partitions with records load in the background; the empty ones are loaded at once.
+        assert second.loading == used
+        for p in range(3):
+            if p not in used:
+                assert second.coordinator_epoch(next(
+                    k for k in "abcdefghij" if second.partition_for(k) == p)) == 0
+        await loaded(second)
+        assert sorted(broker.loaded) == sorted(used)      # the coordinator is told each
+        assert sorted(m.transactional_id for m in second.pending_completions()) == \
+            ["aborting", "committing", "in-flight"]
 
-
-@pytest.mark.kafka_broker(SMALL)
-def test_prepared_transactions_are_completed_after_a_restart(kafka_broker: BrokerHandle
-                                                             ) -> None:
-    # The coordinator (not this module) finishes what pending_completions lists.
-    manager = live(kafka_broker)
-
-    def write() -> None:
-        md = init(manager, "cut-short", 1)
-        manager.append_transition(md, md.prepare_add_partitions({T0}, NOW))
-        manager.append_transition(md, md.prepare_abort_or_commit(S.PREPARE_COMMIT, NOW + 1))
-
-    on_loop(kafka_broker, write)
-    kafka_broker.restart()
-    reloaded = live(kafka_broker)
-    deadline = time.monotonic() + 10
-    while True:
-        md = on_loop(kafka_broker, lambda: reloaded.get("cut-short"))
-        if md.state == S.COMPLETE_COMMIT:
-            break
-        assert time.monotonic() < deadline, md
-        time.sleep(0.01)
-    assert md.topic_partitions == set()
+    run(test)
 
 
-@pytest.mark.kafka_broker(SMALL)
-def test_a_tombstoned_id_is_gone_after_a_restart(kafka_broker: BrokerHandle) -> None:
-    manager = live(kafka_broker)
-
-    def write() -> None:
+def test_a_tombstoned_id_is_gone_after_a_restart() -> None:
+    async def test(broker: Broker) -> None:
+        manager = await broker.manager()
         init(manager, "gone", 1)
         init(manager, "kept", 2)
         manager.remove("gone")
         manager.remove("never-known")           # nothing to do
+        assert manager.get("gone") is None
+        last = records(broker, manager.partition_for("gone"))
+        assert [(read_key(k), v is None) for k, v in last if k is not None][-1] == \
+            (TransactionKey("gone"), True)
+        reloaded = await broker.restart(manager)
+        assert (reloaded.get("gone"), reloaded.get("kept") is not None) == (None, True)
 
-    on_loop(kafka_broker, write)
-    assert on_loop(kafka_broker, lambda: manager.get("gone")) is None
-    p = on_loop(kafka_broker, lambda: manager.partition_for("gone"))
-    last = kafka_broker.read_all(TRANSACTION_STATE_TOPIC, p)
-    assert [(read_key(r.key), r.value is None) for r in last if r.key is not None][-1] == \
-        (TransactionKey("gone"), True)
-    kafka_broker.restart()
-    loaded = live(kafka_broker)
-    assert on_loop(kafka_broker, lambda: (loaded.get("gone"), loaded.get("kept") is not None)) \
-        == (None, True)
+    run(test)
 
 
-@pytest.mark.kafka_broker(SMALL)
-def test_only_idle_states_can_be_removed(kafka_broker: BrokerHandle) -> None:
-    manager = live(kafka_broker)
+def test_records_below_the_log_start_are_not_loaded() -> None:
+    async def test(broker: Broker) -> None:
+        manager = await broker.manager()
+        md = init(manager, "x", 1)
+        p = manager.partition_for("x")
+        manager.append_transition(md, md.prepare_add_partitions({T0}, NOW))
+        # DeleteRecords up to the second record: the load starts from the Ongoing one.
+        broker.partitions.delete_records(tsp(p), 1)
+        reloaded = await broker.restart(manager)
+        again = reloaded.get("x")
+        assert again is not None and again.state == S.ONGOING
+        broker.partitions.delete_records(tsp(p), 2)
+        reloaded = await broker.restart(reloaded)
+        assert reloaded.get("x") is None
 
-    def attempt() -> tuple[type[Exception], ...]:
+    run(test)
+
+
+def test_only_idle_states_can_be_removed() -> None:
+    async def test(broker: Broker) -> None:
+        manager = await broker.manager()
         md = init(manager, "busy", 1)
         manager.append_transition(md, md.prepare_add_partitions({T0}, NOW))
-        errors: list[type[Exception]] = []
-        try:
+        with pytest.raises(KafkaError) as illegal:
             manager.remove("busy")
-        except KafkaError as e:
-            errors.append(type(e))
+        assert type(illegal.value).__name__ == "IllegalTransitionError"
         md.prepare_abort_or_commit(S.PREPARE_ABORT, NOW)          # pending
-        try:
+        with pytest.raises(ConcurrentTransactionsError):
             manager.remove("busy")
-        except KafkaError as e:
-            errors.append(type(e))
-        return tuple(errors)
 
-    errors = on_loop(kafka_broker, attempt)
-    assert errors[0].__name__ == "IllegalTransitionError"
-    assert errors[1] is ConcurrentTransactionsError
+    run(test)
 
 
-@pytest.mark.kafka_broker(SMALL)
-def test_coordinator_load_in_progress_while_a_partition_loads(kafka_broker: BrokerHandle
-                                                              ) -> None:
-    manager = live(kafka_broker)
-    on_loop(kafka_broker, lambda: init(manager, "x", 1))
-    p = on_loop(kafka_broker, lambda: manager.partition_for("x"))
-    other = next(k for k in ("a", "b", "c", "d", "e", "f")
-                 if on_loop(kafka_broker, lambda k=k: manager.partition_for(k)) != p)
-    on_loop(kafka_broker, lambda: manager.loading.add(p))
-
-    def calls() -> list[str]:
-        out = []
-        md = manager._transactions["x"]
-        for name, call in [
-            ("get", lambda: manager.get("x")),
-            ("put", lambda: manager.put_if_absent(TransactionMetadata("x", 9, -1, 1))),
-            ("check", lambda: manager.check_loaded("x")),
-            ("all", manager.all),
-            ("append", lambda: manager.append_transition(
-                md, md.prepare_add_partitions({T0}, NOW))),
-            ("remove", lambda: manager.remove("x")),
-        ]:
-            try:
+def test_coordinator_load_in_progress_while_a_partition_loads() -> None:
+    async def test(broker: Broker) -> None:
+        first = await broker.manager()
+        init(first, "x", 1)
+        p = first.partition_for("x")
+        other = other_id(first, "x")
+        first.shutdown()
+        manager = await broker.manager()
+        broker.partitions.start()
+        # The load runs in the manager's nursery: until this task yields, it is under way.
+        assert p in manager.loading
+        md = TransactionMetadata("x", 9, -1, 1)
+        calls: list[Callable[[], object]] = [
+            lambda: manager.get("x"),
+            lambda: manager.put_if_absent(md),
+            lambda: manager.check_loaded("x"),
+            manager.all,
+            lambda: manager.remove("x"),
+        ]
+        for call in calls:
+            with pytest.raises(CoordinatorLoadInProgressError):
                 call()
-            except CoordinatorLoadInProgressError:
-                out.append(name)
+        with pytest.raises(CoordinatorLoadInProgressError):
+            manager.append_transition(md, md.prepare_increment_producer_epoch(1, None, NOW))
         assert md.pending_state is None         # the refused append left nothing pending
-        assert manager.get(other) is None       # other partitions answer
         assert manager.is_loaded(other) and not manager.is_loaded("x")
         assert manager.pending_completions() == [] and manager.timed_out(NOW * 2) == []
-        return out
+        await loaded(manager)
+        loaded_md = manager.get("x")
+        assert loaded_md is not None and loaded_md.producer_epoch == 0
 
-    assert on_loop(kafka_broker, calls) == ["get", "put", "check", "all", "append", "remove"]
-    on_loop(kafka_broker, lambda: manager.loading.discard(p))
-    assert on_loop(kafka_broker, lambda: manager.get("x")).producer_epoch == 0
+    run(test)
 
 
-@pytest.mark.kafka_broker(SMALL)
-def test_a_failed_append_clears_the_pending_state(kafka_broker: BrokerHandle) -> None:
-    manager = live(kafka_broker)
-    on_loop(kafka_broker, lambda: init(manager, "f", 1))
+def test_resign_forgets_the_partition_and_a_newer_leader_epoch_reloads_it() -> None:
+    async def test(broker: Broker) -> None:
+        manager = await broker.manager()
+        init(manager, "x", 1)
+        p = manager.partition_for("x")
+        other = other_id(manager, "x")
+        init(manager, other, 2)
+        broker.partitions.resign(tsp(p))
+        with pytest.raises(NotCoordinatorError):
+            manager.get("x")
+        with pytest.raises(NotCoordinatorError):
+            manager.put_if_absent(TransactionMetadata("x", 3, -1, 1))
+        assert [m.transactional_id for m in manager.all()] == [other]
+        assert manager.get(other) is not None     # other partitions are not touched
 
-    def fail_with(exc: Exception, retry: bool = False) -> tuple[type[KafkaError], Any]:
-        md = manager.get("f")
-        assert md is not None
-        partition = kafka_broker.server.replica_manager.get_partition(
-            TopicPartition(TRANSACTION_STATE_TOPIC, manager.partition_for("f")))
+        # Another broker leads p meanwhile (epoch 1) and writes to it.
+        away = await broker.manager()
+        broker.partitions.elect(tsp(p), 1)
+        await loaded(away)
+        md = away.get("x")
+        assert md is not None and away.coordinator_epoch("x") == 1
+        away.append_transition(md, md.prepare_add_partitions({T0}, NOW + 1))
+        away.shutdown()
 
-        def broken(*args: object) -> None:
-            raise exc
+        # Back here at epoch 2: the state is read again from the log, with what the other
+        # leader wrote; markers now carry epoch 2.
+        broker.partitions.register(TRANSACTION_STATE_TOPIC, manager)
+        broker.partitions.elect(tsp(p), 2)
+        assert p in manager.loading
+        await loaded(manager)
+        back = manager.get("x")
+        assert back is not None and back is not md
+        assert (back.state, back.topic_partitions) == (S.ONGOING, {T0})
+        assert manager.coordinator_epoch("x") == 2
+        assert broker.loaded[-1] == p
 
-        partition.append_records_to_leader = broken  # type: ignore[method-assign]
-        try:
-            manager.append_transition(md, md.prepare_add_partitions({T0}, NOW),
-                                      retry_on_error=(lambda e: retry) if retry else None)
-        except KafkaError as e:
-            return type(e), md.pending_state
-        finally:
-            del partition.append_records_to_leader
-        raise AssertionError("the append did not fail")
+    run(test)
 
-    assert on_loop(kafka_broker, lambda: fail_with(NotLeaderOrFollowerError())) == \
-        (NotCoordinatorError, None)
-    assert on_loop(kafka_broker, lambda: fail_with(OSError(5, "I/O error"))) == \
-        (NotCoordinatorError, None)
-    assert on_loop(kafka_broker, lambda: fail_with(NotEnoughReplicasError())) == \
-        (CoordinatorNotAvailableError, None)
-    # A caller that retries the same transit keeps it pending.
-    assert on_loop(kafka_broker, lambda: fail_with(RequestTimedOutError(), retry=True)) == \
-        (CoordinatorNotAvailableError, S.ONGOING)
 
-    def state() -> tuple[Any, ...]:
+def test_an_older_or_the_same_leader_epoch_is_ignored() -> None:
+    async def test(broker: Broker) -> None:
+        manager = await broker.manager()
+        md = init(manager, "x", 1)
+        p = manager.partition_for("x")
+        broker.partitions.elect(tsp(p), 5)
+        await loaded(manager)
+        reloaded = manager.get("x")
+        assert reloaded is not None and reloaded is not md
+        for epoch in (5, 4, 0):
+            manager.on_become_leader(p, epoch)
+            assert p not in manager.loading
+            assert manager.get("x") is reloaded
+        assert manager.coordinator_epoch("x") == 5
+        # A resignation from an older epoch is not this leadership's.
+        manager.on_resign(p, 4)
+        assert manager.get("x") is reloaded
+        manager.on_resign(p, 5)
+        with pytest.raises(NotCoordinatorError):
+            manager.get("x")
+
+    run(test)
+
+
+def test_a_resignation_during_the_load_abandons_it() -> None:
+    async def test(broker: Broker) -> None:
+        first = await broker.manager()
+        init(first, "x", 1)
+        p = first.partition_for("x")
+        first.shutdown()
+        manager = await broker.manager()
+        broker.partitions.start()
+        assert p in manager.loading
+        broker.partitions.resign(tsp(p))
+        assert p not in manager.loading
+        for _ in range(10):
+            await trio.lowlevel.checkpoint()
+        with pytest.raises(NotCoordinatorError):
+            manager.get("x")
+        assert p not in broker.loaded
+
+    run(test)
+
+
+def test_a_failed_append_clears_the_pending_state() -> None:
+    async def test(broker: Broker) -> None:
+        manager = await broker.manager()
+        init(manager, "f", 1)
+        tp = tsp(manager.partition_for("f"))
+
+        def fail_with(exc: Exception, retry: bool = False) -> tuple[type[KafkaError], Any]:
+            md = manager.get("f")
+            assert md is not None
+            broker.partitions.fail_appends[tp] = exc
+            try:
+                manager.append_transition(md, md.prepare_add_partitions({T0}, NOW),
+                                          retry_on_error=(lambda e: retry) if retry else None)
+            except KafkaError as e:
+                return type(e), md.pending_state
+            finally:
+                del broker.partitions.fail_appends[tp]
+            raise AssertionError("the append did not fail")
+
+        assert fail_with(NotLeaderOrFollowerError()) == (NotCoordinatorError, None)
+        assert fail_with(OSError(5, "I/O error")) == (NotCoordinatorError, None)
+        assert fail_with(NotEnoughReplicasError()) == (CoordinatorNotAvailableError, None)
+        # A caller that retries the same transit keeps it pending.
+        assert fail_with(RequestTimedOutError(), retry=True) == \
+            (CoordinatorNotAvailableError, S.ONGOING)
         md = manager.get("f")
         assert md is not None
         md.pending_state = None
-        return md.state, md.topic_partitions
+        assert (md.state, md.topic_partitions) == (S.EMPTY, set())      # nothing applied
 
-    assert on_loop(kafka_broker, state) == (S.EMPTY, set())      # nothing applied
+    run(test)
+
+
+def test_a_failed_commit_is_mapped_too() -> None:
+    async def test(broker: Broker) -> None:
+        manager = await broker.manager()
+        init(manager, "f", 1)
+        tp = tsp(manager.partition_for("f"))
+        for raised, answered in ((RequestTimedOutError(), CoordinatorNotAvailableError),
+                                 (NotEnoughReplicasAfterAppendError(),
+                                  CoordinatorNotAvailableError),
+                                 (NotLeaderOrFollowerError(), NotCoordinatorError)):
+            broker.partitions.fail_commits[tp] = raised
+            with pytest.raises(answered):
+                await manager.wait_committed("f")
+        del broker.partitions.fail_commits[tp]
+        await manager.wait_committed("f")
+
+    run(test)
 
 
 @pytest.mark.parametrize(("raised", "answered"), [
@@ -421,27 +510,21 @@ def test_append_errors_map_as_kafkas(raised: Exception, answered: type[KafkaErro
     assert type(append_error(raised)) is answered
 
 
-@pytest.mark.kafka_broker(SMALL)
-def test_an_uncached_metadata_is_not_written(kafka_broker: BrokerHandle) -> None:
-    manager = live(kafka_broker)
-
-    def attempt() -> Any:
+def test_an_uncached_metadata_is_not_written() -> None:
+    async def test(broker: Broker) -> None:
+        manager = await broker.manager()
         stray = TransactionMetadata("stray", 1, -1, 1000)
-        try:
+        with pytest.raises(NotCoordinatorError):
             manager.append_transition(stray, stray.prepare_increment_producer_epoch(
                 1000, None, NOW))
-        except NotCoordinatorError:
-            return stray.pending_state, manager.get("stray")
-        raise AssertionError("written")
+        assert (stray.pending_state, manager.get("stray")) == (None, None)
 
-    assert on_loop(kafka_broker, attempt) == (None, None)
+    run(test)
 
 
-@pytest.mark.kafka_broker({**SMALL, "transactional.id.expiration.ms": "1000"})
-def test_timed_out_transactions_and_expired_ids(kafka_broker: BrokerHandle) -> None:
-    manager = live(kafka_broker)
-
-    def setup() -> None:
+def test_timed_out_transactions_and_expired_ids() -> None:
+    async def test(broker: Broker) -> None:
+        manager = await broker.manager()
         for name in ("idle-empty", "idle-done", "fresh", "open"):
             init(manager, name, len(name), timeout_ms=60_000, now=NOW)
         done = manager.get("idle-done")
@@ -457,62 +540,114 @@ def test_timed_out_transactions_and_expired_ids(kafka_broker: BrokerHandle) -> N
         assert opened is not None
         manager.append_transition(opened, opened.prepare_add_partitions({T1}, NOW + 100))
 
-    on_loop(kafka_broker, setup)
+        def ids(fn: Callable[[int], list[Any]], now: int) -> list[str]:
+            return sorted(x if isinstance(x, str) else x.transactional_id for x in fn(now))
 
-    def ids(fn: Callable[[int], list[Any]], now: int) -> list[str]:
-        return sorted(x if isinstance(x, str) else x.transactional_id for x in fn(now))
+        # Ongoing for longer than its 60 s timeout (start + timeout < now).
+        assert ids(manager.timed_out, NOW + 60_100) == []
+        assert ids(manager.timed_out, NOW + 60_101) == ["open"]
+        # Idle for transactional.id.expiration.ms (1 s) in Empty / Complete*.
+        assert ids(manager.expired_ids, NOW + 999) == []
+        assert ids(manager.expired_ids, NOW + 1_000) == ["idle-done", "idle-empty"]
+        assert ids(manager.expired_ids, NOW + 6_000) == ["fresh", "idle-done", "idle-empty"]
+        fresh.prepare_add_partitions({T0}, NOW)          # pending: skipped
+        assert ids(manager.expired_ids, NOW + 6_000) == ["idle-done", "idle-empty"]
+        fresh.pending_state = None
+        assert sorted(manager.remove_expired(NOW + 1_000)) == ["idle-done", "idle-empty"]
+        assert sorted(snapshot(manager)) == ["fresh", "open"]
+        reloaded = await broker.restart(manager)
+        assert sorted(snapshot(reloaded)) == ["fresh", "open"]
 
-    # Ongoing for longer than its 60 s timeout (start + timeout < now).
-    assert on_loop(kafka_broker, lambda: ids(manager.timed_out, NOW + 60_100)) == []
-    assert on_loop(kafka_broker, lambda: ids(manager.timed_out, NOW + 60_101)) == ["open"]
-    # Idle for transactional.id.expiration.ms (1 s) in Empty / Complete*.
-    assert on_loop(kafka_broker, lambda: ids(manager.expired_ids, NOW + 999)) == []
-    assert on_loop(kafka_broker, lambda: ids(manager.expired_ids, NOW + 1_000)) == \
-        ["idle-done", "idle-empty"]
-    assert on_loop(kafka_broker, lambda: ids(manager.expired_ids, NOW + 6_000)) == \
-        ["fresh", "idle-done", "idle-empty"]
-
-    def pending_is_skipped() -> list[str]:
-        fresh = manager.get("fresh")
-        assert fresh is not None
-        fresh.prepare_add_partitions({T0}, NOW)
-        try:
-            return ids(manager.expired_ids, NOW + 6_000)
-        finally:
-            fresh.pending_state = None
-
-    assert on_loop(kafka_broker, pending_is_skipped) == ["idle-done", "idle-empty"]
-    assert on_loop(kafka_broker, lambda: sorted(manager.remove_expired(NOW + 1_000))) == \
-        ["idle-done", "idle-empty"]
-    assert on_loop(kafka_broker, lambda: sorted(snapshot(manager))) == ["fresh", "open"]
-    kafka_broker.restart()
-    reloaded = live(kafka_broker)
-    assert on_loop(kafka_broker, lambda: sorted(snapshot(reloaded))) == ["fresh", "open"]
+    run(test, {**SMALL, "transactional.id.expiration.ms": "1000"})
 
 
-@pytest.mark.kafka_broker({**SMALL, "transaction.max.timeout.ms": "60000"})
-def test_timeout_validation_and_coordinator_epoch(kafka_broker: BrokerHandle) -> None:
-    manager = live(kafka_broker)
-    assert on_loop(kafka_broker, lambda: [manager.validate_transaction_timeout_ms(t)
-                                          for t in (0, 1, 60_000, 60_001, -1)]) == \
-        [False, True, True, False, False]
-    assert on_loop(kafka_broker, lambda: manager.coordinator_epoch("x")) == 0
-    on_loop(kafka_broker, lambda: init(manager, "x", 1))
-    assert on_loop(kafka_broker, lambda: manager.coordinator_epoch("x")) == 0
+def test_the_expiration_round_runs_on_the_clock() -> None:
+    async def test(broker: Broker) -> None:
+        manager = await broker.manager()
+        init(manager, "idle", 1, now=broker.time.milliseconds())
+        # transactional.id.expiration.ms 1 s, a round every 5 s: gone at the first round.
+        await trio.sleep(4.9)
+        assert manager.get("idle") is not None
+        await trio.sleep(0.2)
+        assert manager.get("idle") is None
+        assert records(broker, manager.partition_for("idle"))[-1] == \
+            (transaction_log_key("idle"), None)
+
+    run(test, {**SMALL, "transactional.id.expiration.ms": "1000",
+               "transaction.remove.expired.transaction.cleanup.interval.ms": "5000"})
 
 
-@pytest.mark.kafka_broker(SMALL)
-def test_after_shutdown_not_coordinator(kafka_broker: BrokerHandle) -> None:
-    manager = new_manager(kafka_broker)
-    on_loop(kafka_broker, lambda: init(manager, "x", 1))
-    on_loop(kafka_broker, manager.shutdown)
-    with pytest.raises(NotCoordinatorError):
-        on_loop(kafka_broker, lambda: manager.get("x"))
+def test_tombstones_are_split_by_max_message_bytes() -> None:
+    async def test(broker: Broker) -> None:
+        manager = await broker.manager()
+        names = [f"id-{i:04d}" for i in range(150)]
+        for i, name in enumerate(names):
+            init(manager, name, i)
+        by_partition = {manager.partition_for(n) for n in names}
+        before = {p: len(broker.partitions.batches(tsp(p))) for p in by_partition}
+        assert sorted(manager.remove_expired(NOW + 10_000)) == names
+        tombstone_batches = sum(len(broker.partitions.batches(tsp(p))) - before[p]
+                                for p in by_partition)
+        # Each key costs at most len(key) + 32 bytes of the 1000 - 61 the batch may hold.
+        assert tombstone_batches > len(by_partition)
+        assert all(b.size <= 1000 for p in by_partition
+                   for b in broker.partitions.batches(tsp(p)))
+
+    run(test, {**SMALL, "transactional.id.expiration.ms": "1000",
+               "message.max.bytes": "1000"})
 
 
-@pytest.mark.kafka_broker(SMALL)
-def test_a_broker_without_the_topic_loads_nothing(kafka_broker: BrokerHandle) -> None:
-    loaded, loading_at_start = load(kafka_broker)
-    assert loading_at_start == set()
-    assert on_loop(kafka_broker, loaded.all) == []
-    assert TRANSACTION_STATE_TOPIC not in kafka_broker.topics()
+def test_timeout_validation_and_coordinator_epoch() -> None:
+    async def test(broker: Broker) -> None:
+        manager = await broker.manager()
+        assert [manager.validate_transaction_timeout_ms(t)
+                for t in (0, 1, 60_000, 60_001, -1)] == [False, True, True, False, False]
+        assert manager.coordinator_epoch("x") == 0
+        init(manager, "x", 1)
+        assert manager.coordinator_epoch("x") == 0
+
+    run(test, {**SMALL, "transaction.max.timeout.ms": "60000"})
+
+
+def test_after_shutdown_not_coordinator() -> None:
+    async def test(broker: Broker) -> None:
+        manager = await broker.manager()
+        init(manager, "x", 1)
+        manager.shutdown()
+        with pytest.raises(NotCoordinatorError):
+            manager.get("x")
+        manager.on_become_leader(manager.partition_for("x"), 7)       # ignored
+        assert manager.loading == set()
+
+    run(test)
+
+
+def test_a_broker_without_the_topic_loads_nothing() -> None:
+    async def test(broker: Broker) -> None:
+        manager = await broker.manager()
+        broker.partitions.start()
+        assert manager.loading == set()
+        assert manager.all() == []
+        assert TRANSACTION_STATE_TOPIC not in broker.partitions.topics()
+
+    run(test)
+
+
+def test_an_election_before_run_loads_once_it_runs() -> None:
+    async def test(broker: Broker) -> None:
+        first = await broker.manager()
+        init(first, "x", 1)
+        first.shutdown()
+        manager = TransactionStateManager(broker.partitions, lambda: broker.config,
+                                          broker.time)
+        broker.partitions.register(TRANSACTION_STATE_TOPIC, manager)
+        broker.partitions.start()
+        with pytest.raises(CoordinatorLoadInProgressError):
+            manager.get("x")
+        assert broker.nursery is not None
+        await broker.nursery.start(manager.run)
+        await loaded(manager)
+        md = manager.get("x")
+        assert md is not None and md.producer_epoch == 0
+
+    run(test)

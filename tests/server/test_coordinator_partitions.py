@@ -1,6 +1,8 @@
-"""WriteTxnMarkers (27) over a raw socket to a real broker: a marker from a coordinator
-elsewhere ends the producer's transaction in each partition (LSO, aborted transactions for
-read_committed fetches), and the partition's errors are Kafka's."""
+"""The broker's transaction markers (``BrokerCoordinatorPartitions.write_txn_markers``, the
+coordinators' ``TxnMarkerWriter``), through WriteTxnMarkers (27) over a raw socket to a real
+broker: a marker from a coordinator elsewhere ends the producer's transaction in each
+partition (LSO, aborted transactions for read_committed fetches), and the partition's errors
+are Kafka's. The transaction coordinator's own markers take the same path."""
 
 from __future__ import annotations
 
