@@ -52,7 +52,7 @@ from typing import Any, TypeVar
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
-from kafkapy.zk.zookeeper_server import ZooKeeperServer, four_letter_word
+from kafkapy.zk.zookeeper_server import ZooKeeperServer, four_letter_word, wait_stopped
 
 __all__ = ["Cluster", "ClusterBroker"]
 
@@ -221,8 +221,12 @@ class Cluster:
             self.kill(broker_id)
 
     def pause(self, broker_id: int) -> None:
-        """SIGSTOP: the broker freezes (no heartbeats to ZooKeeper, no answers)."""
-        self.brokers[broker_id].signal(signal.SIGSTOP)
+        """SIGSTOP: the broker freezes (no heartbeats to ZooKeeper, no answers); returns once
+        it is stopped."""
+        broker = self.brokers[broker_id]
+        broker.signal(signal.SIGSTOP)
+        if broker.proc is not None:
+            wait_stopped(broker.proc.pid)
 
     def resume(self, broker_id: int) -> None:
         self.brokers[broker_id].signal(signal.SIGCONT)

@@ -32,7 +32,8 @@ import time
 from pathlib import Path
 from types import TracebackType
 
-__all__ = ["ZooKeeperNotFound", "ZooKeeperServer", "zookeeper_classpath"]
+__all__ = ["ZooKeeperNotFound", "ZooKeeperServer", "four_letter_word", "wait_stopped",
+           "zookeeper_classpath"]
 
 DEBIAN_JAR = Path("/usr/share/java/zookeeper.jar")
 MAIN_CLASS = "org.apache.zookeeper.server.ZooKeeperServerMain"
@@ -85,6 +86,20 @@ def four_letter_word(host: str, port: int, word: str, timeout: float = 2.0) -> s
             return b"".join(chunks).decode(errors="replace")
     except OSError:
         return ""
+
+
+def wait_stopped(pid: int, timeout: float = 5.0) -> None:
+    """Until every thread of ``pid`` is stopped (state ``T`` in /proc), after a SIGSTOP."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            tasks = list(Path(f"/proc/{pid}/task").iterdir())
+            states = {(t / "stat").read_text().rsplit(")", 1)[1].split()[0] for t in tasks}
+        except OSError:
+            return                          # gone, or no /proc here: nothing to wait for
+        if states <= {"T", "t"}:
+            return
+        time.sleep(0.01)
 
 
 class ZooKeeperServer:
@@ -156,7 +171,10 @@ class ZooKeeperServer:
             os.kill(self.proc.pid, sig)
 
     def pause(self) -> None:
+        """SIGSTOP, and wait until the process is stopped (delivery is asynchronous)."""
         self._signal(signal.SIGSTOP)
+        if self.proc is not None:
+            wait_stopped(self.proc.pid)
 
     def resume(self) -> None:
         self._signal(signal.SIGCONT)
