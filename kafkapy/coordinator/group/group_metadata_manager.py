@@ -96,6 +96,7 @@ class GroupMetadataManager:
         self.coordinator = coordinator
         self.server = coordinator.server
         self.loading: set[int] = set()
+        self._end_offsets: dict[int, int] = {}      # partition -> log end after our append
 
     # ================================================================ partitions
 
@@ -141,8 +142,10 @@ class GroupMetadataManager:
                 producer_id: int = -1, producer_epoch: int = -1) -> None:
         """Append ``records`` (key, value) as one batch to the group's partition; with a
         producer id, as a transactional batch of that producer (TxnOffsetCommit)."""
-        append_records(self.server, self._partition(group_id), records, producer_id,
-                       producer_epoch)
+        tp = self._partition(group_id).tp
+        self._end_offsets[tp.partition] = append_records(
+            self.server.coordinator_partitions, tp, records, _now_ms(), producer_id,
+            producer_epoch)
 
     def store_group(self, group: ClassicGroup, assignments: dict[str, bytes] | None = None
                     ) -> None:
@@ -198,8 +201,9 @@ class GroupMetadataManager:
     async def flush_if_due(self, group_id: str) -> None:
         """The log's flush policy (flush.messages / flush.ms) after a write, before the
         answer."""
-        await flush_if_due(self.server,
-                           TopicPartition(OFFSETS_TOPIC, self.partition_for(group_id)))
+        p = self.partition_for(group_id)
+        await flush_if_due(self.server.coordinator_partitions, TopicPartition(OFFSETS_TOPIC, p),
+                           self._end_offsets.get(p, 0))
 
     # ================================================================== loading
 
@@ -240,7 +244,7 @@ class GroupMetadataManager:
         # them, ABORT drops them; those still open at the end stay pending.
         in_txn: dict[int, list[tuple[bytes, bytes | None]]] = {}
         start = partition.log_start_offset
-        async for batch in read_batches(partition):
+        async for batch in read_batches(self.server.coordinator_partitions, tp):
             if batch.is_control:
                 marker = decode_control_record(batch.records()[0])
                 done = in_txn.pop(batch.producer_id, [])

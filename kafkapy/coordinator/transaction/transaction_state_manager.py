@@ -145,6 +145,7 @@ class TransactionStateManager:
         self.loaded = trio.Event()
         self._transactions: dict[str, TransactionMetadata] = {}
         self._shut_down = False
+        self._end_offsets: dict[int, int] = {}      # partition -> log end after our append
 
     # ================================================================ partitions
 
@@ -280,7 +281,9 @@ class TransactionStateManager:
     def _append(self, p: int, records: Sequence[tuple[bytes, bytes | None]]) -> None:
         """Append ``records`` (key, value) as one uncompressed batch to partition ``p`` as
         leader, acks=all. Raises what the append raises."""
-        append_records(self.server, self._partition(p), records)
+        tp = self._partition(p).tp
+        self._end_offsets[p] = append_records(self.server.coordinator_partitions, tp, records,
+                                              _now_ms())
 
     def append_transition(self, metadata: TransactionMetadata, transit: TxnTransitMetadata,
                           *, retry_on_error: Callable[[KafkaError], bool] | None = None
@@ -407,8 +410,10 @@ class TransactionStateManager:
     async def flush_if_due(self, transactional_id: str) -> None:
         """The log's flush policy (flush.messages / flush.ms) after a write, before the
         answer."""
-        await flush_if_due(self.server, TopicPartition(TRANSACTION_STATE_TOPIC,
-                                                       self.partition_for(transactional_id)))
+        p = self.partition_for(transactional_id)
+        await flush_if_due(self.server.coordinator_partitions,
+                           TopicPartition(TRANSACTION_STATE_TOPIC, p),
+                           self._end_offsets.get(p, 0))
 
     # ================================================================== loading
 
@@ -447,7 +452,7 @@ class TransactionStateManager:
             return
         loaded: dict[str, TransactionMetadata] = {}
         start = partition.log_start_offset
-        async for batch in read_batches(partition):
+        async for batch in read_batches(self.server.coordinator_partitions, tp):
             if batch.is_control:
                 continue
             for r in batch.records():
