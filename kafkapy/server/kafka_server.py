@@ -35,6 +35,7 @@ from kafkapy.common.time import SYSTEM_TIME, Time
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.config import BrokerConfig, Endpoint
 from kafkapy.coordinator.group.group_coordinator import GroupCoordinator
+from kafkapy.coordinator.group.group_metadata_manager import OFFSETS_TOPIC
 from kafkapy.coordinator.transaction.transaction_coordinator import TransactionCoordinator
 from kafkapy.log.log_manager import LogManager
 from kafkapy.network.request_channel import RequestChannel
@@ -124,7 +125,10 @@ class KafkaServer:
         assert self.log_manager.cluster_id is not None
         self.replica_manager = ReplicaManager(self.node_id, self.log_manager)
         self._reconcile_logs()
-        self.group_coordinator = GroupCoordinator(self)
+        self.group_coordinator = GroupCoordinator(self.coordinator_partitions,
+                                                  lambda: self.config, self.time)
+        self.coordinator_partitions.register(OFFSETS_TOPIC, self.group_coordinator)
+        self.coordinator_partitions.register_txn_completion(self.group_coordinator)
         self.transaction_coordinator = TransactionCoordinator(self)
         channel = RequestChannel(cfg.queued_max_requests)
         self.apis = KafkaApis(server=self)
@@ -146,6 +150,7 @@ class KafkaServer:
                 await nursery.start(self.log_manager.run)
                 await nursery.start(self.group_coordinator.run)
                 await nursery.start(self.transaction_coordinator.run)
+                self.coordinator_partitions.start()
                 await nursery.start(pool.run)
                 await nursery.start(self._serve_sockets)
                 self.metadata_cache = MetadataCache(
