@@ -4,106 +4,37 @@
 Which groups it coordinates follows the broker's leadership calls: a partition loads from its
 log on ``on_become_leader`` (COORDINATOR_LOAD_IN_PROGRESS meanwhile), unloads on ``on_resign``
 (NOT_COORDINATOR, waiting JoinGroups answered NOT_COORDINATOR), reloads at a newer epoch and
-ignores an older one; the topic is created by the first write; offsets expire on the injected
-clock; transaction markers commit pending offsets."""
+ignores an older one; the topic is created by the first write; transaction markers commit
+pending offsets, also those loaded from the log."""
 
 from __future__ import annotations
-
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
 
 import pytest
 import trio
 import trio.testing
 
-from kafkapy.common.time import MockTime
-from kafkapy.common.topic_partition import TopicPartition
-from kafkapy.config import BrokerConfig
-from kafkapy.coordinator.group.classic_group import Reply
-from kafkapy.coordinator.group.group_coordinator import GroupCoordinator
 from kafkapy.coordinator.group.group_metadata_manager import OFFSETS_TOPIC
 from kafkapy.coordinator.group.records import OffsetAndMetadata
-from kafkapy.coordinator.internal_topic import partition_for
 from kafkapy.errors import (
     CoordinatorLoadInProgressError,
     NotCoordinatorError,
     NotLeaderOrFollowerError,
 )
-from tests.coordinator.memory_partitions import MemoryPartitions
+from tests.coordinator.group.group_support import (
+    PARTITIONS,
+    T0,
+    T1,
+    cluster,
+    commit,
+    committed,
+    coordinator,
+    group_in,
+    join,
+    offsets_tp,
+    run,
+)
 
-PARTITIONS = 4
-PROPS = {
-    "offsets.topic.num.partitions": str(PARTITIONS),
-    "group.initial.rebalance.delay.ms": "3000",
-    "group.min.session.timeout.ms": "1000",
-}
-CONFIG = BrokerConfig.from_properties(PROPS)
-T0, T1 = TopicPartition("t", 0), TopicPartition("t", 1)
 NOT_COORDINATOR = NotCoordinatorError.code
-WEEK_MS = 7 * 24 * 3600 * 1000
-
-
-def run(test: Callable[[], Awaitable[None]]) -> None:
-    async def bounded() -> None:
-        with trio.fail_after(30 * 24 * 3600):    # virtual time: a hang fails, it does not wait
-            await test()
-
-    trio.run(bounded, clock=trio.testing.MockClock(autojump_threshold=0))
-
-
-def group_in(partition: int, prefix: str = "g") -> str:
-    """A group id of ``__consumer_offsets`` partition ``partition``."""
-    return next(f"{prefix}{i}" for i in range(1000)
-                if partition_for(f"{prefix}{i}", PARTITIONS) == partition)
-
-
-def offsets_tp(group_id: str) -> TopicPartition:
-    return TopicPartition(OFFSETS_TOPIC, partition_for(group_id, PARTITIONS))
-
-
-def cluster() -> MemoryPartitions:
-    partitions = MemoryPartitions()
-    partitions.create_topic("t", 2)
-    return partitions
-
-
-@asynccontextmanager
-async def coordinator(partitions: MemoryPartitions, config: BrokerConfig = CONFIG
-                      ) -> AsyncIterator[GroupCoordinator]:
-    """A coordinator running over ``partitions``, elected as a broker's startup does."""
-    gc = GroupCoordinator(partitions, lambda: config, MockTime())
-    partitions.register(OFFSETS_TOPIC, gc)
-    partitions.register_txn_completion(gc)
-    async with trio.open_nursery() as nursery:
-        await nursery.start(gc.run)
-        partitions.start()
-        try:
-            yield gc
-        finally:
-            gc.shutdown()
-            nursery.cancel_scope.cancel()
-
-
-def commit(gc: GroupCoordinator, group_id: str, offsets: dict[TopicPartition, int]
-           ) -> dict[TopicPartition, int]:
-    return gc.commit_offsets(group_id=group_id, member_id="", group_instance_id=None,
-                             generation_id=-1,
-                             offsets={tp: OffsetAndMetadata(o, metadata="m",
-                                                            commit_timestamp_ms=gc._now_ms())
-                                      for tp, o in offsets.items()})
-
-
-def committed(gc: GroupCoordinator, group_id: str) -> dict[TopicPartition, int]:
-    return {tp: om.offset for tp, om in gc.fetch_offsets(group_id, None).items()
-            if om is not None}
-
-
-def join(gc: GroupCoordinator, group_id: str) -> Reply:
-    return gc.join_group(group_id=group_id, member_id="", group_instance_id=None,
-                         require_known_member_id=False, support_skip_assignment=True,
-                         client_id="c", client_host="/127.0.0.1", rebalance_timeout_ms=10_000,
-                         session_timeout_ms=10_000, protocol_type="consumer",
-                         protocols=[("range", b"")])
 
 
 # ============================================================================ the topic
@@ -246,25 +177,4 @@ def test_transactional_offsets_wait_for_the_marker_also_across_a_reload() -> Non
         async with coordinator(partitions) as gc:       # the marker is in the log too
             await trio.testing.wait_all_tasks_blocked()
             assert committed(gc, g) == {T0: 4}
-    run(test)
-
-
-# ================================================================================ expiry
-
-
-def test_offsets_of_an_empty_group_expire_on_the_injected_clock() -> None:
-    async def test() -> None:
-        partitions = cluster()
-        g = group_in(0)
-        config = BrokerConfig.from_properties(
-            {**PROPS, "offsets.retention.check.interval.ms": "60000"})
-        async with coordinator(partitions, config) as gc:
-            commit(gc, g, {T0: 5})
-            await trio.sleep(WEEK_MS / 1000 - 3600)     # not yet: 7 days by default
-            assert committed(gc, g) == {T0: 5}
-            await trio.sleep(3600 + 120)
-            assert committed(gc, g) == {} and g not in gc.groups
-        async with coordinator(partitions) as gc:       # the tombstones are durable
-            await trio.testing.wait_all_tasks_blocked()
-            assert committed(gc, g) == {}
     run(test)
