@@ -5,6 +5,8 @@
 - ``log`` never imports ``network``, ``server`` or the coordinators; of its modules only
   ``log_manager`` (which owns the background tasks) imports trio, so the Spark reader, which
   uses ``log`` without a broker, pulls in no event loop.
+- the group coordinator and the coordinators' shared modules reach the broker through
+  ``coordinator.partition_port`` only: they never import ``server`` or ``network``;
 - ``network`` knows frames, not Kafka APIs: of kafkapy it imports only itself, the compiled
   framer and the errors (never protocol messages, the server or the log).
 - nothing in ``kafkapy`` imports pyspark (the DataSource lives outside the package).
@@ -79,3 +81,12 @@ def test_the_checks_see_real_imports() -> None:
     assert "trio" in imports_of(PACKAGE / "log" / "log_manager.py")
     assert "kafkapy.protocol.records" in imports_of(PACKAGE / "log" / "log.py")
     assert "kafkapy._frames" in imports_of(PACKAGE / "network" / "socket_server.py")
+
+
+@pytest.mark.parametrize("path", modules("coordinator/group") + [
+    PACKAGE / "coordinator" / name for name in ("internal_topic.py", "partition_port.py")],
+    ids=_rel)
+def test_the_group_coordinator_is_below_the_server(path: Path) -> None:
+    for name in imports_of(path):
+        assert not name.startswith(("kafkapy.server", "kafkapy.network")), \
+            f"{_rel(path)} imports {name}"
