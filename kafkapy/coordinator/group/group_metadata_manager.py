@@ -125,16 +125,25 @@ class GroupMetadataManager:
         self._load_tokens: dict[int, object] = {}
         self._end_offsets: dict[int, int] = {}      # partition -> log end after our append
         self._nursery: trio.Nursery | None = None
+        self._partition_count: int | None = None
         self._queued_loads: list[tuple[int, object]] = []     # asked for before run()
 
     # ================================================================ partitions
 
+    def _topic_partitions(self) -> int | None:
+        """The topic's partition count; None while it does not exist. Read once it does
+        (Kafka's groupMetadataTopicPartitionCount): a request asks for it, and the broker's
+        topic map is not rebuilt for every request."""
+        if self._partition_count is None:
+            info = self.partitions.topics().get(OFFSETS_TOPIC)
+            if info is not None:
+                self._partition_count = info.partitions
+        return self._partition_count
+
     @property
     def num_partitions(self) -> int:
-        info = self.partitions.topics().get(OFFSETS_TOPIC)
-        if info is not None:
-            return info.partitions
-        return self._config().offsets_topic_num_partitions
+        count = self._topic_partitions()
+        return self._config().offsets_topic_num_partitions if count is None else count
 
     def partition_for(self, group_id: str) -> int:
         return partition_for(group_id, self.num_partitions)
@@ -146,7 +155,7 @@ class GroupMetadataManager:
         """Create ``__consumer_offsets`` if it does not exist (Kafka creates it on the first
         FindCoordinator for a group); the broker then makes this coordinator the leader of
         its partitions, which load at once (they are empty)."""
-        if OFFSETS_TOPIC in self.partitions.topics():
+        if self._topic_partitions() is not None:
             return
         cfg = self._config()
         self.partitions.create_internal_topic(
@@ -158,7 +167,7 @@ class GroupMetadataManager:
     def check_loaded(self, group_id: str) -> None:
         """Raise COORDINATOR_LOAD_IN_PROGRESS while the group's partition loads,
         NOT_COORDINATOR when this broker does not lead it."""
-        if OFFSETS_TOPIC not in self.partitions.topics():
+        if self._topic_partitions() is None:
             return
         p = self.partition_for(group_id)
         if p in self.loading:
@@ -168,8 +177,7 @@ class GroupMetadataManager:
             raise NotCoordinatorError(f"this broker does not lead {OFFSETS_TOPIC}-{p}")
 
     def is_loaded(self, group_id: str) -> bool:
-        return OFFSETS_TOPIC not in self.partitions.topics() or \
-            self.partition_for(group_id) in self.loaded
+        return self._topic_partitions() is None or self.partition_for(group_id) in self.loaded
 
     # ==================================================================== writes
 
@@ -237,7 +245,7 @@ class GroupMetadataManager:
     async def flush_if_due(self, group_id: str) -> None:
         """Wait until what was appended to the group's partition is committed (the log's
         flush policy), before the answer."""
-        if OFFSETS_TOPIC not in self.partitions.topics():
+        if self._topic_partitions() is None:
             return
         tp = self._tp(group_id)
         await flush_if_due(self.partitions, tp, self._end_offsets.get(tp.partition, 0))
