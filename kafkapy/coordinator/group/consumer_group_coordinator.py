@@ -515,6 +515,7 @@ class ConsumerGroupCoordinator:
             InvalidRequestError, UnsupportedAssignorError: the request is invalid
                 (:func:`validate_heartbeat_request`).
             CoordinatorLoadInProgressError: the group's offsets partition is loading.
+            NotCoordinatorError: this broker does not lead it.
             GroupIdNotFoundError: the group id is a classic group in use.
             UnknownMemberIdError: a heartbeat or leave (MemberEpoch != 0) for a group that does
                 not exist (it was deleted, or expired), or see
@@ -741,6 +742,7 @@ class ConsumerGroupCoordinator:
         Raises:
             InvalidGroupIdError: an empty group id.
             CoordinatorLoadInProgressError: the group's offsets partition is loading.
+            NotCoordinatorError: this broker does not lead it.
             GroupIdNotFoundError: no such consumer group ("not found", or "is not a consumer
                 group" for a classic group).
         """

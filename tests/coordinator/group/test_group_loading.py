@@ -13,6 +13,8 @@ import pytest
 import trio
 import trio.testing
 
+from kafkapy.config import BrokerConfig
+from kafkapy.coordinator.group.consumer_group import HeartbeatRequest
 from kafkapy.coordinator.group.group_metadata_manager import OFFSETS_TOPIC
 from kafkapy.coordinator.group.records import OffsetAndMetadata
 from kafkapy.errors import (
@@ -22,6 +24,7 @@ from kafkapy.errors import (
 )
 from tests.coordinator.group.group_support import (
     PARTITIONS,
+    PROPS,
     T0,
     T1,
     cluster,
@@ -30,6 +33,8 @@ from tests.coordinator.group.group_support import (
     coordinator,
     group_in,
     join,
+    join_member,
+    joined,
     offsets_tp,
     run,
 )
@@ -177,4 +182,46 @@ def test_transactional_offsets_wait_for_the_marker_also_across_a_reload() -> Non
         async with coordinator(partitions) as gc:       # the marker is in the log too
             await trio.testing.wait_all_tasks_blocked()
             assert committed(gc, g) == {T0: 4}
+    run(test)
+
+
+# ====================================================================== unloading groups
+
+
+def test_resigning_answers_a_waiting_sync_and_unloads_consumer_groups() -> None:
+    async def test() -> None:
+        partitions = cluster()
+        partitions.create_topic("foo", 2)
+        g = group_in(2)
+        config = BrokerConfig.from_properties({**PROPS, "group.initial.rebalance.delay.ms": "0"})
+        async with coordinator(partitions, config) as gc:
+            # A classic group whose follower waits in SyncGroup for the leader's assignment.
+            leader = await joined(join_member(gc, g))
+            follower_reply = join_member(gc, g)
+            rejoin = join_member(gc, g, leader.member_id)
+            follower, leader = await joined(follower_reply), await joined(rejoin)
+            waiting = gc.sync_group(group_id=g, generation_id=follower.generation_id,
+                                    member_id=follower.member_id, group_instance_id=None,
+                                    protocol_type="consumer", protocol_name="range",
+                                    assignments={})
+            assert not waiting.answered
+            # A KIP-848 consumer group of the same partition, with its session timer.
+            cg = group_in(2, "cg")
+            gc.consumer_groups.heartbeat(HeartbeatRequest(
+                group_id=cg, member_id="m", member_epoch=0, topic_partitions=[],
+                subscribed_topic_names=["foo"], rebalance_timeout_ms=5000))
+            await trio.testing.wait_all_tasks_blocked()
+            partitions.resign(offsets_tp(g))
+            assert waiting.answered and waiting.result.error == NOT_COORDINATOR
+            assert g not in gc.groups and gc.consumer_groups.get(cg) is None
+            assert gc.consumer_groups.purgatory.delayed == 0
+            with pytest.raises(NotCoordinatorError):
+                gc.consumer_groups.heartbeat(HeartbeatRequest(
+                    group_id=cg, member_id="m", member_epoch=1, topic_partitions=[]))
+            # Back at a newer epoch: the consumer group and its member come back from the log.
+            partitions.elect(offsets_tp(g), 1)
+            await trio.testing.wait_all_tasks_blocked()
+            loaded = gc.consumer_groups.get(cg)
+            assert loaded is not None and list(loaded.members) == ["m"]
+            assert gc.consumer_groups.purgatory.delayed >= 1           # timed afresh
     run(test)
