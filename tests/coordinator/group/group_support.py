@@ -81,7 +81,7 @@ def commit(gc: GroupCoordinator, group_id: str, offsets: dict[TopicPartition, in
     return gc.commit_offsets(group_id=group_id, member_id="", group_instance_id=None,
                              generation_id=-1,
                              offsets={tp: OffsetAndMetadata(o, metadata="m",
-                                                            commit_timestamp_ms=gc._now_ms())
+                                                            commit_timestamp_ms=gc.time.milliseconds())
                                       for tp, o in offsets.items()})
 
 
