@@ -78,10 +78,11 @@ async def coordinator(partitions: MemoryPartitions, config: BrokerConfig = CONFI
 
 def commit(gc: GroupCoordinator, group_id: str, offsets: dict[TopicPartition, int]
            ) -> dict[TopicPartition, int]:
+    now = gc.time.milliseconds()
     return gc.commit_offsets(group_id=group_id, member_id="", group_instance_id=None,
                              generation_id=-1,
                              offsets={tp: OffsetAndMetadata(o, metadata="m",
-                                                            commit_timestamp_ms=gc.time.milliseconds())
+                                                            commit_timestamp_ms=now)
                                       for tp, o in offsets.items()})
 
 
