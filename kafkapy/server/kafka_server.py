@@ -35,6 +35,7 @@ from kafkapy.common.time import SYSTEM_TIME, Time
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.config import BrokerConfig, Endpoint
 from kafkapy.coordinator.group.group_coordinator import GroupCoordinator
+from kafkapy.coordinator.group.group_metadata_manager import OFFSETS_TOPIC
 from kafkapy.coordinator.transaction.transaction_coordinator import TransactionCoordinator
 from kafkapy.coordinator.transaction.transaction_state_manager import TRANSACTION_STATE_TOPIC
 from kafkapy.log.log_manager import LogManager, MetaPropertiesError, read_meta_properties
@@ -142,13 +143,15 @@ class KafkaServer:
         assert self.log_manager.cluster_id is not None
         self.replica_manager = ReplicaManager(self.node_id, self.log_manager)
         self._reconcile_logs()
-        self.group_coordinator = GroupCoordinator(self)
+        self.group_coordinator = GroupCoordinator(self.coordinator_partitions,
+                                                  lambda: self.config, self.time)
+        self.coordinator_partitions.register(OFFSETS_TOPIC, self.group_coordinator)
+        self.coordinator_partitions.register_txn_completion(self.group_coordinator)
         self.transaction_coordinator = TransactionCoordinator(
             self.coordinator_partitions, self.coordinator_partitions,
             self.coordinator_partitions, lambda: self.config, self.time)
         self.coordinator_partitions.register(TRANSACTION_STATE_TOPIC,
                                              self.transaction_coordinator)
-        self.coordinator_partitions.register_txn_completion(self.group_coordinator)
         channel = RequestChannel(cfg.queued_max_requests)
         self.apis = KafkaApis(server=self)
         pool = KafkaRequestHandlerPool(channel, self.apis, cfg.num_io_threads)

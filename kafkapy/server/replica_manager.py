@@ -23,18 +23,19 @@ from collections.abc import Iterable, Sequence
 import attrs
 import trio
 
-from kafkapy.common.purgatory import DelayedOperation, DelayedOperationPurgatory
+from kafkapy.common.purgatory import DelayedOperationPurgatory
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import (
     InvalidRequiredAcksError,
     KafkaError,
     KafkaStorageError,
-    NotLeaderOrFollowerError,
     UnknownServerError,
     UnknownTopicOrPartitionError,
 )
 from kafkapy.log.log import FetchData
 from kafkapy.log.log_manager import LogManager
+from kafkapy.server.delayed_fetch import DelayedFetch
+from kafkapy.server.delayed_produce import DelayedProduce
 from kafkapy.server.partition import Partition
 
 __all__ = [
@@ -99,85 +100,6 @@ def _as_kafka_error(tp: TopicPartition, exc: Exception) -> KafkaError:
         return KafkaStorageError(f"{tp}: {exc}")
     log.error("%s: unexpected error", tp, exc_info=exc)
     return UnknownServerError(f"{tp}: {type(exc).__name__}: {exc}")
-
-
-class DelayedProduce(DelayedOperation):
-    """acks=all: complete when every appended partition's high watermark has passed its last
-    appended offset (at once with a single replica), or when the timeout ends (then
-    REQUEST_TIMED_OUT for those still waiting, as Kafka)."""
-
-    def __init__(self, delay_ms: float, manager: ReplicaManager,
-                 results: dict[TopicPartition, ProducePartitionResult]) -> None:
-        super().__init__(delay_ms)
-        self.manager = manager
-        self.results = results
-
-    def _pending(self) -> list[TopicPartition]:
-        out = []
-        for tp, r in self.results.items():
-            if r.error is not None:
-                continue
-            partition = self.manager.partitions.get(tp)
-            if partition is None:
-                r.error = NotLeaderOrFollowerError(f"{tp} is no longer hosted here")
-                continue
-            if partition.high_watermark <= r.last_offset:
-                out.append(tp)
-        return out
-
-    def try_complete(self) -> bool:
-        if not self._pending():
-            return self.force_complete()
-        return False
-
-    def on_expiration(self) -> None:
-        from kafkapy.errors import RequestTimedOutError
-        for tp in self._pending():
-            self.results[tp].error = RequestTimedOutError(
-                f"{tp}: not replicated to min.insync.replicas within the request timeout")
-
-    def on_complete(self) -> None:
-        pass
-
-
-class DelayedFetch(DelayedOperation):
-    """A fetch with fewer than ``min_bytes`` available: completes when enough is available,
-    when a partition can no longer be read as asked (gone, moved, truncated below the fetch
-    offset), or at ``max_wait_ms``; then it reads again (Kafka's DelayedFetch)."""
-
-    def __init__(self, manager: ReplicaManager, params: FetchParams,
-                 requests: Sequence[FetchPartitionRequest]) -> None:
-        super().__init__(params.max_wait_ms)
-        self.manager = manager
-        self.params = params
-        self.requests = requests
-        self.results: list[tuple[TopicPartition, FetchPartitionResult]] = []
-
-    def try_complete(self) -> bool:
-        available = 0
-        for req in self.requests:
-            partition = self.manager.partitions.get(req.tp)
-            if partition is None:
-                return self.force_complete()
-            bound = partition.log_end_offset if self.params.replica_id >= 0 else \
-                partition.fetch_bound(self.params.isolation_level)
-            if req.fetch_offset > partition.log_end_offset or \
-                    req.fetch_offset < partition.log_start_offset:
-                return self.force_complete()
-            if req.fetch_offset < bound:
-                try:
-                    data = partition.read(req.fetch_offset, req.max_bytes,
-                                          self.params.isolation_level, False,
-                                          replica=self.params.replica_id >= 0)
-                except KafkaError:
-                    return self.force_complete()
-                available += data.size
-                if available >= self.params.min_bytes:
-                    return self.force_complete()
-        return False
-
-    def on_complete(self) -> None:
-        self.results = self.manager.read_from_log(self.params, self.requests)
 
 
 class ReplicaManager:

@@ -158,7 +158,7 @@ class ClassicGroup:
     supported_protocols: Counter[str] = attrs.field(factory=Counter)
     awaiting_join: int = 0
     new_member_added: bool = False
-    last_join_time: float = 0.0       # trio.current_time() of the latest new member
+    last_join_time: float = 0.0       # the coordinator's monotonic() at the latest new member
     offsets: dict[TopicPartition, OffsetAndMetadata] = attrs.field(factory=dict)
 
     # ------------------------------------------------------------------ state

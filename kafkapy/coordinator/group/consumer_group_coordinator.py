@@ -9,8 +9,9 @@ The rules of one group are :class:`~kafkapy.coordinator.group.consumer_group.Con
 - the groups by id. A heartbeat with MemberEpoch 0 creates its group; any other heartbeat for
   an unknown group is UNKNOWN_MEMBER_ID (a group comes back after a restart: see
   *Persistence* below);
-- the clock: ``now`` is ``trio.current_time()`` in milliseconds, the purgatory's clock, so a
-  ``trio.testing.MockClock`` drives the groups and their timers together;
+- the clock: ``now`` is the injected ``Time``'s ``monotonic()`` in milliseconds, Trio's clock
+  and so the purgatory's, so a ``trio.testing.MockClock`` drives the groups and their timers
+  together;
 - the timers, as delayed operations in one purgatory (no polling loop):
 
   - ``session`` (key ``("session", group, member)``): armed by every heartbeat at the group's
@@ -83,7 +84,6 @@ without another task in between.
 from __future__ import annotations
 
 import logging
-import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -92,6 +92,7 @@ import attrs
 import trio
 
 from kafkapy.common.purgatory import DelayedOperation, DelayedOperationPurgatory
+from kafkapy.common.time import SYSTEM_TIME, Time
 from kafkapy.coordinator.group.classic_group import ClassicGroup, GroupState
 from kafkapy.coordinator.group.consumer_group import (
     LEAVE_GROUP_MEMBER_EPOCH,
@@ -153,10 +154,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 SESSION, REBALANCE, CLEANUP = "session", "rebalance", "cleanup"
-
-
-def _now_ms() -> int:
-    return int(trio.current_time() * 1000)
 
 
 Record = tuple[bytes, bytes | None]
@@ -412,13 +409,17 @@ class ConsumerGroupCoordinator:
         cleanup_interval_ms: how often an empty group is looked at for removal.
         write: appends a group's records to ``__consumer_offsets`` (None: nothing is
             persisted).
+        time: the clock (``monotonic()`` for the groups' deadlines, ``milliseconds()`` for
+            the offsets holders' state timestamps).
     """
 
     def __init__(self, config: ConsumerGroupConfig, *, topics: Callable[[], TopicsMetadata],
                  classic_groups: Mapping[str, ClassicGroup] | None = None,
                  check_loaded: Callable[[str], None] = lambda group_id: None,
-                 cleanup_interval_ms: int = 600_000, write: Writer | None = None) -> None:
+                 cleanup_interval_ms: int = 600_000, write: Writer | None = None,
+                 time: Time = SYSTEM_TIME) -> None:
         self.config = config
+        self._time = time
         self.groups: dict[str, ConsumerGroup] = {}
         self.purgatory: DelayedOperationPurgatory[ConsumerGroupTimer] = \
             DelayedOperationPurgatory("ConsumerGroupTimers")
@@ -437,11 +438,12 @@ class ConsumerGroupCoordinator:
     @classmethod
     def for_coordinator(cls, coordinator: GroupCoordinator) -> ConsumerGroupCoordinator:
         """The consumer groups of a broker's group coordinator, from its broker config."""
-        cfg = coordinator.server.config
-        store = coordinator.server.metadata_store
+        cfg = coordinator.config
+        partitions = coordinator.partitions
 
         def topics() -> TopicsMetadata:
-            return {name: (t.topic_id, t.partitions) for name, t in store.topics.items()}
+            return {name: (t.topic_id, t.partitions)
+                    for name, t in partitions.topics().items()}
 
         return cls(
             ConsumerGroupConfig(
@@ -452,7 +454,7 @@ class ConsumerGroupCoordinator:
             topics=topics, classic_groups=coordinator.groups,
             check_loaded=coordinator.manager.check_loaded,
             cleanup_interval_ms=cfg.offsets_retention_check_interval_ms,
-            write=coordinator.manager.store_consumer_group_records)
+            write=coordinator.manager.store_consumer_group_records, time=coordinator.time)
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
                   ) -> None:
@@ -462,6 +464,19 @@ class ConsumerGroupCoordinator:
     def shutdown(self) -> None:
         self.purgatory.shutdown()
         self._timers.clear()
+
+    def _now_ms(self) -> int:
+        return int(self._time.monotonic() * 1000)
+
+    def unload(self, group_ids: Iterable[str]) -> None:
+        """Forget these groups without writing anything: their ``__consumer_offsets``
+        partition is no longer led here (Kafka's unload on resignation). Their timers are
+        cancelled; a later leader loads them from the log."""
+        for group_id in group_ids:
+            self.groups.pop(group_id, None)
+            self._unwritten.pop(group_id, None)
+            for kind, member_id in list(self._timers.get(group_id, {})):
+                self._cancel(kind, group_id, member_id)
 
     # ================================================================ lookups
 
@@ -500,6 +515,7 @@ class ConsumerGroupCoordinator:
             InvalidRequestError, UnsupportedAssignorError: the request is invalid
                 (:func:`validate_heartbeat_request`).
             CoordinatorLoadInProgressError: the group's offsets partition is loading.
+            NotCoordinatorError: this broker does not lead it.
             GroupIdNotFoundError: the group id is a classic group in use.
             UnknownMemberIdError: a heartbeat or leave (MemberEpoch != 0) for a group that does
                 not exist (it was deleted, or expired), or see
@@ -518,7 +534,7 @@ class ConsumerGroupCoordinator:
                 raise GroupIdNotFoundError(f"Group {group_id} is not a consumer group.")
             group = self.groups[group_id] = ConsumerGroup(group_id, self.config)
             log.info("Created consumer group %s", group_id)
-        now = _now_ms()
+        now = self._now_ms()
         snapshot = GroupSnapshot.of(group)
         before = (group.group_epoch, len(group.members))
         member_id = request.member_id
@@ -585,7 +601,7 @@ class ConsumerGroupCoordinator:
         if not stored.exists():
             return None
         group = ConsumerGroup(stored.group_id, self.config)
-        now = _now_ms()
+        now = self._now_ms()
         members = stored.members()
         try:
             group.restore(
@@ -609,7 +625,7 @@ class ConsumerGroupCoordinator:
         # The offsets holder's "became Empty at" moves with the live group (module doc).
         holder = self._classic_groups.get(group_id)
         if holder is not None:
-            holder.state_timestamp_ms = int(time.time() * 1000)
+            holder.state_timestamp_ms = self._time.milliseconds()
 
     # ================================================================= timers
 
@@ -681,7 +697,7 @@ class ConsumerGroupCoordinator:
         group = self.groups.get(timer.group_id)
         if group is None:
             return
-        now = _now_ms()
+        now = self._now_ms()
         member_id = timer.member_id
         if timer.kind == CLEANUP:
             if group.is_empty() and not self._has_offsets(group.group_id):
@@ -726,6 +742,7 @@ class ConsumerGroupCoordinator:
         Raises:
             InvalidGroupIdError: an empty group id.
             CoordinatorLoadInProgressError: the group's offsets partition is loading.
+            NotCoordinatorError: this broker does not lead it.
             GroupIdNotFoundError: no such consumer group ("not found", or "is not a consumer
                 group" for a classic group).
         """

@@ -28,16 +28,16 @@ state change and its ``__consumer_offsets`` append happen without another task i
 from __future__ import annotations
 
 import logging
-import time
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import attrs
 import trio
 
 from kafkapy.common.purgatory import DelayedOperation, DelayedOperationPurgatory
+from kafkapy.common.time import Time
 from kafkapy.common.topic_partition import TopicPartition
+from kafkapy.config import BrokerConfig
 from kafkapy.coordinator.group.classic_group import (
     ClassicGroup,
     GroupState,
@@ -49,6 +49,7 @@ from kafkapy.coordinator.group.classic_group import (
 from kafkapy.coordinator.group.consumer_group_coordinator import ConsumerGroupCoordinator
 from kafkapy.coordinator.group.group_metadata_manager import GroupMetadataManager
 from kafkapy.coordinator.group.records import OffsetAndMetadata
+from kafkapy.coordinator.partition_port import CoordinatorPartitions
 from kafkapy.errors import (
     CoordinatorNotAvailableError,
     FencedInstanceIdError,
@@ -62,6 +63,7 @@ from kafkapy.errors import (
     KafkaError,
     MemberIdRequiredError,
     NonEmptyGroupError,
+    NotCoordinatorError,
     OffsetMetadataTooLargeError,
     RebalanceInProgressError,
     UnknownMemberIdError,
@@ -70,9 +72,6 @@ from kafkapy.errors import (
 )
 from kafkapy.protocol.codec import decode
 from kafkapy.protocol.messages.consumer_protocol import SUBSCRIPTION
-
-if TYPE_CHECKING:
-    from kafkapy.server.kafka_server import KafkaServer
 
 __all__ = ["GroupCoordinator", "GroupSummary"]
 
@@ -84,9 +83,9 @@ NONE = 0
 NEW_MEMBER_JOIN_TIMEOUT_MS = 300_000
 CONSUMER_PROTOCOL_TYPE = "consumer"
 
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
+# A JoinGroup's (client id, client host, rebalance timeout, session timeout, protocol type,
+# protocols).
+_JoinArgs = tuple[str, str, int, int, str, list[tuple[str, bytes]]]
 
 
 @attrs.frozen
@@ -121,7 +120,7 @@ class DelayedJoin(DelayedOperation):
         self.group = group
 
     def try_complete(self) -> bool:
-        if self.group.all_members_joined:
+        if self.group.all_members_joined or self.group.is_state(GroupState.DEAD):
             return self.force_complete()
         return False
 
@@ -145,11 +144,15 @@ class InitialDelayedJoin(DelayedJoin):
         self.remaining_ms = remaining_ms
 
     def try_complete(self) -> bool:
+        if self.group.is_state(GroupState.DEAD):
+            return self.force_complete()
         return False
 
     def on_complete(self) -> None:
         group = self.group
-        extra_ms = (group.last_join_time - trio.current_time()) * 1000 + \
+        if group.is_state(GroupState.DEAD):
+            return
+        extra_ms = (group.last_join_time - self.coordinator.time.monotonic()) * 1000 + \
             self.configured_delay_ms
         if group.new_member_added and self.remaining_ms > 0 and extra_ms >= 1:
             group.new_member_added = False
@@ -180,7 +183,7 @@ class DelayedHeartbeat(DelayedOperation):
         return member is not None and (member.has_satisfied_heartbeat or member.is_leaving)
 
     def try_complete(self) -> bool:
-        if self._alive():
+        if self._alive() or self.group.is_state(GroupState.DEAD):
             return self.force_complete()
         return False
 
@@ -217,11 +220,22 @@ class DelayedSync(DelayedOperation):
 
 
 class GroupCoordinator:
-    """The broker's group coordinator (one per broker; it leads every partition of
-    ``__consumer_offsets``, so it coordinates every group)."""
+    """The broker's group coordinator: it coordinates the groups of the
+    ``__consumer_offsets`` partitions this broker leads (``on_become_leader`` /
+    ``on_resign``, from the broker).
 
-    def __init__(self, server: KafkaServer) -> None:
-        self.server = server
+    Args:
+        partitions: the broker's partitions, as the coordinators' port.
+        config: the broker's config now (replaced on dynamic updates, so read each time).
+        time: the clock (``milliseconds()`` for what is written down, ``monotonic()`` for
+            delays).
+    """
+
+    def __init__(self, partitions: CoordinatorPartitions, config: Callable[[], BrokerConfig],
+                 time: Time) -> None:
+        self.partitions = partitions
+        self._config = config
+        self.time = time
         self.groups: dict[str, ClassicGroup] = {}
         self.join_purgatory: DelayedOperationPurgatory[DelayedJoin] = \
             DelayedOperationPurgatory("Rebalance")
@@ -229,7 +243,7 @@ class GroupCoordinator:
             DelayedOperationPurgatory("Heartbeat")
         self.sync_purgatory: DelayedOperationPurgatory[DelayedSync] = \
             DelayedOperationPurgatory("Sync")
-        self.manager = GroupMetadataManager(self)
+        self.manager = GroupMetadataManager(self, partitions, config, time)
         # TxnOffsetCommit: group -> producer id -> offsets waiting for the transaction's
         # marker (Kafka's pendingTransactionalOffsetCommits).
         self.pending_txn_offsets: dict[str, dict[int, dict[TopicPartition,
@@ -239,8 +253,11 @@ class GroupCoordinator:
         self.consumer_groups = ConsumerGroupCoordinator.for_coordinator(self)
 
     @property
-    def config(self):  # type: ignore[no-untyped-def]
-        return self.server.config
+    def config(self) -> BrokerConfig:
+        return self._config()
+
+    def _now_ms(self) -> int:
+        return self.time.milliseconds()
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
                   ) -> None:
@@ -279,7 +296,8 @@ class GroupCoordinator:
     def _add_group(self, group_id: str) -> ClassicGroup:
         group = self.groups.get(group_id)
         if group is None:
-            group = self.groups[group_id] = ClassicGroup(group_id, state_timestamp_ms=_now_ms())
+            group = self.groups[group_id] = ClassicGroup(group_id,
+                                                         state_timestamp_ms=self._now_ms())
         return group
 
     def committed_offsets(self, group_id: str) -> dict[TopicPartition, OffsetAndMetadata]:
@@ -360,7 +378,7 @@ class GroupCoordinator:
         return group.has(member_id) or len(group.members) < max_size
 
     def _join_unknown_member(self, group: ClassicGroup, instance_id: str | None,
-                             require_known: bool, skip_ok: bool, args: tuple,
+                             require_known: bool, skip_ok: bool, args: _JoinArgs,
                              reply: Reply) -> None:
         client_id, _host, _rto, session_timeout_ms, protocol_type, protocols = args
         if group.is_state(GroupState.DEAD):
@@ -386,7 +404,7 @@ class GroupCoordinator:
             self._add_member_and_rebalance(group, new_id, None, args, reply)
 
     def _join_current_member(self, group: ClassicGroup, member_id: str,
-                             instance_id: str | None, args: tuple, reply: Reply) -> None:
+                             instance_id: str | None, args: _JoinArgs, reply: Reply) -> None:
         _client, _host, rebalance_timeout_ms, session_timeout_ms, protocol_type, protocols = args
         if group.is_state(GroupState.DEAD):
             reply.answer(JoinResult(CoordinatorNotAvailableError.code, member_id))
@@ -439,7 +457,7 @@ class GroupCoordinator:
                           group.join_members() if leader else (), skip_assignment)
 
     def _add_member_and_rebalance(self, group: ClassicGroup, member_id: str,
-                                  instance_id: str | None, args: tuple, reply: Reply) -> None:
+                                  instance_id: str | None, args: _JoinArgs, reply: Reply) -> None:
         client_id, host, rebalance_timeout_ms, session_timeout_ms, protocol_type, protocols = args
         member = MemberMetadata(member_id, instance_id, client_id, host, rebalance_timeout_ms,
                                 session_timeout_ms, protocol_type, list(protocols))
@@ -447,7 +465,7 @@ class GroupCoordinator:
         # The first generation of a new group waits for more members (InitialDelayedJoin).
         if group.is_state(GroupState.PREPARING_REBALANCE) and group.generation_id == 0:
             group.new_member_added = True
-            group.last_join_time = trio.current_time()
+            group.last_join_time = self.time.monotonic()
         group.add(member, reply)
         # A new member's session timer starts long: its JoinGroup may wait a whole rebalance.
         self._schedule_heartbeat(group, member_id, NEW_MEMBER_JOIN_TIMEOUT_MS)
@@ -463,7 +481,7 @@ class GroupCoordinator:
                                              f"{member.member_id}")
 
     def _update_static_member(self, group: ClassicGroup, old_id: str, new_id: str,
-                              instance_id: str, args: tuple, skip_ok: bool,
+                              instance_id: str, args: _JoinArgs, skip_ok: bool,
                               reply: Reply) -> None:
         """A known static member restarted (Kafka's updateStaticMemberAndRebalance): it takes
         over its old member id's place; a stable group does not rebalance for it unless the
@@ -525,7 +543,7 @@ class GroupCoordinator:
                 self, group, delay, max(group.rebalance_timeout_ms - delay, 0))
         else:
             op = DelayedJoin(self, group, group.rebalance_timeout_ms)
-        group.transition(GroupState.PREPARING_REBALANCE, _now_ms())
+        group.transition(GroupState.PREPARING_REBALANCE, self._now_ms())
         log.info("Preparing to rebalance group %s in state PreparingRebalance with old "
                  "generation %d (reason: %s)", group.group_id, group.generation_id, reason)
         self.join_purgatory.try_complete_else_watch(op, [("join", group.group_id)])
@@ -541,7 +559,7 @@ class GroupCoordinator:
                 # kept (they are expected back and expire by their session timeout).
                 group.remove(member.member_id)
         group.pending_members.clear()
-        group.init_next_generation(_now_ms())
+        group.init_next_generation(self._now_ms())
         if group.is_state(GroupState.EMPTY):
             log.info("Group %s with generation %d is now empty", group.group_id,
                      group.generation_id)
@@ -635,7 +653,7 @@ class GroupCoordinator:
             return
         for member_id, member in group.members.items():
             member.assignment = full[member_id]
-        group.transition(GroupState.STABLE, _now_ms())
+        group.transition(GroupState.STABLE, self._now_ms())
         for member in group.members.values():
             if member.sync_reply is not None:
                 group.answer_sync(member, SyncResult(NONE, group.protocol_type,
@@ -822,7 +840,7 @@ class GroupCoordinator:
         results: dict[TopicPartition, int] = {}
         valid: dict[TopicPartition, OffsetAndMetadata] = {}
         max_metadata = self.config.offset_metadata_max_bytes
-        topics = self.server.metadata_store.topics
+        topics = self.partitions.topics()
         for tp, om in offsets.items():
             record = topics.get(tp.topic)
             if record is None or not 0 <= tp.partition < record.partitions:
@@ -958,7 +976,7 @@ class GroupCoordinator:
                 if not group.is_state(GroupState.EMPTY):
                     raise NonEmptyGroupError(f"Group {group_id} is not empty.")
                 self.manager.delete_group(group)
-                group.transition(GroupState.DEAD, _now_ms())
+                group.transition(GroupState.DEAD, self._now_ms())
                 self.groups.pop(group_id, None)
                 out[group_id] = NONE
             except KafkaError as e:
@@ -982,7 +1000,7 @@ class GroupCoordinator:
         subscribed |= self.consumer_groups.subscribed_topics(group_id)     # KIP-848 members
         out: dict[TopicPartition, int] = {}
         doomed = []
-        topics = self.server.metadata_store.topics
+        topics = self.partitions.topics()
         for tp in tps:
             if tp.topic in subscribed:
                 out[tp] = GroupSubscribedToTopicError.code
@@ -1024,7 +1042,43 @@ class GroupCoordinator:
                 continue
         return topics
 
+    # ====================================================== leadership (from the broker)
+
+    def on_become_leader(self, partition: int, leader_epoch: int) -> None:
+        """Coordinate the groups of ``__consumer_offsets`` partition ``partition`` (loaded
+        from its log; meanwhile they answer COORDINATOR_LOAD_IN_PROGRESS)."""
+        self.manager.on_become_leader(partition, leader_epoch)
+
+    def on_resign(self, partition: int, leader_epoch: int | None) -> None:
+        """Stop coordinating the groups of ``partition`` (NOT_COORDINATOR from now on)."""
+        self.manager.on_resign(partition, leader_epoch)
+
     # ============================================================ loading (from manager)
+
+    def on_partition_unloaded(self, partition: int) -> None:
+        """Forget every group of ``partition`` (Kafka's removeGroupsForPartition): requests
+        waiting for a rebalance are answered NOT_COORDINATOR, so clients find the new
+        coordinator; their timers complete without acting."""
+        now = self._now_ms()
+        for group_id in [g for g in self.groups if self.manager.partition_for(g) == partition]:
+            group = self.groups.pop(group_id)
+            previous = group.state
+            group.transition(GroupState.DEAD, now)
+            for member in group.members.values():
+                if previous is GroupState.PREPARING_REBALANCE:
+                    group.answer_join(member, JoinResult(NotCoordinatorError.code,
+                                                         member.member_id))
+                group.answer_sync(member, SyncResult(NotCoordinatorError.code))
+            self.join_purgatory.check_and_complete(("join", group_id))
+            self.sync_purgatory.check_and_complete(("sync", group_id))
+            for member_id in set(group.members) | group.pending_members:
+                self.heartbeat_purgatory.check_and_complete(("hb", group_id, member_id))
+        for group_id in [g for g in self.pending_txn_offsets
+                         if self.manager.partition_for(g) == partition]:
+            del self.pending_txn_offsets[group_id]
+        self.consumer_groups.unload([g for g in list(self.consumer_groups.groups)
+                                     if self.manager.partition_for(g) == partition])
+
 
     def on_group_loaded(self, group: ClassicGroup) -> None:
         """A group read from ``__consumer_offsets`` at startup: members get session timers
@@ -1034,5 +1088,5 @@ class GroupCoordinator:
             self._schedule_heartbeat(group, member.member_id, member.session_timeout_ms)
 
     def on_group_expired(self, group: ClassicGroup) -> None:
-        group.transition(GroupState.DEAD, _now_ms())
+        group.transition(GroupState.DEAD, self._now_ms())
         self.groups.pop(group.group_id, None)

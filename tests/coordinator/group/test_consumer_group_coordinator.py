@@ -1,8 +1,9 @@
 """ConsumerGroupCoordinator (kafkapy.coordinator.group.consumer_group_coordinator): group creation
 and lookup, the
 session / rebalance / cleanup timers in their purgatory, group types, describe, list, delete;
-then the group coordinator's hooks for consumer groups on a real broker (offset commit and
-fetch by member epoch, ListGroups, DescribeGroups, DeleteGroups, JoinGroup).
+then the group coordinator's hooks for consumer groups, over an in-memory ``__consumer_offsets``
+(offset commit and fetch by member epoch, ListGroups, DescribeGroups, DeleteGroups,
+OffsetDelete).
 
 Persistence: every change writes Kafka's ConsumerGroup* records through the ``write`` callback;
 replaying what was written (as the GroupMetadataManager does at startup) and loading it gives
@@ -28,6 +29,7 @@ import trio
 import trio.testing
 
 from kafkapy.common.topic_partition import TopicPartition
+from kafkapy.config import BrokerConfig
 from kafkapy.coordinator.group.classic_group import ClassicGroup, GroupState
 from kafkapy.coordinator.group.consumer_group import (
     ConsumerGroup,
@@ -42,6 +44,7 @@ from kafkapy.coordinator.group.consumer_group_coordinator import (
     Record,
     StoredConsumerGroup,
 )
+from kafkapy.coordinator.group.group_coordinator import GroupCoordinator
 from kafkapy.coordinator.group.records import (
     ConsumerGroupKey,
     OffsetAndMetadata,
@@ -59,7 +62,8 @@ from kafkapy.errors import (
     UnknownMemberIdError,
     UnsupportedVersionError,
 )
-from kafkapy.testing import BrokerHandle
+from tests.coordinator.group.group_support import committed, coordinator
+from tests.coordinator.memory_partitions import MemoryPartitions
 
 FOO = uuid.UUID(int=0xF00)
 SESSION_MS, REBALANCE_MS, CLEANUP_MS = 45_000, 10_000, 600_000
@@ -530,16 +534,19 @@ def test_a_failed_write_fails_the_heartbeat_and_the_next_write_catches_up() -> N
 # ============================================================ the group coordinator's hooks
 
 
-def _heartbeat(broker: BrokerHandle, request: HeartbeatRequest) -> HeartbeatResponse:
-    return broker.call(broker.server.group_coordinator.consumer_groups.heartbeat, request)
+def test_coordinator_hooks() -> None:
+    async def test() -> None:
+        partitions = MemoryPartitions()
+        partitions.create_topic("foo", 2)
+        config = BrokerConfig.from_properties({"offsets.topic.num.partitions": "1"})
+        async with coordinator(partitions, config) as gc:
+            hooks(gc)
+    run(test)
 
 
-@pytest.mark.kafka_broker({"offsets.topic.num.partitions": "1"})
-def test_coordinator_hooks(kafka_broker: BrokerHandle) -> None:
-    broker = kafka_broker
-    broker.create_topic("foo", partitions=2)
-    coordinator = broker.server.group_coordinator
-    joined = _heartbeat(broker, HeartbeatRequest(
+def hooks(coordinator: GroupCoordinator) -> None:
+    groups = coordinator.consumer_groups
+    joined = groups.heartbeat(HeartbeatRequest(
         group_id="g", member_id="m", member_epoch=0, topic_partitions=[],
         subscribed_topic_names=["foo"], rebalance_timeout_ms=5000))
     epoch = joined.member_epoch
@@ -547,9 +554,9 @@ def test_coordinator_hooks(kafka_broker: BrokerHandle) -> None:
     tp = TopicPartition("foo", 0)
 
     def commit(member_id: str, member_epoch: int, api_version: int = 9) -> Any:
-        return broker.call(lambda: coordinator.commit_offsets(
+        return coordinator.commit_offsets(
             group_id="g", member_id=member_id, group_instance_id=None,
-            generation_id=member_epoch, offsets={tp: offset}, api_version=api_version))
+            generation_id=member_epoch, offsets={tp: offset}, api_version=api_version)
 
     # OffsetCommit: by a member at its epoch, in v9+.
     with pytest.raises(StaleMemberEpochError):
@@ -560,31 +567,30 @@ def test_coordinator_hooks(kafka_broker: BrokerHandle) -> None:
         commit("", -1)                  # an admin commit while the group has members
     with pytest.raises(UnsupportedVersionError):
         commit("m", epoch, api_version=8)
-    assert broker.committed_offsets("g") == {}
+    assert committed(coordinator, "g") == {}
     assert commit("m", epoch) == {tp: 0}
-    assert broker.committed_offsets("g") == {("foo", 0): 7}
+    assert committed(coordinator, "g") == {tp: 7}
 
     # OffsetFetch: a member id (v9+) must come with the member's epoch.
     def fetch(member_id: str | None, member_epoch: int) -> Any:
-        return broker.call(lambda: coordinator.fetch_offsets("g", [tp], member_id,
-                                                             member_epoch))
+        return coordinator.fetch_offsets("g", [tp], member_id, member_epoch)
     with pytest.raises(StaleMemberEpochError):
         fetch("m", epoch + 1)
     assert fetch("m", epoch) == {tp: offset}
     assert fetch(None, -1) == {tp: offset}
 
     # The classic APIs do not see the offsets holder as a classic group.
-    assert broker.call(coordinator.list_groups) == []
+    assert coordinator.list_groups() == []
     with pytest.raises(GroupIdNotFoundError, match=r"Group g is not a classic group\."):
-        broker.call(coordinator.describe_group, "g")
-    assert broker.call(coordinator.delete_groups, ["g"]) == {"g": NonEmptyGroupError.code}
+        coordinator.describe_group("g")
+    assert coordinator.delete_groups(["g"]) == {"g": NonEmptyGroupError.code}
     # OffsetDelete: the members subscribe to foo.
-    assert broker.call(coordinator.delete_offsets, "g", [tp]) == {tp: 86}
+    assert coordinator.delete_offsets("g", [tp]) == {tp: 86}
 
     # The member leaves; the empty group commits like any empty group (admin commit).
-    _heartbeat(broker, HeartbeatRequest(group_id="g", member_id="m", member_epoch=-1))
+    groups.heartbeat(HeartbeatRequest(group_id="g", member_id="m", member_epoch=-1))
     assert commit("", -1) == {tp: 0}
-    assert broker.call(coordinator.delete_groups, ["g"]) == {"g": 0}
-    assert broker.committed_offsets("g") == {}
-    assert coordinator.consumer_groups.get("g") is None
-    assert broker.call(coordinator.delete_groups, ["g"]) == {"g": GroupIdNotFoundError.code}
+    assert coordinator.delete_groups(["g"]) == {"g": 0}
+    assert committed(coordinator, "g") == {}
+    assert groups.get("g") is None
+    assert coordinator.delete_groups(["g"]) == {"g": GroupIdNotFoundError.code}

@@ -1,7 +1,9 @@
-"""The group coordinator's edges that clients rarely reach, over a raw socket to a real broker:
-offset expiry (and that it is durable), COORDINATOR_LOAD_IN_PROGRESS, group.max.size,
-FindCoordinator's batched keys and key types, DescribeGroups of an unknown group,
-OffsetFetch of several groups (v8), ListGroups filters."""
+"""The group coordinator's edges that clients rarely reach, over a raw socket to a real broker
+(the wire answers are the point): COORDINATOR_LOAD_IN_PROGRESS, group.max.size,
+FindCoordinator's batched keys and key types, DescribeGroups of an unknown group, OffsetFetch
+of several groups (v8), ListGroups filters, static members, DeleteTopics removing offsets,
+OffsetCommit's retention time. The coordinator's own logic and clocks are tested without a
+broker (test_group_loading.py, test_group_timers.py)."""
 
 from __future__ import annotations
 
@@ -54,63 +56,8 @@ def fetch_v8(client: RawClient, groups: list[str]) -> Any:
         require_stable=True))
 
 
-@pytest.mark.kafka_broker(FAST)
-def test_offsets_of_an_empty_group_expire_and_stay_expired(kafka_broker: BrokerHandle) -> None:
-    kafka_broker.create_topic("t", partitions=2)
-    with RawClient(kafka_broker.bootstrap_servers) as c:
-        r = commit(c, "simple", {0: 5, 1: 7})
-        assert [p.error_code for t in r.topics for p in t.partitions] == [NONE, NONE]
-        commit(c, "fresh", {0: 1})
-    assert kafka_broker.committed_offsets("simple") == {("t", 0): 5, ("t", 1): 7}
-    manager = kafka_broker.server.group_coordinator.manager
-    now = int(time.time() * 1000)
-    # Not yet: offsets.retention.minutes (7 days by default) has not passed.
-    assert kafka_broker.call(manager.expire_offsets, now + 60_000) == 0
-    assert kafka_broker.committed_offsets("simple") == {("t", 0): 5, ("t", 1): 7}
-    week = 7 * 24 * 3600 * 1000
-    assert kafka_broker.call(manager.expire_offsets, now + week + 60_000) == 3
-    assert kafka_broker.committed_offsets("simple") == {}
-    groups = kafka_broker.call(lambda: set(kafka_broker.server.group_coordinator.groups))
-    assert "simple" not in groups and "fresh" not in groups
-    # The tombstones are in __consumer_offsets: a restart does not bring them back.
-    kafka_broker.restart()
-    deadline = time.monotonic() + 10
-    while kafka_broker.call(lambda: set(manager_of(kafka_broker).loading)):
-        assert time.monotonic() < deadline, "the coordinator did not finish loading"
-        time.sleep(0.01)
-    assert kafka_broker.committed_offsets("simple") == {}
-    assert kafka_broker.committed_offsets("fresh") == {}
-
-
 def manager_of(broker: BrokerHandle) -> Any:
     return broker.server.group_coordinator.manager
-
-
-@pytest.mark.kafka_broker(FAST)
-def test_offsets_of_a_group_with_members_do_not_expire(kafka_broker: BrokerHandle) -> None:
-    kafka_broker.create_topic("t", partitions=1)
-    with RawClient(kafka_broker.bootstrap_servers) as c:
-        first = join(c, "live", version=3)
-        assert first.error_code == NONE
-        C = struct_classes(API_KEYS[14].request.body)
-        synced = c.request(14, 1, C["SyncGroupRequest"](
-            group_id="live", generation_id=first.generation_id, member_id=first.member_id,
-            assignments=[C["SyncGroupRequestAssignment"](member_id=first.member_id,
-                                                          assignment=b"")]))
-        assert synced.error_code == NONE
-        C8 = REQ[8]
-        r = c.request(8, 2, C8["OffsetCommitRequest"](
-            group_id="live", generation_id_or_member_epoch=first.generation_id,
-            member_id=first.member_id, retention_time_ms=-1,
-            topics=[C8["OffsetCommitRequestTopic"](name="t", partitions=[
-                C8["OffsetCommitRequestPartition"](partition_index=0, committed_offset=3,
-                                                   committed_metadata=None)])]))
-        assert r.topics[0].partitions[0].error_code == NONE
-    manager = manager_of(kafka_broker)
-    later = int(time.time() * 1000) + 8 * 24 * 3600 * 1000
-    # Subscribed topic "t": kept however old the commit is (KIP-211).
-    assert kafka_broker.call(manager.expire_offsets, later) == 0
-    assert kafka_broker.committed_offsets("live") == {("t", 0): 3}
 
 
 @pytest.mark.kafka_broker(FAST)
@@ -202,38 +149,6 @@ def test_offset_fetch_of_several_groups_and_list_filters(kafka_broker: BrokerHan
         assert stable.groups == []
 
 
-@pytest.mark.kafka_broker({**FAST, "group.initial.rebalance.delay.ms": "1000"})
-def test_initial_delay_waits_one_delay_after_the_latest_join(kafka_broker: BrokerHandle
-                                                            ) -> None:
-    """KIP-134: a new group's first rebalance waits group.initial.rebalance.delay.ms after its
-    latest new member; members joining within that time all land in generation 1."""
-    import threading
-    kafka_broker.create_topic("t", partitions=1)
-    results: dict[int, tuple[Any, float]] = {}
-
-    def member(i: int) -> None:
-        with RawClient(kafka_broker.bootstrap_servers, timeout=20) as c:
-            r = join(c, "delayed")
-            results[i] = (r, time.monotonic())
-
-    threads = []
-    joined_at = []
-    for i in range(3):
-        joined_at.append(time.monotonic())
-        t = threading.Thread(target=member, args=(i,))
-        t.start()
-        threads.append(t)
-        time.sleep(0.5)
-    for t in threads:
-        t.join(30)
-    assert sorted(results) == [0, 1, 2]
-    answers = [results[i][0] for i in range(3)]
-    assert {(a.error_code, a.generation_id) for a in answers} == {(NONE, 1)}
-    assert sum(len(a.members) for a in answers) == 3    # the leader lists all three
-    # Not before one delay after the latest join.
-    assert min(at for _, at in results.values()) >= joined_at[-1] + 0.95
-
-
 def join_body(group: str, member_id: str = "", instance: str | None = None) -> Any:
     C = REQ[11]
     return C["JoinGroupRequest"](
@@ -258,38 +173,6 @@ def heartbeat(client: RawClient, group: str, generation: int, member_id: str,
     return int(client.request(12, 3, C["HeartbeatRequest"](
         group_id=group, generation_id=generation, member_id=member_id,
         group_instance_id=instance)).error_code)
-
-
-@pytest.mark.kafka_broker(FAST)
-def test_rebalance_in_progress_then_completing(kafka_broker: BrokerHandle) -> None:
-    """A stable member learns of a rebalance from its heartbeat (REBALANCE_IN_PROGRESS); once
-    the join phase is over, a commit before the SyncGroup is REBALANCE_IN_PROGRESS too."""
-    kafka_broker.create_topic("t", partitions=2)
-    with RawClient(kafka_broker.bootstrap_servers) as a, \
-            RawClient(kafka_broker.bootstrap_servers) as b:
-        first = a.request(11, 3, join_body("rb"))
-        assert first.error_code == NONE
-        assert sync(a, "rb", first.generation_id, first.member_id,
-                    assignments={first.member_id: b"x"}).error_code == NONE
-        b.send_request(11, 3, join_body("rb"))          # parked: waits for a to rejoin
-        deadline = time.monotonic() + 5
-        while (code := heartbeat(a, "rb", first.generation_id, first.member_id)) == NONE:
-            assert time.monotonic() < deadline, "no rebalance signalled"
-            time.sleep(0.01)
-        assert code == 27                                # REBALANCE_IN_PROGRESS
-        rejoin = a.request(11, 3, join_body("rb", first.member_id))
-        joined_b = b.receive_response(11, 3).body
-        assert (rejoin.error_code, joined_b.error_code) == (NONE, NONE)
-        assert rejoin.generation_id == joined_b.generation_id == first.generation_id + 1
-        C8 = REQ[8]
-        r = b.request(8, 2, C8["OffsetCommitRequest"](
-            group_id="rb", generation_id_or_member_epoch=joined_b.generation_id,
-            member_id=joined_b.member_id, retention_time_ms=-1,
-            topics=[C8["OffsetCommitRequestTopic"](name="t", partitions=[
-                C8["OffsetCommitRequestPartition"](partition_index=0, committed_offset=1,
-                                                   committed_metadata="")])]))
-        assert r.topics[0].partitions[0].error_code == 27
-        assert kafka_broker.committed_offsets("rb") == {}
 
 
 @pytest.mark.kafka_broker(FAST)

@@ -1,0 +1,66 @@
+"""DelayedFetch: a fetch waiting for ``fetch.min.bytes`` (Kafka's DelayedFetch.scala).
+
+``ReplicaManager.fetch_messages`` parks one in its fetch purgatory, keyed by each fetched
+partition, when the first read found fewer than ``min_bytes``; an append to one of them
+(``check_and_complete``) or ``max_wait_ms`` completes it, and it then reads every partition
+again (``results``). Runs on the broker's event loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from kafkapy.common.purgatory import DelayedOperation
+from kafkapy.common.topic_partition import TopicPartition
+from kafkapy.errors import KafkaError
+
+if TYPE_CHECKING:
+    from kafkapy.server.replica_manager import (
+        FetchParams,
+        FetchPartitionRequest,
+        FetchPartitionResult,
+        ReplicaManager,
+    )
+
+__all__ = ["DelayedFetch"]
+
+
+class DelayedFetch(DelayedOperation):
+    """A fetch with fewer than ``min_bytes`` available: completes when enough is available,
+    when a partition can no longer be read as asked (gone, moved, truncated below the fetch
+    offset), or at ``max_wait_ms``; then it reads again (Kafka's DelayedFetch)."""
+
+    def __init__(self, manager: ReplicaManager, params: FetchParams,
+                 requests: Sequence[FetchPartitionRequest]) -> None:
+        super().__init__(params.max_wait_ms)
+        self.manager = manager
+        self.params = params
+        self.requests = requests
+        self.results: list[tuple[TopicPartition, FetchPartitionResult]] = []
+
+    def try_complete(self) -> bool:
+        available = 0
+        for req in self.requests:
+            partition = self.manager.partitions.get(req.tp)
+            if partition is None:
+                return self.force_complete()
+            bound = partition.log_end_offset if self.params.replica_id >= 0 else \
+                partition.fetch_bound(self.params.isolation_level)
+            if req.fetch_offset > partition.log_end_offset or \
+                    req.fetch_offset < partition.log_start_offset:
+                return self.force_complete()
+            if req.fetch_offset < bound:
+                try:
+                    data = partition.read(req.fetch_offset, req.max_bytes,
+                                          self.params.isolation_level, False,
+                                          replica=self.params.replica_id >= 0)
+                except KafkaError:
+                    return self.force_complete()
+                available += data.size
+                if available >= self.params.min_bytes:
+                    return self.force_complete()
+        return False
+
+    def on_complete(self) -> None:
+        self.results = self.manager.read_from_log(self.params, self.requests)

@@ -1,0 +1,59 @@
+"""DelayedProduce: an acks=all produce waiting for replication (Kafka's DelayedProduce.scala).
+
+``ReplicaManager.append_records`` parks one in its produce purgatory, keyed by each appended
+partition, with the per-partition results of the append; an advance of a partition's high
+watermark (``check_and_complete``) or the request's timeout completes it. The results are
+updated in place: the caller reads them once the operation is complete. Runs on the broker's
+event loop.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kafkapy.common.purgatory import DelayedOperation
+from kafkapy.common.topic_partition import TopicPartition
+from kafkapy.errors import NotLeaderOrFollowerError, RequestTimedOutError
+
+if TYPE_CHECKING:
+    from kafkapy.server.replica_manager import ProducePartitionResult, ReplicaManager
+
+__all__ = ["DelayedProduce"]
+
+
+class DelayedProduce(DelayedOperation):
+    """acks=all: complete when every appended partition's high watermark has passed its last
+    appended offset (at once with a single replica), or when the timeout ends (then
+    REQUEST_TIMED_OUT for those still waiting, as Kafka)."""
+
+    def __init__(self, delay_ms: float, manager: ReplicaManager,
+                 results: dict[TopicPartition, ProducePartitionResult]) -> None:
+        super().__init__(delay_ms)
+        self.manager = manager
+        self.results = results
+
+    def _pending(self) -> list[TopicPartition]:
+        out = []
+        for tp, r in self.results.items():
+            if r.error is not None:
+                continue
+            partition = self.manager.partitions.get(tp)
+            if partition is None:
+                r.error = NotLeaderOrFollowerError(f"{tp} is no longer hosted here")
+                continue
+            if partition.high_watermark <= r.last_offset:
+                out.append(tp)
+        return out
+
+    def try_complete(self) -> bool:
+        if not self._pending():
+            return self.force_complete()
+        return False
+
+    def on_expiration(self) -> None:
+        for tp in self._pending():
+            self.results[tp].error = RequestTimedOutError(
+                f"{tp}: not replicated to min.insync.replicas within the request timeout")
+
+    def on_complete(self) -> None:
+        pass
