@@ -23,8 +23,11 @@ import trio
 
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.coordinator.group.records import GroupMetadataRecord, MemberRecord, OffsetAndMetadata
+from kafkapy.protocol.codec import decode
+from kafkapy.protocol.messages.consumer_protocol import SUBSCRIPTION
 
-__all__ = ["ClassicGroup", "GroupState", "JoinResult", "MemberMetadata", "Reply", "SyncResult"]
+__all__ = ["ClassicGroup", "GroupState", "JoinResult", "MemberMetadata", "Reply", "SyncResult",
+           "subscribed_topics"]
 
 
 class GroupState(enum.Enum):
@@ -368,3 +371,12 @@ class ClassicGroup:
 
 
 FENCED_INSTANCE_ID = 82
+
+
+def subscribed_topics(metadata: bytes) -> list[str]:
+    """The topics of a consumer's JoinGroup metadata (ConsumerProtocolSubscription: an INT16
+    version, then the body; a newer version than known is read as the newest, as Kafka)."""
+    if len(metadata) < 2:
+        raise ValueError("subscription shorter than its version")
+    version = min(int.from_bytes(metadata[:2], "big", signed=True), 3)
+    return list(decode(SUBSCRIPTION, version, memoryview(metadata)[2:]).topics)

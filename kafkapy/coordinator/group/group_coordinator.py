@@ -45,6 +45,7 @@ from kafkapy.coordinator.group.classic_group import (
     MemberMetadata,
     Reply,
     SyncResult,
+    subscribed_topics,
 )
 from kafkapy.coordinator.group.consumer_group_coordinator import ConsumerGroupCoordinator
 from kafkapy.coordinator.group.group_metadata_manager import GroupMetadataManager
@@ -70,8 +71,6 @@ from kafkapy.errors import (
     UnknownTopicOrPartitionError,
     error_class,
 )
-from kafkapy.protocol.codec import decode
-from kafkapy.protocol.messages.consumer_protocol import SUBSCRIPTION
 
 __all__ = ["GroupCoordinator", "GroupSummary"]
 
@@ -98,15 +97,6 @@ class GroupSummary:
     protocol_type: str
     protocol_data: str
     members: tuple[tuple[str, str | None, str, str, bytes, bytes], ...]
-
-
-def subscribed_topics(metadata: bytes) -> list[str]:
-    """The topics of a consumer's JoinGroup metadata (ConsumerProtocolSubscription: an INT16
-    version, then the body; a newer version than known is read as the newest, as Kafka)."""
-    if len(metadata) < 2:
-        raise ValueError("subscription shorter than its version")
-    version = min(int.from_bytes(metadata[:2], "big", signed=True), 3)
-    return list(decode(SUBSCRIPTION, version, memoryview(metadata)[2:]).topics)
 
 
 # ========================================================================= delayed operations

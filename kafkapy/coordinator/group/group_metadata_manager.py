@@ -45,7 +45,7 @@ import trio
 from kafkapy.common.time import Time
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.config import BrokerConfig
-from kafkapy.coordinator.group.classic_group import ClassicGroup, GroupState
+from kafkapy.coordinator.group.classic_group import ClassicGroup, GroupState, subscribed_topics
 from kafkapy.coordinator.group.consumer_group_coordinator import StoredConsumerGroup
 from kafkapy.coordinator.group.records import (
     ConsumerGroupKey,
@@ -452,7 +452,6 @@ class GroupMetadataManager:
             base_state = group.state_timestamp_ms
         elif group.protocol_type == "consumer" and group.protocol_name is not None and \
                 group.is_state(GroupState.STABLE):
-            from kafkapy.coordinator.group.group_coordinator import subscribed_topics
             subscribed: set[str] = set()
             for m in group.members.values():
                 try:
