@@ -53,6 +53,32 @@ cdef extern from "_crc32c.h":
 
 kp_crc32c_init()
 
+# The layout's numbers for Python code, which reads header fields through BatchHeader and
+# needs only sizes (and the tests, which compare the layout with other implementations').
+BATCH_HEADER_SIZE = RECORD_BATCH_OVERHEAD
+BATCH_HEADER_LAYOUT = (         # (Kafka's field name, offset, size in bytes)
+    ("baseOffset", BASE_OFFSET_OFFSET, BASE_OFFSET_LENGTH),
+    ("batchLength", LENGTH_OFFSET, LENGTH_LENGTH),
+    ("partitionLeaderEpoch", PARTITION_LEADER_EPOCH_OFFSET, PARTITION_LEADER_EPOCH_LENGTH),
+    ("magic", MAGIC_OFFSET, MAGIC_LENGTH),
+    ("crc", CRC_OFFSET, CRC_LENGTH),
+    ("attributes", ATTRIBUTES_OFFSET, ATTRIBUTES_LENGTH),
+    ("lastOffsetDelta", LAST_OFFSET_DELTA_OFFSET, LAST_OFFSET_DELTA_LENGTH),
+    ("baseTimestamp", BASE_TIMESTAMP_OFFSET, BASE_TIMESTAMP_LENGTH),
+    ("maxTimestamp", MAX_TIMESTAMP_OFFSET, MAX_TIMESTAMP_LENGTH),
+    ("producerId", PRODUCER_ID_OFFSET, PRODUCER_ID_LENGTH),
+    ("producerEpoch", PRODUCER_EPOCH_OFFSET, PRODUCER_EPOCH_LENGTH),
+    ("baseSequence", BASE_SEQUENCE_OFFSET, BASE_SEQUENCE_LENGTH),
+    ("recordsCount", RECORDS_COUNT_OFFSET, RECORDS_COUNT_LENGTH),
+)
+BATCH_ATTRIBUTE_MASKS = {
+    "compression": ATTR_COMPRESSION_MASK,
+    "timestampType": ATTR_TIMESTAMP_TYPE,
+    "transactional": ATTR_TRANSACTIONAL,
+    "control": ATTR_CONTROL,
+    "deleteHorizon": ATTR_DELETE_HORIZON,
+}
+
 cdef bytes _XERIAL_MAGIC = b"\x82SNAPPY\x00"
 cdef object _bytes_types = (bytes, bytearray, memoryview)
 
@@ -166,11 +192,16 @@ cdef _Buffer _acquire(object obj, bint writable):
 # Why a walk stopped beyond batch_frame's FRAME_* codes (1-4).
 cdef enum:
     F_CRC = 5
+    FRAME_HEADER = 8  # BatchHeader: fewer than 61 bytes at the offset
     A_TOO_LARGE = 6   # assign_offsets(verify=True): a batch above max_batch_size
     A_COUNT = 7       # assign_offsets(verify=True): recordsCount inconsistent
 
 
 cdef object _frame_error(int code, const uint8_t* d, Py_ssize_t n, Py_ssize_t pos):
+    if code == FRAME_HEADER:
+        return CorruptMessageError(
+            f"no record batch at byte {pos}: {max(n - pos, 0)} bytes left, a batch header "
+            f"needs {RECORD_BATCH_OVERHEAD}")
     if code == FRAME_SHORT:
         return CorruptMessageError(
             f"record batch at byte {pos} is cut off: {n - pos} bytes left, too few for a header")
@@ -189,6 +220,13 @@ cdef object _frame_error(int code, const uint8_t* d, Py_ssize_t n, Py_ssize_t po
         f"record batch at byte {pos} fails its CRC: stored {batch_crc(d + pos):#010x}")
 
 
+cdef int _frame_header(_Buffer b, Py_ssize_t offset) except -1:
+    """FRAME_OK if a whole header's bytes are at ``offset``, else FRAME_HEADER."""
+    if offset < 0:
+        raise ValueError(f"negative offset {offset}")
+    return FRAME_OK if b.size - offset >= RECORD_BATCH_OVERHEAD else FRAME_HEADER
+
+
 # --------------------------------------------------------------------------- BatchHeader
 
 cdef class BatchHeader:
@@ -196,6 +234,7 @@ cdef class BatchHeader:
 
     ``BatchHeader(buf, offset=0)`` checks the framing only (not the CRC: see ``crc_valid``).
     Fields are read from the buffer on every access, so they reflect ``assign_offsets``.
+    ``BatchHeader.header_only`` views a header whose batch need not be in the buffer.
 
     Raises CorruptMessageError if fewer than 61 bytes remain, batchLength < 49 or the batch
     runs past the buffer; UnsupportedForMessageFormatError if magic != 2.
@@ -204,27 +243,55 @@ cdef class BatchHeader:
     cdef const uint8_t* _p
     cdef Py_ssize_t _pos
     cdef Py_ssize_t _size
+    cdef bint _whole            # False: only the header is in the buffer (header_only)
 
     def __init__(self, buf, Py_ssize_t offset=0):
         cdef _Buffer b = _acquire(buf, False)
         cdef Py_ssize_t size = 0
-        cdef int code
-        if offset < 0:
-            raise ValueError(f"negative offset {offset}")
-        if b.size - offset < RECORD_BATCH_OVERHEAD:
-            raise CorruptMessageError(
-                f"no record batch at byte {offset}: {max(b.size - offset, 0)} bytes left, "
-                f"a batch header needs 61")
-        code = batch_frame(b.data, b.size, offset, &size)
+        cdef int code = _frame_header(b, offset)
+        if code == FRAME_OK:
+            code = batch_frame(b.data, b.size, offset, &size)
         if code != FRAME_OK:
             raise _frame_error(code, b.data, b.size, offset)
         self._set(b, offset, size)
+
+    @staticmethod
+    def header_only(buf, Py_ssize_t offset=0):
+        """A view of the 61-byte batch header at ``offset`` of ``buf``, whose batch may run
+        past the end of ``buf`` (a header read on its own from a file). Every field reads as
+        in a whole batch, ``size`` included; ``raw``, ``compute_crc``, ``crc_valid`` and
+        ``records()`` raise ValueError unless the whole batch is there.
+
+        Raises CorruptMessageError if fewer than 61 bytes remain or batchLength < 49;
+        UnsupportedForMessageFormatError if magic != 2.
+        """
+        cdef _Buffer b = _acquire(buf, False)
+        cdef Py_ssize_t size = 0
+        cdef int code = _frame_header(b, offset)
+        cdef BatchHeader h
+        if code == FRAME_OK:
+            code = batch_frame(b.data, b.size, offset, &size)
+        if code == FRAME_CUT:
+            size = <Py_ssize_t>batch_length(b.data + offset) + LOG_OVERHEAD
+        elif code != FRAME_OK:
+            raise _frame_error(code, b.data, b.size, offset)
+        h = BatchHeader.__new__(BatchHeader)
+        h._set(b, offset, size)
+        h._whole = code == FRAME_OK
+        return h
 
     cdef void _set(self, _Buffer b, Py_ssize_t pos, Py_ssize_t size):
         self._buf = b
         self._p = b.data + pos
         self._pos = pos
         self._size = size
+        self._whole = True
+
+    cdef int _need_whole(self) except -1:
+        if not self._whole:
+            raise ValueError(f"only the header of the batch at byte {self._pos} is in the "
+                             f"buffer, not its {self._size} bytes")
+        return 0
 
     @property
     def base_offset(self):
@@ -317,11 +384,13 @@ cdef class BatchHeader:
     @property
     def raw(self):
         """memoryview of the whole batch (zero-copy; writable if the buffer is)."""
+        self._need_whole()
         return self._buf.slice(self._pos, self._pos + self._size)
 
     def compute_crc(self):
         """CRC-32C over bytes [21, size) of the batch."""
         cdef uint32_t c
+        self._need_whole()
         with nogil:
             c = batch_compute_crc(self._p, self._size)
         return c
@@ -345,6 +414,7 @@ cdef class BatchHeader:
         cdef int codec = batch_flags(self._p) & ATTR_COMPRESSION_MASK
         cdef _Buffer blob
         cdef const uint8_t* p = self._p
+        self._need_whole()
         if codec == 0:
             return _parse_records(p + RECORDS_OFFSET, self._size - RECORDS_OFFSET, p)
         if codec > 4:
@@ -360,6 +430,48 @@ cdef class BatchHeader:
                 f"size={self._size}, record_count={self.record_count}, "
                 f"attributes={self.attributes:#x}, producer_id={self.producer_id}, "
                 f"base_sequence={self.base_sequence})")
+
+
+# ----------------------------------------------------------------------- Produce's checks
+
+def check_produce_batch(buf, int version):
+    """The checks of a Produce (v3+) partition's records before the log, on the header only
+    (the log checks the CRC and the records): Kafka's ProduceRequest.validateRecords (exactly
+    one batch, magic 2, zstd only from v7) and the leader's refusals of client batches (base
+    offset 0, no control batch). Returns the batch's header view.
+
+    Raises InvalidRecordError; UnsupportedCompressionTypeError for zstd below v7.
+    """
+    cdef _Buffer b = _acquire(buf, False)
+    cdef const uint8_t* p = b.data
+    cdef Py_ssize_t n = b.size
+    cdef int64_t length
+    cdef BatchHeader h
+    if n < MAGIC_FRAME_SIZE:
+        raise InvalidRecordError(f"{n} bytes are not a record batch")
+    if batch_magic(p) != CURRENT_MAGIC:
+        # Kafka answers INVALID_RECORD for any other magic on Produce v3+ (validateRecords:
+        # "only allowed to contain record batches with magic version 2").
+        raise InvalidRecordError(
+            f"Produce requests with version {version} are only allowed to contain record "
+            f"batches with magic version 2, not magic {p[MAGIC_OFFSET]}")
+    if n < RECORD_BATCH_OVERHEAD:
+        raise InvalidRecordError(f"{n} bytes are not a record batch")
+    length = <int64_t>batch_length(p) + LOG_OVERHEAD
+    if length != n:
+        raise InvalidRecordError(
+            "Produce requests with version 3 and above must carry exactly one record batch "
+            f"({n} bytes, the first batch is {length})")
+    if batch_base_offset(p) != 0:
+        raise InvalidRecordError(f"the batch's base offset is {batch_base_offset(p)}, not 0")
+    if batch_flags(p) & ATTR_CONTROL:
+        raise InvalidRecordError("clients may not produce control batches")
+    if (batch_flags(p) & ATTR_COMPRESSION_MASK) == 4 and version < 7:     # zstd
+        raise UnsupportedCompressionTypeError(
+            f"zstd compression needs Produce v7 or later, not v{version}")
+    h = BatchHeader.__new__(BatchHeader)
+    h._set(b, 0, n)
+    return h
 
 
 # --------------------------------------------------------------------------- scan_batches

@@ -86,6 +86,7 @@ from kafkapy.errors import (
     UnknownServerError,
     UnknownTopicOrPartitionError,
 )
+from kafkapy.protocol.records import BATCH_HEADER_SIZE
 
 if TYPE_CHECKING:
     from kafkapy.server.kafka_server import KafkaServer
@@ -99,7 +100,6 @@ TRANSACTION_STATE_TOPIC = "__transaction_state"
 _LIVE_BROKERS = 1           # this broker is the whole cluster
 # Bytes a tombstone costs in a batch beyond its key, at most (record framing varints).
 _RECORD_OVERHEAD = 32
-_BATCH_HEADER = 61
 
 _PREPARED = (TransactionState.PREPARE_COMMIT, TransactionState.PREPARE_ABORT)
 
@@ -359,7 +359,7 @@ class TransactionStateManager:
         partition = self.server.replica_manager.partitions.get(
             TopicPartition(TRANSACTION_STATE_TOPIC, p))
         budget = (partition.log.config.max_message_bytes if partition is not None
-                  else 1 << 20) - _BATCH_HEADER
+                  else 1 << 20) - BATCH_HEADER_SIZE
         chunk: list[tuple[TransactionMetadata, bytes]] = []
         size = 0
         for metadata in expiring:
