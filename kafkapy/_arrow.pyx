@@ -35,15 +35,16 @@ ones. pyarrow is not needed here (nor at build time): the caller assembles the a
 ``pyarrow.Array.from_buffers``.
 
 Per batch, in order: framing (an incomplete batch at the end of the buffer is not an error:
-the caller reads more), batches entirely before ``start_offset`` skipped unread, the
-CRC-32C (``verify_crc``), control batches skipped, aborted transactions skipped (``aborted``:
-the ``(producer id, first offset, last offset)`` of each aborted transaction, from the
+the caller reads more), batches entirely before ``start_offset`` skipped unread, the CRC-32C
+(``verify_crc``), control batches skipped, aborted transactions skipped (``aborted``: the
+``(producer id, first offset, last offset)`` of each aborted transaction, from the
 ``.txnindex`` files; a transactional batch of that producer within that range is dropped, as
 a read_committed consumer drops it), then the records: decompressed first for codecs 1-4,
-validated field by field as ``kafkapy._records`` does, and appended. A batch that fails any
-check is rolled back whole (no row of it is kept) and reported with its position, and
-whether it can be skipped (its framing is sound, so the next batch is known); what to do is
-the caller's decision (failOnDataLoss).
+validated field by field by the record readers kafkapy._records uses too
+(kafkapy/_batch_layout.pxd), and appended. A batch that fails any check is rolled back whole
+(no row of it is kept) and reported with its position, and whether it can be skipped (its
+framing is sound, so the next batch is known); what to do is the caller's decision
+(failOnDataLoss).
 
 The walk over uncompressed batches runs without the GIL; a compressed batch takes the GIL
 for its decompression (cramjam, one call per batch) and releases it again to parse.
@@ -399,10 +400,13 @@ cdef class RecordBatchDecoder:
         cdef int64_t max_ts = batch_max_timestamp(h)
         cdef bint log_append = (batch_flags(h) & ATTR_TIMESTAMP_TYPE) != 0
         cdef int cols = self.cols
-        cdef Py_ssize_t pos = 0, end, kpos, vpos, hpos, i, j, r
-        cdef int32_t length, klen, vlen, hc, hk, hv, odelta
+        cdef Py_ssize_t pos = 0, end, kpos, vpos, i, j, r
+        cdef int32_t klen, vlen, hc, hv, odelta
         cdef int64_t ts_delta, offset
         cdef bint take
+        cdef int err
+        cdef RecordFields rf
+        cdef HeaderFields hf
         if count < 0 or <Py_ssize_t>count > n // (MIN_RECORD_BODY + 1):
             return R_COUNT
         if count == 0:
@@ -426,38 +430,19 @@ cdef class RecordBatchDecoder:
                 return R_NOMEM
         for i in range(count):
             where[0] = pos
-            if read_varint(d, n, &pos, &length) < 0:
-                return R_VARINT
-            if length < MIN_RECORD_BODY or <Py_ssize_t>length > n - pos:
-                return R_LENGTH
-            end = pos + length
-            pos += 1                                  # record attributes (unused)
-            if read_varlong(d, end, &pos, &ts_delta) < 0:
-                return R_VARINT
-            if read_varint(d, end, &pos, &odelta) < 0:
-                return R_VARINT
+            err = read_record(d, n, &pos, &rf)
+            if err != R_OK:
+                return err
+            odelta = rf.offset_delta
             if odelta < 0 or odelta > last_delta:
                 return R_OFFSET
-            if read_varint(d, end, &pos, &klen) < 0:
-                return R_VARINT
-            if klen < -1 or <Py_ssize_t>klen > end - pos:
-                return R_KEY
-            kpos = pos
-            if klen > 0:
-                pos += klen
-            if read_varint(d, end, &pos, &vlen) < 0:
-                return R_VARINT
-            if vlen < -1 or <Py_ssize_t>vlen > end - pos:
-                return R_VALUE
-            vpos = pos
-            if vlen > 0:
-                pos += vlen
-            if read_varint(d, end, &pos, &hc) < 0:
-                return R_VARINT
-            # Each header takes at least two bytes: a larger count is refused before
-            # anything is reserved for it.
-            if hc < 0 or <Py_ssize_t>hc > (end - pos) // 2:
-                return R_HEADERS
+            end = rf.end
+            ts_delta = rf.ts_delta
+            klen = rf.key_len
+            kpos = rf.key_off
+            vlen = rf.val_len
+            vpos = rf.val_off
+            hc = rf.header_count
             offset = <int64_t>(<uint64_t>base + <uint64_t><int64_t>odelta)
             take = self.start_offset <= offset < self.end_offset
             r = self.rows
@@ -471,18 +456,12 @@ cdef class RecordBatchDecoder:
                         or _ensure(&self.hv_valid, j // 8 + 1) < 0):
                     return R_NOMEM
             for j in range(hc):
-                if read_varint(d, end, &pos, &hk) < 0:
-                    return R_VARINT
-                if hk < 0 or <Py_ssize_t>hk > end - pos:
-                    return R_HKEY
-                hpos = pos
-                pos += hk
-                if read_varint(d, end, &pos, &hv) < 0:
-                    return R_VARINT
-                if hv < -1 or <Py_ssize_t>hv > end - pos:
-                    return R_HVALUE
+                err = read_record_header(d, end, &pos, &hf)
+                if err != R_OK:
+                    return err
+                hv = hf.val_len
                 if take and cols & C_HEADERS:
-                    if _copy_utf8(&self.hk_data, d + hpos, hk) < 0:
+                    if _copy_utf8(&self.hk_data, d + hf.key_off, hf.key_len) < 0:
                         return R_NOMEM
                     (<int32_t*>self.hk_off.data)[self.nhdr + 1] = <int32_t>self.hk_data.len
                     _bit(&self.hv_valid, self.nhdr, hv >= 0)
@@ -491,12 +470,10 @@ cdef class RecordBatchDecoder:
                     else:
                         if _reserve(&self.hv_data, hv) < 0:
                             return R_NOMEM
-                        memcpy(self.hv_data.data + self.hv_data.len, d + pos, hv)
+                        memcpy(self.hv_data.data + self.hv_data.len, d + hf.val_off, hv)
                         self.hv_data.len += hv
                     (<int32_t*>self.hv_off.data)[self.nhdr + 1] = <int32_t>self.hv_data.len
                     self.nhdr += 1
-                if hv > 0:
-                    pos += hv
             if pos != end:
                 return R_SIZE
             if not take:

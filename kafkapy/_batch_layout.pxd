@@ -30,10 +30,11 @@
 # Theory of operation: field offsets and sizes are C constants named as in Kafka's
 # DefaultRecordBatch; the ``batch_*`` readers take a pointer to a batch's first byte and read
 # one field each; ``batch_frame`` is the framing check every batch walk starts with; the
-# varint readers and ``record_error`` are the record parsers' shared vocabulary. All of them
-# are inline, GIL-free and check nothing a caller has not asked for: callers frame first
-# (``batch_frame`` guarantees 17 bytes, and the whole batch when it returns FRAME_OK) and
-# read only inside what they framed. The CRC-32C code comes from _crc32c.h, whose
+# varint readers, ``read_record``, ``read_record_header`` and ``record_error`` are the record
+# parsers' shared vocabulary (what each parser builds from the fields is its own). All of
+# them are inline and GIL-free and check nothing a caller has not asked for: callers frame
+# first (``batch_frame`` guarantees 17 bytes, and the whole batch when it returns FRAME_OK)
+# and read only inside what they framed; the record readers check every length they read. The CRC-32C code comes from _crc32c.h, whose
 # ``kp_crc32c_init()`` each importing module calls once at import.
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 
@@ -281,3 +282,105 @@ cdef inline const char* record_error(int err) noexcept nogil:
     if err == R_OFFSET:
         return b"a record's offset delta is past the batch's lastOffsetDelta"
     return b""
+
+
+# ------------------------------------------------------------------------------ records
+
+# Where one record's fields lie, as read by read_record (offsets index the records section).
+cdef struct RecordFields:
+    Py_ssize_t end          # where the record ends: its headers lie between here and there
+    int64_t ts_delta
+    int32_t offset_delta
+    int32_t attrs
+    int32_t key_len         # -1: null
+    int32_t val_len         # -1: null
+    Py_ssize_t key_off
+    Py_ssize_t val_off
+    int32_t header_count
+
+# Where one record header's key and value lie, as read by read_record_header.
+cdef struct HeaderFields:
+    Py_ssize_t key_off
+    Py_ssize_t val_off
+    int32_t key_len
+    int32_t val_len         # -1: null
+
+
+cdef inline int read_record(const uint8_t* d, Py_ssize_t n, Py_ssize_t* pos,
+                            RecordFields* r) noexcept nogil:
+    # Read the record at ``d[pos[0]:n]`` up to its header count, checking every length
+    # against the record's end: R_OK with ``pos[0]`` at its first header (read them with
+    # read_record_header; the last must end at ``r.end``), or why not. Works on locals and
+    # fills ``r`` at the end, so that no store through ``r`` may alias ``pos``.
+    cdef Py_ssize_t p = pos[0], end, key_off, val_off
+    cdef int32_t length, offset_delta, key_len, val_len, header_count
+    cdef int64_t ts_delta
+    cdef int32_t attrs
+    if read_varint(d, n, &p, &length) < 0:
+        return R_VARINT
+    if length < MIN_RECORD_BODY or <Py_ssize_t>length > n - p:
+        return R_LENGTH
+    end = p + length
+    attrs = d[p]
+    p += 1
+    if read_varlong(d, end, &p, &ts_delta) < 0:
+        return R_VARINT
+    if read_varint(d, end, &p, &offset_delta) < 0:
+        return R_VARINT
+    if read_varint(d, end, &p, &key_len) < 0:
+        return R_VARINT
+    if key_len < -1 or <Py_ssize_t>key_len > end - p:
+        return R_KEY
+    key_off = p
+    if key_len > 0:
+        p += key_len
+    if read_varint(d, end, &p, &val_len) < 0:
+        return R_VARINT
+    if val_len < -1 or <Py_ssize_t>val_len > end - p:
+        return R_VALUE
+    val_off = p
+    if val_len > 0:
+        p += val_len
+    if read_varint(d, end, &p, &header_count) < 0:
+        return R_VARINT
+    # Each header takes at least two bytes: a count beyond that is a lie, refused before a
+    # caller allocates anything for it.
+    if header_count < 0 or <Py_ssize_t>header_count > (end - p) // 2:
+        return R_HEADERS
+    r.end = end
+    r.ts_delta = ts_delta
+    r.offset_delta = offset_delta
+    r.attrs = attrs
+    r.key_len = key_len
+    r.val_len = val_len
+    r.key_off = key_off
+    r.val_off = val_off
+    r.header_count = header_count
+    pos[0] = p
+    return R_OK
+
+
+cdef inline int read_record_header(const uint8_t* d, Py_ssize_t end, Py_ssize_t* pos,
+                                   HeaderFields* h) noexcept nogil:
+    # Read the record header at ``d[pos[0]:end]`` (``end``: its record's): R_OK and
+    # ``pos[0]`` past it, or why not.
+    cdef Py_ssize_t p = pos[0], key_off
+    cdef int32_t key_len, val_len
+    if read_varint(d, end, &p, &key_len) < 0:
+        return R_VARINT
+    if key_len < 0 or <Py_ssize_t>key_len > end - p:
+        return R_HKEY
+    key_off = p
+    p += key_len
+    if read_varint(d, end, &p, &val_len) < 0:
+        return R_VARINT
+    if val_len < -1 or <Py_ssize_t>val_len > end - p:
+        return R_HVALUE
+    h.key_len = key_len
+    h.key_off = key_off
+    h.val_len = val_len
+    h.val_off = p
+    if val_len > 0:
+        p += val_len
+    pos[0] = p
+    return R_OK

@@ -586,97 +586,41 @@ cdef class Record:
 
 
 cdef struct RecDesc:
-    int64_t ts_delta
-    int32_t offset_delta
-    int32_t attrs
-    int32_t key_len          # -1: null
-    int32_t val_len          # -1: null
-    Py_ssize_t key_off
-    Py_ssize_t val_off
-    Py_ssize_t hdr_first
-    Py_ssize_t hdr_count
-
-cdef struct HdrDesc:
-    Py_ssize_t key_off
-    Py_ssize_t val_off
-    int32_t key_len
-    int32_t val_len          # -1: null
+    RecordFields f
+    Py_ssize_t hdr_first     # its headers: hdrs[hdr_first:hdr_first + f.header_count]
 
 cdef int _scan_records(const uint8_t* d, Py_ssize_t n, Py_ssize_t count, RecDesc* recs,
-                       HdrDesc** hdrs, Py_ssize_t* hdr_cap, Py_ssize_t* nhdr,
+                       HeaderFields** hdrs, Py_ssize_t* hdr_cap, Py_ssize_t* nhdr,
                        Py_ssize_t* where) noexcept nogil:
     """Validate ``count`` records in d[0:n] and note where their fields lie. GIL-free."""
-    cdef Py_ssize_t pos = 0, end, i, j
-    cdef int32_t length, k, hc
+    cdef Py_ssize_t pos = 0, i, j
+    cdef int32_t hc
+    cdef int err
     cdef RecDesc* r
-    cdef HdrDesc* h
-    cdef HdrDesc* grown
+    cdef HeaderFields* grown
     for i in range(count):
         where[0] = pos
         r = &recs[i]
-        if read_varint(d, n, &pos, &length) < 0:
-            return R_VARINT
-        if length < MIN_RECORD_BODY or <Py_ssize_t>length > n - pos:
-            return R_LENGTH
-        end = pos + length
-        r.attrs = d[pos]
-        pos += 1
-        if read_varlong(d, end, &pos, &r.ts_delta) < 0:
-            return R_VARINT
-        if read_varint(d, end, &pos, &r.offset_delta) < 0:
-            return R_VARINT
-        if read_varint(d, end, &pos, &k) < 0:
-            return R_VARINT
-        if k < -1 or <Py_ssize_t>k > end - pos:
-            return R_KEY
-        r.key_len = k
-        r.key_off = pos
-        if k > 0:
-            pos += k
-        if read_varint(d, end, &pos, &k) < 0:
-            return R_VARINT
-        if k < -1 or <Py_ssize_t>k > end - pos:
-            return R_VALUE
-        r.val_len = k
-        r.val_off = pos
-        if k > 0:
-            pos += k
-        if read_varint(d, end, &pos, &hc) < 0:
-            return R_VARINT
-        # Each header takes at least two bytes: a count beyond that is a lie, refused before
-        # anything is allocated for it.
-        if hc < 0 or <Py_ssize_t>hc > (end - pos) // 2:
-            return R_HEADERS
+        err = read_record(d, n, &pos, &r.f)
+        if err != R_OK:
+            return err
+        hc = r.f.header_count
         r.hdr_first = nhdr[0]
-        r.hdr_count = hc
         if nhdr[0] + hc > hdr_cap[0]:
             j = hdr_cap[0] * 2
             if j < nhdr[0] + hc:
                 j = nhdr[0] + hc
-            grown = <HdrDesc*>realloc(hdrs[0], j * sizeof(HdrDesc))
+            grown = <HeaderFields*>realloc(hdrs[0], j * sizeof(HeaderFields))
             if grown == NULL:
                 return R_NOMEM
             hdrs[0] = grown
             hdr_cap[0] = j
         for j in range(hc):
-            h = &hdrs[0][nhdr[0]]
+            err = read_record_header(d, r.f.end, &pos, &hdrs[0][nhdr[0]])
+            if err != R_OK:
+                return err
             nhdr[0] += 1
-            if read_varint(d, end, &pos, &k) < 0:
-                return R_VARINT
-            if k < 0 or <Py_ssize_t>k > end - pos:
-                return R_HKEY
-            h.key_len = k
-            h.key_off = pos
-            pos += k
-            if read_varint(d, end, &pos, &k) < 0:
-                return R_VARINT
-            if k < -1 or <Py_ssize_t>k > end - pos:
-                return R_HVALUE
-            h.val_len = k
-            h.val_off = pos
-            if k > 0:
-                pos += k
-        if pos != end:
+        if pos != r.f.end:
             return R_SIZE
     where[0] = pos
     if pos != n:
@@ -700,8 +644,8 @@ cdef list _parse_records(const uint8_t* d, Py_ssize_t n, const uint8_t* header):
     cdef int64_t base_seq = batch_base_sequence(header)
     cdef bint log_append = (batch_flags(header) & ATTR_TIMESTAMP_TYPE) != 0
     cdef RecDesc* recs
-    cdef HdrDesc* hdrs = NULL
-    cdef HdrDesc* h
+    cdef HeaderFields* hdrs = NULL
+    cdef HeaderFields* h
     cdef RecDesc* r
     cdef Py_ssize_t hdr_cap = 0, nhdr = 0, where = 0, i, j
     cdef int err
@@ -731,15 +675,15 @@ cdef list _parse_records(const uint8_t* d, Py_ssize_t n, const uint8_t* header):
         for i in range(count):
             r = &recs[i]
             rec = Record.__new__(Record)
-            rec.offset = <int64_t>(<uint64_t>base_offset + <uint64_t><int64_t>r.offset_delta)
+            rec.offset = <int64_t>(<uint64_t>base_offset + <uint64_t><int64_t>r.f.offset_delta)
             if log_append:
                 rec.timestamp = max_ts
             else:
-                rec.timestamp = <int64_t>(<uint64_t>base_ts + <uint64_t>r.ts_delta)
-            rec.key = _bytes_or_none(d, r.key_off, r.key_len)
-            rec.value = _bytes_or_none(d, r.val_off, r.val_len)
+                rec.timestamp = <int64_t>(<uint64_t>base_ts + <uint64_t>r.f.ts_delta)
+            rec.key = _bytes_or_none(d, r.f.key_off, r.f.key_len)
+            rec.value = _bytes_or_none(d, r.f.val_off, r.f.val_len)
             headers = []
-            for j in range(r.hdr_first, r.hdr_first + r.hdr_count):
+            for j in range(r.hdr_first, r.hdr_first + r.f.header_count):
                 h = &hdrs[j]
                 headers.append((PyUnicode_DecodeUTF8(<const char*>d + h.key_off, h.key_len,
                                                      "replace"),
@@ -749,11 +693,11 @@ cdef list _parse_records(const uint8_t* d, Py_ssize_t n, const uint8_t* header):
             if base_seq < 0:
                 rec.sequence = -1
             else:
-                seq = base_seq + r.offset_delta
+                seq = base_seq + r.f.offset_delta
                 if seq > INT32_MAX:
                     seq -= <int64_t>INT32_MAX + 1
                 rec.sequence = <int32_t>seq
-            rec.attributes = r.attrs
+            rec.attributes = r.f.attrs
             out[i] = rec
         return out
     finally:
