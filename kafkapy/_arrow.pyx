@@ -1,8 +1,8 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # Bounds checks are off because nothing here indexes a Python sequence or typed memoryview by
 # an unchecked value: log bytes are read through raw pointers at positions first checked
-# against the end of their buffer (``_frame`` for batch headers, ``_rd_raw`` and explicit
-# length checks for record fields), and every column write goes to a ``_GBuf`` reserved for
+# against the end of their buffer (``batch_frame`` for batch headers, the varint readers and
+# explicit length checks for record fields), and every column write goes to a ``_GBuf`` reserved for
 # it beforehand (fixed-width columns: ``count`` rows per batch; byte data: per field).
 """Record batches (magic 2) decoded straight into Arrow column buffers, for the Spark reader.
 
@@ -35,15 +35,16 @@ ones. pyarrow is not needed here (nor at build time): the caller assembles the a
 ``pyarrow.Array.from_buffers``.
 
 Per batch, in order: framing (an incomplete batch at the end of the buffer is not an error:
-the caller reads more), batches entirely before ``start_offset`` skipped unread, the
-CRC-32C (``verify_crc``), control batches skipped, aborted transactions skipped (``aborted``:
-the ``(producer id, first offset, last offset)`` of each aborted transaction, from the
+the caller reads more), batches entirely before ``start_offset`` skipped unread, the CRC-32C
+(``verify_crc``), control batches skipped, aborted transactions skipped (``aborted``: the
+``(producer id, first offset, last offset)`` of each aborted transaction, from the
 ``.txnindex`` files; a transactional batch of that producer within that range is dropped, as
 a read_committed consumer drops it), then the records: decompressed first for codecs 1-4,
-validated field by field as ``kafkapy._records`` does, and appended. A batch that fails any
-check is rolled back whole (no row of it is kept) and reported with its position, and
-whether it can be skipped (its framing is sound, so the next batch is known); what to do is
-the caller's decision (failOnDataLoss).
+validated field by field by the record readers kafkapy._records uses too
+(kafkapy/_batch_layout.pxd), and appended. A batch that fails any check is rolled back whole
+(no row of it is kept) and reported with its position, and whether it can be skipped (its
+framing is sound, so the next batch is known); what to do is the caller's decision
+(failOnDataLoss).
 
 The walk over uncompressed batches runs without the GIL; a compressed batch takes the GIL
 for its decompression (cramjam, one call per batch) and releases it again to parse.
@@ -57,15 +58,11 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy
 
-from kafkapy._bigendian cimport rd16, rd32, rd64
+from kafkapy._batch_layout cimport *
 
 from kafkapy._records import decompress as _decompress
 
 from kafkapy.errors import CorruptMessageError, UnsupportedCompressionTypeError
-
-cdef extern from "_crc32c.h":
-    void kp_crc32c_init()
-    uint32_t kp_crc32c(uint32_t crc, const unsigned char* p, size_t n) noexcept nogil
 
 kp_crc32c_init()
 
@@ -98,109 +95,6 @@ STATUS_FULL = S_FULL
 STATUS_DONE = S_DONE
 STATUS_CORRUPT = S_CORRUPT
 STATUS_UNSUPPORTED = S_UNSUPPORTED
-
-cdef enum:
-    HEADER_SIZE = 61
-    LOG_OVERHEAD = 12
-    MIN_BATCH_LENGTH = 49
-    CRC_START = 21
-    ATTR_CODEC = 0x07
-    ATTR_LOG_APPEND_TIME = 0x08
-    ATTR_TRANSACTIONAL = 0x10
-    ATTR_CONTROL = 0x20
-    MIN_RECORD_BODY = 6
-    INT32_MAX = 2147483647
-
-cdef enum:
-    F_OK = 0
-    F_SHORT = 1
-    F_MAGIC = 2
-    F_LENGTH = 3
-    F_CUT = 4
-
-cdef enum:
-    R_OK = 0
-    R_VARINT = 1
-    R_LENGTH = 2
-    R_KEY = 3
-    R_VALUE = 4
-    R_HEADERS = 5
-    R_HKEY = 6
-    R_HVALUE = 7
-    R_SIZE = 8
-    R_TRAILING = 9
-    R_NOMEM = 10
-    R_COUNT = 11
-    R_OFFSET = 12
-
-cdef const char* _R_MESSAGES[13]
-_R_MESSAGES[R_OK] = b""
-_R_MESSAGES[R_VARINT] = b"varint runs past the record or is too long"
-_R_MESSAGES[R_LENGTH] = b"record length is impossible or runs past the batch"
-_R_MESSAGES[R_KEY] = b"key length is invalid or runs past the record"
-_R_MESSAGES[R_VALUE] = b"value length is invalid or runs past the record"
-_R_MESSAGES[R_HEADERS] = b"header count is invalid"
-_R_MESSAGES[R_HKEY] = b"header key length is invalid or runs past the record"
-_R_MESSAGES[R_HVALUE] = b"header value length is invalid or runs past the record"
-_R_MESSAGES[R_SIZE] = b"record fields do not fill the record length"
-_R_MESSAGES[R_TRAILING] = b"bytes left over after recordsCount records"
-_R_MESSAGES[R_NOMEM] = b"out of memory"
-_R_MESSAGES[R_COUNT] = b"recordsCount is impossible for the bytes of the records section"
-_R_MESSAGES[R_OFFSET] = b"a record's offset delta is past the batch's lastOffsetDelta"
-
-
-
-
-# ------------------------------------------------------------------------------- varints
-
-# Zigzag varints as Kafka's ByteUtils reads them (at most 5 bytes for a varint, 10 for a
-# varlong; the unused high bits of the last byte ignored, as Java does). 0, or -1 on overrun
-# or an over-long encoding.
-cdef inline int _rd_raw(const uint8_t* d, Py_ssize_t end, Py_ssize_t* pos, int max_shift,
-                        uint64_t* out) noexcept nogil:
-    cdef uint64_t raw = 0
-    cdef int shift = 0
-    cdef uint8_t b
-    cdef Py_ssize_t i = pos[0]
-    while True:
-        if i >= end:
-            return -1
-        b = d[i]
-        i += 1
-        raw |= <uint64_t>(b & 0x7F) << shift
-        if not (b & 0x80):
-            break
-        shift += 7
-        if shift > max_shift:
-            return -1
-    pos[0] = i
-    out[0] = raw
-    return 0
-
-
-cdef inline int _rd_varint(const uint8_t* d, Py_ssize_t end, Py_ssize_t* pos,
-                           int32_t* out) noexcept nogil:
-    cdef uint64_t raw
-    cdef uint32_t low
-    if pos[0] < end and d[pos[0]] < 0x80:      # the common one-byte case
-        low = d[pos[0]]
-        pos[0] += 1
-        out[0] = <int32_t>((low >> 1) ^ (0 - (low & 1)))
-        return 0
-    if _rd_raw(d, end, pos, 28, &raw) < 0:
-        return -1
-    low = <uint32_t>raw
-    out[0] = <int32_t>((low >> 1) ^ (0 - (low & 1)))
-    return 0
-
-
-cdef inline int _rd_varlong(const uint8_t* d, Py_ssize_t end, Py_ssize_t* pos,
-                            int64_t* out) noexcept nogil:
-    cdef uint64_t raw
-    if _rd_raw(d, end, pos, 63, &raw) < 0:
-        return -1
-    out[0] = <int64_t>((raw >> 1) ^ (0 - (raw & 1)))
-    return 0
 
 
 # ------------------------------------------------------------------------ growable buffers
@@ -356,25 +250,6 @@ cdef int _copy_utf8(_GBuf* out, const uint8_t* s, Py_ssize_t n) noexcept nogil:
     return 0
 
 
-# ----------------------------------------------------------------------------- framing
-
-cdef inline int _frame(const uint8_t* d, Py_ssize_t n, Py_ssize_t pos,
-                       Py_ssize_t* size) noexcept nogil:
-    cdef Py_ssize_t rem = n - pos
-    cdef int32_t blen
-    if rem < 17:
-        return F_SHORT
-    if d[pos + 16] != 2:
-        return F_MAGIC
-    blen = <int32_t>rd32(d + pos + 8)
-    if blen < MIN_BATCH_LENGTH:
-        return F_LENGTH
-    if <Py_ssize_t>blen > rem - LOG_OVERHEAD:
-        return F_CUT
-    size[0] = <Py_ssize_t>blen + LOG_OVERHEAD
-    return F_OK
-
-
 # ----------------------------------------------------------------------------- columns
 
 cdef class DecodedColumns:
@@ -518,17 +393,20 @@ cdef class RecordBatchDecoder:
                       Py_ssize_t* where) noexcept nogil:
         """Append the records of one batch: ``d[0:n]`` is its (decompressed) records
         section, ``h`` its 61-byte header. On error the caller rolls back."""
-        cdef int32_t count = <int32_t>rd32(h + 57)
-        cdef int32_t last_delta = <int32_t>rd32(h + 23)
-        cdef int64_t base = <int64_t>rd64(h)
-        cdef int64_t base_ts = <int64_t>rd64(h + 27)
-        cdef int64_t max_ts = <int64_t>rd64(h + 35)
-        cdef bint log_append = (h[22] & ATTR_LOG_APPEND_TIME) != 0
+        cdef int32_t count = batch_records_count(h)
+        cdef int32_t last_delta = batch_last_offset_delta(h)
+        cdef int64_t base = batch_base_offset(h)
+        cdef int64_t base_ts = batch_base_timestamp(h)
+        cdef int64_t max_ts = batch_max_timestamp(h)
+        cdef bint log_append = (batch_flags(h) & ATTR_TIMESTAMP_TYPE) != 0
         cdef int cols = self.cols
-        cdef Py_ssize_t pos = 0, end, kpos, vpos, hpos, i, j, r
-        cdef int32_t length, klen, vlen, hc, hk, hv, odelta
+        cdef Py_ssize_t pos = 0, end, kpos, vpos, i, j, r
+        cdef int32_t klen, vlen, hc, hv, odelta
         cdef int64_t ts_delta, offset
         cdef bint take
+        cdef int err
+        cdef RecordFields rf
+        cdef HeaderFields hf
         if count < 0 or <Py_ssize_t>count > n // (MIN_RECORD_BODY + 1):
             return R_COUNT
         if count == 0:
@@ -552,38 +430,19 @@ cdef class RecordBatchDecoder:
                 return R_NOMEM
         for i in range(count):
             where[0] = pos
-            if _rd_varint(d, n, &pos, &length) < 0:
-                return R_VARINT
-            if length < MIN_RECORD_BODY or <Py_ssize_t>length > n - pos:
-                return R_LENGTH
-            end = pos + length
-            pos += 1                                  # record attributes (unused)
-            if _rd_varlong(d, end, &pos, &ts_delta) < 0:
-                return R_VARINT
-            if _rd_varint(d, end, &pos, &odelta) < 0:
-                return R_VARINT
+            err = read_record(d, n, &pos, &rf)
+            if err != R_OK:
+                return err
+            odelta = rf.offset_delta
             if odelta < 0 or odelta > last_delta:
                 return R_OFFSET
-            if _rd_varint(d, end, &pos, &klen) < 0:
-                return R_VARINT
-            if klen < -1 or <Py_ssize_t>klen > end - pos:
-                return R_KEY
-            kpos = pos
-            if klen > 0:
-                pos += klen
-            if _rd_varint(d, end, &pos, &vlen) < 0:
-                return R_VARINT
-            if vlen < -1 or <Py_ssize_t>vlen > end - pos:
-                return R_VALUE
-            vpos = pos
-            if vlen > 0:
-                pos += vlen
-            if _rd_varint(d, end, &pos, &hc) < 0:
-                return R_VARINT
-            # Each header takes at least two bytes: a larger count is refused before
-            # anything is reserved for it.
-            if hc < 0 or <Py_ssize_t>hc > (end - pos) // 2:
-                return R_HEADERS
+            end = rf.end
+            ts_delta = rf.ts_delta
+            klen = rf.key_len
+            kpos = rf.key_off
+            vlen = rf.val_len
+            vpos = rf.val_off
+            hc = rf.header_count
             offset = <int64_t>(<uint64_t>base + <uint64_t><int64_t>odelta)
             take = self.start_offset <= offset < self.end_offset
             r = self.rows
@@ -597,18 +456,12 @@ cdef class RecordBatchDecoder:
                         or _ensure(&self.hv_valid, j // 8 + 1) < 0):
                     return R_NOMEM
             for j in range(hc):
-                if _rd_varint(d, end, &pos, &hk) < 0:
-                    return R_VARINT
-                if hk < 0 or <Py_ssize_t>hk > end - pos:
-                    return R_HKEY
-                hpos = pos
-                pos += hk
-                if _rd_varint(d, end, &pos, &hv) < 0:
-                    return R_VARINT
-                if hv < -1 or <Py_ssize_t>hv > end - pos:
-                    return R_HVALUE
+                err = read_record_header(d, end, &pos, &hf)
+                if err != R_OK:
+                    return err
+                hv = hf.val_len
                 if take and cols & C_HEADERS:
-                    if _copy_utf8(&self.hk_data, d + hpos, hk) < 0:
+                    if _copy_utf8(&self.hk_data, d + hf.key_off, hf.key_len) < 0:
                         return R_NOMEM
                     (<int32_t*>self.hk_off.data)[self.nhdr + 1] = <int32_t>self.hk_data.len
                     _bit(&self.hv_valid, self.nhdr, hv >= 0)
@@ -617,12 +470,10 @@ cdef class RecordBatchDecoder:
                     else:
                         if _reserve(&self.hv_data, hv) < 0:
                             return R_NOMEM
-                        memcpy(self.hv_data.data + self.hv_data.len, d + pos, hv)
+                        memcpy(self.hv_data.data + self.hv_data.len, d + hf.val_off, hv)
                         self.hv_data.len += hv
                     (<int32_t*>self.hv_off.data)[self.nhdr + 1] = <int32_t>self.hv_data.len
                     self.nhdr += 1
-                if hv > 0:
-                    pos += hv
             if pos != end:
                 return R_SIZE
             if not take:
@@ -738,24 +589,24 @@ cdef class RecordBatchDecoder:
                         if pos >= n:
                             status = S_END_OF_BUFFER
                             break
-                        code = _frame(d, n, pos, &size)
-                        if code == F_SHORT or code == F_CUT:
+                        code = batch_frame(d, n, pos, &size)
+                        if code == FRAME_SHORT or code == FRAME_CUT:
                             status = S_END_OF_BUFFER
                             break
-                        if code == F_MAGIC:
-                            magic = d[pos + 16]
+                        if code == FRAME_MAGIC:
+                            magic = batch_magic(d + pos)
                             status = S_UNSUPPORTED if magic < 2 else S_CORRUPT
                             size = -1
                             why = b"not a record batch: magic byte is not 2"
                             break
-                        if code == F_LENGTH:
+                        if code == FRAME_LENGTH:
                             status = S_CORRUPT
                             size = -1
                             why = b"batchLength is below the 49 bytes of a batch header"
                             break
                         h = d + pos
-                        base = <int64_t>rd64(h)
-                        ldelta = <int32_t>rd32(h + 23)
+                        base = batch_base_offset(h)
+                        ldelta = batch_last_offset_delta(h)
                         if ldelta < 0:
                             status = S_CORRUPT
                             why = b"lastOffsetDelta is negative"
@@ -772,14 +623,13 @@ cdef class RecordBatchDecoder:
                             self.next_offset = last + 1
                             pos += size
                             continue
-                        if self.verify_crc and kp_crc32c(
-                                0, h + CRC_START, <size_t>(size - CRC_START)) != rd32(h + 17):
+                        if self.verify_crc and not batch_crc_valid(h, size):
                             status = S_CORRUPT
                             why = b"CRC-32C mismatch"
                             break
-                        if (h[22] & ATTR_CONTROL) or (
-                                self.n_ab and (h[22] & ATTR_TRANSACTIONAL)
-                                and self._aborted(<int64_t>rd64(h + 43), base)):
+                        if (batch_flags(h) & ATTR_CONTROL) or (
+                                self.n_ab and (batch_flags(h) & ATTR_TRANSACTIONAL)
+                                and self._aborted(batch_producer_id(h), base)):
                             self.next_offset = last + 1
                             pos += size
                             if self.next_offset >= self.end_offset:
@@ -789,11 +639,11 @@ cdef class RecordBatchDecoder:
                         if self.rows >= max_rows or self._data_bytes() >= max_bytes:
                             status = S_FULL
                             break
-                        codec = h[22] & ATTR_CODEC
+                        codec = batch_flags(h) & ATTR_COMPRESSION_MASK
                         if codec:
                             status = S_DECOMPRESS
                             break
-                        section = size - HEADER_SIZE
+                        section = size - RECORDS_OFFSET
                         if not self._fits(section):
                             if self.rows:
                                 status = S_FULL
@@ -801,7 +651,7 @@ cdef class RecordBatchDecoder:
                                 status = S_CORRUPT
                                 why = b"records too large for one Arrow batch"
                             break
-                        err = self._decode_one(h + HEADER_SIZE, section, h, &where)
+                        err = self._decode_one(h + RECORDS_OFFSET, section, h, &where)
                         if err != R_OK:
                             status = S_CORRUPT
                             break
@@ -816,7 +666,7 @@ cdef class RecordBatchDecoder:
                 status = -1
                 h = d + pos
                 try:
-                    blob = _decompress(codec, memoryview(buf)[pos + HEADER_SIZE:pos + size])
+                    blob = _decompress(codec, memoryview(buf)[pos + RECORDS_OFFSET:pos + size])
                 except (CorruptMessageError, UnsupportedCompressionTypeError) as e:
                     status = S_CORRUPT
                     message = str(e)
@@ -838,7 +688,7 @@ cdef class RecordBatchDecoder:
                 if err != R_OK:
                     status = S_CORRUPT
                     break
-                self.next_offset = <int64_t>rd64(h) + <int32_t>rd32(h + 23) + 1
+                self.next_offset = batch_base_offset(h) + batch_last_offset_delta(h) + 1
                 pos += size
                 if self.next_offset >= self.end_offset:
                     status = S_DONE
@@ -847,7 +697,7 @@ cdef class RecordBatchDecoder:
         if status == S_CORRUPT and message is None:
             if err != R_OK:
                 message = (f"corrupt record at byte {where} of its records section: "
-                           f"{_R_MESSAGES[err].decode()}")
+                           f"{record_error(err).decode()}")
             else:
                 message = why.decode()
         elif status == S_UNSUPPORTED:

@@ -1,6 +1,7 @@
 # cython: language_level=3
 # Big-endian loads and stores on raw pointers: Kafka's byte order, shared by the compiled
-# modules (_codec, _records, _frames). Callers check bounds first.
+# modules (_codec, _frames, _records, _log, _arrow, and _batch_layout.pxd's field readers).
+# Callers check bounds first.
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 
 

@@ -17,9 +17,8 @@ big-endian bytes. No Python object is made per batch: a 1 GiB recovery of small 
 otherwise spend its time allocating. ``find_batch`` is FileRecords.searchForOffsetWithSize: the
 first batch whose last offset reaches a target, reading headers only.
 
-Batch header bytes used (see kafkapy._records): baseOffset INT64 @0, batchLength INT32 @8,
-partitionLeaderEpoch INT32 @12, magic INT8 @16, crc UINT32 @17 (over bytes 21..end),
-lastOffsetDelta INT32 @23, maxTimestamp INT64 @35.
+Batch headers are read through kafkapy/_batch_layout.pxd (framing, CRC, baseOffset,
+partitionLeaderEpoch, lastOffsetDelta, maxTimestamp).
 """
 
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
@@ -27,28 +26,28 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from libc.stdint cimport INT64_MIN, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 
+from kafkapy._batch_layout cimport (CURRENT_MAGIC, FRAME_CUT, FRAME_LENGTH, FRAME_MAGIC,
+                                    FRAME_OK, FRAME_SHORT, INT32_MAX, LAST_OFFSET_DELTA_LENGTH,
+                                    LAST_OFFSET_DELTA_OFFSET, LOG_OVERHEAD, MIN_BATCH_LENGTH,
+                                    RECORD_BATCH_OVERHEAD, batch_base_offset, batch_crc_valid,
+                                    batch_frame, batch_last_offset_delta, batch_leader_epoch,
+                                    batch_length, batch_magic, batch_max_timestamp,
+                                    kp_crc32c_init)
 from kafkapy._bigendian cimport rd32, rd64, wr32, wr64
-
-cdef extern from "_crc32c.h":
-    void kp_crc32c_init()
-    uint32_t kp_crc32c(uint32_t crc, const unsigned char* p, size_t n) noexcept nogil
 
 kp_crc32c_init()
 
 cdef enum:
-    LOG_OVERHEAD = 12
-    MIN_BATCH_LENGTH = 49
-    HEADER_PREFIX = 27          # through lastOffsetDelta: what find_batch needs of a header
-    CRC_START = 21
-    INT32_MAX = 2147483647
+    # Through lastOffsetDelta: what find_batch needs of a header.
+    HEADER_PREFIX = LAST_OFFSET_DELTA_OFFSET + LAST_OFFSET_DELTA_LENGTH
 
-# Why a walk stopped (WalkResult.stop). 0: it used the whole buffer.
+# Why a walk stopped (WalkResult.stop). 0: it used the whole buffer; 1-4 are batch_frame's.
 cdef enum:
-    W_OK = 0
-    W_SHORT = 1         # fewer than 17 bytes left: a torn header
-    W_MAGIC = 2         # magic != 2
-    W_LENGTH = 3        # batchLength < 49
-    W_CUT = 4           # the batch runs past the end of the data
+    W_OK = FRAME_OK
+    W_SHORT = FRAME_SHORT       # fewer than 17 bytes left: a torn header
+    W_MAGIC = FRAME_MAGIC       # magic != 2
+    W_LENGTH = FRAME_LENGTH     # batchLength < 49
+    W_CUT = FRAME_CUT           # the batch runs past the end of the data
     W_CRC = 5           # CRC-32C mismatch
     W_OFFSET = 6        # baseOffset below the previous batch's next offset, or lastOffsetDelta < 0
     W_RANGE = 7         # offsets do not fit the segment (below its base or past base + INT32_MAX)
@@ -197,7 +196,7 @@ cdef class SegmentWalker:
         cdef const uint8_t* p
         cdef Py_ssize_t n, pos = 0, size, n_off = 0, n_time = 0, batches = 0, n_epochs = 0
         cdef int stop = W_OK
-        cdef int32_t blen, delta, ep
+        cdef int32_t delta, ep
         cdef int64_t base, last, ts, first = -1
         cdef int64_t since = self.bytes_since_index
         cdef int64_t max_ts = self.max_timestamp, max_off = self.offset_of_max_timestamp
@@ -218,17 +217,17 @@ cdef class SegmentWalker:
             n = view.len
             # Upper bounds for the output: one offset entry per started batch (every batch is
             # at least 61 bytes), so n // 61 + 1; the bytes are cut to size afterwards.
-            size = n // (MIN_BATCH_LENGTH + LOG_OVERHEAD) + 1
+            size = n // RECORD_BATCH_OVERHEAD + 1
             if offset_room < size:
                 size = offset_room if offset_room > 0 else 0
             off_out = PyBytes_FromStringAndSize(NULL, 8 * size)
-            size = n // (MIN_BATCH_LENGTH + LOG_OVERHEAD) + 1
+            size = n // RECORD_BATCH_OVERHEAD + 1
             if time_room < size:
                 size = time_room if time_room > 0 else 0
             time_out = PyBytes_FromStringAndSize(NULL, 12 * size)
             o = <uint8_t*>PyBytes_AS_STRING(off_out)
             t = <uint8_t*>PyBytes_AS_STRING(time_out)
-            epoch_cap = n // (MIN_BATCH_LENGTH + LOG_OVERHEAD) + 1
+            epoch_cap = n // RECORD_BATCH_OVERHEAD + 1
             epoch_buf = <int64_t*>PyMem_Malloc(2 * epoch_cap * sizeof(int64_t))
             if epoch_buf == NULL:
                 raise MemoryError()
@@ -237,27 +236,15 @@ cdef class SegmentWalker:
                 # framed (pos + 17 <= n before magic; pos + size <= n after), and output
                 # writes are bounded by the room counted above.
                 while pos < n:
-                    if n - pos < 17:
-                        stop = W_SHORT
+                    stop = batch_frame(d, n, pos, &size)
+                    if stop != W_OK:
                         break
                     p = d + pos
-                    if p[16] != 2:
-                        stop = W_MAGIC
-                        break
-                    blen = <int32_t>rd32(p + 8)
-                    if blen < MIN_BATCH_LENGTH:
-                        stop = W_LENGTH
-                        break
-                    if <Py_ssize_t>blen > n - pos - LOG_OVERHEAD:
-                        stop = W_CUT
-                        break
-                    size = <Py_ssize_t>blen + LOG_OVERHEAD
-                    if verify_crc and kp_crc32c(0, p + CRC_START,
-                                                <size_t>(size - CRC_START)) != rd32(p + 17):
+                    if verify_crc and not batch_crc_valid(p, size):
                         stop = W_CRC
                         break
-                    base = <int64_t>rd64(p)
-                    delta = <int32_t>rd32(p + 23)
+                    base = batch_base_offset(p)
+                    delta = batch_last_offset_delta(p)
                     if delta < 0 or base < expect:
                         stop = W_OFFSET
                         break
@@ -265,7 +252,7 @@ cdef class SegmentWalker:
                     if base < seg_base or last - seg_base > INT32_MAX:
                         stop = W_RANGE
                         break
-                    ts = <int64_t>rd64(p + 35)
+                    ts = batch_max_timestamp(p)
                     if ts > max_ts:
                         max_ts = ts
                         max_off = last
@@ -283,7 +270,7 @@ cdef class SegmentWalker:
                             n_time += 1
                             idx_ts = max_ts
                         since = 0
-                    ep = <int32_t>rd32(p + 12)
+                    ep = batch_leader_epoch(p)
                     if ep != cur_epoch:
                         epoch_buf[2 * n_epochs] = ep
                         epoch_buf[2 * n_epochs + 1] = base
@@ -344,15 +331,16 @@ def find_batch(buf, int64_t target):
         n = view.len
         with nogil:
             while n - pos >= HEADER_PREFIX:
-                blen = <int32_t>rd32(d + pos + 8)
-                if d[pos + 16] != 2 or blen < MIN_BATCH_LENGTH:
+                blen = batch_length(d + pos)
+                if batch_magic(d + pos) != CURRENT_MAGIC or blen < MIN_BATCH_LENGTH:
                     size = -1
                     break
                 size = <Py_ssize_t>blen + LOG_OVERHEAD
-                if <int64_t>rd64(d + pos) + <int32_t>rd32(d + pos + 23) >= target:
+                base = batch_base_offset(d + pos)
+                if base + batch_last_offset_delta(d + pos) >= target:
                     found = 1
-                    base = <int64_t>rd64(d + pos)
                     break
+                base = -1
                 pos += size
                 size = 0
     finally:

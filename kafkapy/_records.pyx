@@ -1,35 +1,15 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # Bounds checks are off because no typed memoryview or list is indexed here by an unchecked
 # value: every byte is read through a raw pointer at an offset first checked against the end
-# of its buffer (``_frame`` for batch headers, ``_rd_varint``/``_parse_records`` for records,
+# of its buffer (``batch_frame`` for batch headers, ``read_varint``/``_parse_records`` for records,
 # explicit ``need`` comparisons in ``decode_legacy``), and list indexes run over ranges the code
 # built itself.
 """Compiled record batches: CRC-32C, the batch header view, the validation scan, record
 parsing, the batch builder, offset assignment, and the legacy (magic 0/1) decoder.
 
-Batch layout (magic 2; all integers big-endian)::
-
-    off  field                 type     CRC-covered
-      0  baseOffset            INT64    no   (the leader rewrites it)
-      8  batchLength           INT32    no   (bytes after this field; size = 12 + batchLength)
-     12  partitionLeaderEpoch  INT32    no   (the leader rewrites it)
-     16  magic                 INT8     no   (2)
-     17  crc                   UINT32   no   (CRC-32C of bytes 21..size)
-     21  attributes            INT16    yes  bits 0-2 codec, 3 LogAppendTime, 4 transactional,
-                                             5 control, 6 delete horizon
-     23  lastOffsetDelta       INT32    yes
-     27  baseTimestamp         INT64    yes
-     35  maxTimestamp          INT64    yes
-     43  producerId            INT64    yes
-     51  producerEpoch         INT16    yes
-     53  baseSequence          INT32    yes
-     57  recordsCount          INT32    yes
-     61  records               ...      yes  (one compressed blob when a codec is set)
-
-    record: length VARINT, attributes INT8, timestampDelta VARLONG, offsetDelta VARINT,
-            keyLength VARINT (-1 null), key, valueLength VARINT (-1 null), value,
-            headerCount VARINT, headers (keyLength VARINT >= 0, UTF-8 key, valueLength VARINT
-            (-1 null), value)
+The batch layout (magic 2) is kafkapy/_batch_layout.pxd's, the one place it is spelled out;
+this module is its Python face: ``BatchHeader`` reads the fields by name and the layout's
+sizes are exported (``RECORD_BATCH_OVERHEAD``, ``LOG_OVERHEAD``, ``HEADER_LAYOUT``).
 
 Theory of operation: the broker's hot path touches headers only. ``scan_batches`` frames and
 CRC-checks a whole Produce payload or log chunk in one GIL-free pass and hands back
@@ -49,6 +29,7 @@ from cpython.buffer cimport (PyBUF_SIMPLE, PyBUF_WRITABLE, PyBuffer_FillInfo, Py
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize, PyUnicode_DecodeUTF8
+from kafkapy._batch_layout cimport *
 from kafkapy._bigendian cimport rd16, rd32, rd64, wr16, wr32, wr64
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
@@ -64,8 +45,6 @@ from kafkapy.errors import (CorruptMessageError, InvalidRecordError, MessageTooL
 
 cdef extern from "_crc32c.h":
     enum: KP_CRC32C_NIMPL
-    void kp_crc32c_init()
-    uint32_t kp_crc32c(uint32_t crc, const unsigned char* p, size_t n) noexcept nogil
     uint32_t kp_crc32c_with(int impl, uint32_t crc, const unsigned char* p,
                             size_t n) noexcept nogil
     const char* kp_crc32c_name(int impl)
@@ -74,18 +53,31 @@ cdef extern from "_crc32c.h":
 
 kp_crc32c_init()
 
-cdef enum:
-    HEADER_SIZE = 61
-    LOG_OVERHEAD = 12           # baseOffset + batchLength
-    MIN_BATCH_LENGTH = 49       # HEADER_SIZE - LOG_OVERHEAD
-    CRC_START = 21
-    ATTR_CODEC = 0x07
-    ATTR_LOG_APPEND_TIME = 0x08
-    ATTR_TRANSACTIONAL = 0x10
-    ATTR_CONTROL = 0x20
-    ATTR_DELETE_HORIZON = 0x40
-    MIN_RECORD_BODY = 6         # attributes + 5 one-byte varints
-    INT32_MAX = 2147483647
+# The layout's numbers for Python code, which reads header fields through BatchHeader and
+# needs only sizes (and the tests, which compare the layout with other implementations').
+BATCH_HEADER_SIZE = RECORD_BATCH_OVERHEAD
+BATCH_HEADER_LAYOUT = (         # (Kafka's field name, offset, size in bytes)
+    ("baseOffset", BASE_OFFSET_OFFSET, BASE_OFFSET_LENGTH),
+    ("batchLength", LENGTH_OFFSET, LENGTH_LENGTH),
+    ("partitionLeaderEpoch", PARTITION_LEADER_EPOCH_OFFSET, PARTITION_LEADER_EPOCH_LENGTH),
+    ("magic", MAGIC_OFFSET, MAGIC_LENGTH),
+    ("crc", CRC_OFFSET, CRC_LENGTH),
+    ("attributes", ATTRIBUTES_OFFSET, ATTRIBUTES_LENGTH),
+    ("lastOffsetDelta", LAST_OFFSET_DELTA_OFFSET, LAST_OFFSET_DELTA_LENGTH),
+    ("baseTimestamp", BASE_TIMESTAMP_OFFSET, BASE_TIMESTAMP_LENGTH),
+    ("maxTimestamp", MAX_TIMESTAMP_OFFSET, MAX_TIMESTAMP_LENGTH),
+    ("producerId", PRODUCER_ID_OFFSET, PRODUCER_ID_LENGTH),
+    ("producerEpoch", PRODUCER_EPOCH_OFFSET, PRODUCER_EPOCH_LENGTH),
+    ("baseSequence", BASE_SEQUENCE_OFFSET, BASE_SEQUENCE_LENGTH),
+    ("recordsCount", RECORDS_COUNT_OFFSET, RECORDS_COUNT_LENGTH),
+)
+BATCH_ATTRIBUTE_MASKS = {
+    "compression": ATTR_COMPRESSION_MASK,
+    "timestampType": ATTR_TIMESTAMP_TYPE,
+    "transactional": ATTR_TRANSACTIONAL,
+    "control": ATTR_CONTROL,
+    "deleteHorizon": ATTR_DELETE_HORIZON,
+}
 
 cdef bytes _XERIAL_MAGIC = b"\x82SNAPPY\x00"
 cdef object _bytes_types = (bytes, bytearray, memoryview)
@@ -108,69 +100,9 @@ def _crc32c_paths():
                   if (kp_crc32c_avail >> impl) & 1])
 
 
-# ------------------------------------------------------------------------- byte order helpers
-
+# Control record keys and values are INT16-versioned, like the attributes.
 cdef inline int16_t _rd16(const uint8_t* p) noexcept nogil:
     return <int16_t>rd16(p)
-
-
-# Zigzag varints as Kafka's ByteUtils reads them: at most 5 bytes (varint) or 10 (varlong);
-# like Java, the unused high bits of the last byte are ignored. Return 0, or -1 on overrun or
-# an over-long encoding.
-cdef inline int _rd_raw(const uint8_t* d, Py_ssize_t end, Py_ssize_t* pos, int max_shift,
-                        uint64_t* out) noexcept nogil:
-    cdef uint64_t raw = 0
-    cdef int shift = 0
-    cdef uint8_t b
-    cdef Py_ssize_t i = pos[0]
-    while True:
-        if i >= end:
-            return -1
-        b = d[i]
-        i += 1
-        raw |= <uint64_t>(b & 0x7F) << shift
-        if not (b & 0x80):
-            break
-        shift += 7
-        if shift > max_shift:
-            return -1
-    pos[0] = i
-    out[0] = raw
-    return 0
-
-cdef inline int _rd_varint(const uint8_t* d, Py_ssize_t end, Py_ssize_t* pos,
-                           int32_t* out) noexcept nogil:
-    cdef uint64_t raw
-    if _rd_raw(d, end, pos, 28, &raw) < 0:
-        return -1
-    cdef uint32_t low = <uint32_t>raw    # bits past 32 of a 5th byte are dropped, as in Java
-    out[0] = <int32_t>((low >> 1) ^ (0 - (low & 1)))
-    return 0
-
-cdef inline int _rd_varlong(const uint8_t* d, Py_ssize_t end, Py_ssize_t* pos,
-                            int64_t* out) noexcept nogil:
-    cdef uint64_t raw
-    if _rd_raw(d, end, pos, 63, &raw) < 0:
-        return -1
-    out[0] = <int64_t>((raw >> 1) ^ (0 - (raw & 1)))
-    return 0
-
-cdef inline uint8_t* _wr_varlong(uint8_t* p, int64_t v) noexcept nogil:
-    cdef uint64_t z = (<uint64_t>v << 1) ^ <uint64_t>(v >> 63)
-    while z >= 0x80:
-        p[0] = <uint8_t>(z | 0x80)
-        p += 1
-        z >>= 7
-    p[0] = <uint8_t>z
-    return p + 1
-
-cdef inline Py_ssize_t _varlong_size(int64_t v) noexcept nogil:
-    cdef uint64_t z = (<uint64_t>v << 1) ^ <uint64_t>(v >> 63)
-    cdef Py_ssize_t n = 1
-    while z >= 0x80:
-        z >>= 7
-        n += 1
-    return n
 
 
 # ----------------------------------------------------------------------------- crc32c
@@ -257,51 +189,42 @@ cdef _Buffer _acquire(object obj, bint writable):
 
 # ------------------------------------------------------------------------------ framing
 
+# Why a walk stopped beyond batch_frame's FRAME_* codes (1-4).
 cdef enum:
-    F_OK = 0
-    F_SHORT = 1       # fewer than 17 bytes: cannot even see the magic byte
-    F_MAGIC = 2       # magic != 2
-    F_LENGTH = 3      # batchLength < 49
-    F_CUT = 4         # the batch runs past the end of the buffer
     F_CRC = 5
+    FRAME_HEADER = 8  # BatchHeader: fewer than 61 bytes at the offset
     A_TOO_LARGE = 6   # assign_offsets(verify=True): a batch above max_batch_size
     A_COUNT = 7       # assign_offsets(verify=True): recordsCount inconsistent
 
 
-cdef inline int _frame(const uint8_t* d, Py_ssize_t n, Py_ssize_t pos,
-                       Py_ssize_t* size) noexcept nogil:
-    cdef Py_ssize_t rem = n - pos
-    cdef int32_t blen
-    if rem < 17:
-        return F_SHORT
-    if d[pos + 16] != 2:
-        return F_MAGIC
-    blen = <int32_t>rd32(d + pos + 8)
-    if blen < MIN_BATCH_LENGTH:
-        return F_LENGTH
-    if <Py_ssize_t>blen > rem - LOG_OVERHEAD:
-        return F_CUT
-    size[0] = <Py_ssize_t>blen + LOG_OVERHEAD
-    return F_OK
-
-
 cdef object _frame_error(int code, const uint8_t* d, Py_ssize_t n, Py_ssize_t pos):
-    if code == F_SHORT:
+    if code == FRAME_HEADER:
+        return CorruptMessageError(
+            f"no record batch at byte {pos}: {max(n - pos, 0)} bytes left, a batch header "
+            f"needs {RECORD_BATCH_OVERHEAD}")
+    if code == FRAME_SHORT:
         return CorruptMessageError(
             f"record batch at byte {pos} is cut off: {n - pos} bytes left, too few for a header")
-    if code == F_MAGIC:
+    if code == FRAME_MAGIC:
         return UnsupportedForMessageFormatError(
-            f"record batch at byte {pos} has magic {<int8_t>d[pos + 16]}; only magic 2 is "
+            f"record batch at byte {pos} has magic {batch_magic(d + pos)}; only magic 2 is "
             f"supported here")
-    if code == F_LENGTH:
+    if code == FRAME_LENGTH:
         return CorruptMessageError(
-            f"record batch at byte {pos} has batchLength {<int32_t>rd32(d + pos + 8)} < 49")
-    if code == F_CUT:
+            f"record batch at byte {pos} has batchLength {batch_length(d + pos)} < 49")
+    if code == FRAME_CUT:
         return CorruptMessageError(
-            f"record batch at byte {pos} is cut off: batchLength {<int32_t>rd32(d + pos + 8)} "
+            f"record batch at byte {pos} is cut off: batchLength {batch_length(d + pos)} "
             f"but only {n - pos - LOG_OVERHEAD} bytes follow")
     return CorruptMessageError(
-        f"record batch at byte {pos} fails its CRC: stored {rd32(d + pos + 17):#010x}")
+        f"record batch at byte {pos} fails its CRC: stored {batch_crc(d + pos):#010x}")
+
+
+cdef int _frame_header(_Buffer b, Py_ssize_t offset) except -1:
+    """FRAME_OK if a whole header's bytes are at ``offset``, else FRAME_HEADER."""
+    if offset < 0:
+        raise ValueError(f"negative offset {offset}")
+    return FRAME_OK if b.size - offset >= RECORD_BATCH_OVERHEAD else FRAME_HEADER
 
 
 # --------------------------------------------------------------------------- BatchHeader
@@ -311,6 +234,7 @@ cdef class BatchHeader:
 
     ``BatchHeader(buf, offset=0)`` checks the framing only (not the CRC: see ``crc_valid``).
     Fields are read from the buffer on every access, so they reflect ``assign_offsets``.
+    ``BatchHeader.header_only`` views a header whose batch need not be in the buffer.
 
     Raises CorruptMessageError if fewer than 61 bytes remain, batchLength < 49 or the batch
     runs past the buffer; UnsupportedForMessageFormatError if magic != 2.
@@ -319,99 +243,127 @@ cdef class BatchHeader:
     cdef const uint8_t* _p
     cdef Py_ssize_t _pos
     cdef Py_ssize_t _size
+    cdef bint _whole            # False: only the header is in the buffer (header_only)
 
     def __init__(self, buf, Py_ssize_t offset=0):
         cdef _Buffer b = _acquire(buf, False)
         cdef Py_ssize_t size = 0
-        cdef int code
-        if offset < 0:
-            raise ValueError(f"negative offset {offset}")
-        if b.size - offset < HEADER_SIZE:
-            raise CorruptMessageError(
-                f"no record batch at byte {offset}: {max(b.size - offset, 0)} bytes left, "
-                f"a batch header needs 61")
-        code = _frame(b.data, b.size, offset, &size)
-        if code != F_OK:
+        cdef int code = _frame_header(b, offset)
+        if code == FRAME_OK:
+            code = batch_frame(b.data, b.size, offset, &size)
+        if code != FRAME_OK:
             raise _frame_error(code, b.data, b.size, offset)
         self._set(b, offset, size)
+
+    @staticmethod
+    def header_only(buf, Py_ssize_t offset=0):
+        """A view of the 61-byte batch header at ``offset`` of ``buf``, whose batch may run
+        past the end of ``buf`` (a header read on its own from a file). Every field reads as
+        in a whole batch, ``size`` included; ``raw``, ``compute_crc``, ``crc_valid`` and
+        ``records()`` raise ValueError unless the whole batch is there.
+
+        Raises CorruptMessageError if fewer than 61 bytes remain or batchLength < 49;
+        UnsupportedForMessageFormatError if magic != 2.
+        """
+        cdef _Buffer b = _acquire(buf, False)
+        cdef Py_ssize_t size = 0
+        cdef int code = _frame_header(b, offset)
+        cdef BatchHeader h
+        if code == FRAME_OK:
+            code = batch_frame(b.data, b.size, offset, &size)
+        if code == FRAME_CUT:
+            size = <Py_ssize_t>batch_length(b.data + offset) + LOG_OVERHEAD
+        elif code != FRAME_OK:
+            raise _frame_error(code, b.data, b.size, offset)
+        h = BatchHeader.__new__(BatchHeader)
+        h._set(b, offset, size)
+        h._whole = code == FRAME_OK
+        return h
 
     cdef void _set(self, _Buffer b, Py_ssize_t pos, Py_ssize_t size):
         self._buf = b
         self._p = b.data + pos
         self._pos = pos
         self._size = size
+        self._whole = True
+
+    cdef int _need_whole(self) except -1:
+        if not self._whole:
+            raise ValueError(f"only the header of the batch at byte {self._pos} is in the "
+                             f"buffer, not its {self._size} bytes")
+        return 0
 
     @property
     def base_offset(self):
-        return <int64_t>rd64(self._p)
+        return batch_base_offset(self._p)
 
     @property
     def batch_length(self):
-        return <int32_t>rd32(self._p + 8)
+        return batch_length(self._p)
 
     @property
     def partition_leader_epoch(self):
-        return <int32_t>rd32(self._p + 12)
+        return batch_leader_epoch(self._p)
 
     @property
     def magic(self):
-        return <int8_t>self._p[16]
+        return batch_magic(self._p)
 
     @property
     def crc(self):
-        return rd32(self._p + 17)
+        return batch_crc(self._p)
 
     @property
     def attributes(self):
-        return _rd16(self._p + 21)
+        return batch_attributes(self._p)
 
     @property
     def compression(self):
-        return self._p[22] & ATTR_CODEC
+        return batch_flags(self._p) & ATTR_COMPRESSION_MASK
 
     @property
     def timestamp_type(self):
-        return 1 if self._p[22] & ATTR_LOG_APPEND_TIME else 0
+        return 1 if batch_flags(self._p) & ATTR_TIMESTAMP_TYPE else 0
 
     @property
     def is_transactional(self):
-        return (self._p[22] & ATTR_TRANSACTIONAL) != 0
+        return (batch_flags(self._p) & ATTR_TRANSACTIONAL) != 0
 
     @property
     def is_control(self):
-        return (self._p[22] & ATTR_CONTROL) != 0
+        return (batch_flags(self._p) & ATTR_CONTROL) != 0
 
     @property
     def has_delete_horizon(self):
-        return (self._p[22] & ATTR_DELETE_HORIZON) != 0
+        return (batch_flags(self._p) & ATTR_DELETE_HORIZON) != 0
 
     @property
     def last_offset_delta(self):
-        return <int32_t>rd32(self._p + 23)
+        return batch_last_offset_delta(self._p)
 
     @property
     def base_timestamp(self):
-        return <int64_t>rd64(self._p + 27)
+        return batch_base_timestamp(self._p)
 
     @property
     def max_timestamp(self):
-        return <int64_t>rd64(self._p + 35)
+        return batch_max_timestamp(self._p)
 
     @property
     def producer_id(self):
-        return <int64_t>rd64(self._p + 43)
+        return batch_producer_id(self._p)
 
     @property
     def producer_epoch(self):
-        return _rd16(self._p + 51)
+        return batch_producer_epoch(self._p)
 
     @property
     def base_sequence(self):
-        return <int32_t>rd32(self._p + 53)
+        return batch_base_sequence(self._p)
 
     @property
     def record_count(self):
-        return <int32_t>rd32(self._p + 57)
+        return batch_records_count(self._p)
 
     @property
     def size(self):
@@ -419,11 +371,11 @@ cdef class BatchHeader:
 
     @property
     def last_offset(self):
-        return <int64_t>rd64(self._p) + <int32_t>rd32(self._p + 23)
+        return batch_base_offset(self._p) + batch_last_offset_delta(self._p)
 
     @property
     def next_offset(self):
-        return <int64_t>rd64(self._p) + <int32_t>rd32(self._p + 23) + 1
+        return batch_base_offset(self._p) + batch_last_offset_delta(self._p) + 1
 
     @property
     def position(self):
@@ -432,18 +384,20 @@ cdef class BatchHeader:
     @property
     def raw(self):
         """memoryview of the whole batch (zero-copy; writable if the buffer is)."""
+        self._need_whole()
         return self._buf.slice(self._pos, self._pos + self._size)
 
     def compute_crc(self):
         """CRC-32C over bytes [21, size) of the batch."""
         cdef uint32_t c
+        self._need_whole()
         with nogil:
-            c = kp_crc32c(0, self._p + CRC_START, <size_t>(self._size - CRC_START))
+            c = batch_compute_crc(self._p, self._size)
         return c
 
     @property
     def crc_valid(self):
-        return self.compute_crc() == rd32(self._p + 17)
+        return self.compute_crc() == batch_crc(self._p)
 
     def records(self):
         """Decompress (if needed) and parse every record of the batch.
@@ -457,15 +411,16 @@ cdef class BatchHeader:
         records than recordsCount, undecompressable data); UnsupportedCompressionTypeError for
         codecs 5-7.
         """
-        cdef int codec = self._p[22] & ATTR_CODEC
+        cdef int codec = batch_flags(self._p) & ATTR_COMPRESSION_MASK
         cdef _Buffer blob
         cdef const uint8_t* p = self._p
+        self._need_whole()
         if codec == 0:
-            return _parse_records(p + HEADER_SIZE, self._size - HEADER_SIZE, p)
+            return _parse_records(p + RECORDS_OFFSET, self._size - RECORDS_OFFSET, p)
         if codec > 4:
             raise UnsupportedCompressionTypeError(
                 f"record batch at byte {self._pos} uses unknown compression codec {codec}")
-        blob = _acquire(_decompress(codec, self._buf.slice(self._pos + HEADER_SIZE,
+        blob = _acquire(_decompress(codec, self._buf.slice(self._pos + RECORDS_OFFSET,
                                                            self._pos + self._size), False),
                         False)
         return _parse_records(blob.data, blob.size, p)
@@ -475,6 +430,48 @@ cdef class BatchHeader:
                 f"size={self._size}, record_count={self.record_count}, "
                 f"attributes={self.attributes:#x}, producer_id={self.producer_id}, "
                 f"base_sequence={self.base_sequence})")
+
+
+# ----------------------------------------------------------------------- Produce's checks
+
+def check_produce_batch(buf, int version):
+    """The checks of a Produce (v3+) partition's records before the log, on the header only
+    (the log checks the CRC and the records): Kafka's ProduceRequest.validateRecords (exactly
+    one batch, magic 2, zstd only from v7) and the leader's refusals of client batches (base
+    offset 0, no control batch). Returns the batch's header view.
+
+    Raises InvalidRecordError; UnsupportedCompressionTypeError for zstd below v7.
+    """
+    cdef _Buffer b = _acquire(buf, False)
+    cdef const uint8_t* p = b.data
+    cdef Py_ssize_t n = b.size
+    cdef int64_t length
+    cdef BatchHeader h
+    if n < MAGIC_FRAME_SIZE:
+        raise InvalidRecordError(f"{n} bytes are not a record batch")
+    if batch_magic(p) != CURRENT_MAGIC:
+        # Kafka answers INVALID_RECORD for any other magic on Produce v3+ (validateRecords:
+        # "only allowed to contain record batches with magic version 2").
+        raise InvalidRecordError(
+            f"Produce requests with version {version} are only allowed to contain record "
+            f"batches with magic version 2, not magic {p[MAGIC_OFFSET]}")
+    if n < RECORD_BATCH_OVERHEAD:
+        raise InvalidRecordError(f"{n} bytes are not a record batch")
+    length = <int64_t>batch_length(p) + LOG_OVERHEAD
+    if length != n:
+        raise InvalidRecordError(
+            "Produce requests with version 3 and above must carry exactly one record batch "
+            f"({n} bytes, the first batch is {length})")
+    if batch_base_offset(p) != 0:
+        raise InvalidRecordError(f"the batch's base offset is {batch_base_offset(p)}, not 0")
+    if batch_flags(p) & ATTR_CONTROL:
+        raise InvalidRecordError("clients may not produce control batches")
+    if (batch_flags(p) & ATTR_COMPRESSION_MASK) == 4 and version < 7:     # zstd
+        raise UnsupportedCompressionTypeError(
+            f"zstd compression needs Produce v7 or later, not v{version}")
+    h = BatchHeader.__new__(BatchHeader)
+    h._set(b, 0, n)
+    return h
 
 
 # --------------------------------------------------------------------------- scan_batches
@@ -508,7 +505,7 @@ def scan_batches(buf, *, bint verify_crc=True):
     cdef Py_ssize_t pos = 0, size = 0, count = 0, cap = 16
     cdef Py_ssize_t* found = <Py_ssize_t*>malloc(cap * 2 * sizeof(Py_ssize_t))
     cdef Py_ssize_t* grown
-    cdef int code = F_OK
+    cdef int code = FRAME_OK
     cdef Py_ssize_t i
     cdef BatchHeader h
     cdef BatchScan scan = BatchScan.__new__(BatchScan)
@@ -517,11 +514,10 @@ def scan_batches(buf, *, bint verify_crc=True):
     try:
         with nogil:
             while pos < n:
-                code = _frame(d, n, pos, &size)
-                if code != F_OK:
+                code = batch_frame(d, n, pos, &size)
+                if code != FRAME_OK:
                     break
-                if verify_crc and kp_crc32c(0, d + pos + CRC_START,
-                                            <size_t>(size - CRC_START)) != rd32(d + pos + 17):
+                if verify_crc and not batch_crc_valid(d + pos, size):
                     code = F_CRC
                     break
                 if count == cap:
@@ -545,7 +541,7 @@ def scan_batches(buf, *, bint verify_crc=True):
     finally:
         free(found)
     scan.valid_bytes = pos
-    scan.truncated = code == F_SHORT or code == F_CUT
+    scan.truncated = code == FRAME_SHORT or code == FRAME_CUT
     scan.error = None if pos == n else _frame_error(code, d, n, pos)
     return scan
 
@@ -590,124 +586,41 @@ cdef class Record:
 
 
 cdef struct RecDesc:
-    int64_t ts_delta
-    int32_t offset_delta
-    int32_t attrs
-    int32_t key_len          # -1: null
-    int32_t val_len          # -1: null
-    Py_ssize_t key_off
-    Py_ssize_t val_off
-    Py_ssize_t hdr_first
-    Py_ssize_t hdr_count
-
-cdef struct HdrDesc:
-    Py_ssize_t key_off
-    Py_ssize_t val_off
-    int32_t key_len
-    int32_t val_len          # -1: null
-
-cdef enum:
-    R_OK = 0
-    R_VARINT = 1
-    R_LENGTH = 2
-    R_KEY = 3
-    R_VALUE = 4
-    R_HEADERS = 5
-    R_HKEY = 6
-    R_HVALUE = 7
-    R_SIZE = 8
-    R_TRAILING = 9
-    R_NOMEM = 10
-
-cdef const char* _R_MESSAGES[11]
-_R_MESSAGES[R_OK] = b""
-_R_MESSAGES[R_VARINT] = b"varint runs past the record or is too long"
-_R_MESSAGES[R_LENGTH] = b"record length is impossible or runs past the batch"
-_R_MESSAGES[R_KEY] = b"key length is invalid or runs past the record"
-_R_MESSAGES[R_VALUE] = b"value length is invalid or runs past the record"
-_R_MESSAGES[R_HEADERS] = b"header count is invalid"
-_R_MESSAGES[R_HKEY] = b"header key length is invalid or runs past the record"
-_R_MESSAGES[R_HVALUE] = b"header value length is invalid or runs past the record"
-_R_MESSAGES[R_SIZE] = b"record fields do not fill the record length"
-_R_MESSAGES[R_TRAILING] = b"bytes left over after recordsCount records"
-_R_MESSAGES[R_NOMEM] = b"out of memory"
-
+    RecordFields f
+    Py_ssize_t hdr_first     # its headers: hdrs[hdr_first:hdr_first + f.header_count]
 
 cdef int _scan_records(const uint8_t* d, Py_ssize_t n, Py_ssize_t count, RecDesc* recs,
-                       HdrDesc** hdrs, Py_ssize_t* hdr_cap, Py_ssize_t* nhdr,
+                       HeaderFields** hdrs, Py_ssize_t* hdr_cap, Py_ssize_t* nhdr,
                        Py_ssize_t* where) noexcept nogil:
     """Validate ``count`` records in d[0:n] and note where their fields lie. GIL-free."""
-    cdef Py_ssize_t pos = 0, end, i, j
-    cdef int32_t length, k, hc
+    cdef Py_ssize_t pos = 0, i, j
+    cdef int32_t hc
+    cdef int err
     cdef RecDesc* r
-    cdef HdrDesc* h
-    cdef HdrDesc* grown
+    cdef HeaderFields* grown
     for i in range(count):
         where[0] = pos
         r = &recs[i]
-        if _rd_varint(d, n, &pos, &length) < 0:
-            return R_VARINT
-        if length < MIN_RECORD_BODY or <Py_ssize_t>length > n - pos:
-            return R_LENGTH
-        end = pos + length
-        r.attrs = d[pos]
-        pos += 1
-        if _rd_varlong(d, end, &pos, &r.ts_delta) < 0:
-            return R_VARINT
-        if _rd_varint(d, end, &pos, &r.offset_delta) < 0:
-            return R_VARINT
-        if _rd_varint(d, end, &pos, &k) < 0:
-            return R_VARINT
-        if k < -1 or <Py_ssize_t>k > end - pos:
-            return R_KEY
-        r.key_len = k
-        r.key_off = pos
-        if k > 0:
-            pos += k
-        if _rd_varint(d, end, &pos, &k) < 0:
-            return R_VARINT
-        if k < -1 or <Py_ssize_t>k > end - pos:
-            return R_VALUE
-        r.val_len = k
-        r.val_off = pos
-        if k > 0:
-            pos += k
-        if _rd_varint(d, end, &pos, &hc) < 0:
-            return R_VARINT
-        # Each header takes at least two bytes: a count beyond that is a lie, refused before
-        # anything is allocated for it.
-        if hc < 0 or <Py_ssize_t>hc > (end - pos) // 2:
-            return R_HEADERS
+        err = read_record(d, n, &pos, &r.f)
+        if err != R_OK:
+            return err
+        hc = r.f.header_count
         r.hdr_first = nhdr[0]
-        r.hdr_count = hc
         if nhdr[0] + hc > hdr_cap[0]:
             j = hdr_cap[0] * 2
             if j < nhdr[0] + hc:
                 j = nhdr[0] + hc
-            grown = <HdrDesc*>realloc(hdrs[0], j * sizeof(HdrDesc))
+            grown = <HeaderFields*>realloc(hdrs[0], j * sizeof(HeaderFields))
             if grown == NULL:
                 return R_NOMEM
             hdrs[0] = grown
             hdr_cap[0] = j
         for j in range(hc):
-            h = &hdrs[0][nhdr[0]]
+            err = read_record_header(d, r.f.end, &pos, &hdrs[0][nhdr[0]])
+            if err != R_OK:
+                return err
             nhdr[0] += 1
-            if _rd_varint(d, end, &pos, &k) < 0:
-                return R_VARINT
-            if k < 0 or <Py_ssize_t>k > end - pos:
-                return R_HKEY
-            h.key_len = k
-            h.key_off = pos
-            pos += k
-            if _rd_varint(d, end, &pos, &k) < 0:
-                return R_VARINT
-            if k < -1 or <Py_ssize_t>k > end - pos:
-                return R_HVALUE
-            h.val_len = k
-            h.val_off = pos
-            if k > 0:
-                pos += k
-        if pos != end:
+        if pos != r.f.end:
             return R_SIZE
     where[0] = pos
     if pos != n:
@@ -724,15 +637,15 @@ cdef inline object _bytes_or_none(const uint8_t* d, Py_ssize_t off, int32_t n):
 cdef list _parse_records(const uint8_t* d, Py_ssize_t n, const uint8_t* header):
     """Records of one batch: ``d[0:n]`` is the (decompressed) records section, ``header`` the
     61-byte batch header they belong to."""
-    cdef int32_t count = <int32_t>rd32(header + 57)
-    cdef int64_t base_offset = <int64_t>rd64(header)
-    cdef int64_t base_ts = <int64_t>rd64(header + 27)
-    cdef int64_t max_ts = <int64_t>rd64(header + 35)
-    cdef int64_t base_seq = <int32_t>rd32(header + 53)
-    cdef bint log_append = (header[22] & ATTR_LOG_APPEND_TIME) != 0
+    cdef int32_t count = batch_records_count(header)
+    cdef int64_t base_offset = batch_base_offset(header)
+    cdef int64_t base_ts = batch_base_timestamp(header)
+    cdef int64_t max_ts = batch_max_timestamp(header)
+    cdef int64_t base_seq = batch_base_sequence(header)
+    cdef bint log_append = (batch_flags(header) & ATTR_TIMESTAMP_TYPE) != 0
     cdef RecDesc* recs
-    cdef HdrDesc* hdrs = NULL
-    cdef HdrDesc* h
+    cdef HeaderFields* hdrs = NULL
+    cdef HeaderFields* h
     cdef RecDesc* r
     cdef Py_ssize_t hdr_cap = 0, nhdr = 0, where = 0, i, j
     cdef int err
@@ -757,20 +670,20 @@ cdef list _parse_records(const uint8_t* d, Py_ssize_t n, const uint8_t* header):
         if err != R_OK:
             raise CorruptMessageError(
                 f"corrupt record at byte {where} of the records section: "
-                f"{_R_MESSAGES[err].decode()}")
+                f"{record_error(err).decode()}")
         out = [None] * count
         for i in range(count):
             r = &recs[i]
             rec = Record.__new__(Record)
-            rec.offset = <int64_t>(<uint64_t>base_offset + <uint64_t><int64_t>r.offset_delta)
+            rec.offset = <int64_t>(<uint64_t>base_offset + <uint64_t><int64_t>r.f.offset_delta)
             if log_append:
                 rec.timestamp = max_ts
             else:
-                rec.timestamp = <int64_t>(<uint64_t>base_ts + <uint64_t>r.ts_delta)
-            rec.key = _bytes_or_none(d, r.key_off, r.key_len)
-            rec.value = _bytes_or_none(d, r.val_off, r.val_len)
+                rec.timestamp = <int64_t>(<uint64_t>base_ts + <uint64_t>r.f.ts_delta)
+            rec.key = _bytes_or_none(d, r.f.key_off, r.f.key_len)
+            rec.value = _bytes_or_none(d, r.f.val_off, r.f.val_len)
             headers = []
-            for j in range(r.hdr_first, r.hdr_first + r.hdr_count):
+            for j in range(r.hdr_first, r.hdr_first + r.f.header_count):
                 h = &hdrs[j]
                 headers.append((PyUnicode_DecodeUTF8(<const char*>d + h.key_off, h.key_len,
                                                      "replace"),
@@ -780,11 +693,11 @@ cdef list _parse_records(const uint8_t* d, Py_ssize_t n, const uint8_t* header):
             if base_seq < 0:
                 rec.sequence = -1
             else:
-                seq = base_seq + r.offset_delta
+                seq = base_seq + r.f.offset_delta
                 if seq > INT32_MAX:
                     seq -= <int64_t>INT32_MAX + 1
                 rec.sequence = <int32_t>seq
-            rec.attributes = r.attrs
+            rec.attributes = r.f.attrs
             out[i] = rec
         return out
     finally:
@@ -985,7 +898,7 @@ cdef int _write_bytes_field(_Out* o, object obj, str what) except -1:
         if n > INT32_MAX:
             raise ValueError(f"{what} longer than 2 GiB")
         _reserve(o, 5 + n)
-        o.len = _wr_varlong(o.data + o.len, n) - o.data
+        o.len = write_varlong(o.data + o.len, n) - o.data
         memcpy(o.data + o.len, ptr, n)
         o.len += n
     finally:
@@ -1007,26 +920,26 @@ cdef int _write_record(_Out* o, object key, object value, object headers, int64_
     body = o.len
     o.data[o.len] = 0                # record attributes
     o.len += 1
-    o.len = _wr_varlong(o.data + o.len, ts_delta) - o.data
-    o.len = _wr_varlong(o.data + o.len, offset_delta) - o.data
+    o.len = write_varlong(o.data + o.len, ts_delta) - o.data
+    o.len = write_varlong(o.data + o.len, offset_delta) - o.data
     _write_bytes_field(o, key, "key")
     _write_bytes_field(o, value, "value")
     if headers is None:
         headers = ()
     _reserve(o, 5)
-    o.len = _wr_varlong(o.data + o.len, len(headers)) - o.data
+    o.len = write_varlong(o.data + o.len, len(headers)) - o.data
     for hkey, hvalue in headers:
         if not isinstance(hkey, str):
             raise TypeError(f"header keys must be str, not {type(hkey).__name__}")
         hk = PyUnicode_AsUTF8AndSize(hkey, &hklen)
         _reserve(o, 5 + hklen)
-        o.len = _wr_varlong(o.data + o.len, hklen) - o.data
+        o.len = write_varlong(o.data + o.len, hklen) - o.data
         memcpy(o.data + o.len, hk, hklen)
         o.len += hklen
         _write_bytes_field(o, hvalue, "header value")
     if o.len - body > INT32_MAX:
         raise ValueError("record longer than 2 GiB")
-    plen = _wr_varlong(prefix, o.len - body) - prefix
+    plen = write_varlong(prefix, o.len - body) - prefix
     memcpy(o.data + start, prefix, plen)
     if plen != 5:
         # memmove semantics: regions overlap, so copy forwards byte by byte.
@@ -1085,15 +998,15 @@ def build_batch(records, *, int64_t base_offset=0, int compression=0, int timest
         raise ValueError(f"producer_epoch {producer_epoch} out of INT16 range")
     attrs = compression
     if timestamp_type:
-        attrs |= ATTR_LOG_APPEND_TIME
+        attrs |= ATTR_TIMESTAMP_TYPE
     if is_transactional:
         attrs |= ATTR_TRANSACTIONAL
     if is_control:
         attrs |= ATTR_CONTROL
     if has_horizon:
         attrs |= ATTR_DELETE_HORIZON
-    o.cap = HEADER_SIZE + 64 * n
-    o.len = HEADER_SIZE
+    o.cap = RECORD_BATCH_OVERHEAD + 64 * n
+    o.len = RECORD_BATCH_OVERHEAD
     o.data = <uint8_t*>PyMem_Malloc(o.cap)
     if o.data == NULL:
         raise MemoryError()
@@ -1118,9 +1031,10 @@ def build_batch(records, *, int64_t base_offset=0, int compression=0, int timest
                           <int64_t>(<uint64_t>ts - <uint64_t>first_ts), <int32_t>delta)
         if compression:
             blob = _compress(compression, PyBytes_FromStringAndSize(
-                <const char*>o.data + HEADER_SIZE, o.len - HEADER_SIZE))
-            out = PyBytes_FromStringAndSize(NULL, HEADER_SIZE + len(blob))
-            memcpy(PyBytes_AS_STRING(out) + HEADER_SIZE, PyBytes_AS_STRING(blob), len(blob))
+                <const char*>o.data + RECORD_BATCH_OVERHEAD, o.len - RECORD_BATCH_OVERHEAD))
+            out = PyBytes_FromStringAndSize(NULL, RECORD_BATCH_OVERHEAD + len(blob))
+            memcpy(PyBytes_AS_STRING(out) + RECORD_BATCH_OVERHEAD, PyBytes_AS_STRING(blob),
+                   len(blob))
         else:
             out = PyBytes_FromStringAndSize(<const char*>o.data, o.len)
     finally:
@@ -1130,11 +1044,11 @@ def build_batch(records, *, int64_t base_offset=0, int compression=0, int timest
     total = PyBytes_GET_SIZE(out)
     if total - LOG_OVERHEAD > INT32_MAX:
         raise ValueError("record batch longer than 2 GiB")
-    wr64(h, <uint64_t>base_offset)
-    wr32(h + 8, <uint32_t>(total - LOG_OVERHEAD))
-    wr32(h + 12, <uint32_t>partition_leader_epoch)
-    h[16] = 2
-    wr16(h + 21, <uint32_t>attrs)
+    wr64(h + BASE_OFFSET_OFFSET, <uint64_t>base_offset)
+    wr32(h + LENGTH_OFFSET, <uint32_t>(total - LOG_OVERHEAD))
+    wr32(h + PARTITION_LEADER_EPOCH_OFFSET, <uint32_t>partition_leader_epoch)
+    h[MAGIC_OFFSET] = CURRENT_MAGIC
+    wr16(h + ATTRIBUTES_OFFSET, <uint32_t>attrs)
     last_delta = prev_delta
     if last_offset_delta is not None:
         if last_offset_delta < prev_delta or last_offset_delta > INT32_MAX:
@@ -1143,16 +1057,16 @@ def build_batch(records, *, int64_t base_offset=0, int compression=0, int timest
         last_delta = last_offset_delta
     if max_timestamp is not None:
         max_ts = max_timestamp
-    wr32(h + 23, <uint32_t>last_delta)
-    wr64(h + 27, <uint64_t>first_ts)
-    wr64(h + 35, <uint64_t>max_ts)
-    wr64(h + 43, <uint64_t>producer_id)
-    wr16(h + 51, <uint32_t>producer_epoch)
-    wr32(h + 53, <uint32_t>base_sequence)
-    wr32(h + 57, <uint32_t>n)
+    wr32(h + LAST_OFFSET_DELTA_OFFSET, <uint32_t>last_delta)
+    wr64(h + BASE_TIMESTAMP_OFFSET, <uint64_t>first_ts)
+    wr64(h + MAX_TIMESTAMP_OFFSET, <uint64_t>max_ts)
+    wr64(h + PRODUCER_ID_OFFSET, <uint64_t>producer_id)
+    wr16(h + PRODUCER_EPOCH_OFFSET, <uint32_t>producer_epoch)
+    wr32(h + BASE_SEQUENCE_OFFSET, <uint32_t>base_sequence)
+    wr32(h + RECORDS_COUNT_OFFSET, <uint32_t>n)
     with nogil:
-        c = kp_crc32c(0, h + CRC_START, <size_t>(total - CRC_START))
-    wr32(h + 17, c)
+        c = batch_compute_crc(h, total)
+    wr32(h + CRC_OFFSET, c)
     return out
 
 
@@ -1266,7 +1180,7 @@ def assign_offsets(buf, int64_t base_offset, *, log_append_time=None,
     cdef _Buffer b = _acquire(buf, True)
     cdef uint8_t* d = <uint8_t*>b.data
     cdef Py_ssize_t n = b.size, pos = 0, size = 0, batches = 0, largest = 0, stateful = 0
-    cdef int code = F_OK
+    cdef int code = FRAME_OK
     cdef int64_t next_offset = base_offset, records = 0, max_ts = -1, first_ts = -1, ts
     cdef bint set_epoch = partition_leader_epoch is not None
     cdef bint set_time = log_append_time is not None
@@ -1277,19 +1191,19 @@ def assign_offsets(buf, int64_t base_offset, *, log_append_time=None,
     cdef AssignResult r = AssignResult.__new__(AssignResult)
     with nogil:
         while pos < n:
-            code = _frame(d, n, pos, &size)
-            if code != F_OK:
+            code = batch_frame(d, n, pos, &size)
+            if code != FRAME_OK:
                 break
             if verify:
                 p = d + pos
-                if kp_crc32c(0, p + CRC_START, <size_t>(size - CRC_START)) != rd32(p + 17):
+                if not batch_crc_valid(p, size):
                     code = F_CRC
                     break
                 if max_batch_size >= 0 and size > max_batch_size:
                     code = A_TOO_LARGE
                     break
-                count = <int32_t>rd32(p + 57)
-                delta = <int32_t>rd32(p + 23)
+                count = batch_records_count(p)
+                delta = batch_last_offset_delta(p)
                 if count <= 0 or count != delta + 1:
                     code = A_COUNT
                     break
@@ -1303,27 +1217,27 @@ def assign_offsets(buf, int64_t base_offset, *, log_append_time=None,
                 f"{max_batch_size}")
         if code == A_COUNT:
             raise InvalidRecordError(
-                f"record batch at byte {pos} has recordsCount {<int32_t>rd32(d + pos + 57)} "
-                f"but lastOffsetDelta {<int32_t>rd32(d + pos + 23)}")
+                f"record batch at byte {pos} has recordsCount {batch_records_count(d + pos)} "
+                f"but lastOffsetDelta {batch_last_offset_delta(d + pos)}")
         raise _frame_error(code, d, n, pos)
     pos = 0
     with nogil:
         while pos < n:
             p = d + pos
-            size = <Py_ssize_t>(<int32_t>rd32(p + 8)) + LOG_OVERHEAD
-            wr64(p, <uint64_t>next_offset)
-            next_offset += <int64_t>(<int32_t>rd32(p + 23)) + 1
-            records += <int32_t>rd32(p + 57)
+            size = <Py_ssize_t>batch_length(p) + LOG_OVERHEAD
+            wr64(p + BASE_OFFSET_OFFSET, <uint64_t>next_offset)
+            next_offset += <int64_t>batch_last_offset_delta(p) + 1
+            records += batch_records_count(p)
             if set_epoch:
-                wr32(p + 12, <uint32_t>epoch)
-            if set_time and (not (p[22] & ATTR_LOG_APPEND_TIME)
-                             or <int64_t>rd64(p + 35) != now):
-                p[22] |= ATTR_LOG_APPEND_TIME
-                wr64(p + 35, <uint64_t>now)
-                wr32(p + 17, kp_crc32c(0, p + CRC_START, <size_t>(size - CRC_START)))
-            if <int64_t>rd64(p + 43) >= 0 or p[22] & (ATTR_TRANSACTIONAL | ATTR_CONTROL):
+                wr32(p + PARTITION_LEADER_EPOCH_OFFSET, <uint32_t>epoch)
+            if set_time and (not (batch_flags(p) & ATTR_TIMESTAMP_TYPE)
+                             or batch_max_timestamp(p) != now):
+                p[FLAGS_OFFSET] |= ATTR_TIMESTAMP_TYPE
+                wr64(p + MAX_TIMESTAMP_OFFSET, <uint64_t>now)
+                wr32(p + CRC_OFFSET, batch_compute_crc(p, size))
+            if batch_producer_id(p) >= 0 or batch_flags(p) & (ATTR_TRANSACTIONAL | ATTR_CONTROL):
                 stateful += 1
-            ts = <int64_t>rd64(p + 35)
+            ts = batch_max_timestamp(p)
             if batches == 0:
                 first_ts = ts
             if ts > max_ts or batches == 0:
@@ -1443,7 +1357,7 @@ cdef list _decode_legacy(object buf, int wrapper_magic):
         if (vlen < -1 or (vlen == -1 and rest != 0)
                 or (vlen >= 0 and <Py_ssize_t>vlen != rest)):
             raise CorruptMessageError(f"legacy message at byte {pos}: bad value length {vlen}")
-        codec = attrs & ATTR_CODEC
+        codec = attrs & ATTR_COMPRESSION_MASK
         if codec == 0:
             msg = LegacyMessage.__new__(LegacyMessage)
             msg.offset = offset
@@ -1472,7 +1386,7 @@ cdef list _decode_legacy(object buf, int wrapper_magic):
                 last = (<LegacyMessage>inner[len(inner) - 1]).offset
                 for msg in inner:
                     msg.offset = offset - last + msg.offset
-                    if attrs & ATTR_LOG_APPEND_TIME:
+                    if attrs & ATTR_TIMESTAMP_TYPE:
                         msg.timestamp = ts
             out.extend(inner)
         pos += LOG_OVERHEAD + size

@@ -47,7 +47,11 @@ from typing import TYPE_CHECKING
 import attrs
 
 from kafkapy._log import SegmentWalker, WalkResult, find_batch
-from kafkapy.errors import CorruptMessageError, KafkaStorageError
+from kafkapy.errors import (
+    CorruptMessageError,
+    KafkaStorageError,
+    UnsupportedForMessageFormatError,
+)
 from kafkapy.log.config import LogConfig
 from kafkapy.log.index import NO_TIMESTAMP, OffsetIndex, TimeIndex, TimestampOffset
 from kafkapy.log.transaction_index import (
@@ -57,7 +61,7 @@ from kafkapy.log.transaction_index import (
     TxnIndexSearchResult,
     txn_index_path,
 )
-from kafkapy.protocol.records import BatchHeader, scan_batches
+from kafkapy.protocol.records import BATCH_HEADER_SIZE, BatchHeader, scan_batches
 
 if TYPE_CHECKING:
     from kafkapy.log.producer_state import CompletedTxn
@@ -77,7 +81,6 @@ LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
 TIME_INDEX_SUFFIX = ".timeindex"
 DELETED_SUFFIX = ".deleted"
-_HEADER = 61
 _READ_CHUNK = 64 * 1024
 # translate_offset's first read: the batch sought usually starts within index.interval.bytes
 # (4 KiB by default) of the indexed position, and copying 64 KiB to find it cost more than
@@ -341,7 +344,7 @@ class LogSegment:
         if self.rolling_timestamp == NO_TIMESTAMP and start == 0:
             # Kafka's rollingBasedTimestamp: the first batch's maxTimestamp (as reloaded by
             # _read_rolling_timestamp), not the largest of this append.
-            self.rolling_timestamp = int.from_bytes(view[35:43], "big", signed=True)
+            self.rolling_timestamp = BatchHeader(view).max_timestamp
         return result
 
     # ----------------------------------------------------------------------------- reads
@@ -356,10 +359,12 @@ class LogSegment:
         return out
 
     def _read_rolling_timestamp(self) -> None:
-        if self.size >= _HEADER:
-            header = self.read_bytes(0, _HEADER)
-            if header[16] == 2:
-                self.rolling_timestamp = int.from_bytes(header[35:43], "big", signed=True)
+        if self.size >= BATCH_HEADER_SIZE:
+            try:
+                header = BatchHeader.header_only(self.read_bytes(0, BATCH_HEADER_SIZE))
+            except (CorruptMessageError, UnsupportedForMessageFormatError):
+                return
+            self.rolling_timestamp = header.max_timestamp
 
     def translate_offset(self, offset: int, start_position: int = 0) -> BatchLocation | None:
         """The first batch at or after ``start_position`` whose last offset is >= ``offset``
@@ -411,9 +416,9 @@ class LogSegment:
         while pos < end:
             chunk = self.read_bytes(pos, min(_SCAN_CHUNK, end - pos))
             scan = scan_batches(chunk, verify_crc=False)
-            if not scan.batches and scan.truncated and len(chunk) >= 12:
+            if not scan.batches and scan.truncated and len(chunk) >= BATCH_HEADER_SIZE:
                 # One batch larger than the chunk: read it whole.
-                size = int.from_bytes(chunk[8:12], "big", signed=True) + 12
+                size = BatchHeader.header_only(chunk).size
                 if pos + size <= end:
                     scan = scan_batches(self.read_bytes(pos, size), verify_crc=False)
             if not scan.batches:
@@ -477,8 +482,7 @@ class LogSegment:
         result = w.walk(tail, pos, verify_crc=False, offset_room=0, time_room=0)
         if self.offset_index.entries and (
                 not result.batches
-                or int.from_bytes(tail[0:8], "big", signed=True)
-                + int.from_bytes(tail[23:27], "big", signed=True)
+                or BatchHeader(tail).last_offset
                 != self.offset_index.entry(self.offset_index.entries - 1).offset):
             # The last entry must name the last offset of the batch at its position.
             raise CorruptMessageError(f"{self.path}: the last index entry does not point at "

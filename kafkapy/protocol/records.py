@@ -9,9 +9,11 @@ of batches (``scan_batches``), record parsing (``BatchHeader.records()``), the b
 
 Who calls what:
 
-- the Produce path: ``scan_batches`` (CRC and framing, no record parsing), then header checks
-  on the ``BatchHeader`` views, then ``assign_offsets`` on the leader;
+- the Produce path: ``check_produce_batch`` (the request's header checks), then the log's
+  checks and ``assign_offsets`` on the leader;
 - log recovery: ``scan_batches`` with ``truncated`` marking a torn write at the end;
+- a header read on its own from a file: ``BatchHeader.header_only``; sizes:
+  ``BATCH_HEADER_SIZE`` (Python code reads header fields only through ``BatchHeader``);
 - consumers of record contents (compaction, transactions, tools, tests): ``records()``.
 
 Legacy message format policy. Magic 0 and 1 message sets are *decode only*
@@ -29,6 +31,7 @@ UnsupportedCompressionTypeError (76).
 from __future__ import annotations
 
 from kafkapy._records import (
+    BATCH_HEADER_SIZE,
     AssignResult,
     BatchHeader,
     BatchScan,
@@ -38,6 +41,7 @@ from kafkapy._records import (
     assign_offsets,
     build_batch,
     build_control_batch,
+    check_produce_batch,
     crc32c,
     decode_control_record,
     decode_legacy,
@@ -45,6 +49,7 @@ from kafkapy._records import (
 )
 
 __all__ = [
+    "BATCH_HEADER_SIZE",
     "COMPRESSION_GZIP",
     "COMPRESSION_LZ4",
     "COMPRESSION_NONE",
@@ -63,6 +68,7 @@ __all__ = [
     "assign_offsets",
     "build_batch",
     "build_control_batch",
+    "check_produce_batch",
     "crc32c",
     "decode_control_record",
     "decode_legacy",

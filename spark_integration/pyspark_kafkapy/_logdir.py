@@ -49,6 +49,7 @@ from pathlib import Path
 
 from kafkapy._log import first_disorder, largest_lower_bound
 from kafkapy.common.topic_partition import TopicPartition
+from kafkapy.errors import CorruptMessageError, UnsupportedForMessageFormatError
 from kafkapy.log.checkpoints import (
     LOG_START_OFFSET_CHECKPOINT,
     REPLICATION_OFFSET_CHECKPOINT,
@@ -56,7 +57,7 @@ from kafkapy.log.checkpoints import (
 )
 from kafkapy.log.producer_state import CorruptSnapshotError, decode_snapshot
 from kafkapy.log.transaction_index import TXN_INDEX_SUFFIX, TransactionIndex
-from kafkapy.protocol.records import BatchHeader, scan_batches
+from kafkapy.protocol.records import BATCH_HEADER_SIZE, BatchHeader, scan_batches
 
 __all__ = [
     "BytesRead",
@@ -79,7 +80,6 @@ _PARTITION_DIR = re.compile(r"^(.+)-(0|[1-9][0-9]*)$")
 _SEGMENT = re.compile(r"^([0-9]{20})\.log$")
 _SNAPSHOT = re.compile(r"^([0-9]{20})\.snapshot$")
 _TXN_INDEX = re.compile(r"^([0-9]{20})" + re.escape(TXN_INDEX_SUFFIX) + "$")
-_BATCH_HEADER = 61
 _CHUNK = 1 << 20
 _FIRST_CHUNK = 16 << 10
 
@@ -158,7 +158,7 @@ def _pread_all(fd: int, size: int, position: int) -> bytes:
 def _read_index(path: Path, entry_size: int, log_size: int) -> tuple[bytes, int]:
     """The usable entries of an index file: (bytes, count). A missing file has none."""
     # Each entry points at a distinct batch of at least 61 bytes: more cannot be needed.
-    most = (log_size // _BATCH_HEADER + 1) * entry_size
+    most = (log_size // BATCH_HEADER_SIZE + 1) * entry_size
     try:
         fd = os.open(path, os.O_RDONLY)
     except FileNotFoundError:
@@ -175,11 +175,11 @@ def _read_index(path: Path, entry_size: int, log_size: int) -> tuple[bytes, int]
 def _batch_at(fd: int, position: int) -> tuple[int, int] | None:
     """(base offset, last offset) of the batch header at ``position``, or None if no magic-2
     header is there."""
-    head = _pread_all(fd, _BATCH_HEADER, position)
-    if len(head) < _BATCH_HEADER or head[16] != 2:
+    try:
+        header = BatchHeader.header_only(_pread_all(fd, BATCH_HEADER_SIZE, position))
+    except (CorruptMessageError, UnsupportedForMessageFormatError):
         return None
-    base = int.from_bytes(head[0:8], "big", signed=True)
-    return base, base + int.from_bytes(head[23:27], "big", signed=True)
+    return header.base_offset, header.last_offset
 
 
 def index_position(fd: int, pdir: Path, base_offset: int, target: int, log_size: int) -> int:
@@ -210,9 +210,9 @@ def iter_batches(fd: int, position: int, end: int | None = None) -> Iterator[Bat
         scan = scan_batches(chunk, verify_crc=False)
         yield from scan.batches
         if not scan.batches:
-            if scan.truncated and len(chunk) == ask and len(chunk) >= 12:
+            if scan.truncated and len(chunk) == ask and len(chunk) >= BATCH_HEADER_SIZE:
                 # One batch larger than the chunk: read it whole.
-                size = int.from_bytes(chunk[8:12], "big", signed=True) + 12
+                size = BatchHeader.header_only(chunk).size
                 scan = scan_batches(_pread_all(fd, size, position), verify_crc=False)
                 yield from scan.batches
                 if not scan.batches:

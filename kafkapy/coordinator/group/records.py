@@ -6,9 +6,10 @@ This module owns the byte formats, nothing else: what the group coordinator appe
 ``__consumer_offsets`` partition and what it reads back when it loads one. It is pure (no I/O,
 no state) and may be called from any task or thread.
 
-Every key and every value starts with an INT16 version. The key's version says what the record
-is (Kafka's loader dispatches on it); the value's version says how its body is laid out. A null
-value (a tombstone, handled by the caller) deletes what the key names. The schemas are Kafka's
+Every key and every value starts with an INT16 version (the framing both coordinators share,
+kafkapy.coordinator.record_format). The key's version says what the record is (Kafka's loader
+dispatches on it); the value's version says how its body is laid out. A null value (a
+tombstone, handled by the caller) deletes what the key names. The schemas are Kafka's
 (``group-coordinator/src/main/resources/common/message/*.json``, in older releases under
 ``core/src/main/resources/common/message``), declared once below with kafkapy's schema language
 and encoded by the generic codec::
@@ -86,10 +87,14 @@ from typing import Any
 
 import attrs
 
-from kafkapy import _codec
-from kafkapy.errors import CorruptMessageError, InvalidRequestError
+from kafkapy.coordinator.record_format import (
+    UnknownKey,
+    read_body,
+    read_version,
+    read_versioned,
+    versioned,
+)
 from kafkapy.protocol.classes import class_for, struct_classes
-from kafkapy.protocol.codec import encode, message_plan
 from kafkapy.protocol.schema import (
     BYTES,
     INT8,
@@ -354,14 +359,6 @@ class GroupKey:
 
 
 @attrs.frozen
-class UnknownKey:
-    """A key of a record type this module does not know (the new coordinator's consumer,
-    share and streams group records); a loader skips such records."""
-
-    version: int
-
-
-@attrs.frozen
 class OffsetAndMetadata:
     """A committed offset as stored (OffsetCommitValue)."""
 
@@ -448,23 +445,19 @@ class CurrentMemberAssignmentRecord:
     partitions_pending_revocation: TopicPartitions
 
 
-def _prefixed(version: int, message: Message, body: Any) -> bytes:
-    return version.to_bytes(2, "big", signed=True) + encode(message, version, body)
-
-
 def offset_commit_key(group: str, topic: str, partition: int) -> bytes:
     """The key of a committed offset (version 1).
 
     Raises ValueError for a string longer than 32767 UTF-8 bytes and OverflowError for a
     partition outside INT32."""
     body = _OffsetKeyBody(group=group, topic=topic, partition=partition)
-    return _prefixed(OFFSET_KEY_VERSION, OFFSET_COMMIT_KEY, body)
+    return versioned(OFFSET_KEY_VERSION, OFFSET_COMMIT_KEY, body)
 
 
 def group_metadata_key(group: str) -> bytes:
     """The key of a group's metadata (version 2). Raises ValueError for a group id longer
     than 32767 UTF-8 bytes."""
-    return _prefixed(GROUP_KEY_VERSION, GROUP_METADATA_KEY, _GroupKeyBody(group=group))
+    return versioned(GROUP_KEY_VERSION, GROUP_METADATA_KEY, _GroupKeyBody(group=group))
 
 
 def offset_commit_value(value: OffsetAndMetadata) -> bytes:
@@ -482,7 +475,7 @@ def offset_commit_value(value: OffsetAndMetadata) -> bytes:
         commit_timestamp=value.commit_timestamp_ms,
         expire_timestamp=value.expire_timestamp_ms,
     )
-    return _prefixed(version, OFFSET_COMMIT_VALUE, body)
+    return versioned(version, OFFSET_COMMIT_VALUE, body)
 
 
 def group_metadata_value(value: GroupMetadataRecord) -> bytes:
@@ -510,22 +503,7 @@ def group_metadata_value(value: GroupMetadataRecord) -> bytes:
             for m in value.members
         ],
     )
-    return _prefixed(GROUP_VALUE_VERSION, GROUP_METADATA_VALUE, body)
-
-
-def _version(view: memoryview, what: str) -> int:
-    if view.nbytes < 2:
-        raise CorruptMessageError(f"{what} of {view.nbytes} bytes has no version")
-    return int.from_bytes(view[:2], "big", signed=True)
-
-
-def _body(message: Message, version: int, view: memoryview, what: str) -> Any:
-    # Not codec.decode: Kafka's readers stop where the body ends and ignore anything after it.
-    try:
-        body, _end = _codec.decode_struct(message_plan(message, version), view, 2)
-    except InvalidRequestError as e:
-        raise CorruptMessageError(f"{what} v{version}: {e.message}") from e
-    return body
+    return versioned(GROUP_VALUE_VERSION, GROUP_METADATA_VALUE, body)
 
 
 def read_key(data: bytes | memoryview
@@ -534,15 +512,15 @@ def read_key(data: bytes | memoryview
     or with a malformed body (truncated, invalid UTF-8, a null group, member, topic or
     partition)."""
     view = memoryview(data)
-    version = _version(view, "key")
+    version = read_version(view, "key")
     if version in OFFSET_COMMIT_KEY.valid:
-        key = _body(OFFSET_COMMIT_KEY, version, view, "offset commit key")
+        key = read_body(OFFSET_COMMIT_KEY, version, view, "offset commit key")
         return OffsetKey(key.group, key.topic, key.partition)
     if version in GROUP_METADATA_KEY.valid:
-        return GroupKey(_body(GROUP_METADATA_KEY, version, view, "group metadata key").group)
+        return GroupKey(read_body(GROUP_METADATA_KEY, version, view, "group metadata key").group)
     message = CONSUMER_GROUP_KEYS.get(version)
     if message is not None:
-        key = _body(message, version, view, message.name)
+        key = read_body(message, version, view, message.name)
         return ConsumerGroupKey(version, key.group_id, getattr(key, "member_id", None))
     return UnknownKey(version)
 
@@ -550,7 +528,7 @@ def read_key(data: bytes | memoryview
 def read_offset_value(data: bytes | memoryview) -> OffsetAndMetadata:
     """Decode an offset commit value of any version (0-4). Raises CorruptMessageError for a
     version Kafka never defined or a malformed body."""
-    v = _read_value(OFFSET_COMMIT_VALUE, data, "offset commit value")
+    v = read_versioned(OFFSET_COMMIT_VALUE, data, "offset commit value")
     return OffsetAndMetadata(
         offset=v.offset,
         leader_epoch=v.leader_epoch,
@@ -563,8 +541,8 @@ def read_offset_value(data: bytes | memoryview) -> OffsetAndMetadata:
 def read_group_value(data: bytes | memoryview) -> GroupMetadataRecord:
     """Decode a group metadata value of any version (0-4). Raises CorruptMessageError for a
     version Kafka never defined or a malformed body."""
-    v = _read_value(GROUP_METADATA_VALUE, data, "group metadata value")
-    version = _version(memoryview(data), "group metadata value")
+    v = read_versioned(GROUP_METADATA_VALUE, data, "group metadata value")
+    version = read_version(memoryview(data), "group metadata value")
     return GroupMetadataRecord(
         protocol_type=v.protocol_type,
         generation=v.generation,
@@ -605,7 +583,7 @@ def consumer_group_key(record_type: int, group: str, member_id: str | None = Non
     body = _CgKeyBodies[record_type](group_id=group)
     if member_id is not None:
         body.member_id = member_id
-    return _prefixed(record_type, message, body)
+    return versioned(record_type, message, body)
 
 
 def _sorted_partitions(assignment: Mapping[uuid.UUID, Iterable[int]], cls: Any) -> list[Any]:
@@ -617,28 +595,16 @@ def _read_partitions(entries: Iterable[Any]) -> TopicPartitions:
     return tuple((e.topic_id, tuple(e.partitions)) for e in entries)
 
 
-def _read_value(message: Message, data: bytes | memoryview, what: str | None = None) -> Any:
-    """The body of a value of ``message`` in the version it starts with; CorruptMessageError
-    for a version Kafka never defined or a malformed body."""
-    view = memoryview(data)
-    what = what or message.name
-    version = _version(view, what)
-    if version not in message.valid:
-        raise CorruptMessageError(
-            f"{what} has unknown version {version} (known: {message.valid})")
-    return _body(message, version, view, what)
-
-
 def consumer_group_metadata_value(epoch: int) -> bytes:
     """ConsumerGroupMetadataValue v0 with the group epoch. Raises OverflowError outside
     INT32."""
-    return _prefixed(CONSUMER_GROUP_VALUE_VERSION, CONSUMER_GROUP_METADATA_VALUE,
+    return versioned(CONSUMER_GROUP_VALUE_VERSION, CONSUMER_GROUP_METADATA_VALUE,
                      _CgMetadataBody(epoch=epoch))
 
 
 def read_consumer_group_metadata_value(data: bytes | memoryview) -> ConsumerGroupMetadataRecord:
     """Raises CorruptMessageError for an unknown version or a malformed body."""
-    v = _read_value(CONSUMER_GROUP_METADATA_VALUE, data)
+    v = read_versioned(CONSUMER_GROUP_METADATA_VALUE, data)
     return ConsumerGroupMetadataRecord(v.epoch, v.metadata_hash)
 
 
@@ -651,14 +617,14 @@ def partition_metadata_value(topics: Mapping[str, tuple[uuid.UUID, int]]) -> byt
         _TopicMetadataBody(topic_id=topic_id, topic_name=name, num_partitions=count,
                            partition_metadata=[])
         for name, (topic_id, count) in sorted(topics.items())])
-    return _prefixed(CONSUMER_GROUP_VALUE_VERSION, CONSUMER_GROUP_PARTITION_METADATA_VALUE, body)
+    return versioned(CONSUMER_GROUP_VALUE_VERSION, CONSUMER_GROUP_PARTITION_METADATA_VALUE, body)
 
 
 def read_partition_metadata_value(data: bytes | memoryview
                                   ) -> dict[str, tuple[uuid.UUID, int]]:
     """``{topic name: (topic id, partition count)}``. Raises CorruptMessageError for an
     unknown version or a malformed body."""
-    v = _read_value(CONSUMER_GROUP_PARTITION_METADATA_VALUE, data)
+    v = read_versioned(CONSUMER_GROUP_PARTITION_METADATA_VALUE, data)
     return {t.topic_name: (t.topic_id, t.num_partitions) for t in v.topics}
 
 
@@ -676,13 +642,13 @@ def member_metadata_value(value: SubscriptionRecord) -> bytes:
         rebalance_timeout_ms=value.rebalance_timeout_ms,
         server_assignor=value.server_assignor,
     )
-    return _prefixed(CONSUMER_GROUP_VALUE_VERSION, CONSUMER_GROUP_MEMBER_METADATA_VALUE, body)
+    return versioned(CONSUMER_GROUP_VALUE_VERSION, CONSUMER_GROUP_MEMBER_METADATA_VALUE, body)
 
 
 def read_member_metadata_value(data: bytes | memoryview) -> SubscriptionRecord:
     """Raises CorruptMessageError for an unknown version or a malformed body (a null client
     id, host or topic list, ...)."""
-    v = _read_value(CONSUMER_GROUP_MEMBER_METADATA_VALUE, data)
+    v = read_versioned(CONSUMER_GROUP_MEMBER_METADATA_VALUE, data)
     return SubscriptionRecord(
         instance_id=v.instance_id,
         rack_id=v.rack_id,
@@ -697,14 +663,14 @@ def read_member_metadata_value(data: bytes | memoryview) -> SubscriptionRecord:
 
 def target_assignment_metadata_value(assignment_epoch: int) -> bytes:
     """ConsumerGroupTargetAssignmentMetadataValue v0. Raises OverflowError outside INT32."""
-    return _prefixed(CONSUMER_GROUP_VALUE_VERSION, CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE,
+    return versioned(CONSUMER_GROUP_VALUE_VERSION, CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE,
                      _TargetMetadataBody(assignment_epoch=assignment_epoch))
 
 
 def read_target_assignment_metadata_value(data: bytes | memoryview) -> int:
     """The assignment epoch. Raises CorruptMessageError for an unknown version or a malformed
     body."""
-    return int(_read_value(CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE, data)
+    return int(read_versioned(CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE, data)
                .assignment_epoch)
 
 
@@ -713,13 +679,13 @@ def target_assignment_member_value(assignment: Mapping[uuid.UUID, Iterable[int]]
     and partitions sorted. Raises OverflowError for a partition outside INT32."""
     body = _TargetMemberBody(
         topic_partitions=_sorted_partitions(assignment, _TargetPartitionsBody))
-    return _prefixed(CONSUMER_GROUP_VALUE_VERSION, CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE,
+    return versioned(CONSUMER_GROUP_VALUE_VERSION, CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE,
                      body)
 
 
 def read_target_assignment_member_value(data: bytes | memoryview) -> TopicPartitions:
     """Raises CorruptMessageError for an unknown version or a malformed body."""
-    v = _read_value(CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE, data)
+    v = read_versioned(CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE, data)
     return _read_partitions(v.topic_partitions)
 
 
@@ -738,14 +704,14 @@ def current_member_assignment_value(
         partitions_pending_revocation=_sorted_partitions(pending_revocation,
                                                          _CurrentPartitionsBody),
     )
-    return _prefixed(CONSUMER_GROUP_VALUE_VERSION,
+    return versioned(CONSUMER_GROUP_VALUE_VERSION,
                      CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE, body)
 
 
 def read_current_member_assignment_value(data: bytes | memoryview
                                          ) -> CurrentMemberAssignmentRecord:
     """Raises CorruptMessageError for an unknown version or a malformed body."""
-    v = _read_value(CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE, data)
+    v = read_versioned(CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE, data)
     return CurrentMemberAssignmentRecord(
         member_epoch=v.member_epoch,
         previous_member_epoch=v.previous_member_epoch,

@@ -57,12 +57,12 @@ from itertools import groupby
 import attrs
 
 from kafkapy.common.topic_partition import TopicPartition
-from kafkapy.coordinator.group.records import (
+from kafkapy.coordinator.record_format import (
     UnknownKey,
-    _body,
-    _prefixed,
-    _read_value,
-    _version,
+    read_body,
+    read_version,
+    read_versioned,
+    versioned,
 )
 from kafkapy.errors import CorruptMessageError
 from kafkapy.protocol.classes import class_for, struct_classes
@@ -153,7 +153,7 @@ def log_value_version(transaction_version: int) -> int:
 def transaction_log_key(transactional_id: str) -> bytes:
     """The key of ``transactional_id``'s record (version 0). Raises ValueError for an id
     longer than 32767 UTF-8 bytes."""
-    return _prefixed(TRANSACTION_LOG_KEY_VERSION, TRANSACTION_LOG_KEY,
+    return versioned(TRANSACTION_LOG_KEY_VERSION, TRANSACTION_LOG_KEY,
                      _KeyBody(transactional_id=transactional_id))
 
 
@@ -188,7 +188,7 @@ def transaction_log_value(value: TransactionLogValue,
         transaction_start_timestamp_ms=value.txn_start_timestamp,
         client_transaction_version=value.client_transaction_version,
     )
-    return _prefixed(version, TRANSACTION_LOG_VALUE, body)
+    return versioned(version, TRANSACTION_LOG_VALUE, body)
 
 
 def read_key(data: bytes | memoryview) -> TransactionKey | UnknownKey:
@@ -196,9 +196,9 @@ def read_key(data: bytes | memoryview) -> TransactionKey | UnknownKey:
     (the loader skips it). Raises CorruptMessageError for a key too short for its version or
     a malformed body (truncated, invalid UTF-8, a null id)."""
     view = memoryview(data)
-    version = _version(view, "key")
+    version = read_version(view, "key")
     if version in TRANSACTION_LOG_KEY.valid:
-        body = _body(TRANSACTION_LOG_KEY, version, view, "transaction log key")
+        body = read_body(TRANSACTION_LOG_KEY, version, view, "transaction log key")
         return TransactionKey(body.transactional_id)
     return UnknownKey(version)
 
@@ -206,7 +206,7 @@ def read_key(data: bytes | memoryview) -> TransactionKey | UnknownKey:
 def read_transaction_log_value(data: bytes | memoryview) -> TransactionLogValue:
     """Decode a value of either version (0 or 1). Raises CorruptMessageError for another
     version, a malformed body, or a TransactionStatus that is no TransactionState."""
-    v = _read_value(TRANSACTION_LOG_VALUE, data, "transaction log value")
+    v = read_versioned(TRANSACTION_LOG_VALUE, data, "transaction log value")
     if v.transaction_status not in _STATE_IDS:
         raise CorruptMessageError(
             f"transaction log value: unknown transaction state id {v.transaction_status}")

@@ -88,7 +88,7 @@ from kafkapy.errors import (
     UnknownServerError,
     UnknownTopicOrPartitionError,
 )
-from kafkapy.protocol.records import build_batch, scan_batches
+from kafkapy.protocol.records import BATCH_HEADER_SIZE, build_batch, scan_batches
 
 __all__ = ["TRANSACTION_STATE_TOPIC", "TransactionStateManager"]
 
@@ -98,7 +98,6 @@ TRANSACTION_STATE_TOPIC = "__transaction_state"
 _LIVE_BROKERS = 1           # this broker is the whole cluster
 # Bytes a tombstone costs in a batch beyond its key, at most (record framing varints).
 _RECORD_OVERHEAD = 32
-_BATCH_HEADER = 61
 _READ_CHUNK = 1 << 20       # bytes read at a time while loading
 
 _PREPARED = (TransactionState.PREPARE_COMMIT, TransactionState.PREPARE_ABORT)
@@ -370,7 +369,7 @@ class TransactionStateManager:
                 ) -> Iterable[list[tuple[TransactionMetadata, bytes]]]:
         # The topic's max.message.bytes: the broker's message.max.bytes, as the topic is
         # created without an override.
-        budget = self.config().message_max_bytes - _BATCH_HEADER
+        budget = self.config().message_max_bytes - BATCH_HEADER_SIZE
         chunk: list[tuple[TransactionMetadata, bytes]] = []
         size = 0
         for metadata in expiring:

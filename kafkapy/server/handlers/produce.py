@@ -36,12 +36,12 @@ from kafkapy.errors import (
     KafkaError,
     TransactionalIdAuthorizationFailedError,
     UnknownTopicOrPartitionError,
-    UnsupportedCompressionTypeError,
     UnsupportedVersionError,
 )
 from kafkapy.network.request_channel import CloseConnection, NoResponse
 from kafkapy.protocol import API_KEYS
 from kafkapy.protocol.classes import struct_classes
+from kafkapy.protocol.records import check_produce_batch
 from kafkapy.server.kafka_apis import Handler, Parked, RequestContext
 from kafkapy.server.replica_manager import ProducePartitionResult
 
@@ -49,9 +49,6 @@ __all__ = ["HANDLERS", "check_batch_header", "handle_produce"]
 
 PRODUCE = 0
 _C = struct_classes(API_KEYS[PRODUCE].response.body)
-_HEADER = 61          # a v2 batch header: baseOffset .. recordsCount
-_ZSTD = 4
-_CONTROL = 0x20
 _TRANSACTIONAL = 0x10
 
 
@@ -60,32 +57,8 @@ def check_batch_header(records: Any, version: int) -> memoryview:
     doc). Returns the records as a memoryview."""
     if records is None:
         raise InvalidRecordError("the produce request carries null records")
-    view = memoryview(records).cast("B")
-    if len(view) < 17:
-        raise InvalidRecordError(f"{len(view)} bytes are not a record batch")
-    base_offset, length = struct.unpack_from(">qi", view, 0)
-    magic = view[16]
-    if magic != 2:
-        # Kafka answers INVALID_RECORD for any other magic on Produce v3+ (validateRecords:
-        # "only allowed to contain record batches with magic version 2").
-        raise InvalidRecordError(
-            f"Produce requests with version {version} are only allowed to contain record "
-            f"batches with magic version 2, not magic {magic}")
-    if len(view) < _HEADER:
-        raise InvalidRecordError(f"{len(view)} bytes are not a record batch")
-    if length + 12 != len(view):
-        raise InvalidRecordError(
-            "Produce requests with version 3 and above must carry exactly one record batch "
-            f"({len(view)} bytes, the first batch is {length + 12})")
-    if base_offset != 0:
-        raise InvalidRecordError(f"the batch's base offset is {base_offset}, not 0")
-    attributes = struct.unpack_from(">h", view, 21)[0]
-    if attributes & _CONTROL:
-        raise InvalidRecordError("clients may not produce control batches")
-    if attributes & 0x07 == _ZSTD and version < 7:
-        raise UnsupportedCompressionTypeError(
-            f"zstd compression needs Produce v7 or later, not v{version}")
-    return view
+    check_produce_batch(records, version)
+    return memoryview(records).cast("B")
 
 
 def _verify_transactional(context: RequestContext, transactional_id: str | None,
