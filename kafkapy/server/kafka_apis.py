@@ -39,6 +39,10 @@ answered exactly once. In order:
 Advertised versions: an API is advertised, and served, only when it has a handler ("advertise
 only what is fully implemented", DESIGN.md), at its range in ``RECOMMENDED_VERSIONS``.
 
+The handlers are the ``HANDLERS`` tables of the modules in ``HANDLER_MODULES``, imported here
+plainly: they depend only on the leaf :mod:`kafkapy.server.request_context` (the handler
+contract), never on this module.
+
 Error bodies come from :mod:`kafkapy.server.error_response` (Kafka's getErrorResponse per
 API).
 
@@ -51,11 +55,9 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, TypeAlias
-
-import attrs
+from typing import TYPE_CHECKING, Any
 
 from kafkapy import _codec
 from kafkapy.errors import (
@@ -78,12 +80,25 @@ from kafkapy.protocol import (
 from kafkapy.protocol.codec import message_plan
 from kafkapy.protocol.schema import Versions
 from kafkapy.server.error_response import error_response
-from kafkapy.server.handlers import default_handlers
+from kafkapy.server.handlers import (
+    api_versions,
+    cluster,
+    configs,
+    consumer_group_protocol,
+    fetch,
+    group_and_offsets,
+    list_offsets,
+    metadata,
+    produce,
+    topics_admin,
+    transaction,
+)
+from kafkapy.server.request_context import Handler, Parked, RequestContext
 
 if TYPE_CHECKING:
     from kafkapy.server.kafka_server import KafkaServer
 
-__all__ = ["RECOMMENDED_VERSIONS", "Handler", "KafkaApis", "Parked", "RequestContext"]
+__all__ = ["HANDLER_MODULES", "RECOMMENDED_VERSIONS", "KafkaApis", "default_handlers"]
 
 log = logging.getLogger(__name__)
 
@@ -145,64 +160,26 @@ RECOMMENDED_VERSIONS: Mapping[int, tuple[int, int]] = MappingProxyType({
     75: (0, 0),    # DescribeTopicPartitions ("optional")
 })
 
+# Every module of kafkapy/server/handlers, each exporting ``HANDLERS: {api_key: handler}``.
+HANDLER_MODULES = (api_versions, metadata, produce, fetch, list_offsets, topics_admin, configs,
+                   cluster, group_and_offsets, consumer_group_protocol, transaction)
 
-@attrs.frozen(eq=False)
-class RequestContext:
-    """What a handler gets: the decoded request and where it came from.
 
-    ``header`` (api_key, api_version, correlation_id, client_id) and ``body`` are the decoded
-    request; ``request`` is the channel's request (connection id, listener, client address,
-    the frame); ``apis`` is the KafkaApis dispatching it (advertised versions, and later the
-    broker's components).
+def default_handlers() -> dict[int, Handler]:
+    """``{api_key: handler}`` from every module in ``HANDLER_MODULES``.
+
+    Raises:
+        ValueError: two modules handle the same API key.
     """
+    handlers: dict[int, Handler] = {}
+    for module in HANDLER_MODULES:
+        for key, handler in module.HANDLERS.items():
+            if key in handlers:
+                raise ValueError(f"API key {key} is handled by two modules (the second is "
+                                 f"{module.__name__})")
+            handlers[key] = handler
+    return handlers
 
-    header: Any
-    body: Any
-    request: Request
-    apis: KafkaApis
-
-    @property
-    def api_key(self) -> int:
-        return int(self.header.api_key)
-
-    @property
-    def api_version(self) -> int:
-        return int(self.header.api_version)
-
-    @property
-    def correlation_id(self) -> int:
-        return int(self.header.correlation_id)
-
-    @property
-    def client_id(self) -> str:
-        """The client id, "" when the client sent null (as Kafka treats it)."""
-        return self.header.client_id or ""
-
-    @property
-    def connection_id(self) -> str:
-        return self.request.connection_id
-
-    @property
-    def server(self) -> KafkaServer:
-        return self.apis.server
-
-
-Handler: TypeAlias = Callable[[RequestContext], Awaitable[Any]]
-"""``async def handler(context) -> response body | Response | Parked``; may raise (see the
-module doc)."""
-
-
-@attrs.frozen(eq=False)
-class Parked:
-    """A request whose answer waits (a DelayedFetch, an acks=all DelayedProduce).
-
-    A handler returns ``Parked(finish)`` instead of waiting itself, so its handler task goes
-    back to the queue (Kafka's handler threads never block on a delayed operation either: the
-    purgatory sends the response). ``finish()`` is awaited in a task of its own and returns
-    what the handler would have (a body or a Response; it may raise likewise). KafkaApis wraps
-    it so that the pool's ``finish()`` always returns a Response."""
-
-    finish: Callable[[], Awaitable[Any]]
 
 
 class KafkaApis:

@@ -30,9 +30,9 @@ from kafkapy.protocol import (
     encode_request,
     request_class,
 )
-from kafkapy.server.handlers import default_handlers
 from kafkapy.server.handlers.api_versions import SOFTWARE_NAME_VERSION, handle_api_versions
-from kafkapy.server.kafka_apis import RECOMMENDED_VERSIONS, KafkaApis, RequestContext
+from kafkapy.server.kafka_apis import RECOMMENDED_VERSIONS, KafkaApis, default_handlers
+from kafkapy.server.request_context import RequestContext
 
 API_VERSIONS = 18
 CORRELATION_ID = 0x0A0B0C0D

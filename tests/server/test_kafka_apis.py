@@ -55,7 +55,8 @@ from kafkapy.server import kafka_apis
 from kafkapy.server.error_response import ELEMENT, ERROR_SHAPES, error_response
 from kafkapy.server.handler_pool import KafkaRequestHandlerPool
 from kafkapy.server.handlers.api_versions import handle_api_versions
-from kafkapy.server.kafka_apis import RECOMMENDED_VERSIONS, KafkaApis, RequestContext
+from kafkapy.server.kafka_apis import RECOMMENDED_VERSIONS, KafkaApis
+from kafkapy.server.request_context import RequestContext
 from tests.network.support import assert_closed, frame, receive_frame, serving, settle, trio_test
 from tests.protocol.strategies import body as random_body
 

@@ -23,12 +23,14 @@ from kafkapy.errors import InvalidRequestError
 from kafkapy.protocol import API_KEYS, response_class
 from kafkapy.protocol.classes import class_for
 from kafkapy.protocol.schema import Array, Struct
-from kafkapy.server.kafka_apis import API_VERSIONS, Handler, RequestContext
+from kafkapy.server.request_context import Handler, RequestContext
 
 __all__ = ["HANDLERS", "SOFTWARE_NAME_VERSION", "handle_api_versions"]
 
 # Kafka's ApiVersionsRequest.SOFTWARE_NAME_VERSION_PATTERN, matched against the whole string
 # (Java's Matcher.matches): letters, digits, '-' and '.', starting and ending alphanumeric.
+API_VERSIONS = 18
+
 SOFTWARE_NAME_VERSION = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
 _Response = response_class(API_VERSIONS)

@@ -35,7 +35,7 @@ from kafkapy.errors import (
 )
 from kafkapy.protocol import API_KEYS
 from kafkapy.protocol.classes import struct_classes
-from kafkapy.server.kafka_apis import Handler, RequestContext
+from kafkapy.server.request_context import Handler, RequestContext
 
 __all__ = ["CLUSTER_OPERATIONS", "HANDLERS", "handle_describe_cluster",
            "handle_describe_log_dirs"]

@@ -65,7 +65,7 @@ from kafkapy.server.admin_manager import (
     check_topic_name,
     parse_node_id,
 )
-from kafkapy.server.kafka_apis import Handler, RequestContext
+from kafkapy.server.request_context import Handler, RequestContext
 
 __all__ = ["HANDLERS", "handle_alter_configs", "handle_describe_configs",
            "handle_incremental_alter_configs"]

@@ -22,7 +22,7 @@ from kafkapy.errors import KafkaError
 from kafkapy.protocol import API_KEYS
 from kafkapy.protocol.classes import struct_classes
 from kafkapy.server.handlers.group_and_offsets import GROUP_OPERATIONS, NOT_REQUESTED
-from kafkapy.server.kafka_apis import Handler, RequestContext
+from kafkapy.server.request_context import Handler, RequestContext
 
 __all__ = ["HANDLERS"]
 

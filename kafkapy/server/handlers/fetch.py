@@ -30,13 +30,13 @@ from kafkapy.errors import FetchSessionIdNotFoundError
 from kafkapy.network.request_channel import SendResponse
 from kafkapy.protocol import API_KEYS, encode_response_parts
 from kafkapy.protocol.classes import struct_classes
-from kafkapy.server.kafka_apis import Handler, Parked, RequestContext
 from kafkapy.server.partition import READ_COMMITTED
 from kafkapy.server.replica_manager import (
     FetchParams,
     FetchPartitionRequest,
     FetchPartitionResult,
 )
+from kafkapy.server.request_context import Handler, Parked, RequestContext
 
 __all__ = ["HANDLERS", "handle_fetch"]
 

@@ -30,7 +30,7 @@ from kafkapy.errors import (
 )
 from kafkapy.protocol import API_KEYS
 from kafkapy.protocol.classes import struct_classes
-from kafkapy.server.kafka_apis import Handler, Parked, RequestContext
+from kafkapy.server.request_context import Handler, Parked, RequestContext
 
 __all__ = ["HANDLERS"]
 

@@ -21,7 +21,7 @@ from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import InvalidRequestError, KafkaError, UnknownServerError
 from kafkapy.protocol import API_KEYS
 from kafkapy.protocol.classes import struct_classes
-from kafkapy.server.kafka_apis import Handler, RequestContext
+from kafkapy.server.request_context import Handler, RequestContext
 
 __all__ = ["HANDLERS", "handle_list_offsets"]
 

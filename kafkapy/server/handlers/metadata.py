@@ -31,7 +31,7 @@ from kafkapy.log.log_manager import validate_topic_name
 from kafkapy.protocol import API_KEYS
 from kafkapy.protocol.classes import struct_classes
 from kafkapy.server.handlers.cluster import CLUSTER_OPERATIONS
-from kafkapy.server.kafka_apis import Handler, RequestContext
+from kafkapy.server.request_context import Handler, RequestContext
 
 __all__ = ["HANDLERS", "handle_metadata"]
 

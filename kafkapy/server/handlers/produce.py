@@ -42,8 +42,8 @@ from kafkapy.errors import (
 from kafkapy.network.request_channel import CloseConnection, NoResponse
 from kafkapy.protocol import API_KEYS
 from kafkapy.protocol.classes import struct_classes
-from kafkapy.server.kafka_apis import Handler, Parked, RequestContext
 from kafkapy.server.replica_manager import ProducePartitionResult
+from kafkapy.server.request_context import Handler, Parked, RequestContext
 
 __all__ = ["HANDLERS", "check_batch_header", "handle_produce"]
 

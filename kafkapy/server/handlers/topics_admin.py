@@ -51,7 +51,7 @@ from kafkapy.errors import (
 from kafkapy.protocol import API_KEYS
 from kafkapy.protocol.classes import struct_classes
 from kafkapy.server.admin_manager import CLUSTER_METADATA_TOPIC, api_error
-from kafkapy.server.kafka_apis import Handler, RequestContext
+from kafkapy.server.request_context import Handler, RequestContext
 
 __all__ = ["HANDLERS", "handle_create_partitions", "handle_create_topics",
            "handle_delete_records", "handle_delete_topics"]
