@@ -29,7 +29,7 @@ import attrs
 
 from kafkapy import _codec
 from kafkapy.errors import InvalidRequestError, KafkaError, UnsupportedVersionError
-from kafkapy.protocol.api_keys import API_KEYS, ApiKey
+from kafkapy.protocol.api_keys import API_KEYS, ApiMessages
 from kafkapy.protocol.classes import class_for
 from kafkapy.protocol.headers import (
     REQUEST_HEADER,
@@ -148,7 +148,7 @@ class Request:
     body: Any
 
     @property
-    def api(self) -> ApiKey:
+    def api(self) -> ApiMessages:
         return API_KEYS[self.header.api_key]
 
 
@@ -158,7 +158,7 @@ class Response:
     body: Any
 
 
-def _api(api_key: int) -> ApiKey:
+def _api(api_key: int) -> ApiMessages:
     api = API_KEYS.get(api_key)
     if api is None:
         raise InvalidRequestError(f"unknown API key {api_key}")

@@ -73,6 +73,7 @@ from kafkapy.network.request_channel import (
 )
 from kafkapy.protocol import (
     API_KEYS,
+    ApiKey,
     decode_request_header,
     encode_response,
     request_class,
@@ -102,8 +103,6 @@ __all__ = ["HANDLER_MODULES", "RECOMMENDED_VERSIONS", "KafkaApis", "default_hand
 
 log = logging.getLogger(__name__)
 
-API_VERSIONS = 18
-
 # The version range kafkapy advertises for each API once it has a handler: the "Rec" column of
 # the protocol reference, section 3.1 (/work/shared/reference/kafka-protocol.md). They avoid
 # topic-ID-only versions and KIP-890 "transactions v2", and keep low minimums for old
@@ -113,51 +112,54 @@ API_VERSIONS = 18
 # directly). The
 # reference's "don't advertise" for ConsumerGroupHeartbeat 68 held until KIP-848 was
 # implemented (kafkapy/coordinator/group/consumer_group_coordinator.py); 68 and 69 are advertised at
-# Kafka 4.x's ranges.
+# Kafka 4.x's ranges. DescribeTopicPartitions (75, "optional") joins when it is declared.
 RECOMMENDED_VERSIONS: Mapping[int, tuple[int, int]] = MappingProxyType({
-    0: (0, 11),    # Produce: advertise from 0 (old librdkafka enables compression only when
-                   # the range contains v0), serve 3-11 (v0-2 are rejected, KAFKA-18659)
-    1: (4, 12),    # Fetch: 13+ needs topic IDs
-    2: (1, 10),    # ListOffsets
-    3: (0, 12),    # Metadata: 13 adds only a top-level ErrorCode
-    8: (2, 9),     # OffsetCommit: 10 uses topic IDs
-    9: (1, 9),     # OffsetFetch
-    10: (0, 5),    # FindCoordinator: 6 is share groups
-    11: (0, 9),    # JoinGroup: from 0, as Kafka 4.1 (4.0's 2-9 broke old librdkafka)
-    12: (0, 4),    # Heartbeat
-    13: (0, 5),    # LeaveGroup
-    14: (0, 5),    # SyncGroup
-    15: (0, 5),    # DescribeGroups
-    16: (0, 5),    # ListGroups
-    17: (0, 1),    # SaslHandshake
-    18: (0, 4),    # ApiVersions
-    19: (2, 7),    # CreateTopics
-    20: (1, 5),    # DeleteTopics: 6 uses topic IDs
-    21: (0, 2),    # DeleteRecords
-    22: (0, 4),    # InitProducerId
-    23: (2, 4),    # OffsetForLeaderEpoch
-    24: (0, 3),    # AddPartitionsToTxn: 4+ are broker-to-broker
-    25: (0, 3),    # AddOffsetsToTxn
-    26: (0, 4),    # EndTxn: 5 is transactions v2
-    27: (1, 1),    # WriteTxnMarkers: inter-broker; Kafka 4 serves v1 only (KIP-896), v2 is
-                   # transactions v2
-    28: (0, 3),    # TxnOffsetCommit
-    32: (1, 4),    # DescribeConfigs
-    33: (0, 2),    # AlterConfigs
-    35: (1, 4),    # DescribeLogDirs: not in the reference's table; Kafka 4.0-4.2 advertise
-                   # 1-4 (v0 removed by KIP-896, v5 IsCordoned is 4.3)
-    36: (0, 2),    # SaslAuthenticate
-    37: (0, 3),    # CreatePartitions
-    42: (0, 2),    # DeleteGroups
-    44: (0, 1),    # IncrementalAlterConfigs
-    47: (0, 0),    # OffsetDelete
-    60: (0, 1),    # DescribeCluster
-    61: (0, 0),    # DescribeProducers
-    65: (0, 0),    # DescribeTransactions
-    66: (0, 2),    # ListTransactions: 1 DurationFilter (KIP-994), 2 TransactionalIdPattern
-    68: (0, 1),    # ConsumerGroupHeartbeat: librdkafka (group.protocol=consumer) sends 1
-    69: (0, 1),    # ConsumerGroupDescribe: 1 adds MemberType (KIP-1099)
-    75: (0, 0),    # DescribeTopicPartitions ("optional")
+    # advertise from 0 (old librdkafka enables compression only when the range contains v0),
+    # serve 3-11 (v0-2 are rejected, KAFKA-18659)
+    ApiKey.PRODUCE: (0, 11),
+    ApiKey.FETCH: (4, 12),                      # 13+ needs topic IDs
+    ApiKey.LIST_OFFSETS: (1, 10),
+    ApiKey.METADATA: (0, 12),                   # 13 adds only a top-level ErrorCode
+    ApiKey.OFFSET_COMMIT: (2, 9),               # 10 uses topic IDs
+    ApiKey.OFFSET_FETCH: (1, 9),
+    ApiKey.FIND_COORDINATOR: (0, 5),            # 6 is share groups
+    ApiKey.JOIN_GROUP: (0, 9),                  # from 0, as Kafka 4.1 (4.0's 2-9 broke old
+                                                # librdkafka)
+    ApiKey.HEARTBEAT: (0, 4),
+    ApiKey.LEAVE_GROUP: (0, 5),
+    ApiKey.SYNC_GROUP: (0, 5),
+    ApiKey.DESCRIBE_GROUPS: (0, 5),
+    ApiKey.LIST_GROUPS: (0, 5),
+    ApiKey.SASL_HANDSHAKE: (0, 1),
+    ApiKey.API_VERSIONS: (0, 4),
+    ApiKey.CREATE_TOPICS: (2, 7),
+    ApiKey.DELETE_TOPICS: (1, 5),               # 6 uses topic IDs
+    ApiKey.DELETE_RECORDS: (0, 2),
+    ApiKey.INIT_PRODUCER_ID: (0, 4),
+    ApiKey.OFFSET_FOR_LEADER_EPOCH: (2, 4),
+    ApiKey.ADD_PARTITIONS_TO_TXN: (0, 3),       # 4+ are broker-to-broker
+    ApiKey.ADD_OFFSETS_TO_TXN: (0, 3),
+    ApiKey.END_TXN: (0, 4),                     # 5 is transactions v2
+    # inter-broker; Kafka 4 serves v1 only (KIP-896), v2 is transactions v2
+    ApiKey.WRITE_TXN_MARKERS: (1, 1),
+    ApiKey.TXN_OFFSET_COMMIT: (0, 3),
+    ApiKey.DESCRIBE_CONFIGS: (1, 4),
+    ApiKey.ALTER_CONFIGS: (0, 2),
+    # not in the reference's table; Kafka 4.0-4.2 advertise 1-4 (v0 removed by KIP-896, v5
+    # IsCordoned is 4.3)
+    ApiKey.DESCRIBE_LOG_DIRS: (1, 4),
+    ApiKey.SASL_AUTHENTICATE: (0, 2),
+    ApiKey.CREATE_PARTITIONS: (0, 3),
+    ApiKey.DELETE_GROUPS: (0, 2),
+    ApiKey.INCREMENTAL_ALTER_CONFIGS: (0, 1),
+    ApiKey.OFFSET_DELETE: (0, 0),
+    ApiKey.DESCRIBE_CLUSTER: (0, 1),
+    ApiKey.DESCRIBE_PRODUCERS: (0, 0),
+    ApiKey.DESCRIBE_TRANSACTIONS: (0, 0),
+    ApiKey.LIST_TRANSACTIONS: (0, 2),           # 1 DurationFilter (KIP-994), 2
+                                                # TransactionalIdPattern
+    ApiKey.CONSUMER_GROUP_HEARTBEAT: (0, 1),    # librdkafka (group.protocol=consumer) sends 1
+    ApiKey.CONSUMER_GROUP_DESCRIBE: (0, 1),     # 1 adds MemberType (KIP-1099)
 })
 
 # Every module of kafkapy/server/handlers, each exporting ``HANDLERS: {api_key: handler}``.
@@ -252,7 +254,7 @@ class KafkaApis:
             return _close(request, f"{api.name} ({key}) v{version} is not served by this "
                                    f"broker")
         if version not in versions:
-            if key == API_VERSIONS:
+            if key == ApiKey.API_VERSIONS:
                 return self._unsupported_api_versions(request, header)
             return _close(request, f"{api.name} ({key}) v{version} is outside the advertised "
                                    f"versions {versions}")
@@ -292,15 +294,15 @@ class KafkaApis:
         log.debug("ApiVersions v%d from %s is newer than this broker's: answering "
                   "UNSUPPORTED_VERSION in v0", header.api_version, request.connection_id)
         error = UnsupportedVersionError(f"ApiVersions v{header.api_version} is not supported")
-        body = error_response(API_VERSIONS, 0, request_class(API_VERSIONS)(), error)
+        body = error_response(ApiKey.API_VERSIONS, 0, request_class(ApiKey.API_VERSIONS)(), error)
         assert body is not None
         # Kafka lists every ApiVersions version it knows; a broker that advertises fewer than
         # the protocol layer knows must list those, or clients would retry a version that
         # lands here again.
-        versions = self._advertised[API_VERSIONS]
+        versions = self._advertised[ApiKey.API_VERSIONS]
         (entry,) = body.api_keys
         entry.min_version, entry.max_version = versions.low, versions.high
-        return SendResponse(encode_response(API_VERSIONS, 0, header.correlation_id, body))
+        return SendResponse(encode_response(ApiKey.API_VERSIONS, 0, header.correlation_id, body))
 
 
 def _reason(exc: BaseException) -> str:

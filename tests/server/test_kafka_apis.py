@@ -41,6 +41,7 @@ from kafkapy.network import (
 )
 from kafkapy.protocol import (
     API_KEYS,
+    ApiKey,
     RequestHeader,
     decode_response,
     encode_request,
@@ -127,7 +128,7 @@ def payload_of(response: Response) -> bytes:
     return response.payload
 
 
-API_VERSIONS_KEY = 18
+API_VERSIONS_KEY = ApiKey.API_VERSIONS
 
 
 def apis_with(handlers: dict[int, Callable[[RequestContext], Any]]) -> KafkaApis:

@@ -21,6 +21,7 @@ from typing import Any
 
 from kafkapy.errors import InvalidRequestError
 from kafkapy.protocol import API_KEYS, response_class
+from kafkapy.protocol.api_keys import ApiKey
 from kafkapy.protocol.classes import class_for
 from kafkapy.protocol.schema import Array, Struct
 from kafkapy.server.request_context import Handler, RequestContext
@@ -29,15 +30,14 @@ __all__ = ["HANDLERS", "SOFTWARE_NAME_VERSION", "handle_api_versions"]
 
 # Kafka's ApiVersionsRequest.SOFTWARE_NAME_VERSION_PATTERN, matched against the whole string
 # (Java's Matcher.matches): letters, digits, '-' and '.', starting and ending alphanumeric.
-API_VERSIONS = 18
 
 SOFTWARE_NAME_VERSION = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
-_Response = response_class(API_VERSIONS)
+_Response = response_class(ApiKey.API_VERSIONS)
 
 
 def _api_version_class() -> type:
-    for f in API_KEYS[API_VERSIONS].response.body.fields:
+    for f in API_KEYS[ApiKey.API_VERSIONS].response.body.fields:
         if f.attr == "api_keys" and isinstance(f.type, Array) \
                 and isinstance(f.type.element, Struct):
             return class_for(f.type.element)
@@ -68,4 +68,4 @@ async def handle_api_versions(context: RequestContext) -> Any:
     )
 
 
-HANDLERS: dict[int, Handler] = {API_VERSIONS: handle_api_versions}
+HANDLERS: dict[int, Handler] = {ApiKey.API_VERSIONS: handle_api_versions}

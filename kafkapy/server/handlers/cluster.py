@@ -33,7 +33,7 @@ from kafkapy.errors import (
     MismatchedEndpointTypeError,
     UnsupportedEndpointTypeError,
 )
-from kafkapy.protocol import API_KEYS
+from kafkapy.protocol import API_KEYS, ApiKey
 from kafkapy.protocol.classes import struct_classes
 from kafkapy.server.request_context import Handler, RequestContext
 
@@ -42,11 +42,9 @@ __all__ = ["CLUSTER_OPERATIONS", "HANDLERS", "handle_describe_cluster",
 
 log = logging.getLogger(__name__)
 
-DESCRIBE_LOG_DIRS = 35
-DESCRIBE_CLUSTER = 60
 
-_DLD = struct_classes(API_KEYS[DESCRIBE_LOG_DIRS].response.body)
-_DC = struct_classes(API_KEYS[DESCRIBE_CLUSTER].response.body)
+_DLD = struct_classes(API_KEYS[ApiKey.DESCRIBE_LOG_DIRS].response.body)
+_DC = struct_classes(API_KEYS[ApiKey.DESCRIBE_CLUSTER].response.body)
 
 NOT_REQUESTED = -2147483648
 # Kafka's AclEntry.supportedOperations(CLUSTER) as an AclOperation bit set: CREATE 5,
@@ -139,6 +137,6 @@ def _spaces(dirs: list[Path]) -> dict[Path, tuple[int, int] | OSError]:
 
 
 HANDLERS: dict[int, Handler] = {
-    DESCRIBE_LOG_DIRS: handle_describe_log_dirs,
-    DESCRIBE_CLUSTER: handle_describe_cluster,
+    ApiKey.DESCRIBE_LOG_DIRS: handle_describe_log_dirs,
+    ApiKey.DESCRIBE_CLUSTER: handle_describe_cluster,
 }

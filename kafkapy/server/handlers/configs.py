@@ -53,7 +53,7 @@ from kafkapy.errors import (
     KafkaError,
     UnknownTopicOrPartitionError,
 )
-from kafkapy.protocol import API_KEYS
+from kafkapy.protocol import API_KEYS, ApiKey
 from kafkapy.protocol.classes import struct_classes
 from kafkapy.server.admin_manager import (
     APPEND,
@@ -72,13 +72,10 @@ __all__ = ["HANDLERS", "handle_alter_configs", "handle_describe_configs",
 
 log = logging.getLogger(__name__)
 
-DESCRIBE_CONFIGS = 32
-ALTER_CONFIGS = 33
-INCREMENTAL_ALTER_CONFIGS = 44
 
-_DC = struct_classes(API_KEYS[DESCRIBE_CONFIGS].response.body)
-_AC = struct_classes(API_KEYS[ALTER_CONFIGS].response.body)
-_IAC = struct_classes(API_KEYS[INCREMENTAL_ALTER_CONFIGS].response.body)
+_DC = struct_classes(API_KEYS[ApiKey.DESCRIBE_CONFIGS].response.body)
+_AC = struct_classes(API_KEYS[ApiKey.ALTER_CONFIGS].response.body)
+_IAC = struct_classes(API_KEYS[ApiKey.INCREMENTAL_ALTER_CONFIGS].response.body)
 
 # Kafka's ConfigResource.Type ids and names.
 TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP = 2, 4, 8, 16, 32
@@ -354,7 +351,7 @@ def _log_failure(what: str, rtype: int, name: str, exc: Exception) -> None:
 
 
 HANDLERS: dict[int, Handler] = {
-    DESCRIBE_CONFIGS: handle_describe_configs,
-    ALTER_CONFIGS: handle_alter_configs,
-    INCREMENTAL_ALTER_CONFIGS: handle_incremental_alter_configs,
+    ApiKey.DESCRIBE_CONFIGS: handle_describe_configs,
+    ApiKey.ALTER_CONFIGS: handle_alter_configs,
+    ApiKey.INCREMENTAL_ALTER_CONFIGS: handle_incremental_alter_configs,
 }

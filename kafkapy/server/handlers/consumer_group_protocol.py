@@ -19,18 +19,17 @@ from kafkapy.coordinator.group.consumer_group import (
 )
 from kafkapy.coordinator.group.consumer_group_coordinator import ConsumerGroupCoordinator
 from kafkapy.errors import KafkaError
-from kafkapy.protocol import API_KEYS
+from kafkapy.protocol import API_KEYS, ApiKey
 from kafkapy.protocol.classes import struct_classes
 from kafkapy.server.handlers.group_and_offsets import GROUP_OPERATIONS, NOT_REQUESTED
 from kafkapy.server.request_context import Handler, RequestContext
 
 __all__ = ["HANDLERS"]
 
-CONSUMER_GROUP_HEARTBEAT, CONSUMER_GROUP_DESCRIBE = 68, 69
 
 # The two responses have structs of the same names (Assignment, TopicPartitions).
-_H: dict[str, Any] = struct_classes(API_KEYS[CONSUMER_GROUP_HEARTBEAT].response.body)
-_D: dict[str, Any] = struct_classes(API_KEYS[CONSUMER_GROUP_DESCRIBE].response.body)
+_H: dict[str, Any] = struct_classes(API_KEYS[ApiKey.CONSUMER_GROUP_HEARTBEAT].response.body)
+_D: dict[str, Any] = struct_classes(API_KEYS[ApiKey.CONSUMER_GROUP_DESCRIBE].response.body)
 
 
 def _groups(context: RequestContext) -> ConsumerGroupCoordinator:
@@ -93,6 +92,6 @@ async def handle_consumer_group_describe(context: RequestContext) -> Any:
 
 
 HANDLERS: dict[int, Handler] = {
-    CONSUMER_GROUP_HEARTBEAT: handle_consumer_group_heartbeat,
-    CONSUMER_GROUP_DESCRIBE: handle_consumer_group_describe,
+    ApiKey.CONSUMER_GROUP_HEARTBEAT: handle_consumer_group_heartbeat,
+    ApiKey.CONSUMER_GROUP_DESCRIBE: handle_consumer_group_describe,
 }

@@ -29,6 +29,7 @@ from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import FetchSessionIdNotFoundError
 from kafkapy.network.request_channel import SendResponse
 from kafkapy.protocol import API_KEYS, encode_response_parts
+from kafkapy.protocol.api_keys import ApiKey
 from kafkapy.protocol.classes import struct_classes
 from kafkapy.server.partition import READ_COMMITTED
 from kafkapy.server.replica_manager import (
@@ -40,8 +41,7 @@ from kafkapy.server.request_context import Handler, Parked, RequestContext
 
 __all__ = ["HANDLERS", "handle_fetch"]
 
-FETCH = 1
-_C = struct_classes(API_KEYS[FETCH].response.body)
+_C = struct_classes(API_KEYS[ApiKey.FETCH].response.body)
 
 
 async def handle_fetch(context: RequestContext) -> Any:
@@ -95,7 +95,7 @@ def _respond(context: RequestContext, params: FetchParams,
             records=data if data is not None and data.size else b""))
     body = _C["FetchResponse"](throttle_time_ms=0, error_code=0, session_id=0,
                                responses=topics)
-    parts = encode_response_parts(FETCH, context.api_version, context.correlation_id, body)
+    parts = encode_response_parts(ApiKey.FETCH, context.api_version, context.correlation_id, body)
     rest: list[Any] = []
     for piece in parts[1:]:
         if isinstance(piece, bytes):
@@ -106,4 +106,4 @@ def _respond(context: RequestContext, params: FetchParams,
     return SendResponse(parts[0], rest)
 
 
-HANDLERS: dict[int, Handler] = {FETCH: handle_fetch}
+HANDLERS: dict[int, Handler] = {ApiKey.FETCH: handle_fetch}

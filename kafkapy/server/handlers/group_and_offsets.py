@@ -28,19 +28,16 @@ from kafkapy.errors import (
     KafkaError,
     UnstableOffsetCommitError,
 )
-from kafkapy.protocol import API_KEYS
+from kafkapy.protocol import API_KEYS, ApiKey
 from kafkapy.protocol.classes import struct_classes
 from kafkapy.server.request_context import Handler, Parked, RequestContext
 
 __all__ = ["HANDLERS"]
 
-OFFSET_COMMIT, OFFSET_FETCH, FIND_COORDINATOR, JOIN_GROUP, HEARTBEAT = 8, 9, 10, 11, 12
-LEAVE_GROUP, SYNC_GROUP, DESCRIBE_GROUPS, LIST_GROUPS, DELETE_GROUPS = 13, 14, 15, 16, 42
-OFFSET_DELETE = 47
-
 _C: dict[str, Any] = {}
-for _key in (OFFSET_COMMIT, OFFSET_FETCH, FIND_COORDINATOR, JOIN_GROUP, HEARTBEAT, LEAVE_GROUP,
-             SYNC_GROUP, DESCRIBE_GROUPS, LIST_GROUPS, DELETE_GROUPS, OFFSET_DELETE):
+for _key in (ApiKey.OFFSET_COMMIT, ApiKey.OFFSET_FETCH, ApiKey.FIND_COORDINATOR, ApiKey.JOIN_GROUP,
+             ApiKey.HEARTBEAT, ApiKey.LEAVE_GROUP, ApiKey.SYNC_GROUP, ApiKey.DESCRIBE_GROUPS,
+             ApiKey.LIST_GROUPS, ApiKey.DELETE_GROUPS, ApiKey.OFFSET_DELETE):
     _C.update(struct_classes(API_KEYS[_key].response.body))
 
 GROUP_KEY, TRANSACTION_KEY = 0, 1
@@ -404,15 +401,15 @@ async def handle_offset_delete(context: RequestContext) -> Any:
 
 
 HANDLERS: dict[int, Handler] = {
-    FIND_COORDINATOR: handle_find_coordinator,
-    JOIN_GROUP: handle_join_group,
-    SYNC_GROUP: handle_sync_group,
-    HEARTBEAT: handle_heartbeat,
-    LEAVE_GROUP: handle_leave_group,
-    OFFSET_COMMIT: handle_offset_commit,
-    OFFSET_FETCH: handle_offset_fetch,
-    DESCRIBE_GROUPS: handle_describe_groups,
-    LIST_GROUPS: handle_list_groups,
-    DELETE_GROUPS: handle_delete_groups,
-    OFFSET_DELETE: handle_offset_delete,
+    ApiKey.FIND_COORDINATOR: handle_find_coordinator,
+    ApiKey.JOIN_GROUP: handle_join_group,
+    ApiKey.SYNC_GROUP: handle_sync_group,
+    ApiKey.HEARTBEAT: handle_heartbeat,
+    ApiKey.LEAVE_GROUP: handle_leave_group,
+    ApiKey.OFFSET_COMMIT: handle_offset_commit,
+    ApiKey.OFFSET_FETCH: handle_offset_fetch,
+    ApiKey.DESCRIBE_GROUPS: handle_describe_groups,
+    ApiKey.LIST_GROUPS: handle_list_groups,
+    ApiKey.DELETE_GROUPS: handle_delete_groups,
+    ApiKey.OFFSET_DELETE: handle_offset_delete,
 }

@@ -19,14 +19,13 @@ from typing import Any
 
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import InvalidRequestError, KafkaError, UnknownServerError
-from kafkapy.protocol import API_KEYS
+from kafkapy.protocol import API_KEYS, ApiKey
 from kafkapy.protocol.classes import struct_classes
 from kafkapy.server.request_context import Handler, RequestContext
 
 __all__ = ["HANDLERS", "handle_list_offsets"]
 
-LIST_OFFSETS = 2
-_C = struct_classes(API_KEYS[LIST_OFFSETS].response.body)
+_C = struct_classes(API_KEYS[ApiKey.LIST_OFFSETS].response.body)
 CONSUMER = -1
 
 
@@ -73,4 +72,4 @@ async def handle_list_offsets(context: RequestContext) -> Any:
     return _C["ListOffsetsResponse"](throttle_time_ms=0, topics=topics)
 
 
-HANDLERS: dict[int, Handler] = {LIST_OFFSETS: handle_list_offsets}
+HANDLERS: dict[int, Handler] = {ApiKey.LIST_OFFSETS: handle_list_offsets}

@@ -28,15 +28,14 @@ from kafkapy.errors import (
     UnknownTopicOrPartitionError,
 )
 from kafkapy.log.log_manager import validate_topic_name
-from kafkapy.protocol import API_KEYS
+from kafkapy.protocol import API_KEYS, ApiKey
 from kafkapy.protocol.classes import struct_classes
 from kafkapy.server.handlers.cluster import CLUSTER_OPERATIONS
 from kafkapy.server.request_context import Handler, RequestContext
 
 __all__ = ["HANDLERS", "handle_metadata"]
 
-METADATA = 3
-_C = struct_classes(API_KEYS[METADATA].response.body)
+_C = struct_classes(API_KEYS[ApiKey.METADATA].response.body)
 _ZERO_UUID = "00000000-0000-0000-0000-000000000000"
 
 NOT_REQUESTED = -2147483648
@@ -148,4 +147,4 @@ def _auto_create(context: RequestContext, name: str, allowed: bool) -> KafkaErro
     return None
 
 
-HANDLERS: dict[int, Handler] = {METADATA: handle_metadata}
+HANDLERS: dict[int, Handler] = {ApiKey.METADATA: handle_metadata}

@@ -40,15 +40,14 @@ from kafkapy.errors import (
     UnsupportedVersionError,
 )
 from kafkapy.network.request_channel import CloseConnection, NoResponse
-from kafkapy.protocol import API_KEYS
+from kafkapy.protocol import API_KEYS, ApiKey
 from kafkapy.protocol.classes import struct_classes
 from kafkapy.server.replica_manager import ProducePartitionResult
 from kafkapy.server.request_context import Handler, Parked, RequestContext
 
 __all__ = ["HANDLERS", "check_batch_header", "handle_produce"]
 
-PRODUCE = 0
-_C = struct_classes(API_KEYS[PRODUCE].response.body)
+_C = struct_classes(API_KEYS[ApiKey.PRODUCE].response.body)
 _HEADER = 61          # a v2 batch header: baseOffset .. recordsCount
 _ZSTD = 4
 _CONTROL = 0x20
@@ -168,4 +167,4 @@ def _response(version: int, order: list[tuple[str, list[int]]],
     return _C["ProduceResponse"](responses=topics, throttle_time_ms=0)
 
 
-HANDLERS: dict[int, Handler] = {PRODUCE: handle_produce}
+HANDLERS: dict[int, Handler] = {ApiKey.PRODUCE: handle_produce}

@@ -48,7 +48,7 @@ from kafkapy.errors import (
     TopicDeletionDisabledError,
     UnknownTopicOrPartitionError,
 )
-from kafkapy.protocol import API_KEYS
+from kafkapy.protocol import API_KEYS, ApiKey
 from kafkapy.protocol.classes import struct_classes
 from kafkapy.server.admin_manager import CLUSTER_METADATA_TOPIC, api_error
 from kafkapy.server.request_context import Handler, RequestContext
@@ -58,15 +58,11 @@ __all__ = ["HANDLERS", "handle_create_partitions", "handle_create_topics",
 
 log = logging.getLogger(__name__)
 
-CREATE_TOPICS = 19
-DELETE_TOPICS = 20
-DELETE_RECORDS = 21
-CREATE_PARTITIONS = 37
 
-_CT = struct_classes(API_KEYS[CREATE_TOPICS].response.body)
-_DT = struct_classes(API_KEYS[DELETE_TOPICS].response.body)
-_DR = struct_classes(API_KEYS[DELETE_RECORDS].response.body)
-_CP = struct_classes(API_KEYS[CREATE_PARTITIONS].response.body)
+_CT = struct_classes(API_KEYS[ApiKey.CREATE_TOPICS].response.body)
+_DT = struct_classes(API_KEYS[ApiKey.DELETE_TOPICS].response.body)
+_DR = struct_classes(API_KEYS[ApiKey.DELETE_RECORDS].response.body)
+_CP = struct_classes(API_KEYS[ApiKey.CREATE_PARTITIONS].response.body)
 
 _DUPLICATE = "Duplicate topic name."
 HIGH_WATERMARK = -1
@@ -239,8 +235,8 @@ async def handle_delete_records(context: RequestContext) -> Any:
 
 
 HANDLERS: dict[int, Handler] = {
-    CREATE_TOPICS: handle_create_topics,
-    DELETE_TOPICS: handle_delete_topics,
-    DELETE_RECORDS: handle_delete_records,
-    CREATE_PARTITIONS: handle_create_partitions,
+    ApiKey.CREATE_TOPICS: handle_create_topics,
+    ApiKey.DELETE_TOPICS: handle_delete_topics,
+    ApiKey.DELETE_RECORDS: handle_delete_records,
+    ApiKey.CREATE_PARTITIONS: handle_create_partitions,
 }

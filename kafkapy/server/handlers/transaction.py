@@ -25,23 +25,20 @@ from kafkapy.errors import (
     ProducerFencedError,
     UnknownTopicOrPartitionError,
 )
-from kafkapy.protocol import API_KEYS
+from kafkapy.protocol import API_KEYS, ApiKey
 from kafkapy.protocol.classes import struct_classes
 from kafkapy.server.request_context import Handler, RequestContext
 
 __all__ = ["HANDLERS"]
 
-INIT_PRODUCER_ID, ADD_PARTITIONS_TO_TXN, ADD_OFFSETS_TO_TXN, END_TXN = 22, 24, 25, 26
-WRITE_TXN_MARKERS = 27
-TXN_OFFSET_COMMIT, DESCRIBE_PRODUCERS, DESCRIBE_TRANSACTIONS, LIST_TRANSACTIONS = 28, 61, 65, 66
-
 _C: dict[str, Any] = {}
-for _key in (INIT_PRODUCER_ID, ADD_PARTITIONS_TO_TXN, ADD_OFFSETS_TO_TXN, END_TXN,
-             WRITE_TXN_MARKERS, TXN_OFFSET_COMMIT, DESCRIBE_PRODUCERS):
+for _key in (ApiKey.INIT_PRODUCER_ID, ApiKey.ADD_PARTITIONS_TO_TXN, ApiKey.ADD_OFFSETS_TO_TXN,
+             ApiKey.END_TXN, ApiKey.WRITE_TXN_MARKERS, ApiKey.TXN_OFFSET_COMMIT,
+             ApiKey.DESCRIBE_PRODUCERS):
     _C.update(struct_classes(API_KEYS[_key].response.body))
 # Both name a struct "TransactionState": kept apart.
-_DESCRIBED = struct_classes(API_KEYS[DESCRIBE_TRANSACTIONS].response.body)
-_LISTED = struct_classes(API_KEYS[LIST_TRANSACTIONS].response.body)
+_DESCRIBED = struct_classes(API_KEYS[ApiKey.DESCRIBE_TRANSACTIONS].response.body)
+_LISTED = struct_classes(API_KEYS[ApiKey.LIST_TRANSACTIONS].response.body)
 
 
 def _coordinator(context: RequestContext) -> TransactionCoordinator:
@@ -278,13 +275,13 @@ async def handle_list_transactions(context: RequestContext) -> Any:
 
 
 HANDLERS: dict[int, Handler] = {
-    INIT_PRODUCER_ID: handle_init_producer_id,
-    ADD_PARTITIONS_TO_TXN: handle_add_partitions_to_txn,
-    ADD_OFFSETS_TO_TXN: handle_add_offsets_to_txn,
-    END_TXN: handle_end_txn,
-    WRITE_TXN_MARKERS: handle_write_txn_markers,
-    TXN_OFFSET_COMMIT: handle_txn_offset_commit,
-    DESCRIBE_PRODUCERS: handle_describe_producers,
-    DESCRIBE_TRANSACTIONS: handle_describe_transactions,
-    LIST_TRANSACTIONS: handle_list_transactions,
+    ApiKey.INIT_PRODUCER_ID: handle_init_producer_id,
+    ApiKey.ADD_PARTITIONS_TO_TXN: handle_add_partitions_to_txn,
+    ApiKey.ADD_OFFSETS_TO_TXN: handle_add_offsets_to_txn,
+    ApiKey.END_TXN: handle_end_txn,
+    ApiKey.WRITE_TXN_MARKERS: handle_write_txn_markers,
+    ApiKey.TXN_OFFSET_COMMIT: handle_txn_offset_commit,
+    ApiKey.DESCRIBE_PRODUCERS: handle_describe_producers,
+    ApiKey.DESCRIBE_TRANSACTIONS: handle_describe_transactions,
+    ApiKey.LIST_TRANSACTIONS: handle_list_transactions,
 }
