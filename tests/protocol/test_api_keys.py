@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 
 from kafkapy.protocol import API_KEYS, ApiKey, api_key_by_name
-from kafkapy.protocol.schema import snake_case
 from kafkapy.protocol.headers import request_header_version, response_header_version
+from kafkapy.protocol.schema import snake_case
 
 # name: (key, oldest needed, newest defined)
 REQUIRED = {
