@@ -16,11 +16,12 @@ UNKNOWN_SERVER_ERROR).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar
 
 import attrs
 
 from kafkapy.network.request_channel import Request
+from kafkapy.protocol.message_classes import RequestHeader
 
 if TYPE_CHECKING:
     from kafkapy.server.kafka_apis import KafkaApis
@@ -28,33 +29,36 @@ if TYPE_CHECKING:
 
 __all__ = ["Handler", "Parked", "RequestContext"]
 
+BodyT = TypeVar("BodyT")
+
 
 @attrs.frozen(eq=False)
-class RequestContext:
+class RequestContext(Generic[BodyT]):
     """What a handler gets: the decoded request and where it came from.
 
     ``header`` (api_key, api_version, correlation_id, client_id) and ``body`` are the decoded
-    request; ``request`` is the channel's request (connection id, listener, client address,
+    request: a handler declares the body it takes, ``RequestContext[ProduceRequest]`` (the
+    generated class KafkaApis decodes the API's requests into); ``request`` is the channel's request (connection id, listener, client address,
     the frame); ``apis`` is the KafkaApis dispatching it (advertised versions, and the broker's
     components through ``server``).
     """
 
-    header: Any
-    body: Any
+    header: RequestHeader
+    body: BodyT
     request: Request
     apis: KafkaApis
 
     @property
     def api_key(self) -> int:
-        return int(self.header.api_key)
+        return self.header.api_key
 
     @property
     def api_version(self) -> int:
-        return int(self.header.api_version)
+        return self.header.api_version
 
     @property
     def correlation_id(self) -> int:
-        return int(self.header.correlation_id)
+        return self.header.correlation_id
 
     @property
     def client_id(self) -> str:
@@ -70,9 +74,9 @@ class RequestContext:
         return self.apis.server
 
 
-Handler: TypeAlias = Callable[[RequestContext], Awaitable[Any]]
+Handler: TypeAlias = Callable[[RequestContext[Any]], Awaitable[object]]
 """``async def handler(context) -> response body | Response | Parked``; may raise (see the
-module doc)."""
+module doc). A handler takes ``RequestContext[<its API's request class>]``."""
 
 
 @attrs.frozen(eq=False)
