@@ -284,7 +284,7 @@ class KafkaApis:
                       type(response).__name__)
         return response
 
-    async def _finish(self, context: RequestContext, parked: Parked) -> Response:
+    async def _finish(self, context: RequestContext[Any], parked: Parked) -> Response:
         try:
             return _as_response(context, await parked.finish())
         except Exception as exc:
@@ -315,14 +315,14 @@ def _close(request: Request, reason: str) -> CloseConnection:
     return CloseConnection()
 
 
-def _as_response(context: RequestContext, result: Any) -> Response:
+def _as_response(context: RequestContext[Any], result: Any) -> Response:
     if isinstance(result, SendResponse | NoResponse | CloseConnection):
         return result
     return SendResponse(encode_response(context.api_key, context.api_version,
                                         context.correlation_id, result))
 
 
-def _answer_error(context: RequestContext, exc: Exception) -> Response:
+def _answer_error(context: RequestContext[Any], exc: Exception) -> Response:
     """The API's error response to ``context`` for ``exc`` (one log line either way)."""
     api = API_KEYS[context.api_key]
     what = (f"{api.name} v{context.api_version} request (correlation id "

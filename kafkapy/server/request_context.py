@@ -38,9 +38,9 @@ class RequestContext(Generic[BodyT]):
 
     ``header`` (api_key, api_version, correlation_id, client_id) and ``body`` are the decoded
     request: a handler declares the body it takes, ``RequestContext[ProduceRequest]`` (the
-    generated class KafkaApis decodes the API's requests into); ``request`` is the channel's request (connection id, listener, client address,
-    the frame); ``apis`` is the KafkaApis dispatching it (advertised versions, and the broker's
-    components through ``server``).
+    generated class KafkaApis decodes the API's requests into); ``request`` is the channel's
+    request (connection id, listener, client address, the frame); ``apis`` is the KafkaApis
+    dispatching it (advertised versions, and the broker's components through ``server``).
     """
 
     header: RequestHeader

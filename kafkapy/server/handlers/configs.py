@@ -53,8 +53,20 @@ from kafkapy.errors import (
     KafkaError,
     UnknownTopicOrPartitionError,
 )
-from kafkapy.protocol import API_KEYS, ApiKey
-from kafkapy.protocol.classes import struct_classes
+from kafkapy.protocol import ApiKey
+from kafkapy.protocol.message_classes import (
+    AlterConfigsRequest,
+    AlterConfigsResponse,
+    AlterConfigsResponseAlterConfigsResourceResponse,
+    DescribeConfigsRequest,
+    DescribeConfigsResourceResult,
+    DescribeConfigsResponse,
+    DescribeConfigsResult,
+    DescribeConfigsSynonym,
+    IncrementalAlterConfigsRequest,
+    IncrementalAlterConfigsResponse,
+    IncrementalAlterConfigsResponseAlterConfigsResourceResponse,
+)
 from kafkapy.server.admin_manager import (
     APPEND,
     DELETE,
@@ -73,9 +85,6 @@ __all__ = ["HANDLERS", "handle_alter_configs", "handle_describe_configs",
 log = logging.getLogger(__name__)
 
 
-_DC = struct_classes(API_KEYS[ApiKey.DESCRIBE_CONFIGS].response.body)
-_AC = struct_classes(API_KEYS[ApiKey.ALTER_CONFIGS].response.body)
-_IAC = struct_classes(API_KEYS[ApiKey.INCREMENTAL_ALTER_CONFIGS].response.body)
 
 # Kafka's ConfigResource.Type ids and names.
 TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP = 2, 4, 8, 16, 32
@@ -169,8 +178,8 @@ def _broker_id(resource_name: str) -> int:
     return node
 
 
-def _resource_entries(context: RequestContext, resource_type: int, name: str,
-                      include_synonyms: bool) -> list[ConfigEntry]:
+def _resource_entries(context: RequestContext[DescribeConfigsRequest], resource_type: int,
+                      name: str, include_synonyms: bool) -> list[ConfigEntry]:
     server = context.server
     if resource_type == TOPIC:
         check_topic_name(name)
@@ -213,20 +222,21 @@ def _without_synonyms(entry: ConfigEntry) -> ConfigEntry:
 
 
 def _describe_result(entry: ConfigEntry, include_documentation: bool) -> Any:
-    return _DC["DescribeConfigsResourceResult"](
+    return DescribeConfigsResourceResult(
         name=entry.name, value=None if entry.sensitive else entry.value,
         # IsDefault is v0 only (not served): Kafka 4 removed v0.
         read_only=entry.read_only, config_source=int(entry.source),
         is_sensitive=entry.sensitive,
-        synonyms=[_DC["DescribeConfigsSynonym"](name=s.name,
-                                                value=None if entry.sensitive else s.value,
-                                                source=int(s.source))
+        synonyms=[DescribeConfigsSynonym(name=s.name,
+                                         value=None if entry.sensitive else s.value,
+                                         source=int(s.source))
                   for s in entry.synonyms],
         config_type=int(entry.config_type),
         documentation=entry.documentation if include_documentation else None)
 
 
-async def handle_describe_configs(context: RequestContext) -> Any:
+async def handle_describe_configs(
+        context: RequestContext[DescribeConfigsRequest]) -> DescribeConfigsResponse:
     body = context.body
     version = context.api_version
     include_synonyms = version >= 1 and body.include_synonyms
@@ -239,7 +249,7 @@ async def handle_describe_configs(context: RequestContext) -> Any:
                                       f"{resource.resource_name}")
     results = []
     for resource in body.resources:
-        result = _DC["DescribeConfigsResult"](
+        result = DescribeConfigsResult(
             error_code=0, resource_type=resource.resource_type,
             resource_name=resource.resource_name, configs=[])
         try:
@@ -261,7 +271,7 @@ async def handle_describe_configs(context: RequestContext) -> Any:
             entries = [e for e in entries if e.name in wanted]
         result.configs = [_describe_result(e, include_documentation) for e in entries]
         results.append(result)
-    return _DC["DescribeConfigsResponse"](throttle_time_ms=0, results=results)
+    return DescribeConfigsResponse(throttle_time_ms=0, results=results)
 
 
 # ===================================================================== Alter configs (both)
@@ -284,20 +294,22 @@ def _preprocess(resource: Any, incremental: bool) -> None:
         raise InvalidRequestError("Null value not supported for : " + ", ".join(nulls))
 
 
-async def handle_alter_configs(context: RequestContext) -> Any:
+async def handle_alter_configs(
+        context: RequestContext[AlterConfigsRequest]) -> AlterConfigsResponse:
     body = context.body
     admin = context.server.admin
     duplicates = _duplicate_resources(body.resources)
     responses = []
     for resource in body.resources:
         rtype, name = resource.resource_type, resource.resource_name
-        out = _AC["AlterConfigsResourceResponse"](error_code=0, error_message=None,
-                                                  resource_type=rtype, resource_name=name)
+        out = AlterConfigsResponseAlterConfigsResourceResponse(
+            error_code=0, error_message=None, resource_type=rtype, resource_name=name)
         try:
             if (rtype, name) in duplicates:
                 raise InvalidRequestError("Each resource must appear at most once.")
             _preprocess(resource, incremental=False)
-            configs = {c.name: c.value for c in resource.configs}
+            # _preprocess refused null values
+            configs = {c.name: c.value for c in resource.configs if c.value is not None}
             if rtype == BROKER:
                 admin.alter_broker_configs(name, configs, body.validate_only)
             elif rtype == TOPIC:
@@ -310,18 +322,19 @@ async def handle_alter_configs(context: RequestContext) -> Any:
             _log_failure("AlterConfigs", rtype, name, e)
             out.error_code, out.error_message = api_error(e)
         responses.append(out)
-    return _AC["AlterConfigsResponse"](throttle_time_ms=0, responses=responses)
+    return AlterConfigsResponse(throttle_time_ms=0, responses=responses)
 
 
-async def handle_incremental_alter_configs(context: RequestContext) -> Any:
+async def handle_incremental_alter_configs(
+        context: RequestContext[IncrementalAlterConfigsRequest]) -> IncrementalAlterConfigsResponse:
     body = context.body
     server = context.server
     duplicates = _duplicate_resources(body.resources)
     responses = []
     for resource in body.resources:
         rtype, name = resource.resource_type, resource.resource_name
-        out = _IAC["AlterConfigsResourceResponse"](error_code=0, error_message=None,
-                                                   resource_type=rtype, resource_name=name)
+        out = IncrementalAlterConfigsResponseAlterConfigsResourceResponse(
+            error_code=0, error_message=None, resource_type=rtype, resource_name=name)
         try:
             if (rtype, name) in duplicates:
                 raise InvalidRequestError("Each resource must appear at most once.")
@@ -339,7 +352,7 @@ async def handle_incremental_alter_configs(context: RequestContext) -> Any:
             _log_failure("IncrementalAlterConfigs", rtype, name, e)
             out.error_code, out.error_message = api_error(e)
         responses.append(out)
-    return _IAC["IncrementalAlterConfigsResponse"](throttle_time_ms=0, responses=responses)
+    return IncrementalAlterConfigsResponse(throttle_time_ms=0, responses=responses)
 
 
 def _log_failure(what: str, rtype: int, name: str, exc: Exception) -> None:

@@ -48,8 +48,23 @@ from kafkapy.errors import (
     TopicDeletionDisabledError,
     UnknownTopicOrPartitionError,
 )
-from kafkapy.protocol import API_KEYS, ApiKey
-from kafkapy.protocol.classes import struct_classes
+from kafkapy.protocol import ApiKey
+from kafkapy.protocol.message_classes import (
+    CreatableTopicConfigs,
+    CreatableTopicResult,
+    CreatePartitionsRequest,
+    CreatePartitionsResponse,
+    CreatePartitionsTopicResult,
+    CreateTopicsRequest,
+    CreateTopicsResponse,
+    DeletableTopicResult,
+    DeleteRecordsPartitionResult,
+    DeleteRecordsRequest,
+    DeleteRecordsResponse,
+    DeleteRecordsTopicResult,
+    DeleteTopicsRequest,
+    DeleteTopicsResponse,
+)
 from kafkapy.server.admin_manager import CLUSTER_METADATA_TOPIC, api_error
 from kafkapy.server.request_context import Handler, RequestContext
 
@@ -59,10 +74,6 @@ __all__ = ["HANDLERS", "handle_create_partitions", "handle_create_topics",
 log = logging.getLogger(__name__)
 
 
-_CT = struct_classes(API_KEYS[ApiKey.CREATE_TOPICS].response.body)
-_DT = struct_classes(API_KEYS[ApiKey.DELETE_TOPICS].response.body)
-_DR = struct_classes(API_KEYS[ApiKey.DELETE_RECORDS].response.body)
-_CP = struct_classes(API_KEYS[ApiKey.CREATE_PARTITIONS].response.body)
 
 _DUPLICATE = "Duplicate topic name."
 HIGH_WATERMARK = -1
@@ -78,7 +89,8 @@ def _log_failure(what: str, name: str, exc: Exception) -> None:
 # ================================================================================ CreateTopics
 
 
-async def handle_create_topics(context: RequestContext) -> Any:
+async def handle_create_topics(
+        context: RequestContext[CreateTopicsRequest]) -> CreateTopicsResponse:
     body = context.body
     version = context.api_version
     admin = context.server.admin
@@ -87,8 +99,8 @@ async def handle_create_topics(context: RequestContext) -> Any:
     for topic in body.topics:
         if counts[topic.name] > 1 or topic.name == CLUSTER_METADATA_TOPIC:
             continue
-        result = _CT["CreatableTopicResult"](name=topic.name, error_code=0,
-                                             error_message=None)
+        result = CreatableTopicResult(name=topic.name, error_code=0,
+                                      error_message=None)
         try:
             new = admin.check_new_topic(
                 topic.name, topic.num_partitions, topic.replication_factor,
@@ -108,7 +120,7 @@ async def handle_create_topics(context: RequestContext) -> Any:
         result.replication_factor = new.replication_factor
         if version >= 5:
             result.configs = [
-                _CT["CreatableTopicConfigs"](
+                CreatableTopicConfigs(
                     name=e.name, value=None if e.sensitive else e.value,
                     read_only=e.read_only, config_source=int(e.source),
                     is_sensitive=e.sensitive)
@@ -118,20 +130,21 @@ async def handle_create_topics(context: RequestContext) -> Any:
     # metadata log's name, which its controller never sees.
     for name, count in counts.items():
         if count > 1:
-            results.append(_CT["CreatableTopicResult"](
+            results.append(CreatableTopicResult(
                 name=name, error_code=InvalidRequestError.code, error_message=_DUPLICATE))
     if counts[CLUSTER_METADATA_TOPIC] == 1:
-        results.append(_CT["CreatableTopicResult"](
+        results.append(CreatableTopicResult(
             name=CLUSTER_METADATA_TOPIC, error_code=InvalidRequestError.code,
             error_message=f"Creation of internal topic {CLUSTER_METADATA_TOPIC} is "
                           f"prohibited."))
-    return _CT["CreateTopicsResponse"](throttle_time_ms=0, topics=results)
+    return CreateTopicsResponse(throttle_time_ms=0, topics=results)
 
 
 # ================================================================================ DeleteTopics
 
 
-async def handle_delete_topics(context: RequestContext) -> Any:
+async def handle_delete_topics(
+        context: RequestContext[DeleteTopicsRequest]) -> DeleteTopicsResponse:
     body = context.body
     server = context.server
     if not server.config.delete_topic_enable:
@@ -146,7 +159,7 @@ async def handle_delete_topics(context: RequestContext) -> Any:
         if name in answered:
             continue
         answered.add(name)
-        result = _DT["DeletableTopicResult"](name=name, error_code=0, error_message=None)
+        result = DeletableTopicResult(name=name, error_code=0, error_message=None)
         if counts[name] > 1:
             result.error_code, result.error_message = InvalidRequestError.code, _DUPLICATE
         else:
@@ -161,13 +174,14 @@ async def handle_delete_topics(context: RequestContext) -> Any:
                     message = e.message
                 result.error_message = message
         responses.append(result)
-    return _DT["DeleteTopicsResponse"](throttle_time_ms=0, responses=responses)
+    return DeleteTopicsResponse(throttle_time_ms=0, responses=responses)
 
 
 # ============================================================================ CreatePartitions
 
 
-async def handle_create_partitions(context: RequestContext) -> Any:
+async def handle_create_partitions(
+        context: RequestContext[CreatePartitionsRequest]) -> CreatePartitionsResponse:
     body = context.body
     admin = context.server.admin
     counts = Counter(t.name for t in body.topics)
@@ -177,8 +191,8 @@ async def handle_create_partitions(context: RequestContext) -> Any:
         if topic.name in answered:
             continue
         answered.add(topic.name)
-        result = _CP["CreatePartitionsTopicResult"](name=topic.name, error_code=0,
-                                                    error_message=None)
+        result = CreatePartitionsTopicResult(name=topic.name, error_code=0,
+                                             error_message=None)
         if counts[topic.name] > 1:
             result.error_code, result.error_message = InvalidRequestError.code, _DUPLICATE
             results.append(result)
@@ -194,13 +208,14 @@ async def handle_create_partitions(context: RequestContext) -> Any:
             _log_failure("CreatePartitions", topic.name, e)
             result.error_code, result.error_message = api_error(e)
         results.append(result)
-    return _CP["CreatePartitionsResponse"](throttle_time_ms=0, results=results)
+    return CreatePartitionsResponse(throttle_time_ms=0, results=results)
 
 
 # =============================================================================== DeleteRecords
 
 
-async def handle_delete_records(context: RequestContext) -> Any:
+async def handle_delete_records(
+        context: RequestContext[DeleteRecordsRequest]) -> DeleteRecordsResponse:
     body = context.body
     rm = context.server.replica_manager
     # Kafka collects the request into a map: a partition named twice counts once, with the
@@ -213,8 +228,8 @@ async def handle_delete_records(context: RequestContext) -> Any:
             wanted[tp] = part.offset
     by_topic: dict[str, list[Any]] = {}
     for tp, offset in wanted.items():
-        out = _DR["DeleteRecordsPartitionResult"](partition_index=tp.partition,
-                                                  low_watermark=-1, error_code=0)
+        out = DeleteRecordsPartitionResult(partition_index=tp.partition,
+                                           low_watermark=-1, error_code=0)
         try:
             partition = rm.get_partition(tp)
             if not partition.log.config.delete:
@@ -229,9 +244,9 @@ async def handle_delete_records(context: RequestContext) -> Any:
             _log_failure("DeleteRecords", str(tp), e)
             out.error_code, _message = api_error(e)
         by_topic.setdefault(tp.topic, []).append(out)
-    topics = [_DR["DeleteRecordsTopicResult"](name=name, partitions=sorted(
+    topics = [DeleteRecordsTopicResult(name=name, partitions=sorted(
         parts, key=lambda p: p.partition_index)) for name, parts in by_topic.items()]
-    return _DR["DeleteRecordsResponse"](throttle_time_ms=0, topics=topics)
+    return DeleteRecordsResponse(throttle_time_ms=0, topics=topics)
 
 
 HANDLERS: dict[int, Handler] = {
