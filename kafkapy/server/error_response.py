@@ -5,6 +5,10 @@ ErrorCode where the version has one, and in the entries that mirror the request'
 partitions / groups / resources where Kafka puts it there, with Kafka's placeholder values
 (offsets -1 and so on). ``ERROR_SHAPES`` is that table, per API. KafkaApis uses it to answer a
 request whose handler failed; handlers may use it for whole-request errors.
+
+The bodies are the generated message classes (:mod:`kafkapy.protocol.message_classes`); as the
+shapes are data walked along the response schema, each class is found from its struct
+(``class_for``) rather than named.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import attrs
 from kafkapy.errors import KafkaError, UnknownServerError, UnsupportedVersionError
 from kafkapy.protocol import API_KEYS, ApiKey
 from kafkapy.protocol.classes import class_for
+from kafkapy.protocol.message_classes import ApiVersion
 from kafkapy.protocol.schema import Array, Struct, Versions
 
 __all__ = ["ELEMENT", "ERROR_SHAPES", "ErrorShape", "Mirror", "Shape", "error_response"]
@@ -238,20 +243,12 @@ ERROR_SHAPES: Mapping[int, ErrorShape] = MappingProxyType({
 _DEFAULT_SHAPE = ErrorShape()
 
 
-def _api_versions_range(code: int) -> list[Any]:
+def _api_versions_range(code: int) -> list[ApiVersion]:
     if code != UnsupportedVersionError.code:
         return []
-    struct = _array_element(API_KEYS[ApiKey.API_VERSIONS].response.body, "api_keys")
     versions = API_KEYS[ApiKey.API_VERSIONS].versions
-    return [class_for(struct)(api_key=ApiKey.API_VERSIONS, min_version=versions.low,
-                              max_version=versions.high)]
-
-
-def _array_element(struct: Struct, attr: str) -> Struct:
-    for f in struct.fields:
-        if f.attr == attr and isinstance(f.type, Array) and isinstance(f.type.element, Struct):
-            return f.type.element
-    raise AssertionError(f"{struct.name} has no array of structs {attr}")
+    return [ApiVersion(api_key=ApiKey.API_VERSIONS, min_version=versions.low,
+                       max_version=versions.high)]
 
 
 def error_response(api_key: int, version: int, request_body: Any,

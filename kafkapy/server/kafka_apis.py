@@ -76,9 +76,13 @@ from kafkapy.protocol import (
     ApiKey,
     decode_request_header,
     encode_response,
-    request_class,
 )
 from kafkapy.protocol.codec import message_plan
+from kafkapy.protocol.message_classes import (
+    ApiVersionsRequest,
+    ApiVersionsResponse,
+    RequestHeader,
+)
 from kafkapy.protocol.schema import Versions
 from kafkapy.server.error_response import error_response
 from kafkapy.server.handlers import (
@@ -290,12 +294,12 @@ class KafkaApis:
         except Exception as exc:
             return _answer_error(context, exc)
 
-    def _unsupported_api_versions(self, request: Request, header: Any) -> Response:
+    def _unsupported_api_versions(self, request: Request, header: RequestHeader) -> Response:
         log.debug("ApiVersions v%d from %s is newer than this broker's: answering "
                   "UNSUPPORTED_VERSION in v0", header.api_version, request.connection_id)
         error = UnsupportedVersionError(f"ApiVersions v{header.api_version} is not supported")
-        body = error_response(ApiKey.API_VERSIONS, 0, request_class(ApiKey.API_VERSIONS)(), error)
-        assert body is not None
+        body = error_response(ApiKey.API_VERSIONS, 0, ApiVersionsRequest(), error)
+        assert isinstance(body, ApiVersionsResponse)
         # Kafka lists every ApiVersions version it knows; a broker that advertises fewer than
         # the protocol layer knows must list those, or clients would retry a version that
         # lands here again.

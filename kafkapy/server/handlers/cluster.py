@@ -21,7 +21,6 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import Any
 
 import trio
 
@@ -118,7 +117,7 @@ async def handle_describe_log_dirs(
             results.append(DescribeLogDirsResult(error_code=KafkaStorageError.code,
                                                  log_dir=path, topics=[]))
             continue
-        by_topic: dict[str, list[Any]] = {}
+        by_topic: dict[str, list[DescribeLogDirsPartition]] = {}
         for tp, log_ in sorted(log_manager.logs.items()):
             if log_manager._dir_of.get(tp) != d or (wanted is not None and tp not in wanted):
                 continue

@@ -56,6 +56,7 @@ from kafkapy.errors import (
 from kafkapy.protocol import ApiKey
 from kafkapy.protocol.message_classes import (
     AlterConfigsRequest,
+    AlterConfigsRequestAlterConfigsResource,
     AlterConfigsResponse,
     AlterConfigsResponseAlterConfigsResourceResponse,
     DescribeConfigsRequest,
@@ -64,6 +65,8 @@ from kafkapy.protocol.message_classes import (
     DescribeConfigsResult,
     DescribeConfigsSynonym,
     IncrementalAlterConfigsRequest,
+    IncrementalAlterConfigsRequestAlterableConfig,
+    IncrementalAlterConfigsRequestAlterConfigsResource,
     IncrementalAlterConfigsResponse,
     IncrementalAlterConfigsResponseAlterConfigsResourceResponse,
 )
@@ -221,7 +224,8 @@ def _without_synonyms(entry: ConfigEntry) -> ConfigEntry:
     return attrs.evolve(entry, synonyms=())
 
 
-def _describe_result(entry: ConfigEntry, include_documentation: bool) -> Any:
+def _describe_result(entry: ConfigEntry,
+                     include_documentation: bool) -> DescribeConfigsResourceResult:
     return DescribeConfigsResourceResult(
         name=entry.name, value=None if entry.sensitive else entry.value,
         # IsDefault is v0 only (not served): Kafka 4 removed v0.
@@ -282,14 +286,17 @@ def _duplicate_resources(resources: Iterable[Any]) -> set[tuple[int, str]]:
     return {key for key, n in counts.items() if n > 1}
 
 
-def _preprocess(resource: Any, incremental: bool) -> None:
+def _preprocess(resource: AlterConfigsRequestAlterConfigsResource
+                | IncrementalAlterConfigsRequestAlterConfigsResource, incremental: bool) -> None:
     """The broker-side checks of Kafka's ``ConfigAdminManager.preprocess`` that do not
     depend on the resource type."""
     names = [c.name for c in resource.configs]
     if len(set(names)) != len(names):
         raise InvalidRequestError("Error due to duplicate config keys")
     nulls = [c.name for c in resource.configs
-             if c.value is None and not (incremental and c.config_operation == DELETE)]
+             if c.value is None and not (
+                 incremental and isinstance(c, IncrementalAlterConfigsRequestAlterableConfig)
+                 and c.config_operation == DELETE)]
     if nulls:
         raise InvalidRequestError("Null value not supported for : " + ", ".join(nulls))
 

@@ -37,7 +37,6 @@ from __future__ import annotations
 import logging
 import uuid
 from collections import Counter
-from typing import Any
 
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import (
@@ -95,7 +94,7 @@ async def handle_create_topics(
     version = context.api_version
     admin = context.server.admin
     counts = Counter(t.name for t in body.topics)
-    results: list[Any] = []
+    results: list[CreatableTopicResult] = []
     for topic in body.topics:
         if counts[topic.name] > 1 or topic.name == CLUSTER_METADATA_TOPIC:
             continue
@@ -153,7 +152,7 @@ async def handle_delete_topics(
             raise InvalidRequestError("Topic deletion is disabled.")
         raise TopicDeletionDisabledError()
     counts = Counter(body.topic_names)
-    responses: list[Any] = []
+    responses: list[DeletableTopicResult] = []
     answered: set[str] = set()
     for name in body.topic_names:
         if name in answered:
@@ -185,7 +184,7 @@ async def handle_create_partitions(
     body = context.body
     admin = context.server.admin
     counts = Counter(t.name for t in body.topics)
-    results: list[Any] = []
+    results: list[CreatePartitionsTopicResult] = []
     answered: set[str] = set()
     for topic in body.topics:
         if topic.name in answered:
@@ -226,7 +225,7 @@ async def handle_delete_records(
             tp = TopicPartition(topic.name, part.partition_index)
             wanted.pop(tp, None)
             wanted[tp] = part.offset
-    by_topic: dict[str, list[Any]] = {}
+    by_topic: dict[str, list[DeleteRecordsPartitionResult]] = {}
     for tp, offset in wanted.items():
         out = DeleteRecordsPartitionResult(partition_index=tp.partition,
                                            low_watermark=-1, error_code=0)
