@@ -79,3 +79,24 @@ def test_the_checks_see_real_imports() -> None:
     assert "trio" in imports_of(PACKAGE / "log" / "log_manager.py")
     assert "kafkapy.protocol.records" in imports_of(PACKAGE / "log" / "log.py")
     assert "kafkapy._frames" in imports_of(PACKAGE / "network" / "socket_server.py")
+
+
+@pytest.mark.parametrize("path", modules("server/handlers"), ids=_rel)
+def test_handlers_depend_on_the_contract_not_on_kafka_apis(path: Path) -> None:
+    """Handlers import the leaf ``server.request_context``; ``server.kafka_apis`` imports
+    them plainly, so an import of kafka_apis here would be a cycle."""
+    assert "kafkapy.server.kafka_apis" not in imports_of(path), _rel(path)
+
+
+def test_request_context_is_a_leaf() -> None:
+    """``request_context`` names KafkaApis and KafkaServer for the type checker only."""
+    path = PACKAGE / "server" / "request_context.py"
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    runtime: set[str] = set()
+    for node in tree.body:      # module-level statements; ``if TYPE_CHECKING:`` is skipped
+        if isinstance(node, ast.ImportFrom) and node.module:
+            runtime.add(node.module)
+        elif isinstance(node, ast.Import):
+            runtime.update(alias.name for alias in node.names)
+    server = {name for name in runtime if name.startswith("kafkapy.server")}
+    assert not server, f"request_context imports {server} at run time"
