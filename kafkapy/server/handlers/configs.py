@@ -42,7 +42,6 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Iterable
-from typing import Any
 
 import attrs
 
@@ -129,7 +128,8 @@ def _python_logger(name: str) -> logging.Logger:
     return logging.getLogger() if name == ROOT_LOGGER else logging.getLogger(name)
 
 
-def _alter_loggers(resource_name: str, node_id: int, configs: Iterable[Any],
+def _alter_loggers(resource_name: str, node_id: int,
+                   configs: Iterable[IncrementalAlterConfigsRequestAlterableConfig],
                    validate_only: bool) -> None:
     """Kafka's ``RuntimeLoggerManager.applyChangesForResource``: validate every operation,
     then (unless ``validate_only``) apply them all."""
@@ -164,6 +164,7 @@ def _alter_loggers(resource_name: str, node_id: int, configs: Iterable[Any],
         return
     for c in ops:
         if c.config_operation == SET:
+            assert c.value is not None      # a supported level, checked above
             _python_logger(c.name).setLevel(_LOG4J_LEVELS[c.value])
             log.warning("Updated the log level of %s to %s", c.name, c.value)
         else:
@@ -281,7 +282,9 @@ async def handle_describe_configs(
 # ===================================================================== Alter configs (both)
 
 
-def _duplicate_resources(resources: Iterable[Any]) -> set[tuple[int, str]]:
+def _duplicate_resources(resources: Iterable[AlterConfigsRequestAlterConfigsResource]
+                         | Iterable[IncrementalAlterConfigsRequestAlterConfigsResource],
+                         ) -> set[tuple[int, str]]:
     counts = Counter((r.resource_type, r.resource_name) for r in resources)
     return {key for key, n in counts.items() if n > 1}
 
