@@ -22,7 +22,8 @@ answered exactly once. In order:
    without reading the body, with a v0 body and response header v0, error UNSUPPORTED_VERSION
    (35) and the advertised ApiVersions range (Kafka's ``RequestContext.parseRequest`` /
    ``ApiVersionsRequest.getErrorResponse``; the protocol reference, section 3.2).
-3. The body is decoded. A body that does not decode closes the connection: Kafka's
+3. The body is decoded, into the API's generated request class (the one its handler's
+   ``RequestContext[...]`` names). A body that does not decode closes the connection: Kafka's
    ``RequestContext.parseRequest`` turns any parse failure into an InvalidRequestException,
    which the SocketServer answers by closing. Bytes left over after a complete body are
    ignored, as Kafka's generated readers ignore them: librdkafka 2.x sends a flexible
