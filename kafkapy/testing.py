@@ -211,8 +211,9 @@ class BrokerHandle:
     def topics(self) -> dict[str, int]:
         """Every topic and its partition count."""
         server = self.server
-        return self.call(lambda: {name: record.partitions for name, record
-                                  in server.metadata_store.topics.items()})  # type: ignore
+        topics: dict[str, int] = self.call(lambda: {
+            name: record.partitions for name, record in server.metadata_store.topics.items()})
+        return topics
 
     def topic_config(self, name: str) -> dict[str, str]:
         """The topic's config overrides (what CreateTopics or AlterConfigs set)."""
@@ -278,7 +279,8 @@ class BrokerHandle:
         def get() -> dict[tuple[str, int], int]:
             offsets = self.server.group_coordinator.committed_offsets(group)
             return {(tp.topic, tp.partition): om.offset for tp, om in offsets.items()}
-        return self.call(get)
+        committed: dict[tuple[str, int], int] = self.call(get)
+        return committed
 
     def read_all(self, topic: str, partition: int | None = None) -> list[LogRecord]:
         """Every record up to the high watermark, read from the log files: one partition, or

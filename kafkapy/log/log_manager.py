@@ -408,7 +408,7 @@ class LogManager:
             await trio.sleep(interval_ms / 1000)
             result = fn()
             if hasattr(result, "__await__"):
-                await result  # type: ignore[misc]
+                await result
 
     async def _checkpointer(self, which: int, interval_ms: int) -> None:
         while True:

@@ -29,7 +29,7 @@ import attrs
 
 from kafkapy import _codec
 from kafkapy.errors import InvalidRequestError, KafkaError, UnsupportedVersionError
-from kafkapy.protocol.api_keys import API_KEYS, ApiKey
+from kafkapy.protocol.api_keys import API_KEYS, ApiMessages
 from kafkapy.protocol.classes import class_for
 from kafkapy.protocol.headers import (
     REQUEST_HEADER,
@@ -37,6 +37,7 @@ from kafkapy.protocol.headers import (
     request_header_version,
     response_header_version,
 )
+from kafkapy.protocol.message_classes import RequestHeader, ResponseHeader
 from kafkapy.protocol.schema import PRIMITIVES, Array, Message, Struct
 
 __all__ = [
@@ -59,8 +60,6 @@ __all__ = [
 for _name, _primitive in PRIMITIVES.items():
     assert _codec.OPCODES[_name] == _primitive.code, _name
 
-RequestHeader = class_for(REQUEST_HEADER.body)
-ResponseHeader = class_for(RESPONSE_HEADER.body)
 
 _PLANS: dict[tuple[int, int, bool], _codec.StructPlan] = {}
 
@@ -148,7 +147,7 @@ class Request:
     body: Any
 
     @property
-    def api(self) -> ApiKey:
+    def api(self) -> ApiMessages:
         return API_KEYS[self.header.api_key]
 
 
@@ -158,14 +157,14 @@ class Response:
     body: Any
 
 
-def _api(api_key: int) -> ApiKey:
+def _api(api_key: int) -> ApiMessages:
     api = API_KEYS.get(api_key)
     if api is None:
         raise InvalidRequestError(f"unknown API key {api_key}")
     return api
 
 
-def decode_request_header(frame: Any) -> tuple[Any, int]:
+def decode_request_header(frame: Any) -> tuple[RequestHeader, int]:
     """Decode only the header of a request frame; returns (header, offset of the body).
 
     Works for any version of a known API (so a server can answer an ApiVersions request of a
@@ -177,7 +176,8 @@ def decode_request_header(frame: Any) -> tuple[Any, int]:
     # range is open-ended ("N+"), so a newer version of a flexible API is flexible.
     flexible = api.is_flexible(api_version)
     version = request_header_version(api_key, api_version, flexible)
-    return _codec.decode_struct(_header_plan(REQUEST_HEADER, version), frame, 0)
+    header, offset = _codec.decode_struct(_header_plan(REQUEST_HEADER, version), frame, 0)
+    return header, offset
 
 
 def decode_request(frame: Any) -> Request:

@@ -12,6 +12,7 @@ Kafka's spec calls the first two fields RequestApiKey and RequestApiVersion; kaf
 ApiKey and ApiVersion (``header.api_key``), which is the same on the wire.
 """
 
+from kafkapy.protocol.api_keys import ApiKey
 from kafkapy.protocol.schema import INT16, INT32, STRING, Message, field
 
 REQUEST_HEADER = Message.declare(
@@ -31,17 +32,14 @@ RESPONSE_HEADER = Message.declare(
     kind="header", valid="0-1", flexible="1+",
 )
 
-API_VERSIONS_KEY = 18
-CONTROLLED_SHUTDOWN_KEY = 7
-
 
 def request_header_version(api_key: int, api_version: int, flexible: bool) -> int:
-    if api_key == CONTROLLED_SHUTDOWN_KEY and api_version == 0:
+    if api_key == ApiKey.CONTROLLED_SHUTDOWN and api_version == 0:
         return 0
     return 2 if flexible else 1
 
 
 def response_header_version(api_key: int, flexible: bool) -> int:
-    if api_key == API_VERSIONS_KEY:
+    if api_key == ApiKey.API_VERSIONS:
         return 0
     return 1 if flexible else 0

@@ -5,6 +5,10 @@ ErrorCode where the version has one, and in the entries that mirror the request'
 partitions / groups / resources where Kafka puts it there, with Kafka's placeholder values
 (offsets -1 and so on). ``ERROR_SHAPES`` is that table, per API. KafkaApis uses it to answer a
 request whose handler failed; handlers may use it for whole-request errors.
+
+The bodies are the generated message classes (:mod:`kafkapy.protocol.message_classes`); as the
+shapes are data walked along the response schema, each class is found from its struct
+(``class_for``) rather than named.
 """
 
 from __future__ import annotations
@@ -16,13 +20,12 @@ from typing import Any, TypeAlias
 import attrs
 
 from kafkapy.errors import KafkaError, UnknownServerError, UnsupportedVersionError
-from kafkapy.protocol import API_KEYS
+from kafkapy.protocol import API_KEYS, ApiKey
 from kafkapy.protocol.classes import class_for
+from kafkapy.protocol.message_classes import ApiVersion
 from kafkapy.protocol.schema import Array, Struct, Versions
 
 __all__ = ["ELEMENT", "ERROR_SHAPES", "ErrorShape", "Mirror", "Shape", "error_response"]
-
-API_VERSIONS = 18
 
 ELEMENT = "<element>"
 """In ``Shape.keys``: the request array's element itself (an array of strings or ints)."""
@@ -91,7 +94,7 @@ def _topics(source: str, target: str, names: Mapping[str, str], partitions: Mirr
 # ErrorCode is set here.
 ERROR_SHAPES: Mapping[int, ErrorShape] = MappingProxyType({
     # Produce: one entry per partition; no response at all for acks=0.
-    0: ErrorShape(Shape(arrays=(
+    ApiKey.PRODUCE: ErrorShape(Shape(arrays=(
         _topics("topic_data", "responses", {"name": "name", "topic_id": "topic_id"},
                 Mirror("partition_data", "partition_responses", Shape(
                     keys={"index": "index"},
@@ -100,7 +103,7 @@ ERROR_SHAPES: Mapping[int, ErrorShape] = MappingProxyType({
     )), no_response=lambda body: body.acks == 0),
     # Fetch: the top-level ErrorCode (v7+) and the session id, and below v13 every partition
     # too (high watermark -1, empty records: FetchResponse.partitionResponse).
-    1: ErrorShape(Shape(keys={"session_id": "session_id"}, arrays=(
+    ApiKey.FETCH: ErrorShape(Shape(keys={"session_id": "session_id"}, arrays=(
         Mirror("topics", "responses", Shape(
             keys={"topic": "topic", "topic_id": "topic_id"},
             arrays=(Mirror("partitions", "partitions", Shape(
@@ -109,7 +112,7 @@ ERROR_SHAPES: Mapping[int, ErrorShape] = MappingProxyType({
             versions=Versions(0, 12)),
     ))),
     # ListOffsets: every partition, offset and timestamp -1 (v1+; v0 has an empty offset list).
-    2: ErrorShape(Shape(arrays=(
+    ApiKey.LIST_OFFSETS: ErrorShape(Shape(arrays=(
         _topics("topics", "topics", {"name": "name"},
                 Mirror("partitions", "partitions", Shape(
                     keys={"partition_index": "partition_index"},
@@ -117,21 +120,21 @@ ERROR_SHAPES: Mapping[int, ErrorShape] = MappingProxyType({
     ))),
     # Metadata: every requested topic (a null name becomes ""), no partitions; the top-level
     # ErrorCode in v13+.
-    3: ErrorShape(Shape(arrays=(
+    ApiKey.METADATA: ErrorShape(Shape(arrays=(
         Mirror("topics", "topics", Shape(
             keys={"name": lambda topic: "" if topic.name is None else topic.name,
                   "topic_id": "topic_id"},
             fields={"is_internal": False})),
     ))),
     # OffsetCommit: every partition.
-    8: ErrorShape(Shape(arrays=(
+    ApiKey.OFFSET_COMMIT: ErrorShape(Shape(arrays=(
         _topics("topics", "topics", {"name": "name", "topic_id": "topic_id"},
                 Mirror("partitions", "partitions",
                        Shape(keys={"partition_index": "partition_index"}))),
     ))),
     # OffsetFetch: v0-1 every partition (offset -1, metadata "", epoch -1); v2-7 the top-level
     # ErrorCode; v8+ one entry per group.
-    9: ErrorShape(Shape(arrays=(
+    ApiKey.OFFSET_FETCH: ErrorShape(Shape(arrays=(
         Mirror("topics", "topics", Shape(keys={"name": "name"}, arrays=(
             Mirror("partition_indexes", "partitions", Shape(
                 keys={"partition_index": ELEMENT},
@@ -141,28 +144,30 @@ ERROR_SHAPES: Mapping[int, ErrorShape] = MappingProxyType({
         Mirror("groups", "groups", Shape(keys={"group_id": "group_id"}), versions=_ALL),
     ))),
     # FindCoordinator: "no node" (-1, "", -1) with the generic error text; v4+ per key.
-    10: ErrorShape(Shape(
+    ApiKey.FIND_COORDINATOR: ErrorShape(Shape(
         fields={"node_id": -1, "host": "", "port": -1}, message="description",
         arrays=(Mirror("coordinator_keys", "coordinators", Shape(
             keys={"key": ELEMENT}, fields={"node_id": -1, "host": "", "port": -1},
             message="description")),))),
     # JoinGroup: unknown generation, member and leader; a null protocol name from v7.
-    11: ErrorShape(Shape(fields={
+    ApiKey.JOIN_GROUP: ErrorShape(Shape(fields={
         "generation_id": -1, "leader": "", "member_id": "",
         "protocol_name": lambda version, _code: None if version >= 7 else ""})),
     # DescribeGroups: one entry per group (DescribeGroupsResponse.groupError).
-    15: ErrorShape(Shape(arrays=(
+    ApiKey.DESCRIBE_GROUPS: ErrorShape(Shape(arrays=(
         Mirror("groups", "groups", Shape(
             keys={"group_id": ELEMENT},
             fields={"group_state": "", "protocol_type": "", "protocol_data": ""})),
     ))),
     # ApiVersions: no API keys, except the ApiVersions range itself with UNSUPPORTED_VERSION
     # (KIP-511).
-    18: ErrorShape(Shape(fields={"api_keys": lambda _version, code: _api_versions_range(code)})),
+    ApiKey.API_VERSIONS: ErrorShape(Shape(
+        fields={"api_keys": lambda _version, code: _api_versions_range(code)})),
     # CreateTopics: every topic, with the ApiError message.
-    19: ErrorShape(Shape(arrays=(Mirror("topics", "topics", Shape(keys={"name": "name"})),))),
+    ApiKey.CREATE_TOPICS: ErrorShape(Shape(arrays=(
+        Mirror("topics", "topics", Shape(keys={"name": "name"})),))),
     # DeleteTopics: every topic, by name (v0-5) or name and id (v6+); no message.
-    20: ErrorShape(Shape(arrays=(
+    ApiKey.DELETE_TOPICS: ErrorShape(Shape(arrays=(
         Mirror("topic_names", "responses", Shape(keys={"name": ELEMENT}, message=None),
                versions=Versions(0, 5)),
         Mirror("topics", "responses",
@@ -170,66 +175,67 @@ ERROR_SHAPES: Mapping[int, ErrorShape] = MappingProxyType({
                versions=Versions(6, 0x7FFF)),
     ))),
     # DeleteRecords: every partition, low watermark -1.
-    21: ErrorShape(Shape(arrays=(
+    ApiKey.DELETE_RECORDS: ErrorShape(Shape(arrays=(
         _topics("topics", "topics", {"name": "name"},
                 Mirror("partitions", "partitions", Shape(
                     keys={"partition_index": "partition_index"},
                     fields={"low_watermark": -1}))),
     ))),
     # InitProducerId: no producer id or epoch.
-    22: ErrorShape(Shape(fields={"producer_id": -1, "producer_epoch": -1})),
+    ApiKey.INIT_PRODUCER_ID: ErrorShape(Shape(fields={"producer_id": -1, "producer_epoch": -1})),
     # OffsetForLeaderEpoch: every partition, undefined epoch and offset.
-    23: ErrorShape(Shape(arrays=(
+    ApiKey.OFFSET_FOR_LEADER_EPOCH: ErrorShape(Shape(arrays=(
         _topics("topics", "topics", {"topic": "topic"},
                 Mirror("partitions", "partitions", Shape(
                     keys={"partition": "partition"},
                     fields={"leader_epoch": -1, "end_offset": -1}))),
     ))),
     # AddPartitionsToTxn: v0-3 every partition; v4+ the top-level ErrorCode only.
-    24: ErrorShape(Shape(arrays=(
+    ApiKey.ADD_PARTITIONS_TO_TXN: ErrorShape(Shape(arrays=(
         _topics("v3_and_below_topics", "results_by_topic_v3_and_below", {"name": "name"},
                 Mirror("partitions", "results_by_partition",
                        Shape(keys={"partition_index": ELEMENT}))),
     ))),
     # WriteTxnMarkers: every partition of every marker.
-    27: ErrorShape(Shape(arrays=(
+    ApiKey.WRITE_TXN_MARKERS: ErrorShape(Shape(arrays=(
         Mirror("markers", "markers", Shape(keys={"producer_id": "producer_id"}, arrays=(
             _topics("topics", "topics", {"name": "name"},
                     Mirror("partition_indexes", "partitions",
                            Shape(keys={"partition_index": ELEMENT}))),))),
     ))),
     # TxnOffsetCommit: every partition.
-    28: ErrorShape(Shape(arrays=(
+    ApiKey.TXN_OFFSET_COMMIT: ErrorShape(Shape(arrays=(
         _topics("topics", "topics", {"name": "name"},
                 Mirror("partitions", "partitions",
                        Shape(keys={"partition_index": "partition_index"}))),
     ))),
     # CreateAcls / DeleteAcls: one result per creation / filter, with the ApiError message.
-    30: ErrorShape(Shape(arrays=(Mirror("creations", "results", Shape()),))),
-    31: ErrorShape(Shape(arrays=(Mirror("filters", "filter_results", Shape()),))),
+    ApiKey.CREATE_ACLS: ErrorShape(Shape(arrays=(Mirror("creations", "results", Shape()),))),
+    ApiKey.DELETE_ACLS: ErrorShape(Shape(arrays=(Mirror("filters", "filter_results", Shape()),))),
     # DescribeConfigs: one result per resource, with the generic error text.
-    32: ErrorShape(Shape(arrays=(
+    ApiKey.DESCRIBE_CONFIGS: ErrorShape(Shape(arrays=(
         Mirror("resources", "results", Shape(
             keys={"resource_type": "resource_type", "resource_name": "resource_name"},
             message="description")),
     ))),
     # AlterConfigs / IncrementalAlterConfigs: one response per resource (ApiError message).
-    33: ErrorShape(Shape(arrays=(
+    ApiKey.ALTER_CONFIGS: ErrorShape(Shape(arrays=(
         Mirror("resources", "responses", Shape(
             keys={"resource_type": "resource_type", "resource_name": "resource_name"})),
     ))),
-    44: ErrorShape(Shape(arrays=(
+    ApiKey.INCREMENTAL_ALTER_CONFIGS: ErrorShape(Shape(arrays=(
         Mirror("resources", "responses", Shape(
             keys={"resource_type": "resource_type", "resource_name": "resource_name"})),
     ))),
     # CreatePartitions: one result per topic (ApiError message).
-    37: ErrorShape(Shape(arrays=(Mirror("topics", "results", Shape(keys={"name": "name"})),))),
+    ApiKey.CREATE_PARTITIONS: ErrorShape(Shape(arrays=(
+        Mirror("topics", "results", Shape(keys={"name": "name"})),))),
     # DeleteGroups: one result per group.
-    42: ErrorShape(Shape(arrays=(
+    ApiKey.DELETE_GROUPS: ErrorShape(Shape(arrays=(
         Mirror("groups_names", "results", Shape(keys={"group_id": ELEMENT})),
     ))),
     # ConsumerGroupDescribe: one entry per group, no message.
-    69: ErrorShape(Shape(arrays=(
+    ApiKey.CONSUMER_GROUP_DESCRIBE: ErrorShape(Shape(arrays=(
         Mirror("group_ids", "groups", Shape(keys={"group_id": ELEMENT}, message=None)),
     ))),
 })
@@ -237,20 +243,12 @@ ERROR_SHAPES: Mapping[int, ErrorShape] = MappingProxyType({
 _DEFAULT_SHAPE = ErrorShape()
 
 
-def _api_versions_range(code: int) -> list[Any]:
+def _api_versions_range(code: int) -> list[ApiVersion]:
     if code != UnsupportedVersionError.code:
         return []
-    struct = _array_element(API_KEYS[API_VERSIONS].response.body, "api_keys")
-    versions = API_KEYS[API_VERSIONS].versions
-    return [class_for(struct)(api_key=API_VERSIONS, min_version=versions.low,
-                              max_version=versions.high)]
-
-
-def _array_element(struct: Struct, attr: str) -> Struct:
-    for f in struct.fields:
-        if f.attr == attr and isinstance(f.type, Array) and isinstance(f.type.element, Struct):
-            return f.type.element
-    raise AssertionError(f"{struct.name} has no array of structs {attr}")
+    versions = API_KEYS[ApiKey.API_VERSIONS].versions
+    return [ApiVersion(api_key=ApiKey.API_VERSIONS, min_version=versions.low,
+                       max_version=versions.high)]
 
 
 def error_response(api_key: int, version: int, request_body: Any,

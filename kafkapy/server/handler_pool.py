@@ -43,7 +43,7 @@ from kafkapy.network.request_channel import (
     Response,
     SendResponse,
 )
-from kafkapy.server.kafka_apis import Parked
+from kafkapy.server.request_context import Parked
 
 __all__ = ["KafkaRequestHandlerPool", "RequestHandler"]
 

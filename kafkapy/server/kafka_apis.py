@@ -22,7 +22,8 @@ answered exactly once. In order:
    without reading the body, with a v0 body and response header v0, error UNSUPPORTED_VERSION
    (35) and the advertised ApiVersions range (Kafka's ``RequestContext.parseRequest`` /
    ``ApiVersionsRequest.getErrorResponse``; the protocol reference, section 3.2).
-3. The body is decoded. A body that does not decode closes the connection: Kafka's
+3. The body is decoded, into the API's generated request class (the one its handler's
+   ``RequestContext[...]`` names). A body that does not decode closes the connection: Kafka's
    ``RequestContext.parseRequest`` turns any parse failure into an InvalidRequestException,
    which the SocketServer answers by closing. Bytes left over after a complete body are
    ignored, as Kafka's generated readers ignore them: librdkafka 2.x sends a flexible
@@ -39,6 +40,10 @@ answered exactly once. In order:
 Advertised versions: an API is advertised, and served, only when it has a handler ("advertise
 only what is fully implemented", DESIGN.md), at its range in ``RECOMMENDED_VERSIONS``.
 
+The handlers are the ``HANDLERS`` tables of the modules in ``HANDLER_MODULES``, imported here
+plainly: they depend only on the leaf :mod:`kafkapy.server.request_context` (the handler
+contract), never on this module.
+
 Error bodies come from :mod:`kafkapy.server.error_response` (Kafka's getErrorResponse per
 API).
 
@@ -51,11 +56,9 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, TypeAlias
-
-import attrs
+from typing import TYPE_CHECKING, Any
 
 from kafkapy import _codec
 from kafkapy.errors import (
@@ -71,23 +74,39 @@ from kafkapy.network.request_channel import (
 )
 from kafkapy.protocol import (
     API_KEYS,
+    ApiKey,
     decode_request_header,
     encode_response,
-    request_class,
 )
 from kafkapy.protocol.codec import message_plan
+from kafkapy.protocol.message_classes import (
+    ApiVersionsRequest,
+    ApiVersionsResponse,
+    RequestHeader,
+)
 from kafkapy.protocol.schema import Versions
 from kafkapy.server.error_response import error_response
-from kafkapy.server.handlers import default_handlers
+from kafkapy.server.handlers import (
+    api_versions,
+    cluster,
+    configs,
+    consumer_group_protocol,
+    fetch,
+    group_and_offsets,
+    list_offsets,
+    metadata,
+    produce,
+    topics_admin,
+    transaction,
+)
+from kafkapy.server.request_context import Handler, Parked, RequestContext
 
 if TYPE_CHECKING:
     from kafkapy.server.kafka_server import KafkaServer
 
-__all__ = ["RECOMMENDED_VERSIONS", "Handler", "KafkaApis", "Parked", "RequestContext"]
+__all__ = ["HANDLER_MODULES", "RECOMMENDED_VERSIONS", "KafkaApis", "default_handlers"]
 
 log = logging.getLogger(__name__)
-
-API_VERSIONS = 18
 
 # The version range kafkapy advertises for each API once it has a handler: the "Rec" column of
 # the protocol reference, section 3.1 (/work/shared/reference/kafka-protocol.md). They avoid
@@ -98,111 +117,76 @@ API_VERSIONS = 18
 # directly). The
 # reference's "don't advertise" for ConsumerGroupHeartbeat 68 held until KIP-848 was
 # implemented (kafkapy/coordinator/group/consumer_group_coordinator.py); 68 and 69 are advertised at
-# Kafka 4.x's ranges.
+# Kafka 4.x's ranges. DescribeTopicPartitions (75, "optional") joins when it is declared.
 RECOMMENDED_VERSIONS: Mapping[int, tuple[int, int]] = MappingProxyType({
-    0: (0, 11),    # Produce: advertise from 0 (old librdkafka enables compression only when
-                   # the range contains v0), serve 3-11 (v0-2 are rejected, KAFKA-18659)
-    1: (4, 12),    # Fetch: 13+ needs topic IDs
-    2: (1, 10),    # ListOffsets
-    3: (0, 12),    # Metadata: 13 adds only a top-level ErrorCode
-    8: (2, 9),     # OffsetCommit: 10 uses topic IDs
-    9: (1, 9),     # OffsetFetch
-    10: (0, 5),    # FindCoordinator: 6 is share groups
-    11: (0, 9),    # JoinGroup: from 0, as Kafka 4.1 (4.0's 2-9 broke old librdkafka)
-    12: (0, 4),    # Heartbeat
-    13: (0, 5),    # LeaveGroup
-    14: (0, 5),    # SyncGroup
-    15: (0, 5),    # DescribeGroups
-    16: (0, 5),    # ListGroups
-    17: (0, 1),    # SaslHandshake
-    18: (0, 4),    # ApiVersions
-    19: (2, 7),    # CreateTopics
-    20: (1, 5),    # DeleteTopics: 6 uses topic IDs
-    21: (0, 2),    # DeleteRecords
-    22: (0, 4),    # InitProducerId
-    23: (2, 4),    # OffsetForLeaderEpoch
-    24: (0, 3),    # AddPartitionsToTxn: 4+ are broker-to-broker
-    25: (0, 3),    # AddOffsetsToTxn
-    26: (0, 4),    # EndTxn: 5 is transactions v2
-    27: (1, 1),    # WriteTxnMarkers: inter-broker; Kafka 4 serves v1 only (KIP-896), v2 is
-                   # transactions v2
-    28: (0, 3),    # TxnOffsetCommit
-    32: (1, 4),    # DescribeConfigs
-    33: (0, 2),    # AlterConfigs
-    35: (1, 4),    # DescribeLogDirs: not in the reference's table; Kafka 4.0-4.2 advertise
-                   # 1-4 (v0 removed by KIP-896, v5 IsCordoned is 4.3)
-    36: (0, 2),    # SaslAuthenticate
-    37: (0, 3),    # CreatePartitions
-    42: (0, 2),    # DeleteGroups
-    44: (0, 1),    # IncrementalAlterConfigs
-    47: (0, 0),    # OffsetDelete
-    60: (0, 1),    # DescribeCluster
-    61: (0, 0),    # DescribeProducers
-    65: (0, 0),    # DescribeTransactions
-    66: (0, 2),    # ListTransactions: 1 DurationFilter (KIP-994), 2 TransactionalIdPattern
-    68: (0, 1),    # ConsumerGroupHeartbeat: librdkafka (group.protocol=consumer) sends 1
-    69: (0, 1),    # ConsumerGroupDescribe: 1 adds MemberType (KIP-1099)
-    75: (0, 0),    # DescribeTopicPartitions ("optional")
+    # advertise from 0 (old librdkafka enables compression only when the range contains v0),
+    # serve 3-11 (v0-2 are rejected, KAFKA-18659)
+    ApiKey.PRODUCE: (0, 11),
+    ApiKey.FETCH: (4, 12),                      # 13+ needs topic IDs
+    ApiKey.LIST_OFFSETS: (1, 10),
+    ApiKey.METADATA: (0, 12),                   # 13 adds only a top-level ErrorCode
+    ApiKey.OFFSET_COMMIT: (2, 9),               # 10 uses topic IDs
+    ApiKey.OFFSET_FETCH: (1, 9),
+    ApiKey.FIND_COORDINATOR: (0, 5),            # 6 is share groups
+    ApiKey.JOIN_GROUP: (0, 9),                  # from 0, as Kafka 4.1 (4.0's 2-9 broke old
+                                                # librdkafka)
+    ApiKey.HEARTBEAT: (0, 4),
+    ApiKey.LEAVE_GROUP: (0, 5),
+    ApiKey.SYNC_GROUP: (0, 5),
+    ApiKey.DESCRIBE_GROUPS: (0, 5),
+    ApiKey.LIST_GROUPS: (0, 5),
+    ApiKey.SASL_HANDSHAKE: (0, 1),
+    ApiKey.API_VERSIONS: (0, 4),
+    ApiKey.CREATE_TOPICS: (2, 7),
+    ApiKey.DELETE_TOPICS: (1, 5),               # 6 uses topic IDs
+    ApiKey.DELETE_RECORDS: (0, 2),
+    ApiKey.INIT_PRODUCER_ID: (0, 4),
+    ApiKey.OFFSET_FOR_LEADER_EPOCH: (2, 4),
+    ApiKey.ADD_PARTITIONS_TO_TXN: (0, 3),       # 4+ are broker-to-broker
+    ApiKey.ADD_OFFSETS_TO_TXN: (0, 3),
+    ApiKey.END_TXN: (0, 4),                     # 5 is transactions v2
+    # inter-broker; Kafka 4 serves v1 only (KIP-896), v2 is transactions v2
+    ApiKey.WRITE_TXN_MARKERS: (1, 1),
+    ApiKey.TXN_OFFSET_COMMIT: (0, 3),
+    ApiKey.DESCRIBE_CONFIGS: (1, 4),
+    ApiKey.ALTER_CONFIGS: (0, 2),
+    # not in the reference's table; Kafka 4.0-4.2 advertise 1-4 (v0 removed by KIP-896, v5
+    # IsCordoned is 4.3)
+    ApiKey.DESCRIBE_LOG_DIRS: (1, 4),
+    ApiKey.SASL_AUTHENTICATE: (0, 2),
+    ApiKey.CREATE_PARTITIONS: (0, 3),
+    ApiKey.DELETE_GROUPS: (0, 2),
+    ApiKey.INCREMENTAL_ALTER_CONFIGS: (0, 1),
+    ApiKey.OFFSET_DELETE: (0, 0),
+    ApiKey.DESCRIBE_CLUSTER: (0, 1),
+    ApiKey.DESCRIBE_PRODUCERS: (0, 0),
+    ApiKey.DESCRIBE_TRANSACTIONS: (0, 0),
+    ApiKey.LIST_TRANSACTIONS: (0, 2),           # 1 DurationFilter (KIP-994), 2
+                                                # TransactionalIdPattern
+    ApiKey.CONSUMER_GROUP_HEARTBEAT: (0, 1),    # librdkafka (group.protocol=consumer) sends 1
+    ApiKey.CONSUMER_GROUP_DESCRIBE: (0, 1),     # 1 adds MemberType (KIP-1099)
 })
 
+# Every module of kafkapy/server/handlers, each exporting ``HANDLERS: {api_key: handler}``.
+HANDLER_MODULES = (api_versions, metadata, produce, fetch, list_offsets, topics_admin, configs,
+                   cluster, group_and_offsets, consumer_group_protocol, transaction)
 
-@attrs.frozen(eq=False)
-class RequestContext:
-    """What a handler gets: the decoded request and where it came from.
 
-    ``header`` (api_key, api_version, correlation_id, client_id) and ``body`` are the decoded
-    request; ``request`` is the channel's request (connection id, listener, client address,
-    the frame); ``apis`` is the KafkaApis dispatching it (advertised versions, and later the
-    broker's components).
+def default_handlers() -> dict[int, Handler]:
+    """``{api_key: handler}`` from every module in ``HANDLER_MODULES``.
+
+    Raises:
+        ValueError: two modules handle the same API key.
     """
+    handlers: dict[int, Handler] = {}
+    for module in HANDLER_MODULES:
+        for key, handler in module.HANDLERS.items():
+            if key in handlers:
+                raise ValueError(f"API key {key} is handled by two modules (the second is "
+                                 f"{module.__name__})")
+            handlers[key] = handler
+    return handlers
 
-    header: Any
-    body: Any
-    request: Request
-    apis: KafkaApis
-
-    @property
-    def api_key(self) -> int:
-        return int(self.header.api_key)
-
-    @property
-    def api_version(self) -> int:
-        return int(self.header.api_version)
-
-    @property
-    def correlation_id(self) -> int:
-        return int(self.header.correlation_id)
-
-    @property
-    def client_id(self) -> str:
-        """The client id, "" when the client sent null (as Kafka treats it)."""
-        return self.header.client_id or ""
-
-    @property
-    def connection_id(self) -> str:
-        return self.request.connection_id
-
-    @property
-    def server(self) -> KafkaServer:
-        return self.apis.server
-
-
-Handler: TypeAlias = Callable[[RequestContext], Awaitable[Any]]
-"""``async def handler(context) -> response body | Response | Parked``; may raise (see the
-module doc)."""
-
-
-@attrs.frozen(eq=False)
-class Parked:
-    """A request whose answer waits (a DelayedFetch, an acks=all DelayedProduce).
-
-    A handler returns ``Parked(finish)`` instead of waiting itself, so its handler task goes
-    back to the queue (Kafka's handler threads never block on a delayed operation either: the
-    purgatory sends the response). ``finish()`` is awaited in a task of its own and returns
-    what the handler would have (a body or a Response; it may raise likewise). KafkaApis wraps
-    it so that the pool's ``finish()`` always returns a Response."""
-
-    finish: Callable[[], Awaitable[Any]]
 
 
 class KafkaApis:
@@ -275,7 +259,7 @@ class KafkaApis:
             return _close(request, f"{api.name} ({key}) v{version} is not served by this "
                                    f"broker")
         if version not in versions:
-            if key == API_VERSIONS:
+            if key == ApiKey.API_VERSIONS:
                 return self._unsupported_api_versions(request, header)
             return _close(request, f"{api.name} ({key}) v{version} is outside the advertised "
                                    f"versions {versions}")
@@ -305,25 +289,25 @@ class KafkaApis:
                       type(response).__name__)
         return response
 
-    async def _finish(self, context: RequestContext, parked: Parked) -> Response:
+    async def _finish(self, context: RequestContext[Any], parked: Parked) -> Response:
         try:
             return _as_response(context, await parked.finish())
         except Exception as exc:
             return _answer_error(context, exc)
 
-    def _unsupported_api_versions(self, request: Request, header: Any) -> Response:
+    def _unsupported_api_versions(self, request: Request, header: RequestHeader) -> Response:
         log.debug("ApiVersions v%d from %s is newer than this broker's: answering "
                   "UNSUPPORTED_VERSION in v0", header.api_version, request.connection_id)
         error = UnsupportedVersionError(f"ApiVersions v{header.api_version} is not supported")
-        body = error_response(API_VERSIONS, 0, request_class(API_VERSIONS)(), error)
-        assert body is not None
+        body = error_response(ApiKey.API_VERSIONS, 0, ApiVersionsRequest(), error)
+        assert isinstance(body, ApiVersionsResponse)
         # Kafka lists every ApiVersions version it knows; a broker that advertises fewer than
         # the protocol layer knows must list those, or clients would retry a version that
         # lands here again.
-        versions = self._advertised[API_VERSIONS]
+        versions = self._advertised[ApiKey.API_VERSIONS]
         (entry,) = body.api_keys
         entry.min_version, entry.max_version = versions.low, versions.high
-        return SendResponse(encode_response(API_VERSIONS, 0, header.correlation_id, body))
+        return SendResponse(encode_response(ApiKey.API_VERSIONS, 0, header.correlation_id, body))
 
 
 def _reason(exc: BaseException) -> str:
@@ -336,14 +320,14 @@ def _close(request: Request, reason: str) -> CloseConnection:
     return CloseConnection()
 
 
-def _as_response(context: RequestContext, result: Any) -> Response:
+def _as_response(context: RequestContext[Any], result: Any) -> Response:
     if isinstance(result, SendResponse | NoResponse | CloseConnection):
         return result
     return SendResponse(encode_response(context.api_key, context.api_version,
                                         context.correlation_id, result))
 
 
-def _answer_error(context: RequestContext, exc: Exception) -> Response:
+def _answer_error(context: RequestContext[Any], exc: Exception) -> Response:
     """The API's error response to ``context`` for ``exc`` (one log line either way)."""
     api = API_KEYS[context.api_key]
     what = (f"{api.name} v{context.api_version} request (correlation id "

@@ -81,6 +81,7 @@ from aiokafka.structs import TopicPartition as AioTopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from kafka.admin import KafkaAdminClient
 
+from kafkapy.protocol.api_keys import ApiKey
 from kafkapy.testing import BrokerFactory, BrokerHandle
 from tests.clients.proxy import Proxy
 from tests.clients.test_durability import ChildBroker
@@ -90,7 +91,7 @@ pytestmark = pytest.mark.timeout(120)
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 10.0
-END_TXN = 26
+END_TXN = ApiKey.END_TXN
 READ_COMMITTED, READ_UNCOMMITTED = "read_committed", "read_uncommitted"
 CONTROL_ABORT, CONTROL_COMMIT = 0, 1
 

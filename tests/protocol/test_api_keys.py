@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from kafkapy.protocol import API_KEYS, api_key_by_name
+from kafkapy.protocol import API_KEYS, ApiKey, api_key_by_name
 from kafkapy.protocol.headers import request_header_version, response_header_version
+from kafkapy.protocol.schema import snake_case
 
 # name: (key, oldest needed, newest defined)
 REQUIRED = {
@@ -62,3 +63,13 @@ def test_header_versions() -> None:
     # ControlledShutdown v0 is the only request with header v0 (no client id).
     assert request_header_version(7, 0, False) == 0
     assert request_header_version(7, 1, False) == 1
+
+
+def test_api_key_enum_is_the_registry() -> None:
+    """``ApiKey`` has exactly one member per declared API, named as Kafka names it."""
+    assert list(API_KEYS) == sorted(ApiKey)
+    for key, api in API_KEYS.items():
+        assert type(key) is ApiKey and api.key is key
+        assert key.name == snake_case(api.name).upper()
+    assert ApiKey.PRODUCE == 0 and ApiKey.API_VERSIONS == 18
+    assert ApiKey.CONSUMER_GROUP_DESCRIBE == 69

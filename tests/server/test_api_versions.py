@@ -23,18 +23,19 @@ from kafka.protocol.metadata import ApiVersionsRequest as KPApiVersionsRequest
 from kafka.protocol.metadata import ApiVersionsResponse as KPApiVersionsResponse
 
 from kafkapy.network import CloseConnection, Request, Response, SendResponse
-from kafkapy.protocol import Request as ProtocolRequest
 from kafkapy.protocol import (
+    ApiKey,
     RequestHeader,
     decode_response,
     encode_request,
     request_class,
 )
-from kafkapy.server.handlers import default_handlers
+from kafkapy.protocol import Request as ProtocolRequest
 from kafkapy.server.handlers.api_versions import SOFTWARE_NAME_VERSION, handle_api_versions
-from kafkapy.server.kafka_apis import RECOMMENDED_VERSIONS, KafkaApis, RequestContext
+from kafkapy.server.kafka_apis import RECOMMENDED_VERSIONS, KafkaApis, default_handlers
+from kafkapy.server.request_context import RequestContext
 
-API_VERSIONS = 18
+API_VERSIONS = ApiKey.API_VERSIONS
 CORRELATION_ID = 0x0A0B0C0D
 
 

@@ -41,6 +41,7 @@ from kafkapy.network import (
 )
 from kafkapy.protocol import (
     API_KEYS,
+    ApiKey,
     RequestHeader,
     decode_response,
     encode_request,
@@ -55,7 +56,8 @@ from kafkapy.server import kafka_apis
 from kafkapy.server.error_response import ELEMENT, ERROR_SHAPES, error_response
 from kafkapy.server.handler_pool import KafkaRequestHandlerPool
 from kafkapy.server.handlers.api_versions import handle_api_versions
-from kafkapy.server.kafka_apis import RECOMMENDED_VERSIONS, KafkaApis, RequestContext
+from kafkapy.server.kafka_apis import RECOMMENDED_VERSIONS, KafkaApis
+from kafkapy.server.request_context import RequestContext
 from tests.network.support import assert_closed, frame, receive_frame, serving, settle, trio_test
 from tests.protocol.strategies import body as random_body
 
@@ -126,7 +128,7 @@ def payload_of(response: Response) -> bytes:
     return response.payload
 
 
-API_VERSIONS_KEY = 18
+API_VERSIONS_KEY = ApiKey.API_VERSIONS
 
 
 def apis_with(handlers: dict[int, Callable[[RequestContext], Any]]) -> KafkaApis:

@@ -17,13 +17,11 @@ UNSUPPORTED_VERSION fallback without reading the body.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from kafkapy.errors import InvalidRequestError
-from kafkapy.protocol import API_KEYS, response_class
-from kafkapy.protocol.classes import class_for
-from kafkapy.protocol.schema import Array, Struct
-from kafkapy.server.kafka_apis import API_VERSIONS, Handler, RequestContext
+from kafkapy.protocol import ApiKey
+from kafkapy.protocol.message_classes import ApiVersion, ApiVersionsRequest, ApiVersionsResponse
+from kafkapy.server.request_context import Handler, RequestContext
 
 __all__ = ["HANDLERS", "SOFTWARE_NAME_VERSION", "handle_api_versions"]
 
@@ -31,21 +29,9 @@ __all__ = ["HANDLERS", "SOFTWARE_NAME_VERSION", "handle_api_versions"]
 # (Java's Matcher.matches): letters, digits, '-' and '.', starting and ending alphanumeric.
 SOFTWARE_NAME_VERSION = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
-_Response = response_class(API_VERSIONS)
 
-
-def _api_version_class() -> type:
-    for f in API_KEYS[API_VERSIONS].response.body.fields:
-        if f.attr == "api_keys" and isinstance(f.type, Array) \
-                and isinstance(f.type.element, Struct):
-            return class_for(f.type.element)
-    raise AssertionError("ApiVersionsResponse declares no ApiKeys array")
-
-
-_ApiVersion = _api_version_class()
-
-
-async def handle_api_versions(context: RequestContext) -> Any:
+async def handle_api_versions(
+        context: RequestContext[ApiVersionsRequest]) -> ApiVersionsResponse:
     """The ApiVersions response for ``context``.
 
     Raises:
@@ -58,12 +44,12 @@ async def handle_api_versions(context: RequestContext) -> Any:
                             ("version", body.client_software_version)):
             if SOFTWARE_NAME_VERSION.fullmatch(value) is None:
                 raise InvalidRequestError(f"invalid client software {what} {value!r}")
-    return _Response(
+    return ApiVersionsResponse(
         error_code=0,
-        api_keys=[_ApiVersion(api_key=key, min_version=low, max_version=high)
+        api_keys=[ApiVersion(api_key=key, min_version=low, max_version=high)
                   for key, low, high in context.apis.api_versions],
         throttle_time_ms=0,
     )
 
 
-HANDLERS: dict[int, Handler] = {API_VERSIONS: handle_api_versions}
+HANDLERS: dict[int, Handler] = {ApiKey.API_VERSIONS: handle_api_versions}

@@ -21,7 +21,6 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import Any
 
 import trio
 
@@ -33,20 +32,25 @@ from kafkapy.errors import (
     MismatchedEndpointTypeError,
     UnsupportedEndpointTypeError,
 )
-from kafkapy.protocol import API_KEYS
-from kafkapy.protocol.classes import struct_classes
-from kafkapy.server.kafka_apis import Handler, RequestContext
+from kafkapy.protocol import ApiKey
+from kafkapy.protocol.message_classes import (
+    DescribeClusterBroker,
+    DescribeClusterRequest,
+    DescribeClusterResponse,
+    DescribeLogDirsPartition,
+    DescribeLogDirsRequest,
+    DescribeLogDirsResponse,
+    DescribeLogDirsResult,
+    DescribeLogDirsTopic,
+)
+from kafkapy.server.request_context import Handler, RequestContext
 
 __all__ = ["CLUSTER_OPERATIONS", "HANDLERS", "handle_describe_cluster",
            "handle_describe_log_dirs"]
 
 log = logging.getLogger(__name__)
 
-DESCRIBE_LOG_DIRS = 35
-DESCRIBE_CLUSTER = 60
 
-_DLD = struct_classes(API_KEYS[DESCRIBE_LOG_DIRS].response.body)
-_DC = struct_classes(API_KEYS[DESCRIBE_CLUSTER].response.body)
 
 NOT_REQUESTED = -2147483648
 # Kafka's AclEntry.supportedOperations(CLUSTER) as an AclOperation bit set: CREATE 5,
@@ -59,7 +63,8 @@ BROKER_ENDPOINTS, CONTROLLER_ENDPOINTS = 1, 2
 _ENDPOINT_NAMES = {BROKER_ENDPOINTS: "BROKER", CONTROLLER_ENDPOINTS: "CONTROLLER"}
 
 
-async def handle_describe_cluster(context: RequestContext) -> Any:
+async def handle_describe_cluster(
+        context: RequestContext[DescribeClusterRequest]) -> DescribeClusterResponse:
     body = context.body
     version = context.api_version
     requested = body.endpoint_type if version >= 1 else BROKER_ENDPOINTS
@@ -72,12 +77,12 @@ async def handle_describe_cluster(context: RequestContext) -> Any:
             f"The request was sent to an endpoint of type BROKER, but we wanted an endpoint "
             f"of type {_ENDPOINT_NAMES[requested]}")
     if error is not None:
-        return _DC["DescribeClusterResponse"](throttle_time_ms=0, error_code=error.code,
-                                              error_message=error.message)
+        return DescribeClusterResponse(throttle_time_ms=0, error_code=error.code,
+                                       error_message=error.message)
     cache = context.server.metadata_cache
-    brokers = [_DC["DescribeClusterBroker"](broker_id=node, host=host, port=port, rack=rack)
+    brokers = [DescribeClusterBroker(broker_id=node, host=host, port=port, rack=rack)
                for node, host, port, rack in cache.brokers(context.request.listener_name)]
-    return _DC["DescribeClusterResponse"](
+    return DescribeClusterResponse(
         throttle_time_ms=0, error_code=0, error_message=None,
         endpoint_type=BROKER_ENDPOINTS, cluster_id=cache.cluster_id,
         controller_id=cache.controller_id, brokers=brokers,
@@ -92,7 +97,8 @@ def _file_store(directory: Path) -> tuple[int, int]:
     return st.f_blocks * st.f_frsize, st.f_bavail * st.f_frsize
 
 
-async def handle_describe_log_dirs(context: RequestContext) -> Any:
+async def handle_describe_log_dirs(
+        context: RequestContext[DescribeLogDirsRequest]) -> DescribeLogDirsResponse:
     body = context.body
     server = context.server
     log_manager = server.log_manager
@@ -108,24 +114,24 @@ async def handle_describe_log_dirs(context: RequestContext) -> Any:
         space = spaces[d]
         if isinstance(space, OSError):
             log.warning("Unable to describe replica dirs for %s: %s", path, space)
-            results.append(_DLD["DescribeLogDirsResult"](error_code=KafkaStorageError.code,
-                                                         log_dir=path, topics=[]))
+            results.append(DescribeLogDirsResult(error_code=KafkaStorageError.code,
+                                                 log_dir=path, topics=[]))
             continue
-        by_topic: dict[str, list[Any]] = {}
+        by_topic: dict[str, list[DescribeLogDirsPartition]] = {}
         for tp, log_ in sorted(log_manager.logs.items()):
             if log_manager._dir_of.get(tp) != d or (wanted is not None and tp not in wanted):
                 continue
             lag = max(log_.high_watermark - log_.log_end_offset, 0)
-            by_topic.setdefault(tp.topic, []).append(_DLD["DescribeLogDirsPartition"](
+            by_topic.setdefault(tp.topic, []).append(DescribeLogDirsPartition(
                 partition_index=tp.partition, partition_size=log_.size, offset_lag=lag,
                 is_future_key=False))
         total, usable = space
-        results.append(_DLD["DescribeLogDirsResult"](
+        results.append(DescribeLogDirsResult(
             error_code=0, log_dir=path,
-            topics=[_DLD["DescribeLogDirsTopic"](name=name, partitions=parts)
+            topics=[DescribeLogDirsTopic(name=name, partitions=parts)
                     for name, parts in by_topic.items()],
             total_bytes=total, usable_bytes=usable))
-    return _DLD["DescribeLogDirsResponse"](throttle_time_ms=0, error_code=0, results=results)
+    return DescribeLogDirsResponse(throttle_time_ms=0, error_code=0, results=results)
 
 
 def _spaces(dirs: list[Path]) -> dict[Path, tuple[int, int] | OSError]:
@@ -139,6 +145,6 @@ def _spaces(dirs: list[Path]) -> dict[Path, tuple[int, int] | OSError]:
 
 
 HANDLERS: dict[int, Handler] = {
-    DESCRIBE_LOG_DIRS: handle_describe_log_dirs,
-    DESCRIBE_CLUSTER: handle_describe_cluster,
+    ApiKey.DESCRIBE_LOG_DIRS: handle_describe_log_dirs,
+    ApiKey.DESCRIBE_CLUSTER: handle_describe_cluster,
 }

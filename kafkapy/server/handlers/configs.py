@@ -42,7 +42,6 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Iterable
-from typing import Any
 
 import attrs
 
@@ -53,8 +52,23 @@ from kafkapy.errors import (
     KafkaError,
     UnknownTopicOrPartitionError,
 )
-from kafkapy.protocol import API_KEYS
-from kafkapy.protocol.classes import struct_classes
+from kafkapy.protocol import ApiKey
+from kafkapy.protocol.message_classes import (
+    AlterConfigsRequest,
+    AlterConfigsRequestAlterConfigsResource,
+    AlterConfigsResponse,
+    AlterConfigsResponseAlterConfigsResourceResponse,
+    DescribeConfigsRequest,
+    DescribeConfigsResourceResult,
+    DescribeConfigsResponse,
+    DescribeConfigsResult,
+    DescribeConfigsSynonym,
+    IncrementalAlterConfigsRequest,
+    IncrementalAlterConfigsRequestAlterableConfig,
+    IncrementalAlterConfigsRequestAlterConfigsResource,
+    IncrementalAlterConfigsResponse,
+    IncrementalAlterConfigsResponseAlterConfigsResourceResponse,
+)
 from kafkapy.server.admin_manager import (
     APPEND,
     DELETE,
@@ -65,20 +79,14 @@ from kafkapy.server.admin_manager import (
     check_topic_name,
     parse_node_id,
 )
-from kafkapy.server.kafka_apis import Handler, RequestContext
+from kafkapy.server.request_context import Handler, RequestContext
 
 __all__ = ["HANDLERS", "handle_alter_configs", "handle_describe_configs",
            "handle_incremental_alter_configs"]
 
 log = logging.getLogger(__name__)
 
-DESCRIBE_CONFIGS = 32
-ALTER_CONFIGS = 33
-INCREMENTAL_ALTER_CONFIGS = 44
 
-_DC = struct_classes(API_KEYS[DESCRIBE_CONFIGS].response.body)
-_AC = struct_classes(API_KEYS[ALTER_CONFIGS].response.body)
-_IAC = struct_classes(API_KEYS[INCREMENTAL_ALTER_CONFIGS].response.body)
 
 # Kafka's ConfigResource.Type ids and names.
 TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP = 2, 4, 8, 16, 32
@@ -120,7 +128,8 @@ def _python_logger(name: str) -> logging.Logger:
     return logging.getLogger() if name == ROOT_LOGGER else logging.getLogger(name)
 
 
-def _alter_loggers(resource_name: str, node_id: int, configs: Iterable[Any],
+def _alter_loggers(resource_name: str, node_id: int,
+                   configs: Iterable[IncrementalAlterConfigsRequestAlterableConfig],
                    validate_only: bool) -> None:
     """Kafka's ``RuntimeLoggerManager.applyChangesForResource``: validate every operation,
     then (unless ``validate_only``) apply them all."""
@@ -155,6 +164,7 @@ def _alter_loggers(resource_name: str, node_id: int, configs: Iterable[Any],
         return
     for c in ops:
         if c.config_operation == SET:
+            assert c.value is not None      # a supported level, checked above
             _python_logger(c.name).setLevel(_LOG4J_LEVELS[c.value])
             log.warning("Updated the log level of %s to %s", c.name, c.value)
         else:
@@ -172,8 +182,8 @@ def _broker_id(resource_name: str) -> int:
     return node
 
 
-def _resource_entries(context: RequestContext, resource_type: int, name: str,
-                      include_synonyms: bool) -> list[ConfigEntry]:
+def _resource_entries(context: RequestContext[DescribeConfigsRequest], resource_type: int,
+                      name: str, include_synonyms: bool) -> list[ConfigEntry]:
     server = context.server
     if resource_type == TOPIC:
         check_topic_name(name)
@@ -215,21 +225,23 @@ def _without_synonyms(entry: ConfigEntry) -> ConfigEntry:
     return attrs.evolve(entry, synonyms=())
 
 
-def _describe_result(entry: ConfigEntry, include_documentation: bool) -> Any:
-    return _DC["DescribeConfigsResourceResult"](
+def _describe_result(entry: ConfigEntry,
+                     include_documentation: bool) -> DescribeConfigsResourceResult:
+    return DescribeConfigsResourceResult(
         name=entry.name, value=None if entry.sensitive else entry.value,
         # IsDefault is v0 only (not served): Kafka 4 removed v0.
         read_only=entry.read_only, config_source=int(entry.source),
         is_sensitive=entry.sensitive,
-        synonyms=[_DC["DescribeConfigsSynonym"](name=s.name,
-                                                value=None if entry.sensitive else s.value,
-                                                source=int(s.source))
+        synonyms=[DescribeConfigsSynonym(name=s.name,
+                                         value=None if entry.sensitive else s.value,
+                                         source=int(s.source))
                   for s in entry.synonyms],
         config_type=int(entry.config_type),
         documentation=entry.documentation if include_documentation else None)
 
 
-async def handle_describe_configs(context: RequestContext) -> Any:
+async def handle_describe_configs(
+        context: RequestContext[DescribeConfigsRequest]) -> DescribeConfigsResponse:
     body = context.body
     version = context.api_version
     include_synonyms = version >= 1 and body.include_synonyms
@@ -242,7 +254,7 @@ async def handle_describe_configs(context: RequestContext) -> Any:
                                       f"{resource.resource_name}")
     results = []
     for resource in body.resources:
-        result = _DC["DescribeConfigsResult"](
+        result = DescribeConfigsResult(
             error_code=0, resource_type=resource.resource_type,
             resource_name=resource.resource_name, configs=[])
         try:
@@ -264,43 +276,50 @@ async def handle_describe_configs(context: RequestContext) -> Any:
             entries = [e for e in entries if e.name in wanted]
         result.configs = [_describe_result(e, include_documentation) for e in entries]
         results.append(result)
-    return _DC["DescribeConfigsResponse"](throttle_time_ms=0, results=results)
+    return DescribeConfigsResponse(throttle_time_ms=0, results=results)
 
 
 # ===================================================================== Alter configs (both)
 
 
-def _duplicate_resources(resources: Iterable[Any]) -> set[tuple[int, str]]:
+def _duplicate_resources(resources: Iterable[AlterConfigsRequestAlterConfigsResource]
+                         | Iterable[IncrementalAlterConfigsRequestAlterConfigsResource],
+                         ) -> set[tuple[int, str]]:
     counts = Counter((r.resource_type, r.resource_name) for r in resources)
     return {key for key, n in counts.items() if n > 1}
 
 
-def _preprocess(resource: Any, incremental: bool) -> None:
+def _preprocess(resource: AlterConfigsRequestAlterConfigsResource
+                | IncrementalAlterConfigsRequestAlterConfigsResource, incremental: bool) -> None:
     """The broker-side checks of Kafka's ``ConfigAdminManager.preprocess`` that do not
     depend on the resource type."""
     names = [c.name for c in resource.configs]
     if len(set(names)) != len(names):
         raise InvalidRequestError("Error due to duplicate config keys")
     nulls = [c.name for c in resource.configs
-             if c.value is None and not (incremental and c.config_operation == DELETE)]
+             if c.value is None and not (
+                 incremental and isinstance(c, IncrementalAlterConfigsRequestAlterableConfig)
+                 and c.config_operation == DELETE)]
     if nulls:
         raise InvalidRequestError("Null value not supported for : " + ", ".join(nulls))
 
 
-async def handle_alter_configs(context: RequestContext) -> Any:
+async def handle_alter_configs(
+        context: RequestContext[AlterConfigsRequest]) -> AlterConfigsResponse:
     body = context.body
     admin = context.server.admin
     duplicates = _duplicate_resources(body.resources)
     responses = []
     for resource in body.resources:
         rtype, name = resource.resource_type, resource.resource_name
-        out = _AC["AlterConfigsResourceResponse"](error_code=0, error_message=None,
-                                                  resource_type=rtype, resource_name=name)
+        out = AlterConfigsResponseAlterConfigsResourceResponse(
+            error_code=0, error_message=None, resource_type=rtype, resource_name=name)
         try:
             if (rtype, name) in duplicates:
                 raise InvalidRequestError("Each resource must appear at most once.")
             _preprocess(resource, incremental=False)
-            configs = {c.name: c.value for c in resource.configs}
+            # _preprocess refused null values
+            configs = {c.name: c.value for c in resource.configs if c.value is not None}
             if rtype == BROKER:
                 admin.alter_broker_configs(name, configs, body.validate_only)
             elif rtype == TOPIC:
@@ -313,18 +332,19 @@ async def handle_alter_configs(context: RequestContext) -> Any:
             _log_failure("AlterConfigs", rtype, name, e)
             out.error_code, out.error_message = api_error(e)
         responses.append(out)
-    return _AC["AlterConfigsResponse"](throttle_time_ms=0, responses=responses)
+    return AlterConfigsResponse(throttle_time_ms=0, responses=responses)
 
 
-async def handle_incremental_alter_configs(context: RequestContext) -> Any:
+async def handle_incremental_alter_configs(
+        context: RequestContext[IncrementalAlterConfigsRequest]) -> IncrementalAlterConfigsResponse:
     body = context.body
     server = context.server
     duplicates = _duplicate_resources(body.resources)
     responses = []
     for resource in body.resources:
         rtype, name = resource.resource_type, resource.resource_name
-        out = _IAC["AlterConfigsResourceResponse"](error_code=0, error_message=None,
-                                                   resource_type=rtype, resource_name=name)
+        out = IncrementalAlterConfigsResponseAlterConfigsResourceResponse(
+            error_code=0, error_message=None, resource_type=rtype, resource_name=name)
         try:
             if (rtype, name) in duplicates:
                 raise InvalidRequestError("Each resource must appear at most once.")
@@ -342,7 +362,7 @@ async def handle_incremental_alter_configs(context: RequestContext) -> Any:
             _log_failure("IncrementalAlterConfigs", rtype, name, e)
             out.error_code, out.error_message = api_error(e)
         responses.append(out)
-    return _IAC["IncrementalAlterConfigsResponse"](throttle_time_ms=0, responses=responses)
+    return IncrementalAlterConfigsResponse(throttle_time_ms=0, responses=responses)
 
 
 def _log_failure(what: str, rtype: int, name: str, exc: Exception) -> None:
@@ -354,7 +374,7 @@ def _log_failure(what: str, rtype: int, name: str, exc: Exception) -> None:
 
 
 HANDLERS: dict[int, Handler] = {
-    DESCRIBE_CONFIGS: handle_describe_configs,
-    ALTER_CONFIGS: handle_alter_configs,
-    INCREMENTAL_ALTER_CONFIGS: handle_incremental_alter_configs,
+    ApiKey.DESCRIBE_CONFIGS: handle_describe_configs,
+    ApiKey.ALTER_CONFIGS: handle_alter_configs,
+    ApiKey.INCREMENTAL_ALTER_CONFIGS: handle_incremental_alter_configs,
 }

@@ -19,25 +19,33 @@ from kafkapy.coordinator.group.consumer_group import (
 )
 from kafkapy.coordinator.group.consumer_group_coordinator import ConsumerGroupCoordinator
 from kafkapy.errors import KafkaError
-from kafkapy.protocol import API_KEYS
-from kafkapy.protocol.classes import struct_classes
+from kafkapy.protocol import ApiKey
+from kafkapy.protocol.message_classes import (
+    ConsumerGroupDescribeRequest,
+    ConsumerGroupDescribeResponse,
+    ConsumerGroupDescribeResponseAssignment,
+    ConsumerGroupDescribeResponseDescribedGroup,
+    ConsumerGroupDescribeResponseTopicPartitions,
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+    ConsumerGroupHeartbeatResponseAssignment,
+    ConsumerGroupHeartbeatResponseTopicPartitions,
+    Member,
+)
 from kafkapy.server.handlers.group_and_offsets import GROUP_OPERATIONS, NOT_REQUESTED
-from kafkapy.server.kafka_apis import Handler, RequestContext
+from kafkapy.server.request_context import Handler, RequestContext
 
 __all__ = ["HANDLERS"]
 
-CONSUMER_GROUP_HEARTBEAT, CONSUMER_GROUP_DESCRIBE = 68, 69
-
-# The two responses have structs of the same names (Assignment, TopicPartitions).
-_H: dict[str, Any] = struct_classes(API_KEYS[CONSUMER_GROUP_HEARTBEAT].response.body)
-_D: dict[str, Any] = struct_classes(API_KEYS[CONSUMER_GROUP_DESCRIBE].response.body)
 
 
-def _groups(context: RequestContext) -> ConsumerGroupCoordinator:
+
+def _groups(context: RequestContext[Any]) -> ConsumerGroupCoordinator:
     return context.server.group_coordinator.consumer_groups
 
 
-async def handle_consumer_group_heartbeat(context: RequestContext) -> Any:
+async def handle_consumer_group_heartbeat(
+        context: RequestContext[ConsumerGroupHeartbeatRequest]) -> ConsumerGroupHeartbeatResponse:
     request = HeartbeatRequest.from_body(context.body, context.api_version, context.client_id,
                                          context.request.client_host)
     response = _groups(context).heartbeat(request)
@@ -45,23 +53,25 @@ async def handle_consumer_group_heartbeat(context: RequestContext) -> Any:
     await context.server.group_coordinator.manager.flush_if_due(request.group_id)
     assignment = None
     if response.assignment is not None:
-        assignment = _H["Assignment"](topic_partitions=[
-            _H["TopicPartitions"](topic_id=topic_id, partitions=partitions)
+        assignment = ConsumerGroupHeartbeatResponseAssignment(topic_partitions=[
+            ConsumerGroupHeartbeatResponseTopicPartitions(topic_id=topic_id, partitions=partitions)
             for topic_id, partitions in response.assignment])
-    return _H["ConsumerGroupHeartbeatResponse"](
+    return ConsumerGroupHeartbeatResponse(
         throttle_time_ms=0, error_code=response.error_code,
         error_message=response.error_message, member_id=response.member_id,
         member_epoch=response.member_epoch,
         heartbeat_interval_ms=response.heartbeat_interval_ms, assignment=assignment)
 
 
-def _assignment(parts: list[DescribedTopicPartitions]) -> Any:
-    return _D["Assignment"](topic_partitions=[
-        _D["TopicPartitions"](topic_id=p.topic_id, topic_name=p.topic_name,
-                              partitions=list(p.partitions)) for p in parts])
+def _assignment(parts: list[DescribedTopicPartitions]) -> ConsumerGroupDescribeResponseAssignment:
+    return ConsumerGroupDescribeResponseAssignment(topic_partitions=[
+        ConsumerGroupDescribeResponseTopicPartitions(
+            topic_id=p.topic_id, topic_name=p.topic_name, partitions=list(p.partitions))
+        for p in parts])
 
 
-async def handle_consumer_group_describe(context: RequestContext) -> Any:
+async def handle_consumer_group_describe(
+        context: RequestContext[ConsumerGroupDescribeRequest]) -> ConsumerGroupDescribeResponse:
     body = context.body
     groups = _groups(context)
     operations = GROUP_OPERATIONS if body.include_authorized_operations else NOT_REQUESTED
@@ -70,29 +80,29 @@ async def handle_consumer_group_describe(context: RequestContext) -> Any:
         try:
             g = groups.describe(group_id)
         except KafkaError as e:
-            out.append(_D["DescribedGroup"](
+            out.append(ConsumerGroupDescribeResponseDescribedGroup(
                 error_code=e.code, error_message=e.message, group_id=group_id,
                 group_state="", group_epoch=0, assignment_epoch=0, assignor_name="",
                 members=[], authorized_operations=NOT_REQUESTED))
             continue
-        out.append(_D["DescribedGroup"](
+        out.append(ConsumerGroupDescribeResponseDescribedGroup(
             error_code=0, error_message=None, group_id=g.group_id, group_state=g.group_state,
             group_epoch=g.group_epoch, assignment_epoch=g.assignment_epoch,
             assignor_name=g.assignor_name, members=[
-                _D["Member"](member_id=m.member_id, instance_id=m.instance_id,
-                             rack_id=m.rack_id, member_epoch=m.member_epoch,
-                             client_id=m.client_id, client_host=m.client_host,
-                             subscribed_topic_names=list(m.subscribed_topic_names),
-                             subscribed_topic_regex=m.subscribed_topic_regex,
-                             assignment=_assignment(m.assignment),
-                             target_assignment=_assignment(m.target_assignment),
-                             member_type=m.member_type)
+                Member(member_id=m.member_id, instance_id=m.instance_id,
+                       rack_id=m.rack_id, member_epoch=m.member_epoch,
+                       client_id=m.client_id, client_host=m.client_host,
+                       subscribed_topic_names=list(m.subscribed_topic_names),
+                       subscribed_topic_regex=m.subscribed_topic_regex,
+                       assignment=_assignment(m.assignment),
+                       target_assignment=_assignment(m.target_assignment),
+                       member_type=m.member_type)
                 for m in g.members],
             authorized_operations=operations))
-    return _D["ConsumerGroupDescribeResponse"](throttle_time_ms=0, groups=out)
+    return ConsumerGroupDescribeResponse(throttle_time_ms=0, groups=out)
 
 
 HANDLERS: dict[int, Handler] = {
-    CONSUMER_GROUP_HEARTBEAT: handle_consumer_group_heartbeat,
-    CONSUMER_GROUP_DESCRIBE: handle_consumer_group_describe,
+    ApiKey.CONSUMER_GROUP_HEARTBEAT: handle_consumer_group_heartbeat,
+    ApiKey.CONSUMER_GROUP_DESCRIBE: handle_consumer_group_describe,
 }

@@ -28,29 +28,34 @@ from typing import Any
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import FetchSessionIdNotFoundError
 from kafkapy.network.request_channel import SendResponse
-from kafkapy.protocol import API_KEYS, encode_response_parts
-from kafkapy.protocol.classes import struct_classes
-from kafkapy.server.kafka_apis import Handler, Parked, RequestContext
+from kafkapy.protocol import ApiKey, encode_response_parts
+from kafkapy.protocol.message_classes import (
+    AbortedTransaction,
+    FetchableTopicResponse,
+    FetchRequest,
+    FetchResponse,
+    PartitionData,
+)
 from kafkapy.server.partition import READ_COMMITTED
 from kafkapy.server.replica_manager import (
     FetchParams,
     FetchPartitionRequest,
     FetchPartitionResult,
 )
+from kafkapy.server.request_context import Handler, Parked, RequestContext
 
 __all__ = ["HANDLERS", "handle_fetch"]
 
-FETCH = 1
-_C = struct_classes(API_KEYS[FETCH].response.body)
 
 
-async def handle_fetch(context: RequestContext) -> Any:
+async def handle_fetch(
+        context: RequestContext[FetchRequest]) -> FetchResponse | SendResponse | Parked:
     body = context.body
     version = context.api_version
     server = context.server
     if version >= 7 and body.session_epoch > 0:
         # An incremental fetch of a session this broker never created.
-        return _C["FetchResponse"](
+        return FetchResponse(
             throttle_time_ms=0, error_code=FetchSessionIdNotFoundError.code,
             session_id=0, responses=[])
     params = FetchParams(
@@ -65,27 +70,26 @@ async def handle_fetch(context: RequestContext) -> Any:
     if parked is None:
         return _respond(context, params, results)
 
-    async def finish() -> Any:
+    async def finish() -> SendResponse:
         await parked.wait()
         return _respond(context, params, parked.results)
 
     return Parked(finish)
 
 
-def _respond(context: RequestContext, params: FetchParams,
+def _respond(context: RequestContext[FetchRequest], params: FetchParams,
              results: list[tuple[TopicPartition, FetchPartitionResult]]) -> SendResponse:
     committed = params.isolation_level == READ_COMMITTED
-    aborted_txn = _C["AbortedTransaction"]
-    topics: list[Any] = []
+    topics: list[FetchableTopicResponse] = []
     for tp, r in results:
         if not topics or topics[-1].topic != tp.topic:
-            topics.append(_C["FetchableTopicResponse"](topic=tp.topic, partitions=[]))
+            topics.append(FetchableTopicResponse(topic=tp.topic, partitions=[]))
         data = r.data
-        aborted: list[Any] | None = None
+        aborted: list[AbortedTransaction] | None = None
         if committed and r.error is None:
-            aborted = [aborted_txn(producer_id=t.producer_id, first_offset=t.first_offset)
+            aborted = [AbortedTransaction(producer_id=t.producer_id, first_offset=t.first_offset)
                        for t in (data.aborted_transactions or ())] if data is not None else []
-        topics[-1].partitions.append(_C["PartitionData"](
+        topics[-1].partitions.append(PartitionData(
             partition_index=tp.partition,
             error_code=0 if r.error is None else r.error.code,
             high_watermark=r.high_watermark, last_stable_offset=r.last_stable_offset,
@@ -93,9 +97,8 @@ def _respond(context: RequestContext, params: FetchParams,
             aborted_transactions=aborted,
             preferred_read_replica=-1,
             records=data if data is not None and data.size else b""))
-    body = _C["FetchResponse"](throttle_time_ms=0, error_code=0, session_id=0,
-                               responses=topics)
-    parts = encode_response_parts(FETCH, context.api_version, context.correlation_id, body)
+    body = FetchResponse(throttle_time_ms=0, error_code=0, session_id=0, responses=topics)
+    parts = encode_response_parts(ApiKey.FETCH, context.api_version, context.correlation_id, body)
     rest: list[Any] = []
     for piece in parts[1:]:
         if isinstance(piece, bytes):
@@ -106,4 +109,4 @@ def _respond(context: RequestContext, params: FetchParams,
     return SendResponse(parts[0], rest)
 
 
-HANDLERS: dict[int, Handler] = {FETCH: handle_fetch}
+HANDLERS: dict[int, Handler] = {ApiKey.FETCH: handle_fetch}

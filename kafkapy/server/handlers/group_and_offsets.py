@@ -13,6 +13,7 @@ handler task is free meanwhile. OffsetCommit and the leader's SyncGroup answer a
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 from kafkapy.common.topic_partition import TopicPartition
@@ -28,20 +29,51 @@ from kafkapy.errors import (
     KafkaError,
     UnstableOffsetCommitError,
 )
-from kafkapy.protocol import API_KEYS
-from kafkapy.protocol.classes import struct_classes
-from kafkapy.server.kafka_apis import Handler, Parked, RequestContext
+from kafkapy.protocol import ApiKey
+from kafkapy.protocol.message_classes import (
+    Coordinator,
+    DeletableGroupResult,
+    DeleteGroupsRequest,
+    DeleteGroupsResponse,
+    DescribedGroupMember,
+    DescribeGroupsRequest,
+    DescribeGroupsResponse,
+    DescribeGroupsResponseDescribedGroup,
+    FindCoordinatorRequest,
+    FindCoordinatorResponse,
+    HeartbeatRequest,
+    HeartbeatResponse,
+    JoinGroupRequest,
+    JoinGroupResponse,
+    JoinGroupResponseMember,
+    LeaveGroupRequest,
+    LeaveGroupResponse,
+    ListedGroup,
+    ListGroupsRequest,
+    ListGroupsResponse,
+    MemberResponse,
+    OffsetCommitRequest,
+    OffsetCommitResponse,
+    OffsetCommitResponsePartition,
+    OffsetCommitResponseTopic,
+    OffsetDeleteRequest,
+    OffsetDeleteResponse,
+    OffsetDeleteResponsePartition,
+    OffsetDeleteResponseTopic,
+    OffsetFetchRequest,
+    OffsetFetchResponse,
+    OffsetFetchResponseGroup,
+    OffsetFetchResponsePartition,
+    OffsetFetchResponsePartitions,
+    OffsetFetchResponseTopic,
+    OffsetFetchResponseTopics,
+    SyncGroupRequest,
+    SyncGroupResponse,
+)
+from kafkapy.server.request_context import Handler, Parked, RequestContext
 
 __all__ = ["HANDLERS"]
 
-OFFSET_COMMIT, OFFSET_FETCH, FIND_COORDINATOR, JOIN_GROUP, HEARTBEAT = 8, 9, 10, 11, 12
-LEAVE_GROUP, SYNC_GROUP, DESCRIBE_GROUPS, LIST_GROUPS, DELETE_GROUPS = 13, 14, 15, 16, 42
-OFFSET_DELETE = 47
-
-_C: dict[str, Any] = {}
-for _key in (OFFSET_COMMIT, OFFSET_FETCH, FIND_COORDINATOR, JOIN_GROUP, HEARTBEAT, LEAVE_GROUP,
-             SYNC_GROUP, DESCRIBE_GROUPS, LIST_GROUPS, DELETE_GROUPS, OFFSET_DELETE):
-    _C.update(struct_classes(API_KEYS[_key].response.body))
 
 GROUP_KEY, TRANSACTION_KEY = 0, 1
 # READ, DELETE, DESCRIBE (Kafka's AclOperation codes): everything, without an authorizer.
@@ -49,14 +81,15 @@ GROUP_OPERATIONS = sum(1 << op for op in (3, 6, 8))
 NOT_REQUESTED = -(1 << 31)
 
 
-def _coordinator(context: RequestContext) -> GroupCoordinator:
+def _coordinator(context: RequestContext[Any]) -> GroupCoordinator:
     return context.server.group_coordinator
 
 
 # =========================================================================== FindCoordinator
 
 
-async def handle_find_coordinator(context: RequestContext) -> Any:
+async def handle_find_coordinator(
+        context: RequestContext[FindCoordinatorRequest]) -> FindCoordinatorResponse:
     body, version = context.body, context.api_version
     key_type = body.key_type if version >= 1 else GROUP_KEY
     keys = list(body.coordinator_keys) if version >= 4 else [body.key]
@@ -85,19 +118,20 @@ async def handle_find_coordinator(context: RequestContext) -> Any:
         else:
             answers.append((key, -1, "", -1, error.code, error.message))
     if version >= 4:
-        return _C["FindCoordinatorResponse"](throttle_time_ms=0, coordinators=[
-            _C["Coordinator"](key=k, node_id=n, host=h, port=p, error_code=e, error_message=m)
+        return FindCoordinatorResponse(throttle_time_ms=0, coordinators=[
+            Coordinator(key=k, node_id=n, host=h, port=p, error_code=e, error_message=m)
             for k, n, h, p, e, m in answers])
     (_k, node, host, port, code, message) = answers[0]
-    return _C["FindCoordinatorResponse"](throttle_time_ms=0, error_code=code,
-                                         error_message=message, node_id=node, host=host,
-                                         port=port)
+    return FindCoordinatorResponse(throttle_time_ms=0, error_code=code,
+                                   error_message=message, node_id=node, host=host,
+                                   port=port)
 
 
 # ================================================================================ JoinGroup
 
 
-async def handle_join_group(context: RequestContext) -> Any:
+async def handle_join_group(
+        context: RequestContext[JoinGroupRequest]) -> JoinGroupResponse | Parked:
     body, version = context.body, context.api_version
     rebalance_timeout = body.rebalance_timeout_ms if version >= 1 else body.session_timeout_ms
     reply = _coordinator(context).join_group(
@@ -111,10 +145,10 @@ async def handle_join_group(context: RequestContext) -> Any:
         protocol_type=body.protocol_type,
         protocols=[(p.name, bytes(p.metadata)) for p in body.protocols])
 
-    def answer(result: Any) -> Any:
-        members = [_C["JoinGroupResponseMember"](member_id=m, group_instance_id=i, metadata=d)
+    def answer(result: Any) -> JoinGroupResponse:
+        members = [JoinGroupResponseMember(member_id=m, group_instance_id=i, metadata=d)
                    for m, i, d in result.members]
-        return _C["JoinGroupResponse"](
+        return JoinGroupResponse(
             throttle_time_ms=0, error_code=result.error, generation_id=result.generation_id,
             protocol_type=result.protocol_type,
             protocol_name=result.protocol_name if version >= 7 else
@@ -125,11 +159,12 @@ async def handle_join_group(context: RequestContext) -> Any:
     return _answer_when(reply, answer)
 
 
-def _answer_when(reply: Reply, answer: Any) -> Any:
+def _answer_when(reply: Reply,
+                 answer: Callable[[Any], JoinGroupResponse]) -> JoinGroupResponse | Parked:
     if reply.answered:
         return answer(reply.result)
 
-    async def finish() -> Any:
+    async def finish() -> JoinGroupResponse:
         return answer(await reply.wait())
     return Parked(finish)
 
@@ -137,7 +172,8 @@ def _answer_when(reply: Reply, answer: Any) -> Any:
 # ================================================================================ SyncGroup
 
 
-async def handle_sync_group(context: RequestContext) -> Any:
+async def handle_sync_group(
+        context: RequestContext[SyncGroupRequest]) -> SyncGroupResponse | Parked:
     body, version = context.body, context.api_version
     coordinator = _coordinator(context)
     reply = coordinator.sync_group(
@@ -147,16 +183,16 @@ async def handle_sync_group(context: RequestContext) -> Any:
         protocol_name=body.protocol_name if version >= 5 else None,
         assignments={a.member_id: bytes(a.assignment) for a in body.assignments})
 
-    def answer(result: Any) -> Any:
-        return _C["SyncGroupResponse"](throttle_time_ms=0, error_code=result.error,
-                                       protocol_type=result.protocol_type,
-                                       protocol_name=result.protocol_name,
-                                       assignment=result.assignment)
+    def answer(result: Any) -> SyncGroupResponse:
+        return SyncGroupResponse(throttle_time_ms=0, error_code=result.error,
+                                 protocol_type=result.protocol_type,
+                                 protocol_name=result.protocol_name,
+                                 assignment=result.assignment)
 
     if reply.answered:
         return answer(reply.result)
 
-    async def finish() -> Any:
+    async def finish() -> SyncGroupResponse:
         result = await reply.wait()
         if not result.error:
             await coordinator.manager.flush_if_due(body.group_id)
@@ -167,19 +203,19 @@ async def handle_sync_group(context: RequestContext) -> Any:
 # ================================================================================ Heartbeat
 
 
-async def handle_heartbeat(context: RequestContext) -> Any:
+async def handle_heartbeat(context: RequestContext[HeartbeatRequest]) -> HeartbeatResponse:
     body, version = context.body, context.api_version
     code = _coordinator(context).heartbeat(
         group_id=body.group_id, member_id=body.member_id,
         group_instance_id=body.group_instance_id if version >= 3 else None,
         generation_id=body.generation_id)
-    return _C["HeartbeatResponse"](throttle_time_ms=0, error_code=code)
+    return HeartbeatResponse(throttle_time_ms=0, error_code=code)
 
 
 # =============================================================================== LeaveGroup
 
 
-async def handle_leave_group(context: RequestContext) -> Any:
+async def handle_leave_group(context: RequestContext[LeaveGroupRequest]) -> LeaveGroupResponse:
     body, version = context.body, context.api_version
     if version >= 3:
         leaving = [(m.member_id, m.group_instance_id) for m in body.members]
@@ -188,17 +224,18 @@ async def handle_leave_group(context: RequestContext) -> Any:
     top, errors = _coordinator(context).leave_group(body.group_id, leaving)
     if version < 3:
         code = top or (errors[0] if errors else 0)
-        return _C["LeaveGroupResponse"](throttle_time_ms=0, error_code=code)
+        return LeaveGroupResponse(throttle_time_ms=0, error_code=code)
     members = [] if top else [
-        _C["MemberResponse"](member_id=m, group_instance_id=i, error_code=e)
+        MemberResponse(member_id=m, group_instance_id=i, error_code=e)
         for (m, i), e in zip(leaving, errors, strict=True)]
-    return _C["LeaveGroupResponse"](throttle_time_ms=0, error_code=top, members=members)
+    return LeaveGroupResponse(throttle_time_ms=0, error_code=top, members=members)
 
 
 # ============================================================================= OffsetCommit
 
 
-async def handle_offset_commit(context: RequestContext) -> Any:
+async def handle_offset_commit(
+        context: RequestContext[OffsetCommitRequest]) -> OffsetCommitResponse:
     body, version = context.body, context.api_version
     coordinator = _coordinator(context)
     now = int(time.time() * 1000)
@@ -224,12 +261,12 @@ async def handle_offset_commit(context: RequestContext) -> Any:
         results = dict.fromkeys(offsets, e.code)
     topics = []
     for topic in body.topics:
-        topics.append(_C["OffsetCommitResponseTopic"](name=topic.name, partitions=[
-            _C["OffsetCommitResponsePartition"](
+        topics.append(OffsetCommitResponseTopic(name=topic.name, partitions=[
+            OffsetCommitResponsePartition(
                 partition_index=p.partition_index,
                 error_code=results[TopicPartition(topic.name, p.partition_index)])
             for p in topic.partitions]))
-    return _C["OffsetCommitResponse"](throttle_time_ms=0, topics=topics)
+    return OffsetCommitResponse(throttle_time_ms=0, topics=topics)
 
 
 # ============================================================================== OffsetFetch
@@ -263,7 +300,7 @@ def _fetch_group(coordinator: GroupCoordinator, group_id: str,
     return 0, list(out.items())
 
 
-async def handle_offset_fetch(context: RequestContext) -> Any:
+async def handle_offset_fetch(context: RequestContext[OffsetFetchRequest]) -> OffsetFetchResponse:
     body, version = context.body, context.api_version
     coordinator = _coordinator(context)
     if version >= 8:
@@ -276,13 +313,13 @@ async def handle_offset_fetch(context: RequestContext) -> Any:
                                         g.member_id if version >= 9 else None,
                                         g.member_epoch if version >= 9 else -1,
                                         body.require_stable)
-            groups.append(_C["OffsetFetchResponseGroup"](
+            groups.append(OffsetFetchResponseGroup(
                 group_id=g.group_id, error_code=code, topics=[
-                    _C["OffsetFetchResponseTopics"](name=name, partitions=[
-                        _C["OffsetFetchResponsePartitions"](**_partition(p, om, err))
+                    OffsetFetchResponseTopics(name=name, partitions=[
+                        OffsetFetchResponsePartitions(**_partition(p, om, err))
                         for p, om, err in parts])
                     for name, parts in result]))
-        return _C["OffsetFetchResponse"](throttle_time_ms=0, groups=groups)
+        return OffsetFetchResponse(throttle_time_ms=0, groups=groups)
     topics = None if body.topics is None else \
         [(t.name, list(t.partition_indexes)) for t in body.topics]
     code, result = _fetch_group(coordinator, body.group_id, topics,
@@ -295,12 +332,12 @@ async def handle_offset_fetch(context: RequestContext) -> Any:
         else:
             result = []
     response_topics = [
-        _C["OffsetFetchResponseTopic"](name=name, partitions=[
-            _C["OffsetFetchResponsePartition"](**_partition(p, om, err))
+        OffsetFetchResponseTopic(name=name, partitions=[
+            OffsetFetchResponsePartition(**_partition(p, om, err))
             for p, om, err in parts])
         for name, parts in result]
-    return _C["OffsetFetchResponse"](throttle_time_ms=0, topics=response_topics,
-                                     error_code=code)
+    return OffsetFetchResponse(throttle_time_ms=0, topics=response_topics,
+                               error_code=code)
 
 
 def _partition(p: int, om: OffsetAndMetadata | None, error: int = 0) -> dict[str, Any]:
@@ -315,7 +352,8 @@ def _partition(p: int, om: OffsetAndMetadata | None, error: int = 0) -> dict[str
 # ========================================================================== DescribeGroups
 
 
-async def handle_describe_groups(context: RequestContext) -> Any:
+async def handle_describe_groups(
+        context: RequestContext[DescribeGroupsRequest]) -> DescribeGroupsResponse:
     body, version = context.body, context.api_version
     coordinator = _coordinator(context)
     include_ops = version >= 3 and body.include_authorized_operations
@@ -323,10 +361,10 @@ async def handle_describe_groups(context: RequestContext) -> Any:
     for group_id in body.groups:
         try:
             s = coordinator.describe_group(group_id)
-            out.append(_C["DescribedGroup"](
+            out.append(DescribeGroupsResponseDescribedGroup(
                 error_code=0, error_message=None, group_id=group_id, group_state=s.state,
                 protocol_type=s.protocol_type, protocol_data=s.protocol_data,
-                members=[_C["DescribedGroupMember"](
+                members=[DescribedGroupMember(
                     member_id=m, group_instance_id=i, client_id=c, client_host=h,
                     member_metadata=meta, member_assignment=a)
                     for m, i, c, h, meta, a in s.members],
@@ -339,17 +377,17 @@ async def handle_describe_groups(context: RequestContext) -> Any:
                 code, message = 0, None
             elif isinstance(e, InvalidGroupIdError) and version < 6:
                 message = None
-            out.append(_C["DescribedGroup"](
+            out.append(DescribeGroupsResponseDescribedGroup(
                 error_code=code, error_message=message, group_id=group_id, group_state="Dead",
                 protocol_type="", protocol_data="", members=[],
                 authorized_operations=NOT_REQUESTED))
-    return _C["DescribeGroupsResponse"](throttle_time_ms=0, groups=out)
+    return DescribeGroupsResponse(throttle_time_ms=0, groups=out)
 
 
 # ============================================================================== ListGroups
 
 
-async def handle_list_groups(context: RequestContext) -> Any:
+async def handle_list_groups(context: RequestContext[ListGroupsRequest]) -> ListGroupsResponse:
     body, version = context.body, context.api_version
     states = {s.lower() for s in body.states_filter} if version >= 4 else set()
     types = {t.lower() for t in body.types_filter} if version >= 5 else set()
@@ -359,44 +397,46 @@ async def handle_list_groups(context: RequestContext) -> Any:
             continue
         if types and "classic" not in types:
             continue
-        groups.append(_C["ListedGroup"](group_id=g.group_id,
-                                        protocol_type=g.protocol_type or "",
-                                        group_state=g.state.value, group_type="classic"))
+        groups.append(ListedGroup(group_id=g.group_id,
+                                  protocol_type=g.protocol_type or "",
+                                  group_state=g.state.value, group_type="classic"))
     # KIP-848 consumer groups (consumer_group_coordinator.py), as Kafka lists them.
     for group_id, state in _coordinator(context).consumer_groups.listed():
         if (states and state.lower() not in states) or (types and "consumer" not in types):
             continue
-        groups.append(_C["ListedGroup"](group_id=group_id, protocol_type="consumer",
-                                        group_state=state, group_type="consumer"))
-    return _C["ListGroupsResponse"](throttle_time_ms=0, error_code=0, groups=groups)
+        groups.append(ListedGroup(group_id=group_id, protocol_type="consumer",
+                                  group_state=state, group_type="consumer"))
+    return ListGroupsResponse(throttle_time_ms=0, error_code=0, groups=groups)
 
 
 # ============================================================================ DeleteGroups
 
 
-async def handle_delete_groups(context: RequestContext) -> Any:
+async def handle_delete_groups(
+        context: RequestContext[DeleteGroupsRequest]) -> DeleteGroupsResponse:
     coordinator = _coordinator(context)
     names = list(context.body.groups_names)
     results = coordinator.delete_groups(names)
     for name in names:
         if not results.get(name):
             await coordinator.manager.flush_if_due(name)
-    return _C["DeleteGroupsResponse"](throttle_time_ms=0, results=[
-        _C["DeletableGroupResult"](group_id=n, error_code=results[n]) for n in names])
+    return DeleteGroupsResponse(throttle_time_ms=0, results=[
+        DeletableGroupResult(group_id=n, error_code=results[n]) for n in names])
 
 
 # ============================================================================ OffsetDelete
 
 
-async def handle_offset_delete(context: RequestContext) -> Any:
+async def handle_offset_delete(
+        context: RequestContext[OffsetDeleteRequest]) -> OffsetDeleteResponse:
     body = context.body
     coordinator = _coordinator(context)
     tps = [TopicPartition(t.name, p.partition_index) for t in body.topics for p in t.partitions]
     results = coordinator.delete_offsets(body.group_id, tps)
     await coordinator.manager.flush_if_due(body.group_id)
-    return _C["OffsetDeleteResponse"](error_code=0, throttle_time_ms=0, topics=[
-        _C["OffsetDeleteResponseTopic"](name=t.name, partitions=[
-            _C["OffsetDeleteResponsePartition"](
+    return OffsetDeleteResponse(error_code=0, throttle_time_ms=0, topics=[
+        OffsetDeleteResponseTopic(name=t.name, partitions=[
+            OffsetDeleteResponsePartition(
                 partition_index=p.partition_index,
                 error_code=results[TopicPartition(t.name, p.partition_index)])
             for p in t.partitions])
@@ -404,15 +444,15 @@ async def handle_offset_delete(context: RequestContext) -> Any:
 
 
 HANDLERS: dict[int, Handler] = {
-    FIND_COORDINATOR: handle_find_coordinator,
-    JOIN_GROUP: handle_join_group,
-    SYNC_GROUP: handle_sync_group,
-    HEARTBEAT: handle_heartbeat,
-    LEAVE_GROUP: handle_leave_group,
-    OFFSET_COMMIT: handle_offset_commit,
-    OFFSET_FETCH: handle_offset_fetch,
-    DESCRIBE_GROUPS: handle_describe_groups,
-    LIST_GROUPS: handle_list_groups,
-    DELETE_GROUPS: handle_delete_groups,
-    OFFSET_DELETE: handle_offset_delete,
+    ApiKey.FIND_COORDINATOR: handle_find_coordinator,
+    ApiKey.JOIN_GROUP: handle_join_group,
+    ApiKey.SYNC_GROUP: handle_sync_group,
+    ApiKey.HEARTBEAT: handle_heartbeat,
+    ApiKey.LEAVE_GROUP: handle_leave_group,
+    ApiKey.OFFSET_COMMIT: handle_offset_commit,
+    ApiKey.OFFSET_FETCH: handle_offset_fetch,
+    ApiKey.DESCRIBE_GROUPS: handle_describe_groups,
+    ApiKey.LIST_GROUPS: handle_list_groups,
+    ApiKey.DELETE_GROUPS: handle_delete_groups,
+    ApiKey.OFFSET_DELETE: handle_offset_delete,
 }

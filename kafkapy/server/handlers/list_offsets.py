@@ -15,22 +15,23 @@ Kafka's ``KafkaApis.handleListOffsetRequest`` (v1+) for v1-10. Per partition:
 
 from __future__ import annotations
 
-from typing import Any
-
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import InvalidRequestError, KafkaError, UnknownServerError
-from kafkapy.protocol import API_KEYS
-from kafkapy.protocol.classes import struct_classes
-from kafkapy.server.kafka_apis import Handler, RequestContext
+from kafkapy.protocol import ApiKey
+from kafkapy.protocol.message_classes import (
+    ListOffsetsPartitionResponse,
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+    ListOffsetsTopicResponse,
+)
+from kafkapy.server.request_context import Handler, RequestContext
 
 __all__ = ["HANDLERS", "handle_list_offsets"]
 
-LIST_OFFSETS = 2
-_C = struct_classes(API_KEYS[LIST_OFFSETS].response.body)
 CONSUMER = -1
 
 
-async def handle_list_offsets(context: RequestContext) -> Any:
+async def handle_list_offsets(context: RequestContext[ListOffsetsRequest]) -> ListOffsetsResponse:
     body = context.body
     version = context.api_version
     rm = context.server.replica_manager
@@ -45,7 +46,7 @@ async def handle_list_offsets(context: RequestContext) -> Any:
         partitions = []
         for part in topic.partitions:
             tp = TopicPartition(topic.name, part.partition_index)
-            out = _C["ListOffsetsPartitionResponse"](
+            out = ListOffsetsPartitionResponse(
                 partition_index=part.partition_index, error_code=0, timestamp=-1,
                 offset=-1, leader_epoch=-1)
             try:
@@ -69,8 +70,8 @@ async def handle_list_offsets(context: RequestContext) -> Any:
                 out.error_code = UnknownServerError.code
                 del e
             partitions.append(out)
-        topics.append(_C["ListOffsetsTopicResponse"](name=topic.name, partitions=partitions))
-    return _C["ListOffsetsResponse"](throttle_time_ms=0, topics=topics)
+        topics.append(ListOffsetsTopicResponse(name=topic.name, partitions=partitions))
+    return ListOffsetsResponse(throttle_time_ms=0, topics=topics)
 
 
-HANDLERS: dict[int, Handler] = {LIST_OFFSETS: handle_list_offsets}
+HANDLERS: dict[int, Handler] = {ApiKey.LIST_OFFSETS: handle_list_offsets}

@@ -18,7 +18,8 @@ Kafka's ``KafkaApis.handleTopicMetadataRequest`` for v0-12:
 
 from __future__ import annotations
 
-from typing import Any
+import uuid
+from typing import TYPE_CHECKING
 
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import (
@@ -28,15 +29,22 @@ from kafkapy.errors import (
     UnknownTopicOrPartitionError,
 )
 from kafkapy.log.log_manager import validate_topic_name
-from kafkapy.protocol import API_KEYS
-from kafkapy.protocol.classes import struct_classes
+from kafkapy.protocol import ApiKey
+from kafkapy.protocol.message_classes import (
+    MetadataRequest,
+    MetadataResponse,
+    MetadataResponseBroker,
+    MetadataResponsePartition,
+    MetadataResponseTopic,
+)
 from kafkapy.server.handlers.cluster import CLUSTER_OPERATIONS
-from kafkapy.server.kafka_apis import Handler, RequestContext
+from kafkapy.server.request_context import Handler, RequestContext
+
+if TYPE_CHECKING:
+    from kafkapy.server.kafka_server import KafkaServer
 
 __all__ = ["HANDLERS", "handle_metadata"]
 
-METADATA = 3
-_C = struct_classes(API_KEYS[METADATA].response.body)
 _ZERO_UUID = "00000000-0000-0000-0000-000000000000"
 
 NOT_REQUESTED = -2147483648
@@ -47,34 +55,35 @@ TOPIC_OPERATIONS = sum(1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11))
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 
 
-def topic_metadata(context: RequestContext, name: str, error: KafkaError | None = None,
-                   include_authorized: bool = False) -> Any:
+def topic_metadata(context: RequestContext[MetadataRequest], name: str,
+                   error: KafkaError | None = None,
+                   include_authorized: bool = False) -> MetadataResponseTopic:
     """One MetadataResponseTopic for ``name`` (an existing topic unless ``error``)."""
     server = context.server
     record = server.metadata_store.topics.get(name)
     if error is not None or record is None:
         code = (error or UnknownTopicOrPartitionError()).code
-        return _C["MetadataResponseTopic"](error_code=code, name=name,
-                                           is_internal=name in INTERNAL_TOPICS)
+        return MetadataResponseTopic(error_code=code, name=name,
+                                     is_internal=name in INTERNAL_TOPICS)
     partitions = []
     for p in range(record.partitions):
         part = server.replica_manager.partitions.get(TopicPartition(name, p))
         if part is None:       # being created or deleted right now
-            partitions.append(_C["MetadataResponsePartition"](
+            partitions.append(MetadataResponsePartition(
                 error_code=5, partition_index=p, leader_id=-1, leader_epoch=-1,
                 replica_nodes=[server.node_id], isr_nodes=[], offline_replicas=[]))
             continue
-        partitions.append(_C["MetadataResponsePartition"](
+        partitions.append(MetadataResponsePartition(
             error_code=0, partition_index=p, leader_id=part.leader_id,
             leader_epoch=part.leader_epoch, replica_nodes=list(part.replicas),
             isr_nodes=list(part.isr), offline_replicas=[]))
-    return _C["MetadataResponseTopic"](
+    return MetadataResponseTopic(
         error_code=0, name=name, topic_id=record.topic_id, is_internal=name in INTERNAL_TOPICS,
         partitions=partitions,
         topic_authorized_operations=TOPIC_OPERATIONS if include_authorized else NOT_REQUESTED)
 
 
-def _name_of(server: Any, topic_id: Any) -> str | None:
+def _name_of(server: KafkaServer, topic_id: uuid.UUID) -> str | None:
     # A scan of the topics: Metadata by id is asked for a few ids at a time.
     for record in server.metadata_store.topics.values():
         if record.topic_id == topic_id:
@@ -82,16 +91,17 @@ def _name_of(server: Any, topic_id: Any) -> str | None:
     return None
 
 
-async def handle_metadata(context: RequestContext) -> Any:
+async def handle_metadata(context: RequestContext[MetadataRequest]) -> MetadataResponse:
     body = context.body
     version = context.api_version
     server = context.server
     cache = server.metadata_cache
     include_topic_ops = version >= 8 and body.include_topic_authorized_operations
-    topics: list[Any] = []
+    topics: list[MetadataResponseTopic] = []
     if body.topics is None or (version == 0 and not body.topics):
-        for name in sorted(cache.topics):
-            topics.append(topic_metadata(context, name, include_authorized=include_topic_ops))
+        for existing in sorted(cache.topics):
+            topics.append(topic_metadata(context, existing,
+                                         include_authorized=include_topic_ops))
     else:
         allow_auto = version < 4 or body.allow_auto_topic_creation
         seen: set[str] = set()
@@ -103,7 +113,7 @@ async def handle_metadata(context: RequestContext) -> Any:
                 # auto-created; an unknown id is UNKNOWN_TOPIC_ID.
                 by_id = _name_of(server, requested.topic_id) if version >= 12 else None
                 if by_id is None:
-                    topics.append(_C["MetadataResponseTopic"](
+                    topics.append(MetadataResponseTopic(
                         error_code=UnknownTopicIdError.code, name=None,
                         topic_id=requested.topic_id))
                 elif by_id not in seen:
@@ -120,17 +130,18 @@ async def handle_metadata(context: RequestContext) -> Any:
                     topics.append(topic_metadata(context, name, error))
                     continue
             topics.append(topic_metadata(context, name, include_authorized=include_topic_ops))
-    brokers = [_C["MetadataResponseBroker"](node_id=node, host=host, port=port, rack=rack)
+    brokers = [MetadataResponseBroker(node_id=node, host=host, port=port, rack=rack)
                for node, host, port, rack in cache.brokers(context.request.listener_name)]
     include_cluster_ops = 8 <= version <= 10 and body.include_cluster_authorized_operations
-    return _C["MetadataResponse"](
+    return MetadataResponse(
         throttle_time_ms=0, brokers=brokers, cluster_id=cache.cluster_id,
         controller_id=cache.controller_id, topics=topics,
         cluster_authorized_operations=CLUSTER_OPERATIONS if include_cluster_ops
         else NOT_REQUESTED)
 
 
-def _auto_create(context: RequestContext, name: str, allowed: bool) -> KafkaError | None:
+def _auto_create(context: RequestContext[MetadataRequest], name: str,
+                 allowed: bool) -> KafkaError | None:
     """Create ``name`` if auto-creation applies; the error to answer with otherwise."""
     try:
         validate_topic_name(name)
@@ -148,4 +159,4 @@ def _auto_create(context: RequestContext, name: str, allowed: bool) -> KafkaErro
     return None
 
 
-HANDLERS: dict[int, Handler] = {METADATA: handle_metadata}
+HANDLERS: dict[int, Handler] = {ApiKey.METADATA: handle_metadata}

@@ -27,7 +27,7 @@ sake but refused with UNSUPPORTED_VERSION, as Kafka 4.0 does, KAFKA-18659):
 from __future__ import annotations
 
 import struct
-from typing import Any
+from typing import Any, TypeAlias
 
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import (
@@ -39,16 +39,21 @@ from kafkapy.errors import (
     UnsupportedVersionError,
 )
 from kafkapy.network.request_channel import CloseConnection, NoResponse
-from kafkapy.protocol import API_KEYS
-from kafkapy.protocol.classes import struct_classes
+from kafkapy.protocol import ApiKey
+from kafkapy.protocol.message_classes import (
+    PartitionProduceResponse,
+    ProduceRequest,
+    ProduceResponse,
+    TopicProduceResponse,
+)
 from kafkapy.protocol.records import check_produce_batch
-from kafkapy.server.kafka_apis import Handler, Parked, RequestContext
 from kafkapy.server.replica_manager import ProducePartitionResult
+from kafkapy.server.request_context import Handler, Parked, RequestContext
 
 __all__ = ["HANDLERS", "check_batch_header", "handle_produce"]
 
-PRODUCE = 0
-_C = struct_classes(API_KEYS[PRODUCE].response.body)
+_Answer: TypeAlias = ProduceResponse | NoResponse | CloseConnection
+
 _TRANSACTIONAL = 0x10
 
 
@@ -61,7 +66,7 @@ def check_batch_header(records: Any, version: int) -> memoryview:
     return memoryview(records).cast("B")
 
 
-def _verify_transactional(context: RequestContext, transactional_id: str | None,
+def _verify_transactional(context: RequestContext[ProduceRequest], transactional_id: str | None,
                           tp: TopicPartition, view: memoryview) -> None:
     if transactional_id is None:
         raise TransactionalIdAuthorizationFailedError(
@@ -71,7 +76,7 @@ def _verify_transactional(context: RequestContext, transactional_id: str | None,
                                                             epoch, tp)
 
 
-async def handle_produce(context: RequestContext) -> Any:
+async def handle_produce(context: RequestContext[ProduceRequest]) -> _Answer | Parked:
     version = context.api_version
     body = context.body
     if version < 3:
@@ -82,7 +87,7 @@ async def handle_produce(context: RequestContext) -> Any:
         raise InvalidRequiredAcksError(f"acks must be -1, 0 or 1, not {acks}")
     rm = context.server.replica_manager
     early: dict[TopicPartition, KafkaError] = {}
-    entries: dict[TopicPartition, Any] = {}
+    entries: dict[TopicPartition, memoryview | bytes | bytearray] = {}
     order: list[tuple[str, list[int]]] = []
     for topic in body.topic_data:
         indexes = []
@@ -105,7 +110,7 @@ async def handle_produce(context: RequestContext) -> Any:
     for tp, error in early.items():
         results[tp] = ProducePartitionResult(error=error)
 
-    def respond() -> Any:
+    def respond() -> _Answer:
         if acks == 0:
             if any(r.error is not None for r in results.values()):
                 return CloseConnection()
@@ -115,7 +120,7 @@ async def handle_produce(context: RequestContext) -> Any:
     if parked is None:
         return respond()
 
-    async def finish() -> Any:
+    async def finish() -> _Answer:
         await parked.wait()
         return respond()
 
@@ -123,22 +128,22 @@ async def handle_produce(context: RequestContext) -> Any:
 
 
 def _response(version: int, order: list[tuple[str, list[int]]],
-              results: dict[TopicPartition, ProducePartitionResult]) -> Any:
+              results: dict[TopicPartition, ProducePartitionResult]) -> ProduceResponse:
     topics = []
     for name, indexes in order:
         partitions = []
         for index in indexes:
             r = results[TopicPartition(name, index)]
             error = r.error
-            partitions.append(_C["PartitionProduceResponse"](
+            partitions.append(PartitionProduceResponse(
                 index=index, error_code=0 if error is None else error.code,
                 base_offset=r.base_offset if error is None else -1,
                 log_append_time_ms=r.log_append_time if error is None else -1,
                 log_start_offset=r.log_start_offset if error is None else -1,
                 record_errors=[],
                 error_message=None if error is None else error.message))
-        topics.append(_C["TopicProduceResponse"](name=name, partition_responses=partitions))
-    return _C["ProduceResponse"](responses=topics, throttle_time_ms=0)
+        topics.append(TopicProduceResponse(name=name, partition_responses=partitions))
+    return ProduceResponse(responses=topics, throttle_time_ms=0)
 
 
-HANDLERS: dict[int, Handler] = {PRODUCE: handle_produce}
+HANDLERS: dict[int, Handler] = {ApiKey.PRODUCE: handle_produce}

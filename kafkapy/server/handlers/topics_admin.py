@@ -37,7 +37,6 @@ from __future__ import annotations
 import logging
 import uuid
 from collections import Counter
-from typing import Any
 
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import (
@@ -48,25 +47,32 @@ from kafkapy.errors import (
     TopicDeletionDisabledError,
     UnknownTopicOrPartitionError,
 )
-from kafkapy.protocol import API_KEYS
-from kafkapy.protocol.classes import struct_classes
+from kafkapy.protocol import ApiKey
+from kafkapy.protocol.message_classes import (
+    CreatableTopicConfigs,
+    CreatableTopicResult,
+    CreatePartitionsRequest,
+    CreatePartitionsResponse,
+    CreatePartitionsTopicResult,
+    CreateTopicsRequest,
+    CreateTopicsResponse,
+    DeletableTopicResult,
+    DeleteRecordsPartitionResult,
+    DeleteRecordsRequest,
+    DeleteRecordsResponse,
+    DeleteRecordsTopicResult,
+    DeleteTopicsRequest,
+    DeleteTopicsResponse,
+)
 from kafkapy.server.admin_manager import CLUSTER_METADATA_TOPIC, api_error
-from kafkapy.server.kafka_apis import Handler, RequestContext
+from kafkapy.server.request_context import Handler, RequestContext
 
 __all__ = ["HANDLERS", "handle_create_partitions", "handle_create_topics",
            "handle_delete_records", "handle_delete_topics"]
 
 log = logging.getLogger(__name__)
 
-CREATE_TOPICS = 19
-DELETE_TOPICS = 20
-DELETE_RECORDS = 21
-CREATE_PARTITIONS = 37
 
-_CT = struct_classes(API_KEYS[CREATE_TOPICS].response.body)
-_DT = struct_classes(API_KEYS[DELETE_TOPICS].response.body)
-_DR = struct_classes(API_KEYS[DELETE_RECORDS].response.body)
-_CP = struct_classes(API_KEYS[CREATE_PARTITIONS].response.body)
 
 _DUPLICATE = "Duplicate topic name."
 HIGH_WATERMARK = -1
@@ -82,17 +88,18 @@ def _log_failure(what: str, name: str, exc: Exception) -> None:
 # ================================================================================ CreateTopics
 
 
-async def handle_create_topics(context: RequestContext) -> Any:
+async def handle_create_topics(
+        context: RequestContext[CreateTopicsRequest]) -> CreateTopicsResponse:
     body = context.body
     version = context.api_version
     admin = context.server.admin
     counts = Counter(t.name for t in body.topics)
-    results: list[Any] = []
+    results: list[CreatableTopicResult] = []
     for topic in body.topics:
         if counts[topic.name] > 1 or topic.name == CLUSTER_METADATA_TOPIC:
             continue
-        result = _CT["CreatableTopicResult"](name=topic.name, error_code=0,
-                                             error_message=None)
+        result = CreatableTopicResult(name=topic.name, error_code=0,
+                                      error_message=None)
         try:
             new = admin.check_new_topic(
                 topic.name, topic.num_partitions, topic.replication_factor,
@@ -112,7 +119,7 @@ async def handle_create_topics(context: RequestContext) -> Any:
         result.replication_factor = new.replication_factor
         if version >= 5:
             result.configs = [
-                _CT["CreatableTopicConfigs"](
+                CreatableTopicConfigs(
                     name=e.name, value=None if e.sensitive else e.value,
                     read_only=e.read_only, config_source=int(e.source),
                     is_sensitive=e.sensitive)
@@ -122,20 +129,21 @@ async def handle_create_topics(context: RequestContext) -> Any:
     # metadata log's name, which its controller never sees.
     for name, count in counts.items():
         if count > 1:
-            results.append(_CT["CreatableTopicResult"](
+            results.append(CreatableTopicResult(
                 name=name, error_code=InvalidRequestError.code, error_message=_DUPLICATE))
     if counts[CLUSTER_METADATA_TOPIC] == 1:
-        results.append(_CT["CreatableTopicResult"](
+        results.append(CreatableTopicResult(
             name=CLUSTER_METADATA_TOPIC, error_code=InvalidRequestError.code,
             error_message=f"Creation of internal topic {CLUSTER_METADATA_TOPIC} is "
                           f"prohibited."))
-    return _CT["CreateTopicsResponse"](throttle_time_ms=0, topics=results)
+    return CreateTopicsResponse(throttle_time_ms=0, topics=results)
 
 
 # ================================================================================ DeleteTopics
 
 
-async def handle_delete_topics(context: RequestContext) -> Any:
+async def handle_delete_topics(
+        context: RequestContext[DeleteTopicsRequest]) -> DeleteTopicsResponse:
     body = context.body
     server = context.server
     if not server.config.delete_topic_enable:
@@ -144,13 +152,13 @@ async def handle_delete_topics(context: RequestContext) -> Any:
             raise InvalidRequestError("Topic deletion is disabled.")
         raise TopicDeletionDisabledError()
     counts = Counter(body.topic_names)
-    responses: list[Any] = []
+    responses: list[DeletableTopicResult] = []
     answered: set[str] = set()
     for name in body.topic_names:
         if name in answered:
             continue
         answered.add(name)
-        result = _DT["DeletableTopicResult"](name=name, error_code=0, error_message=None)
+        result = DeletableTopicResult(name=name, error_code=0, error_message=None)
         if counts[name] > 1:
             result.error_code, result.error_message = InvalidRequestError.code, _DUPLICATE
         else:
@@ -165,24 +173,25 @@ async def handle_delete_topics(context: RequestContext) -> Any:
                     message = e.message
                 result.error_message = message
         responses.append(result)
-    return _DT["DeleteTopicsResponse"](throttle_time_ms=0, responses=responses)
+    return DeleteTopicsResponse(throttle_time_ms=0, responses=responses)
 
 
 # ============================================================================ CreatePartitions
 
 
-async def handle_create_partitions(context: RequestContext) -> Any:
+async def handle_create_partitions(
+        context: RequestContext[CreatePartitionsRequest]) -> CreatePartitionsResponse:
     body = context.body
     admin = context.server.admin
     counts = Counter(t.name for t in body.topics)
-    results: list[Any] = []
+    results: list[CreatePartitionsTopicResult] = []
     answered: set[str] = set()
     for topic in body.topics:
         if topic.name in answered:
             continue
         answered.add(topic.name)
-        result = _CP["CreatePartitionsTopicResult"](name=topic.name, error_code=0,
-                                                    error_message=None)
+        result = CreatePartitionsTopicResult(name=topic.name, error_code=0,
+                                             error_message=None)
         if counts[topic.name] > 1:
             result.error_code, result.error_message = InvalidRequestError.code, _DUPLICATE
             results.append(result)
@@ -198,13 +207,14 @@ async def handle_create_partitions(context: RequestContext) -> Any:
             _log_failure("CreatePartitions", topic.name, e)
             result.error_code, result.error_message = api_error(e)
         results.append(result)
-    return _CP["CreatePartitionsResponse"](throttle_time_ms=0, results=results)
+    return CreatePartitionsResponse(throttle_time_ms=0, results=results)
 
 
 # =============================================================================== DeleteRecords
 
 
-async def handle_delete_records(context: RequestContext) -> Any:
+async def handle_delete_records(
+        context: RequestContext[DeleteRecordsRequest]) -> DeleteRecordsResponse:
     body = context.body
     rm = context.server.replica_manager
     # Kafka collects the request into a map: a partition named twice counts once, with the
@@ -215,10 +225,10 @@ async def handle_delete_records(context: RequestContext) -> Any:
             tp = TopicPartition(topic.name, part.partition_index)
             wanted.pop(tp, None)
             wanted[tp] = part.offset
-    by_topic: dict[str, list[Any]] = {}
+    by_topic: dict[str, list[DeleteRecordsPartitionResult]] = {}
     for tp, offset in wanted.items():
-        out = _DR["DeleteRecordsPartitionResult"](partition_index=tp.partition,
-                                                  low_watermark=-1, error_code=0)
+        out = DeleteRecordsPartitionResult(partition_index=tp.partition,
+                                           low_watermark=-1, error_code=0)
         try:
             partition = rm.get_partition(tp)
             if not partition.log.config.delete:
@@ -233,14 +243,14 @@ async def handle_delete_records(context: RequestContext) -> Any:
             _log_failure("DeleteRecords", str(tp), e)
             out.error_code, _message = api_error(e)
         by_topic.setdefault(tp.topic, []).append(out)
-    topics = [_DR["DeleteRecordsTopicResult"](name=name, partitions=sorted(
+    topics = [DeleteRecordsTopicResult(name=name, partitions=sorted(
         parts, key=lambda p: p.partition_index)) for name, parts in by_topic.items()]
-    return _DR["DeleteRecordsResponse"](throttle_time_ms=0, topics=topics)
+    return DeleteRecordsResponse(throttle_time_ms=0, topics=topics)
 
 
 HANDLERS: dict[int, Handler] = {
-    CREATE_TOPICS: handle_create_topics,
-    DELETE_TOPICS: handle_delete_topics,
-    DELETE_RECORDS: handle_delete_records,
-    CREATE_PARTITIONS: handle_create_partitions,
+    ApiKey.CREATE_TOPICS: handle_create_topics,
+    ApiKey.DELETE_TOPICS: handle_delete_topics,
+    ApiKey.DELETE_RECORDS: handle_delete_records,
+    ApiKey.CREATE_PARTITIONS: handle_create_partitions,
 }

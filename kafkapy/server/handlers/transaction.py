@@ -24,26 +24,47 @@ from kafkapy.errors import (
     ProducerFencedError,
     UnknownTopicOrPartitionError,
 )
-from kafkapy.protocol import API_KEYS
-from kafkapy.protocol.classes import struct_classes
-from kafkapy.server.kafka_apis import Handler, RequestContext
+from kafkapy.protocol import ApiKey
+from kafkapy.protocol.message_classes import (
+    AddOffsetsToTxnRequest,
+    AddOffsetsToTxnResponse,
+    AddPartitionsToTxnPartitionResult,
+    AddPartitionsToTxnRequest,
+    AddPartitionsToTxnResponse,
+    AddPartitionsToTxnTopicResult,
+    DescribeProducersRequest,
+    DescribeProducersResponse,
+    DescribeTransactionsRequest,
+    DescribeTransactionsResponse,
+    DescribeTransactionsResponseTransactionState,
+    EndTxnRequest,
+    EndTxnResponse,
+    InitProducerIdRequest,
+    InitProducerIdResponse,
+    ListTransactionsRequest,
+    ListTransactionsResponse,
+    ListTransactionsResponseTransactionState,
+    PartitionResponse,
+    ProducerState,
+    TopicData,
+    TopicResponse,
+    TxnOffsetCommitRequest,
+    TxnOffsetCommitResponse,
+    TxnOffsetCommitResponsePartition,
+    TxnOffsetCommitResponseTopic,
+    WritableTxnMarkerPartitionResult,
+    WritableTxnMarkerResult,
+    WritableTxnMarkerTopicResult,
+    WriteTxnMarkersRequest,
+    WriteTxnMarkersResponse,
+)
+from kafkapy.server.request_context import Handler, RequestContext
 
 __all__ = ["HANDLERS"]
 
-INIT_PRODUCER_ID, ADD_PARTITIONS_TO_TXN, ADD_OFFSETS_TO_TXN, END_TXN = 22, 24, 25, 26
-WRITE_TXN_MARKERS = 27
-TXN_OFFSET_COMMIT, DESCRIBE_PRODUCERS, DESCRIBE_TRANSACTIONS, LIST_TRANSACTIONS = 28, 61, 65, 66
-
-_C: dict[str, Any] = {}
-for _key in (INIT_PRODUCER_ID, ADD_PARTITIONS_TO_TXN, ADD_OFFSETS_TO_TXN, END_TXN,
-             WRITE_TXN_MARKERS, TXN_OFFSET_COMMIT, DESCRIBE_PRODUCERS):
-    _C.update(struct_classes(API_KEYS[_key].response.body))
-# Both name a struct "TransactionState": kept apart.
-_DESCRIBED = struct_classes(API_KEYS[DESCRIBE_TRANSACTIONS].response.body)
-_LISTED = struct_classes(API_KEYS[LIST_TRANSACTIONS].response.body)
 
 
-def _coordinator(context: RequestContext) -> TransactionCoordinator:
+def _coordinator(context: RequestContext[Any]) -> TransactionCoordinator:
     return context.server.transaction_coordinator
 
 
@@ -57,7 +78,8 @@ def _code(e: KafkaError, fenced_since: int, version: int) -> int:
 # ========================================================================== InitProducerId
 
 
-async def handle_init_producer_id(context: RequestContext) -> Any:
+async def handle_init_producer_id(
+        context: RequestContext[InitProducerIdRequest]) -> InitProducerIdResponse:
     body, version = context.body, context.api_version
     expected = (body.producer_id, body.producer_epoch) if version >= 3 else (-1, -1)
     try:
@@ -66,14 +88,15 @@ async def handle_init_producer_id(context: RequestContext) -> Any:
         code = 0
     except KafkaError as e:
         producer_id, epoch, code = -1, -1, _code(e, 4, version)
-    return _C["InitProducerIdResponse"](throttle_time_ms=0, error_code=code,
-                                        producer_id=producer_id, producer_epoch=epoch)
+    return InitProducerIdResponse(throttle_time_ms=0, error_code=code,
+                                  producer_id=producer_id, producer_epoch=epoch)
 
 
 # ====================================================================== AddPartitionsToTxn
 
 
-async def handle_add_partitions_to_txn(context: RequestContext) -> Any:
+async def handle_add_partitions_to_txn(
+        context: RequestContext[AddPartitionsToTxnRequest]) -> AddPartitionsToTxnResponse:
     body, version = context.body, context.api_version
     topics = [(t.name, list(t.partitions)) for t in body.v3_and_below_topics]
     tps = [TopicPartition(name, p) for name, parts in topics for p in parts]
@@ -95,10 +118,10 @@ async def handle_add_partitions_to_txn(context: RequestContext) -> Any:
         except KafkaError as e:
             code = _code(e, 2, version)
         errors = {tp: code for tp in tps}
-    return _C["AddPartitionsToTxnResponse"](
+    return AddPartitionsToTxnResponse(
         throttle_time_ms=0, results_by_topic_v3_and_below=[
-            _C["AddPartitionsToTxnTopicResult"](name=name, results_by_partition=[
-                _C["AddPartitionsToTxnPartitionResult"](
+            AddPartitionsToTxnTopicResult(name=name, results_by_partition=[
+                AddPartitionsToTxnPartitionResult(
                     partition_index=p, partition_error_code=errors[TopicPartition(name, p)])
                 for p in parts])
             for name, parts in topics])
@@ -107,7 +130,8 @@ async def handle_add_partitions_to_txn(context: RequestContext) -> Any:
 # ========================================================================= AddOffsetsToTxn
 
 
-async def handle_add_offsets_to_txn(context: RequestContext) -> Any:
+async def handle_add_offsets_to_txn(
+        context: RequestContext[AddOffsetsToTxnRequest]) -> AddOffsetsToTxnResponse:
     body, version = context.body, context.api_version
     try:
         await _coordinator(context).add_offsets(body.transactional_id, body.producer_id,
@@ -115,13 +139,13 @@ async def handle_add_offsets_to_txn(context: RequestContext) -> Any:
         code = 0
     except KafkaError as e:
         code = _code(e, 2, version)
-    return _C["AddOffsetsToTxnResponse"](throttle_time_ms=0, error_code=code)
+    return AddOffsetsToTxnResponse(throttle_time_ms=0, error_code=code)
 
 
 # ================================================================================== EndTxn
 
 
-async def handle_end_txn(context: RequestContext) -> Any:
+async def handle_end_txn(context: RequestContext[EndTxnRequest]) -> EndTxnResponse:
     body, version = context.body, context.api_version
     try:
         await _coordinator(context).end_txn(body.transactional_id, body.producer_id,
@@ -129,13 +153,14 @@ async def handle_end_txn(context: RequestContext) -> Any:
         code = 0
     except KafkaError as e:
         code = _code(e, 2, version)
-    return _C["EndTxnResponse"](throttle_time_ms=0, error_code=code)
+    return EndTxnResponse(throttle_time_ms=0, error_code=code)
 
 
 # ========================================================================= WriteTxnMarkers
 
 
-async def handle_write_txn_markers(context: RequestContext) -> Any:
+async def handle_write_txn_markers(
+        context: RequestContext[WriteTxnMarkersRequest]) -> WriteTxnMarkersResponse:
     """Markers from a transaction coordinator (this broker's writes its own directly, see
     kafkapy.server.coordinator_partitions): per marker and partition, the append's
     error (UNKNOWN_TOPIC_OR_PARTITION, INVALID_PRODUCER_EPOCH for a marker older than the
@@ -146,14 +171,14 @@ async def handle_write_txn_markers(context: RequestContext) -> Any:
         results = await context.server.coordinator_partitions.write_txn_markers(
             marker.producer_id, marker.producer_epoch, marker.transaction_result,
             marker.coordinator_epoch, tps)
-        out.append(_C["WritableTxnMarkerResult"](producer_id=marker.producer_id, topics=[
-            _C["WritableTxnMarkerTopicResult"](name=t.name, partitions=[
-                _C["WritableTxnMarkerPartitionResult"](
+        out.append(WritableTxnMarkerResult(producer_id=marker.producer_id, topics=[
+            WritableTxnMarkerTopicResult(name=t.name, partitions=[
+                WritableTxnMarkerPartitionResult(
                     partition_index=p,
                     error_code=_marker_code(results[TopicPartition(t.name, p)]))
                 for p in t.partition_indexes])
             for t in marker.topics]))
-    return _C["WriteTxnMarkersResponse"](markers=out)
+    return WriteTxnMarkersResponse(markers=out)
 
 
 def _marker_code(error: KafkaError | None) -> int:
@@ -163,7 +188,8 @@ def _marker_code(error: KafkaError | None) -> int:
 # ========================================================================= TxnOffsetCommit
 
 
-async def handle_txn_offset_commit(context: RequestContext) -> Any:
+async def handle_txn_offset_commit(
+        context: RequestContext[TxnOffsetCommitRequest]) -> TxnOffsetCommitResponse:
     body, version = context.body, context.api_version
     now = int(time.time() * 1000)
     offsets: dict[TopicPartition, OffsetAndMetadata] = {}
@@ -187,9 +213,9 @@ async def handle_txn_offset_commit(context: RequestContext) -> Any:
     except KafkaError as e:
         code = _code(e, 2, version)
         results = {tp: code for tp in offsets}
-    return _C["TxnOffsetCommitResponse"](throttle_time_ms=0, topics=[
-        _C["TxnOffsetCommitResponseTopic"](name=name, partitions=[
-            _C["TxnOffsetCommitResponsePartition"](
+    return TxnOffsetCommitResponse(throttle_time_ms=0, topics=[
+        TxnOffsetCommitResponseTopic(name=name, partitions=[
+            TxnOffsetCommitResponsePartition(
                 partition_index=p, error_code=results[TopicPartition(name, p)])
             for p in parts])
         for name, parts in order])
@@ -198,7 +224,8 @@ async def handle_txn_offset_commit(context: RequestContext) -> Any:
 # ======================================================================= DescribeProducers
 
 
-async def handle_describe_producers(context: RequestContext) -> Any:
+async def handle_describe_producers(
+        context: RequestContext[DescribeProducersRequest]) -> DescribeProducersResponse:
     rm = context.server.replica_manager
     topics = []
     for t in context.body.topics:
@@ -209,34 +236,35 @@ async def handle_describe_producers(context: RequestContext) -> Any:
                 # Every partition that exists is led here: Kafka's answer for the others.
                 error: KafkaError = UnknownTopicOrPartitionError(
                     f"this server does not host {t.name}-{index}")
-                partitions.append(_C["PartitionResponse"](
+                partitions.append(PartitionResponse(
                     partition_index=index, error_code=error.code, error_message=error.message,
                     active_producers=[]))
                 continue
-            producers = [_C["ProducerState"](
+            producers = [ProducerState(
                 producer_id=e.producer_id, producer_epoch=e.producer_epoch,
                 last_sequence=e.last_seq, last_timestamp=e.last_timestamp,
                 coordinator_epoch=e.coordinator_epoch,
                 current_txn_start_offset=e.current_txn_first_offset)
                 for e in partition.log.producer_state.active_producers()]
-            partitions.append(_C["PartitionResponse"](
+            partitions.append(PartitionResponse(
                 partition_index=index, error_code=0, error_message=None,
                 active_producers=producers))
-        topics.append(_C["TopicResponse"](name=t.name, partitions=partitions))
-    return _C["DescribeProducersResponse"](throttle_time_ms=0, topics=topics)
+        topics.append(TopicResponse(name=t.name, partitions=partitions))
+    return DescribeProducersResponse(throttle_time_ms=0, topics=topics)
 
 
 # ==================================================================== DescribeTransactions
 
 
-async def handle_describe_transactions(context: RequestContext) -> Any:
+async def handle_describe_transactions(
+        context: RequestContext[DescribeTransactionsRequest]) -> DescribeTransactionsResponse:
     coordinator = _coordinator(context)
     states = []
     for txn_id in context.body.transactional_ids:
         try:
             m = coordinator.describe(txn_id)
         except KafkaError as e:
-            states.append(_DESCRIBED["TransactionState"](
+            states.append(DescribeTransactionsResponseTransactionState(
                 error_code=e.code, transactional_id=txn_id, transaction_state="",
                 transaction_timeout_ms=0, transaction_start_time_ms=-1, producer_id=-1,
                 producer_epoch=-1, topics=[]))
@@ -244,21 +272,22 @@ async def handle_describe_transactions(context: RequestContext) -> Any:
         by_topic: dict[str, list[int]] = {}
         for tp in sorted(m.topic_partitions):
             by_topic.setdefault(tp.topic, []).append(tp.partition)
-        states.append(_DESCRIBED["TransactionState"](
+        states.append(DescribeTransactionsResponseTransactionState(
             error_code=0, transactional_id=txn_id, transaction_state=m.state.kafka_name,
             transaction_timeout_ms=m.txn_timeout_ms,
             transaction_start_time_ms=m.txn_start_timestamp, producer_id=m.producer_id,
             producer_epoch=m.producer_epoch, topics=[
-                _DESCRIBED["TopicData"](topic=topic, partitions=parts)
+                TopicData(topic=topic, partitions=parts)
                 for topic, parts in by_topic.items()]))
-    return _DESCRIBED["DescribeTransactionsResponse"](throttle_time_ms=0,
-                                                      transaction_states=states)
+    return DescribeTransactionsResponse(throttle_time_ms=0,
+                                        transaction_states=states)
 
 
 # ======================================================================== ListTransactions
 
 
-async def handle_list_transactions(context: RequestContext) -> Any:
+async def handle_list_transactions(
+        context: RequestContext[ListTransactionsRequest]) -> ListTransactionsResponse:
     body, version = context.body, context.api_version
     duration = body.duration_filter if version >= 1 else -1
     pattern = body.transactional_id_pattern if version >= 2 else None
@@ -266,24 +295,24 @@ async def handle_list_transactions(context: RequestContext) -> Any:
         unknown, listed = _coordinator(context).list_transactions(
             list(body.state_filters), list(body.producer_id_filters), duration, pattern)
     except KafkaError as e:
-        return _LISTED["ListTransactionsResponse"](
+        return ListTransactionsResponse(
             throttle_time_ms=0, error_code=e.code, unknown_state_filters=[],
             transaction_states=[])
-    return _LISTED["ListTransactionsResponse"](
+    return ListTransactionsResponse(
         throttle_time_ms=0, error_code=0, unknown_state_filters=unknown,
-        transaction_states=[_LISTED["TransactionState"](
+        transaction_states=[ListTransactionsResponseTransactionState(
             transactional_id=m.transactional_id, producer_id=m.producer_id,
             transaction_state=m.state.kafka_name) for m in listed])
 
 
 HANDLERS: dict[int, Handler] = {
-    INIT_PRODUCER_ID: handle_init_producer_id,
-    ADD_PARTITIONS_TO_TXN: handle_add_partitions_to_txn,
-    ADD_OFFSETS_TO_TXN: handle_add_offsets_to_txn,
-    END_TXN: handle_end_txn,
-    WRITE_TXN_MARKERS: handle_write_txn_markers,
-    TXN_OFFSET_COMMIT: handle_txn_offset_commit,
-    DESCRIBE_PRODUCERS: handle_describe_producers,
-    DESCRIBE_TRANSACTIONS: handle_describe_transactions,
-    LIST_TRANSACTIONS: handle_list_transactions,
+    ApiKey.INIT_PRODUCER_ID: handle_init_producer_id,
+    ApiKey.ADD_PARTITIONS_TO_TXN: handle_add_partitions_to_txn,
+    ApiKey.ADD_OFFSETS_TO_TXN: handle_add_offsets_to_txn,
+    ApiKey.END_TXN: handle_end_txn,
+    ApiKey.WRITE_TXN_MARKERS: handle_write_txn_markers,
+    ApiKey.TXN_OFFSET_COMMIT: handle_txn_offset_commit,
+    ApiKey.DESCRIBE_PRODUCERS: handle_describe_producers,
+    ApiKey.DESCRIBE_TRANSACTIONS: handle_describe_transactions,
+    ApiKey.LIST_TRANSACTIONS: handle_list_transactions,
 }

@@ -1,0 +1,92 @@
+"""The handler contract: what a request handler gets (``RequestContext``), what it is
+(``Handler``) and how it defers its answer (``Parked``).
+
+A leaf of the server package: the handler modules (:mod:`kafkapy.server.handlers`) import it,
+and :mod:`kafkapy.server.kafka_apis`, which imports the handler modules to build its dispatch
+table, builds the contexts. It imports nothing of the broker at run time (``KafkaApis`` and
+``KafkaServer`` are named for the type checker only), so there is no import cycle to hide.
+
+Contract (enforced by ``KafkaApis.handle``): ``await handler(context)`` returns the response
+body (encoded by KafkaApis at the request's version), a channel ``Response`` itself
+(``NoResponse`` for acks=0, ``SendResponse`` with file slices for Fetch), or ``Parked``. It may
+raise a ``KafkaError`` (answered with the API's error response) or any exception (answered as
+UNKNOWN_SERVER_ERROR).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar
+
+import attrs
+
+from kafkapy.network.request_channel import Request
+from kafkapy.protocol.message_classes import RequestHeader
+
+if TYPE_CHECKING:
+    from kafkapy.server.kafka_apis import KafkaApis
+    from kafkapy.server.kafka_server import KafkaServer
+
+__all__ = ["Handler", "Parked", "RequestContext"]
+
+BodyT = TypeVar("BodyT")
+
+
+@attrs.frozen(eq=False)
+class RequestContext(Generic[BodyT]):
+    """What a handler gets: the decoded request and where it came from.
+
+    ``header`` (api_key, api_version, correlation_id, client_id) and ``body`` are the decoded
+    request: a handler declares the body it takes, ``RequestContext[ProduceRequest]`` (the
+    generated class KafkaApis decodes the API's requests into); ``request`` is the channel's
+    request (connection id, listener, client address, the frame); ``apis`` is the KafkaApis
+    dispatching it (advertised versions, and the broker's components through ``server``).
+    """
+
+    header: RequestHeader
+    body: BodyT
+    request: Request
+    apis: KafkaApis
+
+    @property
+    def api_key(self) -> int:
+        return self.header.api_key
+
+    @property
+    def api_version(self) -> int:
+        return self.header.api_version
+
+    @property
+    def correlation_id(self) -> int:
+        return self.header.correlation_id
+
+    @property
+    def client_id(self) -> str:
+        """The client id, "" when the client sent null (as Kafka treats it)."""
+        return self.header.client_id or ""
+
+    @property
+    def connection_id(self) -> str:
+        return self.request.connection_id
+
+    @property
+    def server(self) -> KafkaServer:
+        return self.apis.server
+
+
+Handler: TypeAlias = Callable[[RequestContext[Any]], Awaitable[object]]
+"""``async def handler(context) -> response body | Response | Parked``; may raise (see the
+module doc). A handler takes ``RequestContext[<its API's request class>]``."""
+
+
+@attrs.frozen(eq=False)
+class Parked:
+    """A request whose answer waits (a DelayedFetch, an acks=all DelayedProduce).
+
+    A handler returns ``Parked(finish)`` instead of waiting itself, so its handler task goes
+    back to the queue (Kafka's handler threads never block on a delayed operation either: the
+    purgatory sends the response). ``finish()`` is awaited in a task of its own and returns
+    what the handler would have (a body or a Response; it may raise likewise). KafkaApis wraps
+    it so that the pool's ``finish()`` always returns a Response."""
+
+    finish: Callable[[], Awaitable[Any]]
