@@ -26,8 +26,7 @@ sake but refused with UNSUPPORTED_VERSION, as Kafka 4.0 does, KAFKA-18659):
 
 from __future__ import annotations
 
-import struct
-from typing import Any, TypeAlias
+from typing import TypeAlias
 
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import (
@@ -46,7 +45,7 @@ from kafkapy.protocol.message_classes import (
     ProduceResponse,
     TopicProduceResponse,
 )
-from kafkapy.protocol.records import check_produce_batch
+from kafkapy.protocol.records import BatchHeader, check_produce_batch
 from kafkapy.server.replica_manager import ProducePartitionResult
 from kafkapy.server.request_context import Handler, Parked, RequestContext
 
@@ -54,26 +53,23 @@ __all__ = ["HANDLERS", "check_batch_header", "handle_produce"]
 
 _Answer: TypeAlias = ProduceResponse | NoResponse | CloseConnection
 
-_TRANSACTIONAL = 0x10
 
-
-def check_batch_header(records: Any, version: int) -> memoryview:
+def check_batch_header(records: object, version: int) -> tuple[memoryview, BatchHeader]:
     """The checks Kafka's produce path makes on the bytes before the log (see the module
-    doc). Returns the records as a memoryview."""
-    if records is None:
+    doc), in one compiled call. Returns the records as a memoryview and their header view."""
+    if not isinstance(records, memoryview | bytes | bytearray):
+        # A decoded request's records are a view into its frame; None is a null field.
         raise InvalidRecordError("the produce request carries null records")
-    check_produce_batch(records, version)
-    return memoryview(records).cast("B")
+    return memoryview(records).cast("B"), check_produce_batch(records, version)
 
 
 def _verify_transactional(context: RequestContext[ProduceRequest], transactional_id: str | None,
-                          tp: TopicPartition, view: memoryview) -> None:
+                          tp: TopicPartition, header: BatchHeader) -> None:
     if transactional_id is None:
         raise TransactionalIdAuthorizationFailedError(
             "a transactional batch needs the request's transactional id")
-    producer_id, epoch = struct.unpack_from(">qh", view, 43)
-    context.server.transaction_coordinator.verify_partition(transactional_id, producer_id,
-                                                            epoch, tp)
+    context.server.transaction_coordinator.verify_partition(
+        transactional_id, header.producer_id, header.producer_epoch, tp)
 
 
 async def handle_produce(context: RequestContext[ProduceRequest]) -> _Answer | Parked:
@@ -99,9 +95,9 @@ async def handle_produce(context: RequestContext[ProduceRequest]) -> _Answer | P
                     f"This server does not host this topic-partition: {tp}")
                 continue
             try:
-                view = check_batch_header(part.records, version)
-                if view[22] & _TRANSACTIONAL:
-                    _verify_transactional(context, body.transactional_id, tp, view)
+                view, header = check_batch_header(part.records, version)
+                if header.is_transactional:
+                    _verify_transactional(context, body.transactional_id, tp, header)
                 entries[tp] = view
             except KafkaError as e:
                 early[tp] = e
