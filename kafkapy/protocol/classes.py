@@ -25,9 +25,9 @@ from kafkapy.protocol import message_classes
 from kafkapy.protocol.api_keys import API_KEYS
 from kafkapy.protocol.headers import REQUEST_HEADER, RESPONSE_HEADER
 from kafkapy.protocol.messages.consumer_protocol import ASSIGNMENT, SUBSCRIPTION
-from kafkapy.protocol.schema import MISSING, Array, Message, Struct
+from kafkapy.protocol.schema import MISSING, Array, Field, Message, Struct
 
-__all__ = ["class_for", "protocol_messages", "struct_classes"]
+__all__ = ["class_for", "field_default", "protocol_messages", "struct_classes"]
 
 _CLASSES: dict[int, type] = {}
 # Keep the structs alive so their ids are never reused for another struct.
@@ -67,6 +67,19 @@ def _register_generated() -> None:
                 _STRUCTS[id(struct)] = struct
 
 
+def field_default(f: Field) -> Any:
+    """The value of field ``f`` when it is absent: its declared default, a fresh list for an
+    array, None or a fresh instance for a struct (as it is nullable or not), else its type's
+    default. Here rather than in the schema, which knows no classes."""
+    if f.default is not MISSING:
+        return f.default
+    if isinstance(f.type, Array):
+        return []
+    if isinstance(f.type, Struct):
+        return None if f.nullable.low <= f.nullable.high else class_for(f.type)()
+    return f.type.default
+
+
 def class_for(struct: Struct) -> type:
     """The attrs class for ``struct``: generated for protocol structs, else made on first
     use."""
@@ -89,7 +102,7 @@ def _make_class(struct: Struct) -> type:
             attributes[f.attr] = attrs.field(default=None) if nullable \
                 else attrs.field(factory=_factory(f.type))
         else:
-            attributes[f.attr] = attrs.field(default=f.default_value())
+            attributes[f.attr] = attrs.field(default=field_default(f))
     attributes["unknown_tagged_fields"] = attrs.field(default=(), repr=False, kw_only=True)
     cls = attrs.make_class(struct.name, attributes, slots=True, eq=True, order=False,
                            hash=False, weakref_slot=False)

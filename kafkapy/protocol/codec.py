@@ -30,7 +30,7 @@ import attrs
 from kafkapy import _codec
 from kafkapy.errors import InvalidRequestError, KafkaError, UnsupportedVersionError
 from kafkapy.protocol.api_keys import API_KEYS, ApiMessages
-from kafkapy.protocol.classes import class_for
+from kafkapy.protocol.classes import class_for, field_default
 from kafkapy.protocol.headers import (
     REQUEST_HEADER,
     RESPONSE_HEADER,
@@ -75,7 +75,7 @@ def compile_plan(struct: Struct, version: int, flexible: bool) -> _codec.StructP
     fields, tagged, absent, must_default = [], [], [], []
     for f in struct.fields:
         if version not in f.versions:
-            default = f.default_value()
+            default = field_default(f)
             is_factory = isinstance(default, list) or (
                 isinstance(f.type, Struct) and default is not None)
             absent.append((f.attr, _factory(f) if is_factory else default, is_factory))
@@ -100,7 +100,7 @@ def compile_plan(struct: Struct, version: int, flexible: bool) -> _codec.StructP
         else:
             op = f.type.code
         if is_tagged and f.tag is not None:
-            default = f.default_value()
+            default = field_default(f)
             if isinstance(default, list) or (isinstance(f.type, Struct) and default is not None):
                 default = _factory(f)
             tagged.append(_codec.FieldPlan(f.attr, op, nullable, compact, elem_op, sub,

@@ -35,7 +35,7 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
-from kafkapy.protocol.classes import protocol_messages
+from kafkapy.protocol.classes import field_default, protocol_messages
 from kafkapy.protocol.schema import (
     BOOL,
     BYTES,
@@ -186,7 +186,7 @@ def _attribute(f: Field, local: dict[int, str]) -> str:
             raise TypeError(f"{f.name}: a struct default other than null")
     else:
         annotation = _primitive_type(f.type)
-        value = f.default_value()
+        value = field_default(f)
         default = _literal(value)
         nullable = nullable or value is None
     if keyword.iskeyword(f.attr) or f.attr == "unknown_tagged_fields":

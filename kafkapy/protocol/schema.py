@@ -170,22 +170,6 @@ class Field:
     def attr(self) -> str:
         return snake_case(self.name)
 
-    def default_value(self) -> Any:
-        """The value of this field when it is absent (a fresh list for arrays)."""
-        if self.default is not MISSING:
-            return self.default
-        if isinstance(self.type, Array):
-            return []
-        if isinstance(self.type, Struct):
-            return None if self.nullable.low <= self.nullable.high else _struct_default(self.type)
-        return self.type.default
-
-
-def _struct_default(struct: Struct) -> Any:
-    from kafkapy.protocol.classes import class_for
-
-    return class_for(struct)()
-
 
 def field(
     name: str,

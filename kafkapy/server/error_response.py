@@ -21,7 +21,7 @@ import attrs
 
 from kafkapy.errors import KafkaError, UnknownServerError, UnsupportedVersionError
 from kafkapy.protocol import API_KEYS, ApiKey
-from kafkapy.protocol.classes import class_for
+from kafkapy.protocol.classes import class_for, field_default
 from kafkapy.protocol.message_classes import ApiVersion
 from kafkapy.protocol.schema import Array, Struct, Versions
 
@@ -296,7 +296,7 @@ def _build(struct: Struct, source: Any, shape: Shape, version: int, code: int,
         else:
             value = source if attr == ELEMENT else getattr(source, attr)
         if value is None and version not in f.nullable:
-            value = f.default_value()
+            value = field_default(f)
         setattr(obj, target, value)
     for target, value in shape.fields.items():
         if target in present:

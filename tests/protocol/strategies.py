@@ -14,7 +14,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from kafkapy.protocol.classes import class_for
+from kafkapy.protocol.classes import class_for, field_default
 from kafkapy.protocol.schema import (
     BOOL,
     BYTES,
@@ -90,7 +90,7 @@ def _struct(
         if flexible and version in f.tagged:
             known_tags.append(f.tag)
             # Tagged fields are often left at their default (then they are not on the wire).
-            fields[f.attr] = st.one_of(st.just(f.default_value()), fields[f.attr])
+            fields[f.attr] = st.one_of(st.just(field_default(f)), fields[f.attr])
     if flexible and unknown:
         first = max(known_tags, default=-1) + 1
         fields["unknown_tagged_fields"] = st.lists(

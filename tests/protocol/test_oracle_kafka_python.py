@@ -29,6 +29,7 @@ from kafka.protocol.api_header import ResponseHeader as KPResponseHeader
 from kafka.protocol.api_message import ApiMessage
 
 from kafkapy.protocol import API_KEYS, decode, encode
+from kafkapy.protocol.classes import field_default
 from kafkapy.protocol.headers import REQUEST_HEADER, RESPONSE_HEADER
 from kafkapy.protocol.schema import Array, Message, Struct
 from tests.protocol.strategies import body
@@ -82,7 +83,7 @@ def _ours(message: Message, value: Any, version: int) -> dict[str, Any]:
         if version not in f.versions:
             continue
         v = getattr(value, f.attr)
-        if f.tag is not None and isinstance(f.type, Struct) and v == f.default_value():
+        if f.tag is not None and isinstance(f.type, Struct) and v == field_default(f):
             v = ABSENT
         elif v is not None and isinstance(f.type, Struct):
             v = _ours(f.type, v, version)
