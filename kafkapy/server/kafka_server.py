@@ -129,7 +129,8 @@ class KafkaServer:
             cluster_id = await self.healthcheck.cluster_id(self._proposed_cluster_id())
         self.log_manager = LogManager(cfg.log_dirs, node_id=self.node_id,
                                       cluster_id=cluster_id, broker_props=cfg.props,
-                                      topic_overrides=self.topic_overrides)
+                                      topic_overrides=self.topic_overrides,
+                                      clock=self.time.milliseconds)
         try:
             await trio.to_thread.run_sync(self.log_manager.load)
         except MetaPropertiesError as e:
@@ -182,7 +183,7 @@ class KafkaServer:
                 if self.healthcheck is not None:
                     await self.healthcheck.register(self._registration)
                     await nursery.start(self.healthcheck.run)
-                self.started_ms = int(time.time() * 1000)
+                self.started_ms = self.time.milliseconds()
                 log.info("kafkapy broker %d started in %.0f ms (cluster %s), listening on %s",
                          self.node_id, (time.monotonic() - started) * 1000,
                          self.log_manager.cluster_id,

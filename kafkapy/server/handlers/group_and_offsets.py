@@ -12,7 +12,6 @@ handler task is free meanwhile. OffsetCommit and the leader's SyncGroup answer a
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -238,7 +237,7 @@ async def handle_offset_commit(
         context: RequestContext[OffsetCommitRequest]) -> OffsetCommitResponse:
     body, version = context.body, context.api_version
     coordinator = _coordinator(context)
-    now = int(time.time() * 1000)
+    now = context.server.time.milliseconds()
     retention = body.retention_time_ms if 2 <= version <= 4 else -1
     offsets: dict[TopicPartition, OffsetAndMetadata] = {}
     for topic in body.topics:

@@ -11,7 +11,6 @@ transaction APIs v2) get INVALID_PRODUCER_EPOCH in its place, as Kafka answers t
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from kafkapy.common.topic_partition import TopicPartition
@@ -191,7 +190,7 @@ def _marker_code(error: KafkaError | None) -> int:
 async def handle_txn_offset_commit(
         context: RequestContext[TxnOffsetCommitRequest]) -> TxnOffsetCommitResponse:
     body, version = context.body, context.api_version
-    now = int(time.time() * 1000)
+    now = context.server.time.milliseconds()
     offsets: dict[TopicPartition, OffsetAndMetadata] = {}
     order: list[tuple[str, list[int]]] = []
     for t in body.topics:
