@@ -12,7 +12,7 @@ the state are each coordinator's.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 
 import trio
 
@@ -66,7 +66,7 @@ async def flush_if_due(partitions: CoordinatorPartitions, tp: TopicPartition,
 
 
 async def read_batches(partitions: CoordinatorPartitions, tp: TopicPartition
-                       ) -> AsyncIterator[BatchHeader]:
+                       ) -> AsyncGenerator[BatchHeader, None]:
     """Every batch of ``tp`` from the log start to the high watermark, in chunks, letting
     other tasks run between them. A batch may start before the log start (DeleteRecords): its
     records below ``partitions.log_start_offset(tp)`` are the caller's to skip. Stops, logging

@@ -53,13 +53,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import aclosing
 
 import trio
 
 from kafkapy.common.time import Time
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.config import BrokerConfig
-from kafkapy.coordinator.internal_topic import partition_for
+from kafkapy.coordinator.internal_topic import append_records, partition_for, read_batches
 from kafkapy.coordinator.partition_port import CoordinatorPartitions
 from kafkapy.coordinator.transaction.records import (
     TransactionKey,
@@ -88,7 +89,7 @@ from kafkapy.errors import (
     UnknownServerError,
     UnknownTopicOrPartitionError,
 )
-from kafkapy.protocol.records import BATCH_HEADER_SIZE, build_batch, scan_batches
+from kafkapy.protocol.records import BATCH_HEADER_SIZE
 
 __all__ = ["TRANSACTION_STATE_TOPIC", "TransactionStateManager"]
 
@@ -98,7 +99,6 @@ TRANSACTION_STATE_TOPIC = "__transaction_state"
 _LIVE_BROKERS = 1           # this broker is the whole cluster
 # Bytes a tombstone costs in a batch beyond its key, at most (record framing varints).
 _RECORD_OVERHEAD = 32
-_READ_CHUNK = 1 << 20       # bytes read at a time while loading
 
 _PREPARED = (TransactionState.PREPARE_COMMIT, TransactionState.PREPARE_ABORT)
 
@@ -287,10 +287,9 @@ class TransactionStateManager:
         """Append ``records`` (key, value) as one uncompressed batch to partition ``p`` as
         leader (creating the topic first if need be). Raises what the append raises."""
         self.ensure_topic()
-        now = self.time.milliseconds()
-        batch = build_batch([(k, v, None, now) for k, v in records])
-        self._end_offsets[p] = self.partitions.append(
-            TopicPartition(TRANSACTION_STATE_TOPIC, p), batch)
+        self._end_offsets[p] = append_records(
+            self.partitions, TopicPartition(TRANSACTION_STATE_TOPIC, p), records,
+            self.time.milliseconds())
 
     def append_transition(self, metadata: TransactionMetadata, transit: TxnTransitMetadata,
                           *, retry_on_error: Callable[[KafkaError], bool] | None = None
@@ -503,23 +502,15 @@ class TransactionStateManager:
         try:
             start = self.partitions.log_start_offset(tp)
             end = self.partitions.high_watermark(tp)
-            offset = start
-            while offset < end:
-                scan = scan_batches(self.partitions.read(tp, offset, _READ_CHUNK))
-                if not scan.batches:
-                    log.error("%s: no whole batch at offset %d (%s); loading stops there",
-                              tp, offset, scan.error)
-                    break
-                for batch in scan.batches:
+            async with aclosing(read_batches(self.partitions, tp)) as batches:
+                async for batch in batches:
+                    if not self._current(partition, leader_epoch):
+                        return                  # resigned or re-elected meanwhile
                     if batch.is_control:
                         continue
                     for r in batch.records():
                         if start <= r.offset < end:
                             self._apply(tp, r.offset, r.key, r.value, loaded)
-                offset = scan.batches[-1].next_offset
-                await trio.lowlevel.checkpoint()
-                if not self._current(partition, leader_epoch):
-                    return                      # resigned or re-elected meanwhile
         except Exception as e:
             # The partition went away under the load (not leader any more): its ids answer
             # NOT_COORDINATOR until the broker elects this manager again.
