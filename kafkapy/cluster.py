@@ -26,7 +26,7 @@ Theory of operation
   to find its session expired), ``restart``; the same for ZooKeeper itself through
   ``zookeeper``.
 - Inspection reads ZooKeeper directly: ``registered()`` (broker ids with a live registration),
-  ``broker_epoch(i)``.
+  ``broker_epoch(i)``, ``controller()`` and ``controller_epoch()``.
 
 Not thread-safe: one owner drives it. ``close()`` (or leaving the ``with`` block) stops every
 broker cleanly (SIGKILL after a grace period), then ZooKeeper, and removes a directory it made.
@@ -52,6 +52,7 @@ from typing import Any, TypeVar
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
+from kafkapy.zk.zk_data import ControllerRegistration
 from kafkapy.zk.zookeeper_server import ZooKeeperServer, four_letter_word, wait_stopped
 
 __all__ = ["Cluster", "ClusterBroker"]
@@ -260,6 +261,35 @@ class Cluster:
         except NoNodeError:
             return set()
         return {int(c) for c in children}
+
+    def controller(self) -> int | None:
+        """The broker id in ``/controller`` now (None: no controller at this moment)."""
+        try:
+            data, _ = self._zk().get(self._path("/controller"))
+        except NoNodeError:
+            return None
+        return ControllerRegistration.decode(data).broker_id
+
+    def controller_epoch(self) -> int | None:
+        try:
+            data, _ = self._zk().get(self._path("/controller_epoch"))
+        except NoNodeError:
+            return None
+        return int(data.decode())
+
+    def wait_for_controller(self, not_in: Iterable[int] = (), timeout: float | None = None
+                            ) -> int:
+        """Until a broker not in ``not_in`` is the controller; its id."""
+        excluded = set(not_in)
+
+        def found() -> tuple[int] | None:   # a tuple: broker id 0 is a controller too
+            c = self.controller()
+            return (c,) if c is not None and c not in excluded else None
+
+        (controller,) = self.wait_until(
+            found, f"a controller other than {sorted(excluded)}" if excluded else "a controller",
+            timeout)
+        return controller
 
     def broker_epoch(self, broker_id: int) -> int | None:
         """The czxid of the broker's registration (KIP-380's broker epoch), None if absent."""

@@ -92,8 +92,9 @@ class KafkaHealthcheck:
             # Membership is all there is of the ZooKeeper mode so far: say so, so nobody
             # takes several such brokers for a replicated cluster.
             log.warning("ZooKeeper mode is incomplete: this broker registers in the cluster "
-                        "but has no controller or replication yet; it serves its own "
-                        "partitions only, as a single broker does")
+                        "and takes part in the controller election, but there is no "
+                        "partition state or replication yet; it serves its own partitions "
+                        "only, as a single broker does")
         return self.broker_epoch
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED

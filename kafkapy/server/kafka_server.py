@@ -34,6 +34,7 @@ import trio
 from kafkapy.common.time import SYSTEM_TIME, Time
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.config import BrokerConfig, Endpoint
+from kafkapy.controller.kafka_controller import KafkaController
 from kafkapy.coordinator.group.group_coordinator import GroupCoordinator
 from kafkapy.coordinator.group.group_metadata_manager import OFFSETS_TOPIC
 from kafkapy.coordinator.transaction.transaction_coordinator import TransactionCoordinator
@@ -74,6 +75,7 @@ class KafkaServer:
         self.admin = AdminManager(self)
         self.coordinator_partitions = BrokerCoordinatorPartitions(self)
         self.healthcheck: KafkaHealthcheck | None = None
+        self.controller: KafkaController | None = None      # with zookeeper.connect
         self.socket_server: SocketServer | None = None
         self._scope: trio.CancelScope | None = None
         self._stopped = trio.Event()
@@ -183,6 +185,9 @@ class KafkaServer:
                 if self.healthcheck is not None:
                     await self.healthcheck.register(self._registration)
                     await nursery.start(self.healthcheck.run)
+                    self.controller = KafkaController(self.healthcheck.client, self.node_id,
+                                                      self.time)
+                    await nursery.start(self.controller.run)
                 self.started_ms = self.time.milliseconds()
                 log.info("kafkapy broker %d started in %.0f ms (cluster %s), listening on %s",
                          self.node_id, (time.monotonic() - started) * 1000,
