@@ -1,1 +1,3 @@
-"""The broker: request handling, replica management and the delayed-operation purgatory."""
+"""The broker: KafkaServer, request handling (KafkaApis and its handlers), replica management,
+the delayed produce and fetch operations, the broker side of the coordinators' port and its
+ZooKeeper membership."""
