@@ -128,7 +128,12 @@ class KafkaServer:
         if cfg.zookeeper_connect:
             self.healthcheck = KafkaHealthcheck(cfg)
             await self.healthcheck.connect()
-            cluster_id = await self.healthcheck.cluster_id(self._proposed_cluster_id())
+            try:
+                cluster_id = await self.healthcheck.cluster_id(self._proposed_cluster_id())
+            except BaseException:
+                with trio.CancelScope(shield=True):     # no kazoo thread left behind
+                    await self.healthcheck.close()
+                raise
         self.log_manager = LogManager(cfg.log_dirs, node_id=self.node_id,
                                       cluster_id=cluster_id, broker_props=cfg.props,
                                       topic_overrides=self.topic_overrides,
