@@ -286,10 +286,11 @@ class Cluster:
             c = self.controller()
             return (c,) if c is not None and c not in excluded else None
 
-        (controller,) = self.wait_until(
+        result = self.wait_until(
             found, f"a controller other than {sorted(excluded)}" if excluded else "a controller",
             timeout)
-        return controller
+        assert result is not None           # wait_until returns only a true value
+        return result[0]
 
     def broker_epoch(self, broker_id: int) -> int | None:
         """The czxid of the broker's registration (KIP-380's broker epoch), None if absent."""
