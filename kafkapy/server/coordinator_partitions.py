@@ -26,7 +26,7 @@ Everything runs on the broker's Trio loop.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from kafkapy.common.topic_partition import TopicPartition
@@ -38,6 +38,7 @@ from kafkapy.coordinator.partition_port import (
 from kafkapy.errors import KafkaError, UnknownServerError
 from kafkapy.log.producer_state import AppendOrigin
 from kafkapy.protocol.records import CONTROL_ABORT, CONTROL_COMMIT, build_control_batch
+from kafkapy.server.metadata_store import TopicRecord
 
 if TYPE_CHECKING:
     from kafkapy.server.kafka_server import KafkaServer
@@ -45,6 +46,23 @@ if TYPE_CHECKING:
 __all__ = ["BrokerCoordinatorPartitions"]
 
 _OFFSETS_TOPIC = "__consumer_offsets"
+
+
+class _TopicsView(Mapping[str, TopicInfo]):
+    """The metadata store's topics as the coordinators see them, read through."""
+
+    def __init__(self, records: Mapping[str, TopicRecord]) -> None:
+        self._records = records
+
+    def __getitem__(self, name: str) -> TopicInfo:
+        record = self._records[name]
+        return TopicInfo(record.topic_id, record.partitions)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._records)
+
+    def __len__(self) -> int:
+        return len(self._records)
 
 
 class BrokerCoordinatorPartitions:
@@ -82,8 +100,9 @@ class BrokerCoordinatorPartitions:
     # ====================================================== CoordinatorPartitions
 
     def topics(self) -> Mapping[str, TopicInfo]:
-        return {name: TopicInfo(r.topic_id, r.partitions)
-                for name, r in self._server.metadata_store.topics.items()}
+        # A view, not a copy: an OffsetCommit looks up a few topics, it must not cost one
+        # object per topic of the cluster.
+        return _TopicsView(self._server.metadata_store.topics)
 
     def create_internal_topic(self, topic: str, partitions: int, replication_factor: int,
                               configs: Mapping[str, str]) -> None:
