@@ -434,8 +434,11 @@ class AdminManager:
         if record is None:
             raise UnknownTopicOrPartitionError(UnknownTopicOrPartitionError.description)
         self._store.delete_topic(name)
-        self.server.replica_manager.remove_partitions(
-            TopicPartition(name, p) for p in range(record.partitions))
+        tps = [TopicPartition(name, p) for p in range(record.partitions)]
+        epochs = {tp: self.server.coordinator_partitions.leader_epoch(tp) for tp in tps}
+        self.server.replica_manager.remove_partitions(tps)
+        # An internal topic's coordinator drops the state it loaded from the deleted logs.
+        self.server.coordinator_partitions.on_partitions_removed(epochs)
         # Committed offsets of the topic go too: a topic created again under the name starts
         # afresh for every group (Kafka's onPartitionsDeleted).
         self.server.group_coordinator.on_topic_deleted(name)

@@ -11,7 +11,8 @@ Theory of operation
   becomes the leader of one of that topic's partitions it calls the coordinator's
   ``on_become_leader(partition, leader_epoch)``: at startup for every partition already here
   (``start``), and when the topic is created (``create_internal_topic``). ``on_resign`` is called
-  when leadership goes away (the controller's LeaderAndIsr / StopReplica on a cluster).
+  when leadership goes away: when the topic is deleted (``on_partitions_removed``), and on a
+  cluster when the controller's LeaderAndIsr / StopReplica say so.
 - ``append`` writes a coordinator's batch as leader with acks=all (AppendOrigin.COORDINATOR:
   producer state and markers are handled as Kafka's) and wakes fetches waiting on the
   partition; ``wait_committed`` runs the log's flush policy (flush.messages / flush.ms), and on
@@ -96,6 +97,14 @@ class BrokerCoordinatorPartitions:
         for tp, partition in sorted(partitions.items()):
             if tp.topic == topic:
                 listener.on_become_leader(tp.partition, partition.leader_epoch)
+
+    def on_partitions_removed(self, epochs: Mapping[TopicPartition, int | None]) -> None:
+        """This broker no longer hosts these partitions (deleted, with the leader epoch each
+        had): the coordinator of a registered topic resigns them."""
+        for tp, epoch in sorted(epochs.items()):
+            listener = self._listeners.get(tp.topic)
+            if listener is not None:
+                listener.on_resign(tp.partition, epoch)
 
     # ====================================================== CoordinatorPartitions
 

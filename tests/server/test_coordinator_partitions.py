@@ -83,3 +83,39 @@ def test_markers_end_the_transaction_in_each_partition(kafka_broker: BrokerHandl
         assert r.markers[0].topics[0].partitions[0].error_code == \
             TRANSACTION_COORDINATOR_FENCED
         assert fetch_committed(c, 0).last_stable_offset == 4
+
+
+def test_deleting_an_internal_topic_unloads_its_coordinator(kafka_broker: BrokerHandle) -> None:
+    """Deleting ``__consumer_offsets`` resigns its partitions: the group coordinator forgets
+    what it loaded from the deleted logs (before, the old offsets stayed cached and were
+    answered from memory). As in Kafka, the group's requests answer NOT_COORDINATOR until a
+    FindCoordinator creates the topic again; the client's retry then starts afresh."""
+    import time
+
+    from confluent_kafka import Consumer, KafkaException
+    from confluent_kafka import TopicPartition as KTopicPartition
+    from confluent_kafka.admin import AdminClient
+
+    kafka_broker.create_topic("t", partitions=1)
+    consumer = Consumer({"bootstrap.servers": kafka_broker.bootstrap_servers,
+                         "group.id": "g", "enable.auto.commit": False})
+    try:
+        consumer.commit(offsets=[KTopicPartition("t", 0, 5)], asynchronous=False)
+        assert kafka_broker.committed_offsets("g") == {("t", 0): 5}
+        admin = AdminClient({"bootstrap.servers": kafka_broker.bootstrap_servers})
+        admin.delete_topics(["__consumer_offsets"])["__consumer_offsets"].result(30)
+        assert kafka_broker.committed_offsets("g") == {}
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                consumer.commit(offsets=[KTopicPartition("t", 0, 7)], asynchronous=False)
+                break
+            except KafkaException as e:
+                assert e.args[0].name() == "NOT_COORDINATOR", e
+                assert time.monotonic() < deadline, "the commit never found its coordinator"
+                time.sleep(0.1)
+        assert kafka_broker.committed_offsets("g") == {("t", 0): 7}
+        [committed] = consumer.committed([KTopicPartition("t", 0)], timeout=30)
+        assert committed.offset == 7
+    finally:
+        consumer.close()

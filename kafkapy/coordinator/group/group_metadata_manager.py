@@ -306,6 +306,10 @@ class GroupMetadataManager:
         if leader_epoch is not None:
             self._epochs[partition] = leader_epoch
         self._unload(partition)
+        if OFFSETS_TOPIC not in self.partitions.topics():
+            # The topic was deleted: the next FindCoordinator creates it again, maybe with
+            # another partition count.
+            self._partition_count = None
 
     def _unload(self, partition: int) -> None:
         self._load_tokens[partition] = object()

@@ -478,6 +478,10 @@ class TransactionStateManager:
         if current is not None and leader_epoch is not None and leader_epoch < current:
             return
         self._drop(partition)
+        if TRANSACTION_STATE_TOPIC not in self.partitions.topics():
+            # The topic was deleted: the next FindCoordinator creates it again, maybe with
+            # another partition count.
+            self._topic_partitions = None
 
     def _drop(self, partition: int) -> None:
         dropped = [txn_id for txn_id in self._transactions
