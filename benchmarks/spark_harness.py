@@ -1,7 +1,7 @@
 """Spark read speed harness (issue 6): the ``kafkapy-log`` data source against a consumer and
 against the ceiling of PySpark's Python data source API.
 
-    PYTHONPATH=. /work/venv/bin/python benchmarks/spark_harness.py [--records N] [--rounds R]
+    PYTHONPATH=. .venv/bin/python benchmarks/spark_harness.py [--records N] [--rounds R]
 
 (needs ``pip install 'kafkapy[spark]' confluent-kafka`` and a JDK; it sets PYSPARK_PYTHON and
 the workers' PYTHONPATH itself). Prints a markdown table for docs/spark.md. Takes about 5

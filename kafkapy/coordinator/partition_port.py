@@ -4,9 +4,8 @@ coordinators use of the partitions they keep their state in, and nothing more.
 Kafka's coordinator-common runtime talks to the broker through ``PartitionWriter`` (append
 records to a partition, learn when they are committed), ``CoordinatorLoader`` (read a partition
 back) and the metadata image (which topics exist). This module is that seam for kafkapy: the
-coordinators (``kafkapy.coordinator``) depend on these protocols only, never on ``KafkaServer``,
-``ReplicaManager`` or ``Partition``; the broker (``kafkapy.server``) implements them, and a test
-implements them in memory.
+coordinators (``kafkapy.coordinator``) depend on these protocols only, never on the broker's
+own classes; the broker implements them, and a test implements them in memory.
 
 Theory of operation
 -------------------

@@ -109,8 +109,8 @@ __all__ = ["HANDLER_MODULES", "RECOMMENDED_VERSIONS", "KafkaApis", "default_hand
 log = logging.getLogger(__name__)
 
 # The version range kafkapy advertises for each API once it has a handler: the "Rec" column of
-# the protocol reference, section 3.1 (/work/shared/reference/kafka-protocol.md). They avoid
-# topic-ID-only versions and KIP-890 "transactions v2", and keep low minimums for old
+# the protocol reference kept with kafkapy's design notes (kafka-protocol.md), section 3.1.
+# They avoid topic-ID-only versions and KIP-890 "transactions v2", and keep low minimums for old
 # librdkafka feature checks and aiokafka's non-flexible versions. WriteTxnMarkers 27
 # ("internal" in the reference) is advertised at v1 as Kafka 4 brokers do: a coordinator
 # elsewhere, or a tool, may send it (this broker's own coordinator writes its markers

@@ -3,8 +3,8 @@
 A developer tool, not part of the test suite. Run it from the repository root with the venv
 that has the client libraries::
 
-    /work/venv/bin/python tests/vectors/capture.py            # all scenarios
-    /work/venv/bin/python tests/vectors/capture.py --only confluent-produce_gzip
+    python tests/vectors/capture.py            # all scenarios
+    python tests/vectors/capture.py --only confluent-produce_gzip
 
 It starts a minimal fake Kafka broker on 127.0.0.1 (threads, one per connection) and drives
 confluent-kafka (librdkafka), kafka-python and aiokafka against it. The fake broker answers

@@ -32,9 +32,9 @@ leads every partition).
 
 Every call runs on the broker's event loop and is synchronous between its awaits, so a
 prepare, its append and its completion never interleave with another request's. Callers: the
-transaction handlers (``kafkapy.server.handlers.transaction``), FindCoordinator
-(``state.ensure_topic``), the Produce path (``verify_partition``) and the broker's port
-(leadership); ``KafkaServer`` starts ``run`` in its nursery.
+transaction request handlers, FindCoordinator (``state.ensure_topic``), the Produce path
+(``verify_partition``) and the partition port's leadership callbacks; the broker starts
+``run`` in its nursery. Everything it needs of the broker comes through the port.
 """
 
 from __future__ import annotations
