@@ -53,19 +53,17 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
 from kafkapy.zk.zk_data import ControllerRegistration
-from kafkapy.zk.zookeeper_server import ZooKeeperServer, four_letter_word, wait_stopped
+from kafkapy.zk.zookeeper_server import (
+    ZooKeeperServer,
+    four_letter_word,
+    free_port,
+    wait_stopped,
+)
 
 __all__ = ["Cluster", "ClusterBroker"]
 
 T = TypeVar("T")
 _chroots = itertools.count()
-
-
-def _free_port(host: str) -> int:
-    with socket.socket() as s:
-        s.bind((host, 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 class ClusterBroker:
@@ -139,7 +137,7 @@ class Cluster:
         self.zookeeper: ZooKeeperServer | None = None
         self._external_zk = zookeeper_connect
         self._chroot = f"/kafkapy-{os.getpid()}-{next(_chroots)}"
-        self.brokers = {i: ClusterBroker(self, i, _free_port(host))
+        self.brokers = {i: ClusterBroker(self, i, free_port(host))
                         for i in range(1, brokers + 1)}
         # Brokers import kafkapy from where this process did (a source tree or site-packages).
         package_root = str(Path(__file__).resolve().parent.parent)

@@ -39,7 +39,7 @@ from typing import Any
 
 import attrs
 from kazoo.client import KazooClient, KazooState
-from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
+from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, RolledBackError
 from kazoo.protocol.states import ZnodeStat
 
 from kafkapy.common.topic_partition import TopicPartition
@@ -309,8 +309,9 @@ class KafkaZkClient:
     @staticmethod
     def _raise_first(results: Sequence[Any]) -> None:
         for result in results:
-            if isinstance(result, Exception) and \
-                    type(result).__name__ != "RolledBackError":
+            # The other operations of a failed transaction come back as RolledBackError:
+            # the cause is the one that is not.
+            if isinstance(result, Exception) and not isinstance(result, RolledBackError):
                 raise result
 
     # =============================================================== producer ids

@@ -32,8 +32,8 @@ import time
 from pathlib import Path
 from types import TracebackType
 
-__all__ = ["ZooKeeperNotFound", "ZooKeeperServer", "four_letter_word", "wait_stopped",
-           "zookeeper_classpath"]
+__all__ = ["ZooKeeperNotFound", "ZooKeeperServer", "four_letter_word", "free_port",
+           "wait_stopped", "zookeeper_classpath"]
 
 DEBIAN_JAR = Path("/usr/share/java/zookeeper.jar")
 MAIN_CLASS = "org.apache.zookeeper.server.ZooKeeperServerMain"
@@ -68,7 +68,8 @@ def _java() -> str:
     return java
 
 
-def _free_port(host: str) -> int:
+def free_port(host: str) -> int:
+    """A port nothing listens on now (the OS's choice), for a server started next."""
     with socket.socket() as s:
         s.bind((host, 0))
         port: int = s.getsockname()[1]
@@ -132,7 +133,7 @@ class ZooKeeperServer:
         classpath = zookeeper_classpath()
         java = _java()
         if not self.port:
-            self.port = _free_port(self.host)
+            self.port = free_port(self.host)
         (self.dir / "data").mkdir(parents=True, exist_ok=True)
         config = self.dir / "zoo.cfg"
         config.write_text(
