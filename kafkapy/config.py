@@ -381,6 +381,29 @@ _TABLE: tuple[Setting, ...] = (
        "the leader imbalance.", at_least=1),
     _s("leader.imbalance.per.broker.percentage", _I, "10", "Share of a broker's partitions not "
        "led by their preferred replica above which the controller rebalances.", at_least=0),
+    _s("controller.socket.timeout.ms", _I, "30000", "How long the controller waits for a "
+       "broker to answer LeaderAndIsr, UpdateMetadata or StopReplica before it reconnects.",
+       at_least=1),
+    _s("inter.broker.listener.name", _S, None, "The listener brokers use to talk to each other "
+       "(replica fetches, the controller's requests). Unset: the listener named PLAINTEXT "
+       "(Kafka's security.inter.broker.protocol default), else the first listener.",
+       kafka_default=None),
+    # ---------------------------------------------------------------- replication
+    _s("num.replica.fetchers", _I, "1", "Fetcher tasks per source broker that replicate its "
+       "partitions to this one.", at_least=1),
+    _s("replica.lag.time.max.ms", _L, "30000", "A follower that has not caught up with the "
+       "leader's log end for this long leaves the ISR.", at_least=1),
+    _s("replica.fetch.max.bytes", _I, "1048576", "Bytes a follower asks for per partition "
+       "(at least one batch is returned).", at_least=0),
+    _s("replica.fetch.min.bytes", _I, "1", "Bytes a follower fetch waits for.", at_least=1),
+    _s("replica.fetch.wait.max.ms", _I, "500", "Longest wait of a follower fetch on the "
+       "leader (below replica.lag.time.max.ms).", at_least=0),
+    _s("replica.fetch.backoff.ms", _I, "1000", "Sleep of a fetcher after a fetch error.",
+       at_least=0),
+    _s("replica.fetch.response.max.bytes", _I, "10485760", "Bytes a follower asks for per "
+       "fetch, all partitions together.", at_least=0),
+    _s("replica.socket.timeout.ms", _I, "30000", "Socket timeout of follower fetches.",
+       at_least=1),
     # ---------------------------------------------------------------- socket server
     _s("listeners", _LI, "PLAINTEXT://localhost:9092", "Comma-separated NAME://host:port URIs "
        "to listen on. An empty host binds all interfaces, port 0 an ephemeral port, IPv6 hosts "
@@ -845,6 +868,16 @@ class BrokerConfig:
                                                                repr=False)
     leader_imbalance_per_broker_percentage: int = attrs.field(init=False, eq=False,
                                                               repr=False)
+    controller_socket_timeout_ms: int = attrs.field(init=False, eq=False, repr=False)
+    inter_broker_listener_name: str | None = attrs.field(init=False, eq=False, repr=False)
+    num_replica_fetchers: int = attrs.field(init=False, eq=False, repr=False)
+    replica_lag_time_max_ms: int = attrs.field(init=False, eq=False, repr=False)
+    replica_fetch_max_bytes: int = attrs.field(init=False, eq=False, repr=False)
+    replica_fetch_min_bytes: int = attrs.field(init=False, eq=False, repr=False)
+    replica_fetch_wait_max_ms: int = attrs.field(init=False, eq=False, repr=False)
+    replica_fetch_backoff_ms: int = attrs.field(init=False, eq=False, repr=False)
+    replica_fetch_response_max_bytes: int = attrs.field(init=False, eq=False, repr=False)
+    replica_socket_timeout_ms: int = attrs.field(init=False, eq=False, repr=False)
     # socket server
     listeners: list[Endpoint] = attrs.field(init=False, eq=False, repr=False)
     advertised_listeners: list[Endpoint] = attrs.field(init=False, eq=False, repr=False)
@@ -1009,6 +1042,17 @@ class BrokerConfig:
                            "advertised.listeners cannot use the nonroutable meta-address "
                            "0.0.0.0; set advertised.listeners to a routable address")
         put(self, "advertised_listeners", advertised)
+        names = [e.name for e in advertised]
+        inter = values["inter.broker.listener.name"]
+        if inter in (None, ""):
+            inter = "PLAINTEXT" if "PLAINTEXT" in names else names[0] if names else None
+        else:
+            inter = str(inter).upper()
+            if inter not in names:
+                raise _invalid("inter.broker.listener.name", str(inter),
+                               f"it must be one of the advertised listeners "
+                               f"({', '.join(names)})")
+        put(self, "inter_broker_listener_name", inter)
 
         overrides = _ip_overrides(str(values["max.connections.per.ip.overrides"]))
         put(self, "max_connections_per_ip_overrides", overrides)

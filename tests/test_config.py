@@ -211,6 +211,18 @@ KAFKA_DEFAULTS: dict[str, tuple[str | None, str]] = {
                                                 "SECONDS_DEFAULT"),
     "leader.imbalance.per.broker.percentage": ("10", "RC LEADER_IMBALANCE_PER_BROKER_"
                                                "PERCENTAGE_DEFAULT"),
+    "controller.socket.timeout.ms": ("30000", "SC CONTROLLER_SOCKET_TIMEOUT_MS_DEFAULT"),
+    "inter.broker.listener.name": (None, "RC INTER_BROKER_LISTENER_NAME_CONFIG (unset: from "
+                                   "security.inter.broker.protocol, PLAINTEXT)"),
+    "num.replica.fetchers": ("1", "RC NUM_REPLICA_FETCHERS_DEFAULT"),
+    "replica.lag.time.max.ms": ("30000", "RC REPLICA_LAG_TIME_MAX_MS_DEFAULT"),
+    "replica.fetch.max.bytes": ("1048576", "RC REPLICA_FETCH_MAX_BYTES_DEFAULT"),
+    "replica.fetch.min.bytes": ("1", "RC REPLICA_FETCH_MIN_BYTES_DEFAULT"),
+    "replica.fetch.wait.max.ms": ("500", "RC REPLICA_FETCH_WAIT_MAX_MS_DEFAULT"),
+    "replica.fetch.backoff.ms": ("1000", "RC REPLICA_FETCH_BACKOFF_MS_DEFAULT"),
+    "replica.fetch.response.max.bytes": ("10485760", "RC REPLICA_FETCH_RESPONSE_MAX_BYTES_"
+                                         "DEFAULT"),
+    "replica.socket.timeout.ms": ("30000", "RC REPLICA_SOCKET_TIMEOUT_MS_DEFAULT"),
     "listeners": ("PLAINTEXT://:9092", "SSC LISTENERS_DEFAULT"),
     "advertised.listeners": (None, "SSC ADVERTISED_LISTENERS_CONFIG"),
     "listener.security.protocol.map": (

@@ -12,8 +12,10 @@ The layers, bottom up; a layer imports only what is listed for it (and itself):
   tasks) imports trio, so the Spark reader pulls in no event loop;
 - ``config``: ``log.config`` (topic-level settings), ``errors``;
 - ``zk`` (Kafka's znode formats, a ZooKeeper to run beside brokers): ``common``, ``errors``;
+- ``clients`` (this broker as a client of other brokers: inter-broker requests): ``common``,
+  ``protocol``, ``errors``;
 - ``controller`` (the ZooKeeper-mode controller): ``common``, ``zk``, ``config``,
-  ``protocol``, ``errors``; never ``server``;
+  ``protocol``, ``clients``, ``errors``; never ``server``;
 - ``network`` knows frames, not Kafka APIs: ``errors``, ``_frames``;
 - ``coordinator``: ``common``, ``protocol``, ``log`` (record formats, producer-state
   origins), ``config``, ``errors``, the compiled codec; **never ``server``**: it reaches the
@@ -55,13 +57,14 @@ ALLOWED: dict[str, tuple[str, ...]] = {
                     "kafkapy._records"),
     "kafkapy.config": ("kafkapy.log.config", "kafkapy.errors"),
     "kafkapy.zk": ("kafkapy.common", "kafkapy.errors"),
+    "kafkapy.clients": ("kafkapy.common", "kafkapy.protocol", "kafkapy.errors"),
     "kafkapy.controller": ("kafkapy.common", "kafkapy.zk", "kafkapy.config", "kafkapy.protocol",
-                           "kafkapy.errors"),
+                           "kafkapy.clients", "kafkapy.errors"),
     "kafkapy.network": ("kafkapy.errors", "kafkapy._frames"),
     "kafkapy.coordinator": ("kafkapy.common", "kafkapy.protocol", "kafkapy.log",
                             "kafkapy.config", "kafkapy.errors", *COMPILED),
     "kafkapy.server": ("kafkapy.common", "kafkapy.protocol", "kafkapy.log", "kafkapy.config",
-                       "kafkapy.network", "kafkapy.coordinator", "kafkapy.zk",
+                       "kafkapy.network", "kafkapy.clients", "kafkapy.coordinator", "kafkapy.zk",
                        "kafkapy.controller", "kafkapy.errors", *COMPILED),
 }
 SPARK_ALLOWED = ("kafkapy.log", "kafkapy.protocol", "kafkapy.common.topic_partition",

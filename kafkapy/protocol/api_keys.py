@@ -34,7 +34,7 @@ _MODULES = (
     "alter_configs", "describe_log_dirs", "sasl_authenticate", "create_partitions",
     "delete_groups", "incremental_alter_configs", "offset_delete", "describe_cluster",
     "describe_producers", "describe_transactions", "list_transactions",
-    "consumer_group_heartbeat", "consumer_group_describe",
+    "consumer_group_heartbeat", "consumer_group_describe", "alter_partition",
 )
 
 
@@ -81,6 +81,7 @@ class ApiKey(enum.IntEnum):
     DELETE_GROUPS = 42
     INCREMENTAL_ALTER_CONFIGS = 44
     OFFSET_DELETE = 47
+    ALTER_PARTITION = 56
     DESCRIBE_CLUSTER = 60
     DESCRIBE_PRODUCERS = 61
     DESCRIBE_TRANSACTIONS = 65

@@ -2647,6 +2647,96 @@ class OffsetDeleteResponse:
 
 @attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
         weakref_slot=False)
+class AlterPartitionBrokerState:
+    """AlterPartitionBrokerState in AlterPartitionRequest."""
+
+    broker_id: int = 0
+    broker_epoch: int = -1
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class AlterPartitionRequestAlterPartitionPartitionData:
+    """AlterPartitionPartitionData in AlterPartitionRequest."""
+
+    partition_index: int = 0
+    leader_epoch: int = 0
+    new_isr: list[int] = attr.Factory(list)
+    new_isr_with_epochs: list[AlterPartitionBrokerState] = attr.Factory(list)
+    leader_recovery_state: int = 0
+    partition_epoch: int = 0
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class AlterPartitionRequestAlterPartitionTopicData:
+    """AlterPartitionTopicData in AlterPartitionRequest."""
+
+    topic_name: str = ''
+    topic_id: uuid.UUID = ZERO_UUID
+    partitions: list[AlterPartitionRequestAlterPartitionPartitionData] = attr.Factory(list)
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class AlterPartitionRequest:
+    """AlterPartitionRequest."""
+
+    broker_id: int = 0
+    broker_epoch: int = -1
+    topics: list[AlterPartitionRequestAlterPartitionTopicData] = attr.Factory(list)
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class AlterPartitionResponseAlterPartitionPartitionData:
+    """AlterPartitionPartitionData in AlterPartitionResponse."""
+
+    partition_index: int = 0
+    error_code: int = 0
+    leader_id: int = 0
+    leader_epoch: int = 0
+    isr: list[int] = attr.Factory(list)
+    leader_recovery_state: int = 0
+    partition_epoch: int = 0
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class AlterPartitionResponseAlterPartitionTopicData:
+    """AlterPartitionTopicData in AlterPartitionResponse."""
+
+    topic_name: str = ''
+    topic_id: uuid.UUID = ZERO_UUID
+    partitions: list[AlterPartitionResponseAlterPartitionPartitionData] = attr.Factory(list)
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class AlterPartitionResponse:
+    """AlterPartitionResponse."""
+
+    throttle_time_ms: int = 0
+    error_code: int = 0
+    topics: list[AlterPartitionResponseAlterPartitionTopicData] = attr.Factory(list)
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
 class DescribeClusterRequest:
     """DescribeClusterRequest."""
 
@@ -3205,6 +3295,13 @@ CLASSES: dict[tuple[str, str], type] = {
     ('OffsetDeleteResponse', 'OffsetDeleteResponsePartition'): OffsetDeleteResponsePartition,
     ('OffsetDeleteResponse', 'OffsetDeleteResponseTopic'): OffsetDeleteResponseTopic,
     ('OffsetDeleteResponse', 'OffsetDeleteResponse'): OffsetDeleteResponse,
+    ('AlterPartitionRequest', 'AlterPartitionBrokerState'): AlterPartitionBrokerState,
+    ('AlterPartitionRequest', 'AlterPartitionPartitionData'): AlterPartitionRequestAlterPartitionPartitionData,
+    ('AlterPartitionRequest', 'AlterPartitionTopicData'): AlterPartitionRequestAlterPartitionTopicData,
+    ('AlterPartitionRequest', 'AlterPartitionRequest'): AlterPartitionRequest,
+    ('AlterPartitionResponse', 'AlterPartitionPartitionData'): AlterPartitionResponseAlterPartitionPartitionData,
+    ('AlterPartitionResponse', 'AlterPartitionTopicData'): AlterPartitionResponseAlterPartitionTopicData,
+    ('AlterPartitionResponse', 'AlterPartitionResponse'): AlterPartitionResponse,
     ('DescribeClusterRequest', 'DescribeClusterRequest'): DescribeClusterRequest,
     ('DescribeClusterResponse', 'DescribeClusterBroker'): DescribeClusterBroker,
     ('DescribeClusterResponse', 'DescribeClusterResponse'): DescribeClusterResponse,
@@ -3255,6 +3352,13 @@ __all__ = [
     'AlterConfigsRequestAlterableConfig',
     'AlterConfigsResponse',
     'AlterConfigsResponseAlterConfigsResourceResponse',
+    'AlterPartitionBrokerState',
+    'AlterPartitionRequest',
+    'AlterPartitionRequestAlterPartitionPartitionData',
+    'AlterPartitionRequestAlterPartitionTopicData',
+    'AlterPartitionResponse',
+    'AlterPartitionResponseAlterPartitionPartitionData',
+    'AlterPartitionResponseAlterPartitionTopicData',
     'ApiVersion',
     'ApiVersionsRequest',
     'ApiVersionsResponse',

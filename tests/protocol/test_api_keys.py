@@ -34,7 +34,7 @@ REQUIRED = {
     "DescribeCluster": (60, 0, 2), "DescribeProducers": (61, 0, 0),
     "DescribeTransactions": (65, 0, 0), "ListTransactions": (66, 0, 2),
     "ConsumerGroupHeartbeat": (68, 0, 1),
-    "ConsumerGroupDescribe": (69, 0, 1),
+    "ConsumerGroupDescribe": (69, 0, 1), "AlterPartition": (56, 0, 3),
 }
 
 

@@ -1,0 +1,109 @@
+"""BrokerConnection: this broker as a client of another broker (inter-broker requests).
+
+Kafka's ``NetworkClient`` as the broker uses it: the controller's channel to each broker
+(LeaderAndIsr, UpdateMetadata, StopReplica), a follower's fetcher to its leader (Fetch as a
+replica), a leader's ``AlterPartition`` and a stopping broker's ``ControlledShutdown`` to the
+controller.
+
+Theory of operation
+-------------------
+- ``BrokerConnection(host, port)`` is one TCP connection, opened on the first request and
+  again after any failure. ``await request(api_key, version, body)`` sends one request and
+  returns the decoded response body; requests on one connection go one at a time (a lock), as
+  Kafka's RequestSendThread and fetcher threads send them. Callers that want parallelism open
+  one connection per peer and purpose.
+- Any failure (refused, reset, a frame that does not decode, no answer within ``timeout_s``)
+  closes the connection and raises ``BrokerNotAvailableError`` naming the peer: the caller
+  decides whether to retry (the controller retries until the broker leaves the cluster; a
+  fetcher backs off ``replica.fetch.backoff.ms``).
+- Encoding and decoding are the broker's own sans-IO protocol layer (``kafkapy.protocol``):
+  the inter-broker requests are the very schemas the handlers serve.
+
+Runs on the Trio loop of its caller.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+import trio
+
+from kafkapy.errors import BrokerNotAvailableError
+from kafkapy.protocol import Request, RequestHeader, decode_response, encode_request
+
+__all__ = ["BrokerConnection"]
+
+_SIZE = struct.Struct(">i")
+_MAX_RESPONSE = 1 << 31
+
+
+class BrokerConnection:
+    """One connection to one broker; see the module docstring."""
+
+    def __init__(self, host: str, port: int, *, client_id: str = "kafkapy-broker",
+                 timeout_s: float = 30.0) -> None:
+        self.host = host
+        self.port = port
+        self.client_id = client_id
+        self.timeout_s = timeout_s
+        self._stream: trio.SocketStream | None = None
+        self._lock = trio.Lock()
+        self._correlation_id = 0
+
+    def __repr__(self) -> str:
+        return f"BrokerConnection({self.host}:{self.port})"
+
+    async def request(self, api_key: int, version: int, body: Any) -> Any:
+        """Send one request and return its response body. Raises BrokerNotAvailableError."""
+        async with self._lock:
+            self._correlation_id = (self._correlation_id + 1) & 0x7FFFFFFF
+            corr = self._correlation_id
+            frame = encode_request(Request(
+                RequestHeader(api_key=api_key, api_version=version,
+                              correlation_id=corr, client_id=self.client_id), body))
+            try:
+                with trio.fail_after(self.timeout_s):
+                    if self._stream is None:
+                        self._stream = await trio.open_tcp_stream(self.host, self.port)
+                    await self._stream.send_all(_SIZE.pack(len(frame)) + frame)
+                    size = _SIZE.unpack(await self._receive_exactly(4))[0]
+                    if not 0 <= size < _MAX_RESPONSE:
+                        raise ValueError(f"bad response size {size}")
+                    data = await self._receive_exactly(size)
+                response = decode_response(api_key, version, data)
+                if response.header.correlation_id != corr:
+                    raise ValueError(f"correlation id {response.header.correlation_id} "
+                                     f"answers no request (sent {corr})")
+            except (OSError, trio.BrokenResourceError, trio.ClosedResourceError,
+                    trio.TooSlowError, ValueError, EOFError) as e:
+                await self._close_locked()
+                raise BrokerNotAvailableError(
+                    f"broker at {self.host}:{self.port}: {type(e).__name__}: {e}") from e
+            except BaseException:
+                # Cancelled mid-request: the stream may hold half a frame.
+                await self._close_locked()
+                raise
+            return response.body
+
+    async def _receive_exactly(self, n: int) -> bytes:
+        assert self._stream is not None
+        buf = bytearray()
+        while len(buf) < n:
+            chunk = await self._stream.receive_some(min(n - len(buf), 1 << 20))
+            if not chunk:
+                raise EOFError("connection closed by the broker")
+            buf += chunk
+        return bytes(buf)
+
+    async def _close_locked(self) -> None:
+        stream, self._stream = self._stream, None
+        if stream is not None:
+            with trio.CancelScope(shield=True):
+                await stream.aclose()
+
+    async def close(self) -> None:
+        stream, self._stream = self._stream, None
+        if stream is not None:
+            with trio.CancelScope(shield=True):
+                await stream.aclose()
