@@ -91,20 +91,24 @@ from kafkapy.server.handlers import (
     cluster,
     configs,
     consumer_group_protocol,
+    controller,
     fetch,
     group_and_offsets,
     list_offsets,
     metadata,
     produce,
+    replica,
     topics_admin,
     transaction,
+    update_metadata,
 )
 from kafkapy.server.request_context import Handler, Parked, RequestContext
 
 if TYPE_CHECKING:
     from kafkapy.server.kafka_server import KafkaServer
 
-__all__ = ["HANDLER_MODULES", "RECOMMENDED_VERSIONS", "KafkaApis", "default_handlers"]
+__all__ = ["CLUSTER_HANDLER_MODULES", "HANDLER_MODULES", "RECOMMENDED_VERSIONS", "KafkaApis",
+           "default_handlers"]
 
 log = logging.getLogger(__name__)
 
@@ -170,16 +174,21 @@ RECOMMENDED_VERSIONS: Mapping[int, tuple[int, int]] = MappingProxyType({
 # Every module of kafkapy/server/handlers, each exporting ``HANDLERS: {api_key: handler}``.
 HANDLER_MODULES = (api_versions, metadata, produce, fetch, list_offsets, topics_admin, configs,
                    cluster, group_and_offsets, consumer_group_protocol, transaction)
+# The inter-broker APIs of ZooKeeper mode (the controller's requests to brokers, the brokers'
+# requests to the controller): served, and advertised, only by a broker with
+# zookeeper.connect, as Kafka 3.x's ZooKeeper-mode brokers do.
+CLUSTER_HANDLER_MODULES = (replica, update_metadata, controller)
 
 
-def default_handlers() -> dict[int, Handler]:
-    """``{api_key: handler}`` from every module in ``HANDLER_MODULES``.
+def default_handlers(cluster: bool = False) -> dict[int, Handler]:
+    """``{api_key: handler}`` from every module in ``HANDLER_MODULES`` (and, for a broker of a
+    ZooKeeper cluster, ``CLUSTER_HANDLER_MODULES``).
 
     Raises:
         ValueError: two modules handle the same API key.
     """
     handlers: dict[int, Handler] = {}
-    for module in HANDLER_MODULES:
+    for module in HANDLER_MODULES + (CLUSTER_HANDLER_MODULES if cluster else ()):
         for key, handler in module.HANDLERS.items():
             if key in handlers:
                 raise ValueError(f"API key {key} is handled by two modules (the second is "
@@ -204,7 +213,8 @@ class KafkaApis:
                  recommended: Mapping[int, tuple[int, int]] = RECOMMENDED_VERSIONS,
                  server: KafkaServer | None = None) -> None:
         self._server = server
-        table = dict(default_handlers() if handlers is None else handlers)
+        cluster = server is not None and server.config.zookeeper_connect is not None
+        table = dict(default_handlers(cluster) if handlers is None else handlers)
         advertised: dict[int, Versions] = {}
         for key in sorted(table):
             api = API_KEYS.get(key)
