@@ -1,0 +1,284 @@
+"""Real clients against a real 3-broker cluster (ZooKeeper mode): the issue's evidence.
+
+One cluster for the module (``kafkapy.Cluster``: a real ZooKeeper, three broker processes).
+confluent-kafka, kafka-python, aiokafka and kcat see the same metadata from every broker; RF-3
+topics are created, grown, reconfigured and deleted through each admin client (which route
+them to the controller); acks=all data survives a SIGKILLed leader; a SIGKILLed controller is
+replaced and the new one serves admin requests; a SIGTERMed broker hands its leaderships over
+before it stops, so no partition is ever leaderless. Each fault test restarts what it stopped
+and waits until every replica is back in the ISR, so the tests do not depend on their order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import confluent_kafka
+import pytest
+from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.admin import NewTopic as AioNewTopic
+from confluent_kafka.admin import AdminClient, ConfigResource, NewPartitions, NewTopic
+from kafka.admin import KafkaAdminClient
+from kafka.admin import NewTopic as KPNewTopic
+
+import kafkapy
+from kafkapy.cluster import Cluster
+from tests.clients.client_support import (
+    Msg,
+    consume_aiokafka,
+    consume_confluent,
+    consume_kafka_python,
+    produce_confluent,
+)
+
+pytestmark = pytest.mark.timeout(240)
+
+SESSION_MS = 6000
+SETTINGS = {
+    "zookeeper.session.timeout.ms": SESSION_MS,
+    "replica.lag.time.max.ms": 4000,
+    "offsets.topic.num.partitions": 5,
+    "transaction.state.log.num.partitions": 5,
+    "min.insync.replicas": 2,
+    # Leadership moves only when a test moves it.
+    "auto.leader.rebalance.enable": "false",
+}
+# A dead leader is noticed when its ZooKeeper session expires; the new leaders follow within
+# seconds (the issue's bar).
+FAILOVER_S = SESSION_MS / 1000 + 8
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Cluster]:
+    with kafkapy.Cluster(3, SETTINGS, timeout=60) as c:
+        yield c
+
+
+def admin(bootstrap: str) -> AdminClient:
+    return AdminClient({"bootstrap.servers": bootstrap, "socket.timeout.ms": 10_000})
+
+
+def create(cluster: Cluster, name: str, partitions: int = 6, rf: int = 3,
+           configs: dict[str, str] | None = None) -> None:
+    futures = admin(cluster.bootstrap_servers).create_topics(
+        [NewTopic(name, partitions, rf, config=configs or {})], operation_timeout=30)
+    futures[name].result(30)
+    for p in range(partitions):
+        cluster.wait_for_isr(name, p, rf, timeout=30)
+
+
+def view(bootstrap: str) -> dict[str, Any]:
+    """What one broker says about the cluster, through confluent-kafka."""
+    md = admin(bootstrap).list_topics(timeout=10)
+    return {
+        "controller": md.controller_id,
+        "brokers": {b.id: (b.host, b.port) for b in md.brokers.values()},
+        "topics": {t.topic: {p.id: (p.leader, tuple(p.replicas), tuple(sorted(p.isrs)))
+                             for p in t.partitions.values()}
+                   for t in md.topics.values() if not t.topic.startswith("__")},
+    }
+
+
+def restore(cluster: Cluster, broker_id: int) -> None:
+    """Start ``broker_id`` again and wait until it is back in every ISR it belongs to."""
+    cluster.restart(broker_id)
+    for topic, partitions in view(cluster.brokers[broker_id].bootstrap)["topics"].items():
+        for p, (_, replicas, _) in partitions.items():
+            cluster.wait_for_isr(topic, p, len(replicas), timeout=60)
+
+
+# ------------------------------------------------------------------- metadata
+
+
+def test_every_broker_answers_the_same_metadata(cluster: Cluster) -> None:
+    create(cluster, "same-view", partitions=6)
+    views = [view(b.bootstrap) for b in cluster.brokers.values()]
+    assert views[0] == views[1] == views[2]
+    v = views[0]
+    assert v["controller"] == cluster.controller()
+    assert v["brokers"] == {i: (cluster.host, b.port) for i, b in cluster.brokers.items()}
+    partitions = v["topics"]["same-view"]
+    assert sorted(partitions) == list(range(6))
+    for leader, replicas, isr in partitions.values():
+        assert sorted(replicas) == [1, 2, 3] and leader == replicas[0]
+        assert isr == (1, 2, 3)
+    # Kafka's assignment spreads the preferred leaders over the brokers.
+    assert {leader for leader, _, _ in partitions.values()} == {1, 2, 3}
+    for p, (leader, _, _) in partitions.items():
+        assert cluster.leader_of("same-view", p) == leader
+
+
+def test_kcat_and_kafka_python_see_the_same_cluster(cluster: Cluster) -> None:
+    create(cluster, "kcat-view", partitions=3)
+    expected = view(cluster.brokers[1].bootstrap)["topics"]["kcat-view"]
+    for broker in cluster.brokers.values():
+        out = subprocess.run(["kcat", "-L", "-J", "-b", broker.bootstrap, "-t", "kcat-view"],
+                             capture_output=True, text=True, timeout=30, check=True).stdout
+        doc = json.loads(out)
+        assert {b["id"] for b in doc["brokers"]} == {1, 2, 3}
+        (topic,) = doc["topics"]
+        assert {p["partition"]: (p["leader"], tuple(r["id"] for r in p["replicas"]),
+                                 tuple(sorted(i["id"] for i in p["isrs"])))
+                for p in topic["partitions"]} == expected
+        client = KafkaAdminClient(bootstrap_servers=broker.bootstrap, request_timeout_ms=10_000)
+        try:
+            described = client.describe_cluster()
+            assert described["controller_id"] == cluster.controller()
+            assert {b["node_id"] for b in described["brokers"]} == {1, 2, 3}
+        finally:
+            client.close()
+
+
+# ------------------------------------------------------------------- admin
+
+
+def test_topic_lifecycle_through_confluent_kafka(cluster: Cluster) -> None:
+    a = admin(cluster.bootstrap_servers)
+    create(cluster, "life-c", partitions=3)
+    a.create_partitions([NewPartitions("life-c", 5)], operation_timeout=30)["life-c"].result(30)
+    for p in range(5):
+        cluster.wait_for_isr("life-c", p, 3, timeout=30)
+    resource = ConfigResource(ConfigResource.Type.TOPIC, "life-c",
+                              set_config={"retention.ms": "123456"})
+    a.alter_configs([resource])[resource].result(30)
+    for broker in cluster.brokers.values():
+        def changed(bootstrap: str = broker.bootstrap) -> bool:
+            res = ConfigResource(ConfigResource.Type.TOPIC, "life-c")
+            configs = admin(bootstrap).describe_configs([res])[res].result(10)
+            return bool(configs["retention.ms"].value == "123456")
+        cluster.wait_until(changed, f"broker {broker.broker_id} to see retention.ms", 20)
+    for broker in cluster.brokers.values():
+        assert len(view(broker.bootstrap)["topics"]["life-c"]) == 5
+    a.delete_topics(["life-c"], operation_timeout=30)["life-c"].result(30)
+    for broker in cluster.brokers.values():
+        cluster.wait_until(lambda b=broker.bootstrap: "life-c" not in view(b)["topics"],
+                           f"broker {broker.broker_id} to forget life-c", 30)
+
+
+def test_topic_lifecycle_through_kafka_python_and_aiokafka(cluster: Cluster) -> None:
+    client = KafkaAdminClient(bootstrap_servers=cluster.brokers[3].bootstrap,
+                              request_timeout_ms=30_000)
+    try:
+        client.create_topics([KPNewTopic("life-k", 4, 3)], timeout_ms=30_000)
+        for p in range(4):
+            cluster.wait_for_isr("life-k", p, 3, timeout=30)
+        client.delete_topics(["life-k"], timeout_ms=30_000)
+    finally:
+        client.close()
+
+    async def with_aiokafka() -> None:
+        a = AIOKafkaAdminClient(bootstrap_servers=cluster.brokers[2].bootstrap)
+        await a.start()
+        try:
+            await a.create_topics([AioNewTopic("life-a", 2, 3)])
+        finally:
+            await a.close()
+
+    asyncio.run(with_aiokafka())
+    for p in range(2):
+        cluster.wait_for_isr("life-a", p, 3, timeout=30)
+    cluster.wait_until(lambda: "life-k" not in view(cluster.bootstrap_servers)["topics"],
+                       "life-k to be deleted", 30)
+
+
+def test_replication_factor_above_the_live_brokers_is_refused(cluster: Cluster) -> None:
+    futures = admin(cluster.bootstrap_servers).create_topics(
+        [NewTopic("too-many", 1, 4)], operation_timeout=10)
+    with pytest.raises(confluent_kafka.KafkaException) as info:
+        futures["too-many"].result(30)
+    error = info.value.args[0]
+    assert error.code() == confluent_kafka.KafkaError.INVALID_REPLICATION_FACTOR
+    assert "larger than available brokers: 3" in error.str()
+
+
+# ------------------------------------------------------------------- data and faults
+
+
+def messages(n: int, tag: str) -> list[Msg]:
+    return [Msg(f"{tag}-{i}".encode(), f"value-{tag}-{i}".encode()) for i in range(n)]
+
+
+def consume_all(cluster: Cluster, topic: str, partition: int, count: int) -> list[bytes]:
+    """The partition's values read by each client library; they must agree."""
+    reads = [
+        [g.value for g in consume_confluent(cluster.bootstrap_servers, topic, count,
+                                            partition=partition)],
+        [g.value for g in consume_kafka_python(cluster.bootstrap_servers, topic, count,
+                                               partition=partition)],
+        [g.value for g in consume_aiokafka(cluster.bootstrap_servers, topic, count,
+                                           partition=partition)],
+    ]
+    assert reads[0] == reads[1] == reads[2]
+    return [v for v in reads[0] if v is not None]
+
+
+def test_acks_all_data_survives_a_killed_leader(cluster: Cluster) -> None:
+    create(cluster, "survive", partitions=3)
+    before = messages(300, "before")
+    offsets = produce_confluent(cluster.bootstrap_servers, "survive", before, partition=0,
+                                config={"enable.idempotence": True})
+    assert offsets == list(range(300))
+    victim = cluster.leader_of("survive", 0)
+    assert victim is not None
+    led = [p for p in range(3) if cluster.leader_of("survive", p) == victim]
+    isr_before = {p: set(cluster.isr_of("survive", p)) for p in led}
+    started = time.monotonic()
+    cluster.kill(victim)
+    for p in led:
+        new = cluster.wait_for_leader("survive", p, not_in={victim}, timeout=FAILOVER_S)
+        assert new in isr_before[p]
+    took = time.monotonic() - started
+    assert took < FAILOVER_S
+    after = messages(200, "after")
+    offsets = produce_confluent(cluster.bootstrap_servers, "survive", after, partition=0,
+                                config={"enable.idempotence": True})
+    assert offsets == list(range(300, 500))
+    values = consume_all(cluster, "survive", 0, 500)
+    assert values == [m.value for m in before + after]      # none lost, duplicated, reordered
+    restore(cluster, victim)
+
+
+def test_a_killed_controller_is_replaced_and_the_new_one_serves_admin(cluster: Cluster) -> None:
+    old = cluster.wait_for_controller()
+    cluster.kill(old)
+    new = cluster.wait_for_controller(not_in={old}, timeout=FAILOVER_S)
+    assert new != old
+    a = admin(",".join(b.bootstrap for i, b in cluster.brokers.items() if i != old))
+    a.create_topics([NewTopic("after-controller", 2, 2)], operation_timeout=30
+                    )["after-controller"].result(30)
+    for p in range(2):
+        cluster.wait_for_isr("after-controller", p, 2, timeout=30)
+        assert cluster.leader_of("after-controller", p) != old
+    restore(cluster, old)
+
+
+def test_sigterm_moves_leadership_before_the_broker_stops(cluster: Cluster) -> None:
+    create(cluster, "graceful", partitions=6)
+    victim = cluster.leader_of("graceful", 0)
+    assert victim is not None
+    leaderless: list[tuple[int, float]] = []
+    stop = threading.Event()
+
+    def watch() -> None:
+        while not stop.is_set():
+            for p in range(6):
+                if cluster.leader_of("graceful", p) is None:
+                    leaderless.append((p, time.monotonic()))
+            time.sleep(0.02)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        cluster.stop(victim)
+    finally:
+        stop.set()
+        watcher.join()
+    assert leaderless == []
+    assert all(cluster.leader_of("graceful", p) != victim for p in range(6))
+    restore(cluster, victim)
