@@ -191,7 +191,7 @@ class KafkaServer:
                     await self.healthcheck.register(self._registration)
                     await nursery.start(self.healthcheck.run)
                     self.controller = KafkaController(self.healthcheck.client, self.node_id,
-                                                      self.time)
+                                                      self.time, config=lambda: self.config)
                     await nursery.start(self.controller.run)
                 self.started_ms = self.time.milliseconds()
                 log.info("kafkapy broker %d started in %.0f ms (cluster %s), listening on %s",
