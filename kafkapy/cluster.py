@@ -17,8 +17,11 @@ Theory of operation
 - Broker ``i`` (ids 1..N) is ``python -m kafkapy`` with ``broker.id=i``, a port reserved at
   construction (kept across restarts, so clients' bootstrap lists stay valid), its own
   ``log.dirs`` under the cluster's directory, ``zookeeper.connect`` and the caller's settings.
-  Its log goes to ``broker-<i>.log`` there. ``start`` returns once every broker has registered
-  in ZooKeeper (``/brokers/ids/<i>``) and accepts connections; every wait is bounded by
+  Its log goes to ``broker-<i>.log`` there. ``CLUSTER_DEFAULTS`` are the settings it gives
+  brokers unless told otherwise (a short controlled-shutdown backoff, so that stopping the
+  last broker, which cannot hand its leaderships to anyone, does not take 10 s). ``start``
+  returns once every broker has registered in ZooKeeper (``/brokers/ids/<i>``) and accepts
+  connections; every wait is bounded by
   ``timeout`` and fails with the end of the broker's log.
 - Faults: ``kill`` (SIGKILL: no shutdown at all; ZooKeeper drops the registration after
   ``zookeeper.session.timeout.ms``), ``stop`` (SIGTERM: the broker's clean shutdown),
@@ -86,6 +89,11 @@ from kafkapy.zk.zookeeper_server import (
 __all__ = ["Cluster", "ClusterBroker"]
 
 T = TypeVar("T")
+
+# Settings a Cluster gives its brokers unless the caller sets them: the last broker to stop
+# cannot hand its leaderships to anyone, so its controlled shutdown retries until it gives up
+# (3 attempts 5 s apart with Kafka's defaults); a test cluster gives up sooner.
+CLUSTER_DEFAULTS = {"controlled.shutdown.retry.backoff.ms": "200"}
 _chroots = itertools.count()
 
 
@@ -116,6 +124,8 @@ class ClusterBroker:
             "zookeeper.connect": self.cluster.zookeeper_connect,
             **{k: str(v) for k, v in self.cluster.settings.items()},
         }
+        for key, value in CLUSTER_DEFAULTS.items():
+            settings.setdefault(key, value)
         argv = [sys.executable, "-m", "kafkapy", "--log-level", self.cluster.log_level]
         for key, value in settings.items():
             argv += ["--override", f"{key}={value}"]

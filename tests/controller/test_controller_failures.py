@@ -5,6 +5,7 @@ writes nothing once it wakes up."""
 
 from __future__ import annotations
 
+import threading
 import time
 
 from kafkapy.cluster import Cluster
@@ -98,3 +99,43 @@ def test_a_paused_controller_changes_nothing_when_it_wakes(cluster: Cluster) -> 
             state = LeaderAndIsr.decode(TopicPartition(topic, int(p)), data, stat.version)
             if state.controller_epoch == old_epoch:
                 assert stat.mzxid < takeover_zxid, (topic, p, state)
+
+
+def test_sigterm_moves_leadership_before_the_broker_stops(cluster: Cluster) -> None:
+    for b in (1, 2, 3):
+        if not cluster.brokers[b].running:
+            cluster.restart(b)
+    cluster.create_topic("graceful", TOPIC_REPLICAS)
+    for p in TOPIC_REPLICAS:
+        cluster.wait_for_leader("graceful", p, timeout=10)
+    cluster.wait_until(lambda: all(len(cluster.isr_of("graceful", p)) == 3
+                                   for p in TOPIC_REPLICAS), "full ISRs")
+    controller = cluster.wait_for_controller()
+    leaving = next(b for b in (1, 2, 3) if b != controller)
+    leaderless: list[tuple[int, object]] = []
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            for p in TOPIC_REPLICAS:
+                state = cluster.partition_state("graceful", p)
+                if state is None or state.leader < 0:
+                    leaderless.append((p, state))
+            time.sleep(0.01)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        cluster.stop(leaving)
+        cluster.wait_for_unregistered(leaving, timeout=10)
+        time.sleep(0.3)
+    finally:
+        done.set()
+        watcher.join()
+    assert leaderless == []
+    log = cluster.brokers[leaving].log_path.read_text()
+    assert f"Controlled shutdown of broker {leaving} succeeded (controller {controller})" in log
+    for p in TOPIC_REPLICAS:
+        state = cluster.partition_state("graceful", p)
+        assert state is not None and state.leader != leaving and leaving not in state.isr
+    cluster.restart(leaving)
