@@ -2522,6 +2522,64 @@ class DeleteGroupsResponse:
 
 @attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
         weakref_slot=False)
+class ElectLeadersTopicPartitions:
+    """ElectLeadersTopicPartitions in ElectLeadersRequest."""
+
+    topic: str = ''
+    partition_id: list[int] = attr.Factory(list)
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class ElectLeadersRequest:
+    """ElectLeadersRequest."""
+
+    election_type: int = 0
+    topic_partitions: list[ElectLeadersTopicPartitions] | None = attr.Factory(list)
+    timeout_ms: int = 60000
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class ElectLeadersPartitionResult:
+    """ElectLeadersPartitionResult in ElectLeadersResponse."""
+
+    partition_id: int = 0
+    error_code: int = 0
+    error_message: str | None = ''
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class ElectLeadersReplicaElectionResult:
+    """ElectLeadersReplicaElectionResult in ElectLeadersResponse."""
+
+    topic: str = ''
+    partition_result: list[ElectLeadersPartitionResult] = attr.Factory(list)
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class ElectLeadersResponse:
+    """ElectLeadersResponse."""
+
+    throttle_time_ms: int = 0
+    error_code: int = 0
+    replica_election_results: list[ElectLeadersReplicaElectionResult] = attr.Factory(list)
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
 class IncrementalAlterConfigsRequestAlterableConfig:
     """AlterableConfig in IncrementalAlterConfigsRequest."""
 
@@ -3284,6 +3342,11 @@ CLASSES: dict[tuple[str, str], type] = {
     ('DeleteGroupsRequest', 'DeleteGroupsRequest'): DeleteGroupsRequest,
     ('DeleteGroupsResponse', 'DeletableGroupResult'): DeletableGroupResult,
     ('DeleteGroupsResponse', 'DeleteGroupsResponse'): DeleteGroupsResponse,
+    ('ElectLeadersRequest', 'ElectLeadersTopicPartitions'): ElectLeadersTopicPartitions,
+    ('ElectLeadersRequest', 'ElectLeadersRequest'): ElectLeadersRequest,
+    ('ElectLeadersResponse', 'ElectLeadersPartitionResult'): ElectLeadersPartitionResult,
+    ('ElectLeadersResponse', 'ElectLeadersReplicaElectionResult'): ElectLeadersReplicaElectionResult,
+    ('ElectLeadersResponse', 'ElectLeadersResponse'): ElectLeadersResponse,
     ('IncrementalAlterConfigsRequest', 'AlterableConfig'): IncrementalAlterConfigsRequestAlterableConfig,
     ('IncrementalAlterConfigsRequest', 'AlterConfigsResource'): IncrementalAlterConfigsRequestAlterConfigsResource,
     ('IncrementalAlterConfigsRequest', 'IncrementalAlterConfigsRequest'): IncrementalAlterConfigsRequest,
@@ -3439,6 +3502,11 @@ __all__ = [
     'DescribeTransactionsResponse',
     'DescribeTransactionsResponseTransactionState',
     'DescribedGroupMember',
+    'ElectLeadersPartitionResult',
+    'ElectLeadersReplicaElectionResult',
+    'ElectLeadersRequest',
+    'ElectLeadersResponse',
+    'ElectLeadersTopicPartitions',
     'EndTxnRequest',
     'EndTxnResponse',
     'FetchPartition',

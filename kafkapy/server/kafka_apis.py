@@ -172,6 +172,7 @@ RECOMMENDED_VERSIONS: Mapping[int, tuple[int, int]] = MappingProxyType({
     # ZooKeeper mode, answered by the active controller (handlers/controller.py)
     ApiKey.CONTROLLED_SHUTDOWN: (0, 3),
     ApiKey.ALTER_PARTITION: (0, 3),
+    ApiKey.ELECT_LEADERS: (0, 2),
 })
 
 # Every module of kafkapy/server/handlers, each exporting ``HANDLERS: {api_key: handler}``.

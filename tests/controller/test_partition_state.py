@@ -11,13 +11,17 @@ import uuid
 
 from kafkapy.cluster import Cluster
 from kafkapy.errors import (
+    ElectionNotNeededError,
+    EligibleLeadersNotAvailableError,
     FencedLeaderEpochError,
     IneligibleReplicaError,
     InvalidUpdateVersionError,
     NotControllerError,
     NotLeaderOrFollowerError,
+    PreferredLeaderNotAvailableError,
     StaleBrokerEpochError,
     UnknownTopicIdError,
+    UnknownTopicOrPartitionError,
 )
 from kafkapy.protocol import ApiKey
 from kafkapy.protocol.message_classes import (
@@ -25,6 +29,8 @@ from kafkapy.protocol.message_classes import (
     AlterPartitionRequestAlterPartitionPartitionData,
     AlterPartitionRequestAlterPartitionTopicData,
     ControlledShutdownRequest,
+    ElectLeadersRequest,
+    ElectLeadersTopicPartitions,
 )
 from kafkapy.zk.zk_data import ReplicaAssignment, TopicAssignment, topic_path
 from tests.controller.conftest import request, start_peer
@@ -283,3 +289,55 @@ def test_topic_deletion_waits_for_every_replica(
                        is None, "the topic's znodes to go", timeout=10)
     assert cluster._zk().exists(cluster._path("/config/topics/doomed")) is None
     assert cluster._zk().exists(cluster._path("/admin/delete_topics/doomed")) is None
+
+
+def _elect(cluster: Cluster, to: int, election_type: int,
+           partitions: dict[str, list[int]] | None, version: int = 2) -> dict[tuple[str, int],
+                                                                            int]:
+    resp = request(cluster, to, ApiKey.ELECT_LEADERS, version, ElectLeadersRequest(
+        election_type=election_type, topic_partitions=None if partitions is None else [
+            ElectLeadersTopicPartitions(topic=t, partition_id=ps)
+            for t, ps in partitions.items()]))
+    assert resp.error_code == 0
+    return {(t.topic, p.partition_id): p.error_code
+            for t in resp.replica_election_results for p in t.partition_result}
+
+
+def test_elect_leaders(cluster: Cluster, recording: list[RecordingBroker]) -> None:
+    peer = start_peer(cluster, recording, 16)
+    cluster.create_topic("elect", {0: [16, 1], 1: [1, 16], 2: [16]})
+    controller = cluster.wait_for_controller()
+    assert cluster.wait_for_leader("elect", 0, timeout=10) == 16
+    peer.unregister()
+    cluster.wait_until(lambda: cluster.leader_of("elect", 0) == 1, "1 to lead elect-0")
+    cluster.wait_until(lambda: cluster.partition_state("elect", 2) is not None and
+                       cluster.leader_of("elect", 2) is None, "elect-2 to be leaderless")
+    # No live replica for elect-2; the preferred replica of elect-0 is away.
+    assert _elect(cluster, controller, 0, {"elect": [0, 1], "nope": [0]}) == {
+        ("elect", 0): PreferredLeaderNotAvailableError.code,
+        ("elect", 1): ElectionNotNeededError.code,
+        ("nope", 0): UnknownTopicOrPartitionError.code}
+    assert _elect(cluster, controller, 1, {"elect": [0, 2]}) == {
+        ("elect", 0): ElectionNotNeededError.code,
+        ("elect", 2): EligibleLeadersNotAvailableError.code}
+    peer.register()
+    # Back but out of the ISR: the leader (broker 1) lets it in again.
+    s = cluster.partition_state("elect", 0)
+    assert s is not None and s.isr == (1,)
+    resp = request(cluster, controller, ApiKey.ALTER_PARTITION, 2, alter(
+        1, cluster.broker_epoch(1) or -1, cluster_topic_id(cluster, "elect"), 0,
+        s.leader_epoch, [1, 16], s.partition_epoch))
+    assert resp.topics[0].partitions[0].error_code == 0
+    assert _elect(cluster, controller, 0, {"elect": [0]}) == {("elect", 0): 0}
+    after = cluster.partition_state("elect", 0)
+    assert after is not None
+    assert (after.leader, after.leader_epoch) == (16, s.leader_epoch + 1)
+    # elect-2's only replica came back: the controller elected it on its own.
+    assert cluster.wait_for_leader("elect", 2, timeout=10) == 16
+    # All partitions (null): those that needed no election are left out.
+    assert ("elect", 0) not in _elect(cluster, controller, 0, None)
+    other = next(b for b in (1, 2, 3) if b != controller)
+    resp = request(cluster, other, ApiKey.ELECT_LEADERS, 2, ElectLeadersRequest(
+        election_type=0, topic_partitions=[ElectLeadersTopicPartitions(topic="elect",
+                                                                       partition_id=[0])]))
+    assert resp.error_code == NotControllerError.code

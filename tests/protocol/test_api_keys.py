@@ -29,7 +29,7 @@ REQUIRED = {
     "TxnOffsetCommit": (28, 0, 5), "DescribeAcls": (29, 0, 3), "CreateAcls": (30, 0, 3),
     "DeleteAcls": (31, 0, 3), "DescribeConfigs": (32, 0, 4), "AlterConfigs": (33, 0, 2),
     "DescribeLogDirs": (35, 0, 5), "SaslAuthenticate": (36, 0, 2),
-    "CreatePartitions": (37, 0, 3), "DeleteGroups": (42, 0, 2),
+    "CreatePartitions": (37, 0, 3), "DeleteGroups": (42, 0, 2), "ElectLeaders": (43, 0, 2),
     "IncrementalAlterConfigs": (44, 0, 1), "OffsetDelete": (47, 0, 0),
     "DescribeCluster": (60, 0, 2), "DescribeProducers": (61, 0, 0),
     "DescribeTransactions": (65, 0, 0), "ListTransactions": (66, 0, 2),

@@ -1,5 +1,5 @@
 """The APIs only the active controller answers (ZooKeeper mode): ControlledShutdown (7),
-AlterPartition (56).
+AlterPartition (56), ElectLeaders (43).
 
 Served only by a broker with ``zookeeper.connect`` (see ``kafka_apis.CLUSTER_HANDLER_MODULES``).
 Each hands the request to the controller's event queue (``server.controller``) and answers
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.controller.kafka_controller import KafkaController
 from kafkapy.errors import KafkaError, NotControllerError
 from kafkapy.protocol import ApiKey
@@ -19,6 +20,10 @@ from kafkapy.protocol.message_classes import (
     AlterPartitionResponse,
     ControlledShutdownRequest,
     ControlledShutdownResponse,
+    ElectLeadersPartitionResult,
+    ElectLeadersReplicaElectionResult,
+    ElectLeadersRequest,
+    ElectLeadersResponse,
 )
 from kafkapy.server.request_context import Handler, RequestContext
 
@@ -53,7 +58,44 @@ async def handle_controlled_shutdown(context: RequestContext[ControlledShutdownR
     return ControlledShutdownResponse(error_code=NotControllerError.code)
 
 
+async def handle_elect_leaders(context: RequestContext[ElectLeadersRequest]
+                               ) -> ElectLeadersResponse:
+    """Kafka's handleElectLeaders: per partition NONE or its error; with null partitions
+    (all of them) the partitions that needed no election are left out of the answer."""
+    body = context.body
+    everything = body.topic_partitions is None
+    asked = None if body.topic_partitions is None else [
+        TopicPartition(t.topic, p) for t in body.topic_partitions for p in t.partition_id]
+    controller = _active_controller(context)
+    results: dict[TopicPartition, KafkaError | None]
+    top = 0
+    if controller is None:
+        top = NotControllerError.code
+        results = {tp: NotControllerError() for tp in asked or ()}
+    else:
+        election_type = body.election_type if context.api_version >= 1 else 0
+        try:
+            results = await controller.elect_leaders(election_type, asked)
+        except KafkaError as e:
+            top = e.code
+            results = {tp: e for tp in asked or ()}
+    response = ElectLeadersResponse(error_code=top)
+    by_topic: dict[str, ElectLeadersReplicaElectionResult] = {}
+    for tp, error in results.items():
+        if everything and error is not None and error.name == "ELECTION_NOT_NEEDED":
+            continue
+        topic = by_topic.get(tp.topic)
+        if topic is None:
+            topic = by_topic[tp.topic] = ElectLeadersReplicaElectionResult(topic=tp.topic)
+            response.replica_election_results.append(topic)
+        topic.partition_result.append(ElectLeadersPartitionResult(
+            partition_id=tp.partition, error_code=0 if error is None else error.code,
+            error_message=None if error is None else error.message))
+    return response
+
+
 HANDLERS: dict[int, Handler] = {
+    ApiKey.ELECT_LEADERS: handle_elect_leaders,
     ApiKey.CONTROLLED_SHUTDOWN: handle_controlled_shutdown,
     ApiKey.ALTER_PARTITION: handle_alter_partition,
 }
