@@ -7,11 +7,35 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
 
+import pytest
+
+import kafkapy
 from kafkapy.cluster import Cluster
 from kafkapy.common.topic_partition import TopicPartition
+from kafkapy.protocol import ApiKey
+from kafkapy.protocol.message_classes import (
+    AlterPartitionRequest,
+    AlterPartitionRequestAlterPartitionPartitionData,
+    AlterPartitionRequestAlterPartitionTopicData,
+)
+from kafkapy.zk.kafka_zk_client import KafkaZkClient
 from kafkapy.zk.zk_data import LeaderAndIsr
-from tests.controller.conftest import FAILOVER_S
+from kafkapy.zk.zookeeper_server import ZooKeeperServer
+from tests.controller.conftest import FAILOVER_S, SESSION_MS, request
+
+# The preferred leaders come back within a second once they are in the ISR again.
+SETTINGS = {"zookeeper.session.timeout.ms": SESSION_MS,
+            "leader.imbalance.check.interval.seconds": 1}
+
+
+@pytest.fixture(scope="module")
+def cluster(zookeeper: ZooKeeperServer) -> Iterator[Cluster]:
+    with kafkapy.Cluster(3, SETTINGS, zookeeper_connect=zookeeper.connect_string,
+                         timeout=60) as c:
+        c.wait_for_controller()
+        yield c
 
 TOPIC_REPLICAS = {0: [1, 2, 3], 1: [2, 3, 1], 2: [3, 1, 2], 3: [1, 3, 2], 4: [2, 1, 3],
                   5: [3, 2, 1]}
@@ -52,11 +76,30 @@ def test_a_killed_leader_is_replaced_from_the_isr(cluster: Cluster) -> None:
         assert s.leader_epoch == before[p].leader_epoch + 1
         assert s.partition_epoch == before[p].partition_epoch + 1
         assert s.isr == tuple(r for r in before[p].isr if r != victim)
-    # It comes back: leaders stay, it is a live broker again (its partitions' replicas).
+    # It comes back: leaders stay while it is out of the ISRs.
     cluster.restart(victim)
-    time.sleep(0.5)
+    time.sleep(1.5)
     assert {p: s.leader for p, s in _states(cluster, "failover").items()} == \
         {p: s.leader for p, s in after.items()}
+    # Once the leaders let it into the ISRs again (AlterPartition, as their replica fetchers
+    # would), the auto leader rebalance gives it back the partitions it prefers.
+    zk = KafkaZkClient(cluster.zookeeper_connect)
+    zk.start()
+    try:
+        topic_id = zk.get_topic_assignment("failover").topic_id   # type: ignore[union-attr]
+    finally:
+        zk.close()
+    for p, s in _states(cluster, "failover").items():
+        resp = request(cluster, controller, ApiKey.ALTER_PARTITION, 2, AlterPartitionRequest(
+            broker_id=s.leader, broker_epoch=cluster.broker_epoch(s.leader) or -1, topics=[
+                AlterPartitionRequestAlterPartitionTopicData(topic_id=topic_id, partitions=[
+                    AlterPartitionRequestAlterPartitionPartitionData(
+                        partition_index=p, leader_epoch=s.leader_epoch,
+                        new_isr=[*s.isr, victim], partition_epoch=s.partition_epoch)])]))
+        assert resp.topics[0].partitions[0].error_code == 0
+    cluster.wait_until(lambda: all(s.leader == TOPIC_REPLICAS[p][0]
+                                   for p, s in _states(cluster, "failover").items()),
+                       "the preferred leaders to lead again", timeout=10)
 
 
 def test_a_new_controller_takes_over(cluster: Cluster) -> None:
