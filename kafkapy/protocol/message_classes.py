@@ -2639,6 +2639,134 @@ class IncrementalAlterConfigsResponse:
 
 @attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
         weakref_slot=False)
+class ReassignablePartition:
+    """ReassignablePartition in AlterPartitionReassignmentsRequest."""
+
+    partition_index: int = 0
+    replicas: list[int] | None = None
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class ReassignableTopic:
+    """ReassignableTopic in AlterPartitionReassignmentsRequest."""
+
+    name: str = ''
+    partitions: list[ReassignablePartition] = attr.Factory(list)
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class AlterPartitionReassignmentsRequest:
+    """AlterPartitionReassignmentsRequest."""
+
+    timeout_ms: int = 60000
+    topics: list[ReassignableTopic] = attr.Factory(list)
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class ReassignablePartitionResponse:
+    """ReassignablePartitionResponse in AlterPartitionReassignmentsResponse."""
+
+    partition_index: int = 0
+    error_code: int = 0
+    error_message: str | None = ''
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class ReassignableTopicResponse:
+    """ReassignableTopicResponse in AlterPartitionReassignmentsResponse."""
+
+    name: str = ''
+    partitions: list[ReassignablePartitionResponse] = attr.Factory(list)
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class AlterPartitionReassignmentsResponse:
+    """AlterPartitionReassignmentsResponse."""
+
+    throttle_time_ms: int = 0
+    error_code: int = 0
+    error_message: str | None = ''
+    responses: list[ReassignableTopicResponse] = attr.Factory(list)
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class ListPartitionReassignmentsTopics:
+    """ListPartitionReassignmentsTopics in ListPartitionReassignmentsRequest."""
+
+    name: str = ''
+    partition_indexes: list[int] = attr.Factory(list)
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class ListPartitionReassignmentsRequest:
+    """ListPartitionReassignmentsRequest."""
+
+    timeout_ms: int = 60000
+    topics: list[ListPartitionReassignmentsTopics] | None = None
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class OngoingPartitionReassignment:
+    """OngoingPartitionReassignment in ListPartitionReassignmentsResponse."""
+
+    partition_index: int = 0
+    replicas: list[int] = attr.Factory(list)
+    adding_replicas: list[int] = attr.Factory(list)
+    removing_replicas: list[int] = attr.Factory(list)
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class OngoingTopicReassignment:
+    """OngoingTopicReassignment in ListPartitionReassignmentsResponse."""
+
+    name: str = ''
+    partitions: list[OngoingPartitionReassignment] = attr.Factory(list)
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class ListPartitionReassignmentsResponse:
+    """ListPartitionReassignmentsResponse."""
+
+    throttle_time_ms: int = 0
+    error_code: int = 0
+    error_message: str | None = ''
+    topics: list[OngoingTopicReassignment] = attr.Factory(list)
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
 class OffsetDeleteRequestPartition:
     """OffsetDeleteRequestPartition in OffsetDeleteRequest."""
 
@@ -3352,6 +3480,17 @@ CLASSES: dict[tuple[str, str], type] = {
     ('IncrementalAlterConfigsRequest', 'IncrementalAlterConfigsRequest'): IncrementalAlterConfigsRequest,
     ('IncrementalAlterConfigsResponse', 'AlterConfigsResourceResponse'): IncrementalAlterConfigsResponseAlterConfigsResourceResponse,
     ('IncrementalAlterConfigsResponse', 'IncrementalAlterConfigsResponse'): IncrementalAlterConfigsResponse,
+    ('AlterPartitionReassignmentsRequest', 'ReassignablePartition'): ReassignablePartition,
+    ('AlterPartitionReassignmentsRequest', 'ReassignableTopic'): ReassignableTopic,
+    ('AlterPartitionReassignmentsRequest', 'AlterPartitionReassignmentsRequest'): AlterPartitionReassignmentsRequest,
+    ('AlterPartitionReassignmentsResponse', 'ReassignablePartitionResponse'): ReassignablePartitionResponse,
+    ('AlterPartitionReassignmentsResponse', 'ReassignableTopicResponse'): ReassignableTopicResponse,
+    ('AlterPartitionReassignmentsResponse', 'AlterPartitionReassignmentsResponse'): AlterPartitionReassignmentsResponse,
+    ('ListPartitionReassignmentsRequest', 'ListPartitionReassignmentsTopics'): ListPartitionReassignmentsTopics,
+    ('ListPartitionReassignmentsRequest', 'ListPartitionReassignmentsRequest'): ListPartitionReassignmentsRequest,
+    ('ListPartitionReassignmentsResponse', 'OngoingPartitionReassignment'): OngoingPartitionReassignment,
+    ('ListPartitionReassignmentsResponse', 'OngoingTopicReassignment'): OngoingTopicReassignment,
+    ('ListPartitionReassignmentsResponse', 'ListPartitionReassignmentsResponse'): ListPartitionReassignmentsResponse,
     ('OffsetDeleteRequest', 'OffsetDeleteRequestPartition'): OffsetDeleteRequestPartition,
     ('OffsetDeleteRequest', 'OffsetDeleteRequestTopic'): OffsetDeleteRequestTopic,
     ('OffsetDeleteRequest', 'OffsetDeleteRequest'): OffsetDeleteRequest,
@@ -3416,6 +3555,8 @@ __all__ = [
     'AlterConfigsResponse',
     'AlterConfigsResponseAlterConfigsResourceResponse',
     'AlterPartitionBrokerState',
+    'AlterPartitionReassignmentsRequest',
+    'AlterPartitionReassignmentsResponse',
     'AlterPartitionRequest',
     'AlterPartitionRequestAlterPartitionPartitionData',
     'AlterPartitionRequestAlterPartitionTopicData',
@@ -3552,6 +3693,9 @@ __all__ = [
     'ListOffsetsResponse',
     'ListOffsetsTopic',
     'ListOffsetsTopicResponse',
+    'ListPartitionReassignmentsRequest',
+    'ListPartitionReassignmentsResponse',
+    'ListPartitionReassignmentsTopics',
     'ListTransactionsRequest',
     'ListTransactionsResponse',
     'ListTransactionsResponseTransactionState',
@@ -3593,6 +3737,8 @@ __all__ = [
     'OffsetForLeaderPartition',
     'OffsetForLeaderTopic',
     'OffsetForLeaderTopicResult',
+    'OngoingPartitionReassignment',
+    'OngoingTopicReassignment',
     'PartitionData',
     'PartitionProduceData',
     'PartitionProduceResponse',
@@ -3602,6 +3748,10 @@ __all__ = [
     'ProduceResponseLeaderIdAndEpoch',
     'ProduceResponseNodeEndpoint',
     'ProducerState',
+    'ReassignablePartition',
+    'ReassignablePartitionResponse',
+    'ReassignableTopic',
+    'ReassignableTopicResponse',
     'RemainingPartition',
     'ReplicaState',
     'RequestHeader',
