@@ -40,6 +40,8 @@ class ControllerContext:
     deletion_pending: set[tuple[TopicPartition, int]] = attrs.field(factory=set)
     # ... of which a StopReplica(delete) is on its way (not re-sent meanwhile).
     deletion_sent: set[tuple[TopicPartition, int]] = attrs.field(factory=set)
+    # Reassignments asked through /admin/reassign_partitions (removed from it when done).
+    legacy_reassignments: dict[TopicPartition, tuple[int, ...]] = attrs.field(factory=dict)
 
     # ------------------------------------------------------------------ brokers
 
@@ -94,6 +96,10 @@ class ControllerContext:
         self.deletion_pending = {(tp, r) for tp, r in self.deletion_pending
                                  if tp.topic != topic}
         self.deletion_sent = {(tp, r) for tp, r in self.deletion_sent if tp.topic != topic}
+
+    def reassigning(self, tp: TopicPartition) -> bool:
+        assignment = self.assignments.get(tp)
+        return assignment is not None and bool(assignment.adding or assignment.removing)
 
     def live_replicas(self, tp: TopicPartition) -> list[int]:
         return [r for r in self.replicas(tp) if r in self.live_brokers]

@@ -21,7 +21,9 @@ __all__ = [
     "ControlledShutdownEvent",
     "ControllerEvent",
     "ElectLeadersEvent",
+    "LegacyReassignment",
     "PartitionModifications",
+    "ReassignmentsEvent",
     "Reply",
     "Startup",
     "StopReplicaAnswered",
@@ -118,3 +120,16 @@ class ElectLeadersEvent(ControllerEvent):
 @attrs.frozen
 class AutoRebalance(ControllerEvent):
     pass
+
+
+@attrs.frozen(eq=False)
+class ReassignmentsEvent(ControllerEvent):
+    """AlterPartitionReassignments: ``targets`` maps each partition to its target replicas,
+    None to cancel."""
+    targets: Any                        # dict[TopicPartition, tuple[int, ...] | None]
+    reply: Reply[Any]
+
+
+@attrs.frozen
+class LegacyReassignment(ControllerEvent):
+    """``/admin/reassign_partitions`` was written."""

@@ -70,7 +70,9 @@ from kafkapy.controller.controller_events import (
     ControlledShutdownEvent,
     ControllerEvent,
     ElectLeadersEvent,
+    LegacyReassignment,
     PartitionModifications,
+    ReassignmentsEvent,
     Reply,
     Startup,
     StopReplicaAnswered,
@@ -81,14 +83,17 @@ from kafkapy.controller.partition_leader_election import (
     controlled_shutdown_leader,
     offline_leader,
     preferred_leader,
+    reassignment_leader,
 )
 from kafkapy.errors import (
     ElectionNotNeededError,
     EligibleLeadersNotAvailableError,
     FencedLeaderEpochError,
     IneligibleReplicaError,
+    InvalidReplicaAssignmentError,
     InvalidUpdateVersionError,
     KafkaError,
+    NoReassignmentInProgressError,
     NotControllerError,
     NotLeaderOrFollowerError,
     PreferredLeaderNotAvailableError,
@@ -109,8 +114,10 @@ from kafkapy.zk.zk_data import (
     BROKER_IDS_PATH,
     CONTROLLER_PATH,
     DELETE_TOPICS_PATH,
+    REASSIGN_PARTITIONS_PATH,
     TOPICS_PATH,
     LeaderAndIsr,
+    ReplicaAssignment,
     TopicAssignment,
     topic_path,
 )
@@ -241,6 +248,24 @@ class KafkaController:
         self.enqueue(ElectLeadersEvent(election_type, partitions, reply))
         return await reply.wait()
 
+    async def alter_reassignments(self, targets: dict[TopicPartition, tuple[int, ...] | None]
+                                  ) -> dict[TopicPartition, KafkaError | None]:
+        """Start (target replicas) or cancel (None) reassignments; per partition None or the
+        error. Raises NotControllerError."""
+        reply: Reply[dict[TopicPartition, KafkaError | None]] = Reply()
+        self.enqueue(ReassignmentsEvent(targets, reply))
+        return await reply.wait()
+
+    def list_reassignments(self, partitions: list[TopicPartition] | None
+                           ) -> dict[TopicPartition, ReplicaAssignment]:
+        """The reassignments in progress (of ``partitions``, or all). Raises
+        NotControllerError."""
+        ctx = self.context
+        if not self.active or ctx is None:
+            raise NotControllerError(f"broker {self.broker_id} is not the controller")
+        tps = ctx.all_partitions() if partitions is None else partitions
+        return {tp: ctx.assignments[tp] for tp in tps if ctx.reassigning(tp)}
+
     # ========================================================== kazoo's threads
 
     def _on_controller_change(self, data: bytes | None, stat: Any) -> None:
@@ -278,6 +303,11 @@ class KafkaController:
         def deletions(children: list[str]) -> None:
             self._enqueue_soon(TopicDeletion())
 
+        def legacy(data: bytes | None, stat: Any) -> None:
+            if data is not None:
+                self._enqueue_soon(LegacyReassignment())
+
+        zk.DataWatch(REASSIGN_PARTITIONS_PATH, legacy)
         zk.ChildrenWatch(BROKER_IDS_PATH, brokers)
         zk.ChildrenWatch(TOPICS_PATH, topics)
         zk.ChildrenWatch(DELETE_TOPICS_PATH, deletions)
@@ -332,7 +362,8 @@ class KafkaController:
                 self._fail_reply(event, e)
 
     def _retry_later(self, event: ControllerEvent) -> None:
-        if isinstance(event, AlterPartitionEvent | ControlledShutdownEvent | ElectLeadersEvent):
+        if isinstance(event, AlterPartitionEvent | ControlledShutdownEvent | ElectLeadersEvent
+                      | ReassignmentsEvent):
             return                          # the requester retries
         assert self._nursery is not None
 
@@ -377,6 +408,10 @@ class KafkaController:
                                                          event.partitions))
         elif isinstance(event, AutoRebalance):
             await self._on_auto_rebalance(ctx)
+        elif isinstance(event, ReassignmentsEvent):
+            event.reply.set(await self._on_reassignments(ctx, event.targets))
+        elif isinstance(event, LegacyReassignment):
+            await self._on_legacy_reassignment(ctx)
 
     # ============================================================== helpers
 
@@ -475,6 +510,12 @@ class KafkaController:
         log.info("Controller %d (epoch %d) loaded %d brokers, %d topics, %d partitions",
                  self.broker_id, ctx.epoch, len(live), len(ctx.topics), len(ctx.assignments))
         await self._on_topic_deletion(ctx)
+        # Reassignments a former controller started (adding/removing in the topic znodes).
+        batch = self._batch(ctx)
+        for tp in [tp for tp in ctx.all_partitions() if ctx.reassigning(tp)]:
+            await self._maybe_complete_reassignment(ctx, tp, batch)
+        self._send(ctx, batch)
+        await self._on_legacy_reassignment(ctx)
 
     def _add_full_leader_and_isr(self, ctx: ControllerContext, broker_id: int,
                                  batch: ControllerRequestBatch) -> None:
@@ -798,13 +839,19 @@ class KafkaController:
                         partition_index=entry.partition,
                         error_code=InvalidUpdateVersionError.code))
                 else:
-                    s = ctx.states[entry]
+                    s = written.get(entry) or ctx.states[entry]
                     out.partitions.append(AlterPartitionResponseAlterPartitionPartitionData(
                         partition_index=entry.partition, leader_id=s.leader,
                         leader_epoch=s.leader_epoch, isr=list(s.isr),
                         leader_recovery_state=s.leader_recovery_state,
                         partition_epoch=s.partition_epoch))
             response.topics.append(out)
+        # A reassignment completes once its target replicas are all in the ISR.
+        batch = self._batch(ctx)
+        for tp in written:
+            if ctx.reassigning(tp):
+                await self._maybe_complete_reassignment(ctx, tp, batch)
+        self._send(ctx, batch)
         return response
 
     @staticmethod
@@ -953,3 +1000,153 @@ class KafkaController:
             log.info("Controller %d: preferred leader election for %s", self.broker_id, elect)
             await self._on_elect_leaders(ctx, 0, elect)
 
+
+    # ========================================================== reassignment (KIP-455)
+
+    async def _on_reassignments(self, ctx: ControllerContext,
+                                targets: dict[TopicPartition, tuple[int, ...] | None]
+                                ) -> dict[TopicPartition, KafkaError | None]:
+        out: dict[TopicPartition, KafkaError | None] = {}
+        batch = self._batch(ctx)
+        for tp, target in targets.items():
+            if tp not in ctx.assignments or tp not in ctx.states or ctx.is_deleting(tp):
+                out[tp] = UnknownTopicOrPartitionError()
+                continue
+            if target is None:
+                if not ctx.reassigning(tp):
+                    out[tp] = NoReassignmentInProgressError()
+                    continue
+                current = ctx.assignments[tp]
+                # Cancelled: back to the original replicas.
+                target = tuple(r for r in current.replicas if r not in current.adding)
+            else:
+                error = self._invalid_replicas(ctx, target)
+                if error is not None:
+                    out[tp] = error
+                    continue
+            await self._reassign(ctx, tp, target, batch)
+            out[tp] = None
+        self._send(ctx, batch)
+        return out
+
+    @staticmethod
+    def _invalid_replicas(ctx: ControllerContext, target: tuple[int, ...]
+                          ) -> KafkaError | None:
+        if not target:
+            return InvalidReplicaAssignmentError("Empty replica list specified in partition "
+                                                 "reassignment.")
+        if len(set(target)) != len(target):
+            return InvalidReplicaAssignmentError(f"Duplicate replica ids in partition "
+                                                 f"reassignment replica list: {list(target)}")
+        dead = [r for r in target if not ctx.is_alive(r)]
+        if dead:
+            return InvalidReplicaAssignmentError(f"Replica assignment has brokers that are "
+                                                 f"not alive. Replica list: {list(target)}, "
+                                                 f"live broker list: {sorted(ctx.live_brokers)}")
+        return None
+
+    async def _write_assignment(self, ctx: ControllerContext,
+                                updates: dict[TopicPartition, ReplicaAssignment]) -> None:
+        """``/brokers/topics/<t>`` with the new assignments (adding/removing replicas during
+        a reassignment), then the context."""
+        for topic in sorted({tp.topic for tp in updates}):
+            partitions = {tp.partition: a for tp, a in ctx.assignments.items()
+                          if tp.topic == topic}
+            partitions.update({tp.partition: a for tp, a in updates.items()
+                               if tp.topic == topic})
+            await self._zk(self.client.set_topic_assignment, ctx.epoch_zk_version,
+                           TopicAssignment(topic, ctx.topic_ids.get(topic), partitions))
+        ctx.assignments.update(updates)
+
+    async def _reassign(self, ctx: ControllerContext, tp: TopicPartition,
+                        target: tuple[int, ...], batch: ControllerRequestBatch) -> None:
+        """Phase one of KIP-455: the full replica set (target + original) with the adding and
+        removing replicas in the topic znode, a new leader epoch sent to all of them."""
+        current = ctx.assignments[tp]
+        original = tuple(r for r in current.replicas if r not in current.adding)
+        full = tuple(dict.fromkeys((*target, *original)))
+        adding = tuple(r for r in target if r not in original)
+        removing = tuple(r for r in original if r not in target)
+        new = ReplicaAssignment(full, adding, removing)
+        # Replicas an earlier, changed or cancelled, reassignment was adding.
+        dropped = [r for r in current.replicas if r not in full]
+        if new == current:
+            return
+        log.info("Controller %d: reassigning %s from %s to %s", self.broker_id, tp,
+                 list(original), list(target))
+        await self._write_assignment(ctx, {tp: new})
+        state = ctx.states[tp]
+        isr = tuple(r for r in state.isr if r not in dropped)
+        leader = state.leader
+        if leader in dropped:
+            leader = reassignment_leader(full, isr, ctx.is_eligible) or -1
+        await self._write_states(ctx, {tp: LeaderAndIsr(leader, state.leader_epoch + 1, isr,
+                                                        ctx.epoch, state.partition_epoch)})
+        live = ctx.live_replicas(tp)
+        batch.add_leader_and_isr([r for r in live if r not in adding], tp)
+        batch.add_leader_and_isr([r for r in live if r in adding], tp, is_new=True)
+        for replica in dropped:
+            batch.add_stop_replica(replica, tp, delete=True)
+        await self._maybe_complete_reassignment(ctx, tp, batch)
+
+    async def _maybe_complete_reassignment(self, ctx: ControllerContext, tp: TopicPartition,
+                                           batch: ControllerRequestBatch) -> None:
+        """Phase two: once every target replica is in the ISR, a leader from the target
+        set, the ISR and the assignment shrunk to it, the removed replicas deleted."""
+        assignment = ctx.assignments.get(tp)
+        state = ctx.states.get(tp)
+        if assignment is None or state is None or not ctx.reassigning(tp):
+            return
+        target = tuple(r for r in assignment.replicas if r not in assignment.removing)
+        if not set(target) <= set(state.isr):
+            return
+        isr = tuple(r for r in state.isr if r in target)
+        leader = state.leader
+        if leader not in target or not ctx.is_eligible(leader):
+            elected = reassignment_leader(target, isr, ctx.is_eligible)
+            if elected is None:
+                log.warning("Reassignment of %s waits: no live target replica in the ISR %s",
+                            tp, list(isr))
+                return
+            leader = elected
+        written = await self._write_states(ctx, {tp: LeaderAndIsr(
+            leader, state.leader_epoch + 1, isr, ctx.epoch, state.partition_epoch)})
+        if tp not in written:
+            return
+        await self._write_assignment(ctx, {tp: ReplicaAssignment(target)})
+        batch.add_leader_and_isr(ctx.live_replicas(tp), tp)
+        for replica in assignment.removing:
+            batch.add_stop_replica(replica, tp, delete=True)
+        log.info("Controller %d: reassignment of %s to %s completed", self.broker_id, tp,
+                 list(target))
+        if tp in ctx.legacy_reassignments:
+            del ctx.legacy_reassignments[tp]
+            await self._zk(self.client.set_legacy_reassignment, ctx.epoch_zk_version,
+                           dict(ctx.legacy_reassignments))
+
+    async def _on_legacy_reassignment(self, ctx: ControllerContext) -> None:
+        """``/admin/reassign_partitions``: start what it asks; it is rewritten without the
+        partitions that completed or were refused, and deleted when none is left."""
+        wanted = await self._zk(self.client.get_legacy_reassignment)
+        if wanted is None or self.context is not ctx:
+            return
+        batch = self._batch(ctx)
+        for tp, target in sorted(wanted.items()):
+            if ctx.legacy_reassignments.get(tp) == target:
+                continue
+            error: KafkaError | None = None
+            if tp not in ctx.assignments or tp not in ctx.states or ctx.is_deleting(tp):
+                error = UnknownTopicOrPartitionError()
+            else:
+                error = self._invalid_replicas(ctx, target)
+            if error is not None:
+                log.warning("Reassignment of %s in %s refused: %s", tp,
+                            REASSIGN_PARTITIONS_PATH, error)
+                continue
+            ctx.legacy_reassignments[tp] = target
+            await self._reassign(ctx, tp, target, batch)
+        self._send(ctx, batch)
+        remaining = {tp: t for tp, t in ctx.legacy_reassignments.items() if ctx.reassigning(tp)}
+        ctx.legacy_reassignments = remaining
+        if remaining != wanted:
+            await self._zk(self.client.set_legacy_reassignment, ctx.epoch_zk_version, remaining)

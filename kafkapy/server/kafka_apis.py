@@ -173,6 +173,8 @@ RECOMMENDED_VERSIONS: Mapping[int, tuple[int, int]] = MappingProxyType({
     ApiKey.CONTROLLED_SHUTDOWN: (0, 3),
     ApiKey.ALTER_PARTITION: (0, 3),
     ApiKey.ELECT_LEADERS: (0, 2),
+    ApiKey.ALTER_PARTITION_REASSIGNMENTS: (0, 0),
+    ApiKey.LIST_PARTITION_REASSIGNMENTS: (0, 0),
 })
 
 # Every module of kafkapy/server/handlers, each exporting ``HANDLERS: {api_key: handler}``.

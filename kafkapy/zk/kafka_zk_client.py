@@ -52,6 +52,7 @@ from kafkapy.zk.zk_data import (
     DELETE_TOPICS_PATH,
     PERSISTENT_PATHS,
     PRODUCER_ID_BLOCK_PATH,
+    REASSIGN_PARTITIONS_PATH,
     TOPICS_PATH,
     BrokerRegistration,
     ControllerRegistration,
@@ -67,6 +68,8 @@ from kafkapy.zk.zk_data import (
     controller_epoch_encode,
     delete_topic_path,
     partition_state_path,
+    reassignment_decode,
+    reassignment_encode,
     topic_path,
 )
 
@@ -378,6 +381,32 @@ class KafkaZkClient:
                 txn.delete(path)
         if paths:
             self._raise_first(self.controller_transaction(epoch_zk_version, build))
+
+    def get_legacy_reassignment(self) -> dict[TopicPartition, tuple[int, ...]] | None:
+        """``/admin/reassign_partitions`` (the pre-KIP-455 way to ask for a reassignment),
+        None when absent."""
+        try:
+            data, _ = self.zk.get(REASSIGN_PARTITIONS_PATH)
+        except NoNodeError:
+            return None
+        return reassignment_decode(data)
+
+    def set_legacy_reassignment(self, epoch_zk_version: int,
+                                remaining: Mapping[TopicPartition, Sequence[int]]) -> None:
+        """Rewrite ``/admin/reassign_partitions`` with what is still in progress, or delete
+        it when nothing is; fenced by the controller epoch."""
+        if self.zk.exists(REASSIGN_PARTITIONS_PATH) is None:
+            return
+
+        def build(txn: Any) -> None:
+            if remaining:
+                txn.set_data(REASSIGN_PARTITIONS_PATH, reassignment_encode(remaining))
+            else:
+                txn.delete(REASSIGN_PARTITIONS_PATH)
+        results = self.controller_transaction(epoch_zk_version, build)
+        if results and isinstance(results[0], Exception) and \
+                not isinstance(results[0], NoNodeError):
+            raise results[0]
 
     @staticmethod
     def _raise_first(results: Sequence[Any]) -> None:

@@ -10,12 +10,15 @@ import time
 import uuid
 
 from kafkapy.cluster import Cluster
+from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import (
     ElectionNotNeededError,
     EligibleLeadersNotAvailableError,
     FencedLeaderEpochError,
     IneligibleReplicaError,
+    InvalidReplicaAssignmentError,
     InvalidUpdateVersionError,
+    NoReassignmentInProgressError,
     NotControllerError,
     NotLeaderOrFollowerError,
     PreferredLeaderNotAvailableError,
@@ -25,14 +28,23 @@ from kafkapy.errors import (
 )
 from kafkapy.protocol import ApiKey
 from kafkapy.protocol.message_classes import (
+    AlterPartitionReassignmentsRequest,
     AlterPartitionRequest,
     AlterPartitionRequestAlterPartitionPartitionData,
     AlterPartitionRequestAlterPartitionTopicData,
     ControlledShutdownRequest,
     ElectLeadersRequest,
     ElectLeadersTopicPartitions,
+    ListPartitionReassignmentsRequest,
+    ReassignablePartition,
+    ReassignableTopic,
 )
-from kafkapy.zk.zk_data import ReplicaAssignment, TopicAssignment, topic_path
+from kafkapy.zk.zk_data import (
+    ReplicaAssignment,
+    TopicAssignment,
+    reassignment_encode,
+    topic_path,
+)
 from tests.controller.conftest import request, start_peer
 from tests.controller.recording_broker import RecordingBroker
 
@@ -341,3 +353,99 @@ def test_elect_leaders(cluster: Cluster, recording: list[RecordingBroker]) -> No
         election_type=0, topic_partitions=[ElectLeadersTopicPartitions(topic="elect",
                                                                        partition_id=[0])]))
     assert resp.error_code == NotControllerError.code
+
+
+def _reassign(cluster: Cluster, to: int, targets: dict[tuple[str, int], list[int] | None]
+              ) -> dict[tuple[str, int], int]:
+    topics: dict[str, list[ReassignablePartition]] = {}
+    for (topic, p), replicas in targets.items():
+        topics.setdefault(topic, []).append(ReassignablePartition(partition_index=p,
+                                                                  replicas=replicas))
+    resp = request(cluster, to, ApiKey.ALTER_PARTITION_REASSIGNMENTS, 0,
+                   AlterPartitionReassignmentsRequest(topics=[
+                       ReassignableTopic(name=t, partitions=ps) for t, ps in topics.items()]))
+    assert resp.error_code == 0
+    return {(t.name, p.partition_index): p.error_code
+            for t in resp.responses for p in t.partitions}
+
+
+def _ongoing(cluster: Cluster, to: int) -> dict[tuple[str, int], tuple[list[int], ...]]:
+    resp = request(cluster, to, ApiKey.LIST_PARTITION_REASSIGNMENTS, 0,
+                   ListPartitionReassignmentsRequest(topics=None))
+    assert resp.error_code == 0
+    return {(t.name, p.partition_index): (p.replicas, p.adding_replicas, p.removing_replicas)
+            for t in resp.topics for p in t.partitions}
+
+
+def _assignment(cluster: Cluster, topic: str) -> TopicAssignment:
+    data, _ = cluster._zk().get(cluster._path(topic_path(topic)))
+    return TopicAssignment.decode(topic, data)
+
+
+def test_partition_reassignment(cluster: Cluster, recording: list[RecordingBroker]) -> None:
+    peer = start_peer(cluster, recording, 17)
+    newcomer = start_peer(cluster, recording, 18)
+    cluster.create_topic("moving", {0: [1, 17]})
+    controller = cluster.wait_for_controller()
+    assert cluster.wait_for_leader("moving", 0, timeout=10) == 1
+    before = cluster.partition_state("moving", 0)
+    assert before is not None
+    newcomer.clear()
+    assert _reassign(cluster, controller, {("moving", 0): [17, 18]}) == {("moving", 0): 0}
+    assert _assignment(cluster, "moving").partitions[0] == \
+        ReplicaAssignment((17, 18, 1), (18,), (1,))
+    assert _ongoing(cluster, controller) == {("moving", 0): ([17, 18, 1], [18], [1])}
+    started = cluster.partition_state("moving", 0)
+    assert started is not None and started.leader_epoch == before.leader_epoch + 1
+    newcomer.wait_for(lambda: newcomer.received(ApiKey.LEADER_AND_ISR), "LeaderAndIsr")
+    _, _, lai = newcomer.received(ApiKey.LEADER_AND_ISR)[0]
+    [ps] = lai.topic_states[0].partition_states
+    assert (ps.replicas, ps.adding_replicas, ps.removing_replicas, ps.is_new) == \
+        ([17, 18, 1], [18], [1], True)
+    # The leader (broker 1) lets 18 into the ISR: the target set is in sync, the move ends,
+    # 17 (first of the target in the ISR) leads, 1 is out.
+    resp = request(cluster, controller, ApiKey.ALTER_PARTITION, 2, alter(
+        1, cluster.broker_epoch(1) or -1, cluster_topic_id(cluster, "moving"), 0,
+        started.leader_epoch, [1, 17, 18], started.partition_epoch))
+    assert resp.topics[0].partitions[0].isr == [1, 17, 18]     # what the leader asked for
+    done = cluster.partition_state("moving", 0)
+    assert done is not None
+    assert (done.leader, done.isr, done.leader_epoch) == (17, (17, 18),
+                                                          started.leader_epoch + 1)
+    assert _assignment(cluster, "moving").partitions[0] == ReplicaAssignment((17, 18))
+    assert _ongoing(cluster, controller) == {}
+
+    # Refused: unknown partition, no replicas, duplicates, a broker that is not alive; a
+    # cancel with nothing to cancel.
+    assert _reassign(cluster, controller, {
+        ("moving", 5): [17], ("moving", 0): [], ("nope", 0): [1]}) == {
+        ("moving", 5): UnknownTopicOrPartitionError.code,
+        ("moving", 0): InvalidReplicaAssignmentError.code,
+        ("nope", 0): UnknownTopicOrPartitionError.code}
+    assert _reassign(cluster, controller, {("moving", 0): [17, 17]}) == \
+        {("moving", 0): InvalidReplicaAssignmentError.code}
+    assert _reassign(cluster, controller, {("moving", 0): [17, 99]}) == \
+        {("moving", 0): InvalidReplicaAssignmentError.code}
+    assert _reassign(cluster, controller, {("moving", 0): None}) == \
+        {("moving", 0): NoReassignmentInProgressError.code}
+
+    # Cancelled: back to the original replicas, the one being added is deleted.
+    assert _reassign(cluster, controller, {("moving", 0): [17, 2]}) == {("moving", 0): 0}
+    assert _ongoing(cluster, controller) == {("moving", 0): ([17, 2, 18], [2], [18])}
+    peer.clear()
+    assert _reassign(cluster, controller, {("moving", 0): None}) == {("moving", 0): 0}
+    assert _assignment(cluster, "moving").partitions[0] == ReplicaAssignment((17, 18))
+    assert _ongoing(cluster, controller) == {}
+    assert cluster.leader_of("moving", 0) == 17
+
+
+def test_legacy_reassignment_znode(cluster: Cluster) -> None:
+    cluster.create_topic("shrinking", {0: [1, 2, 3]})
+    cluster.wait_for_leader("shrinking", 0, timeout=10)
+    zk = cluster._zk()
+    zk.create(cluster._path("/admin/reassign_partitions"), reassignment_encode(
+        {TopicPartition("shrinking", 0): [2, 1], TopicPartition("nope", 0): [1]}))
+    cluster.wait_until(lambda: zk.exists(cluster._path("/admin/reassign_partitions")) is None,
+                       "the reassignment znode to go", timeout=10)
+    assert _assignment(cluster, "shrinking").partitions[0] == ReplicaAssignment((2, 1))
+    assert cluster.isr_of("shrinking", 0) == (1, 2)

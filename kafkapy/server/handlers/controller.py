@@ -1,5 +1,6 @@
 """The APIs only the active controller answers (ZooKeeper mode): ControlledShutdown (7),
-AlterPartition (56), ElectLeaders (43).
+AlterPartition (56), ElectLeaders (43), AlterPartitionReassignments (45) and
+ListPartitionReassignments (46).
 
 Served only by a broker with ``zookeeper.connect`` (see ``kafka_apis.CLUSTER_HANDLER_MODULES``).
 Each hands the request to the controller's event queue (``server.controller``) and answers
@@ -16,6 +17,8 @@ from kafkapy.controller.kafka_controller import KafkaController
 from kafkapy.errors import KafkaError, NotControllerError
 from kafkapy.protocol import ApiKey
 from kafkapy.protocol.message_classes import (
+    AlterPartitionReassignmentsRequest,
+    AlterPartitionReassignmentsResponse,
     AlterPartitionRequest,
     AlterPartitionResponse,
     ControlledShutdownRequest,
@@ -24,6 +27,12 @@ from kafkapy.protocol.message_classes import (
     ElectLeadersReplicaElectionResult,
     ElectLeadersRequest,
     ElectLeadersResponse,
+    ListPartitionReassignmentsRequest,
+    ListPartitionReassignmentsResponse,
+    OngoingPartitionReassignment,
+    OngoingTopicReassignment,
+    ReassignablePartitionResponse,
+    ReassignableTopicResponse,
 )
 from kafkapy.server.request_context import Handler, RequestContext
 
@@ -94,7 +103,70 @@ async def handle_elect_leaders(context: RequestContext[ElectLeadersRequest]
     return response
 
 
+def _api_message(error: KafkaError | None) -> str | None:
+    return None if error is None or error.message == error.description else error.message
+
+
+async def handle_alter_partition_reassignments(
+        context: RequestContext[AlterPartitionReassignmentsRequest]
+) -> AlterPartitionReassignmentsResponse:
+    """Answered once each reassignment has started (or was refused), per partition."""
+    controller = _active_controller(context)
+    if controller is None:
+        return AlterPartitionReassignmentsResponse(error_code=NotControllerError.code)
+    targets: dict[TopicPartition, tuple[int, ...] | None] = {}
+    for asked in context.body.topics:
+        for p in asked.partitions:
+            targets[TopicPartition(asked.name, p.partition_index)] = \
+                None if p.replicas is None else tuple(p.replicas)
+    try:
+        results = await controller.alter_reassignments(targets)
+    except KafkaError as e:
+        return AlterPartitionReassignmentsResponse(error_code=e.code,
+                                                   error_message=_api_message(e))
+    response = AlterPartitionReassignmentsResponse()
+    by_topic: dict[str, ReassignableTopicResponse] = {}
+    for tp in targets:
+        error = results.get(tp)
+        topic = by_topic.get(tp.topic)
+        if topic is None:
+            topic = by_topic[tp.topic] = ReassignableTopicResponse(name=tp.topic)
+            response.responses.append(topic)
+        topic.partitions.append(ReassignablePartitionResponse(
+            partition_index=tp.partition, error_code=0 if error is None else error.code,
+            error_message=_api_message(error)))
+    return response
+
+
+async def handle_list_partition_reassignments(
+        context: RequestContext[ListPartitionReassignmentsRequest]
+) -> ListPartitionReassignmentsResponse:
+    controller = _active_controller(context)
+    if controller is None:
+        return ListPartitionReassignmentsResponse(error_code=NotControllerError.code)
+    asked = None if context.body.topics is None else [
+        TopicPartition(t.name, p) for t in context.body.topics for p in t.partition_indexes]
+    try:
+        ongoing = controller.list_reassignments(asked)
+    except KafkaError as e:
+        return ListPartitionReassignmentsResponse(error_code=e.code)
+    response = ListPartitionReassignmentsResponse()
+    by_topic: dict[str, OngoingTopicReassignment] = {}
+    for tp, assignment in sorted(ongoing.items()):
+        topic = by_topic.get(tp.topic)
+        if topic is None:
+            topic = by_topic[tp.topic] = OngoingTopicReassignment(name=tp.topic)
+            response.topics.append(topic)
+        topic.partitions.append(OngoingPartitionReassignment(
+            partition_index=tp.partition, replicas=list(assignment.replicas),
+            adding_replicas=list(assignment.adding),
+            removing_replicas=list(assignment.removing)))
+    return response
+
+
 HANDLERS: dict[int, Handler] = {
+    ApiKey.ALTER_PARTITION_REASSIGNMENTS: handle_alter_partition_reassignments,
+    ApiKey.LIST_PARTITION_REASSIGNMENTS: handle_list_partition_reassignments,
     ApiKey.ELECT_LEADERS: handle_elect_leaders,
     ApiKey.CONTROLLED_SHUTDOWN: handle_controlled_shutdown,
     ApiKey.ALTER_PARTITION: handle_alter_partition,
