@@ -17,8 +17,11 @@ Theory of operation
 - Broker ``i`` (ids 1..N) is ``python -m kafkapy`` with ``broker.id=i``, a port reserved at
   construction (kept across restarts, so clients' bootstrap lists stay valid), its own
   ``log.dirs`` under the cluster's directory, ``zookeeper.connect`` and the caller's settings.
-  Its log goes to ``broker-<i>.log`` there. ``start`` returns once every broker has registered
-  in ZooKeeper (``/brokers/ids/<i>``) and accepts connections; every wait is bounded by
+  Its log goes to ``broker-<i>.log`` there. ``CLUSTER_DEFAULTS`` are the settings it gives
+  brokers unless told otherwise (a short controlled-shutdown backoff, so that stopping the
+  last broker, which cannot hand its leaderships to anyone, does not take 10 s). ``start``
+  returns once every broker has registered in ZooKeeper (``/brokers/ids/<i>``) and accepts
+  connections; every wait is bounded by
   ``timeout`` and fails with the end of the broker's log.
 - Faults: ``kill`` (SIGKILL: no shutdown at all; ZooKeeper drops the registration after
   ``zookeeper.session.timeout.ms``), ``stop`` (SIGTERM: the broker's clean shutdown),
@@ -27,6 +30,17 @@ Theory of operation
   ``zookeeper``.
 - Inspection reads ZooKeeper directly: ``registered()`` (broker ids with a live registration),
   ``broker_epoch(i)``, ``controller()`` and ``controller_epoch()``.
+- Partitions, as the controller keeps them in ZooKeeper (the state znodes are the truth):
+  ``partition_state(topic, p)`` (a ``LeaderAndIsr``: leader, leader_epoch, isr,
+  controller_epoch, partition_epoch = the znode version; None before the controller wrote
+  it), ``leader_of(topic, p)`` (None when the partition has no leader), ``isr_of(topic, p)``,
+  ``wait_for_leader(topic, p, not_in=(), timeout=None)`` (until a leader not in ``not_in``;
+  its id), ``wait_for_isr(topic, p, n, timeout=None)`` (until the ISR has exactly ``n``
+  members; the ISR).
+- Topics the way Kafka's AdminZkClient makes them: ``create_topic(topic, {p: [replicas]},
+  config)`` writes ``/config/topics/<t>`` then ``/brokers/topics/<t>`` (with a new topic id)
+  and the controller does the rest; ``delete_topic(topic)`` marks it in
+  ``/admin/delete_topics``.
 
 Not thread-safe: one owner drives it. ``close()`` (or leaving the ``with`` block) stops every
 broker cleanly (SIGKILL after a grace period), then ZooKeeper, and removes a directory it made.
@@ -44,6 +58,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from types import TracebackType
@@ -52,7 +67,18 @@ from typing import Any, TypeVar
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
-from kafkapy.zk.zk_data import ControllerRegistration
+from kafkapy.common.topic_partition import TopicPartition
+from kafkapy.zk.zk_data import (
+    ControllerRegistration,
+    LeaderAndIsr,
+    ReplicaAssignment,
+    TopicAssignment,
+    config_encode,
+    config_path,
+    delete_topic_path,
+    partition_state_path,
+    topic_path,
+)
 from kafkapy.zk.zookeeper_server import (
     ZooKeeperServer,
     four_letter_word,
@@ -63,6 +89,11 @@ from kafkapy.zk.zookeeper_server import (
 __all__ = ["Cluster", "ClusterBroker"]
 
 T = TypeVar("T")
+
+# Settings a Cluster gives its brokers unless the caller sets them: the last broker to stop
+# cannot hand its leaderships to anyone, so its controlled shutdown retries until it gives up
+# (3 attempts 5 s apart with Kafka's defaults); a test cluster gives up sooner.
+CLUSTER_DEFAULTS = {"controlled.shutdown.retry.backoff.ms": "200"}
 _chroots = itertools.count()
 
 
@@ -93,6 +124,8 @@ class ClusterBroker:
             "zookeeper.connect": self.cluster.zookeeper_connect,
             **{k: str(v) for k, v in self.cluster.settings.items()},
         }
+        for key, value in CLUSTER_DEFAULTS.items():
+            settings.setdefault(key, value)
         argv = [sys.executable, "-m", "kafkapy", "--log-level", self.cluster.log_level]
         for key, value in settings.items():
             argv += ["--override", f"{key}={value}"]
@@ -338,3 +371,66 @@ class Cluster:
     def zookeeper_ok(self) -> bool:
         return self.zookeeper is not None and \
             four_letter_word(self.zookeeper.host, self.zookeeper.port, "ruok") == "imok"
+
+    # ================================================================= partitions
+
+    def create_topic(self, topic: str, assignment: Mapping[int, Iterable[int]],
+                     config: Mapping[str, str] | None = None) -> uuid.UUID:
+        """Create a topic as Kafka's AdminZkClient does (config znode, then the assignment
+        with a new topic id); the controller elects its leaders. Returns the topic id.
+        Raises kazoo's NodeExistsError if it exists."""
+        topic_id = uuid.uuid4()
+        client = self._zk()
+        client.create(self._path(config_path("topics", topic)), config_encode(config or {}),
+                      makepath=True)
+        client.create(self._path(topic_path(topic)), TopicAssignment(
+            topic, topic_id, {p: ReplicaAssignment(tuple(r))
+                              for p, r in assignment.items()}).encode(), makepath=True)
+        return topic_id
+
+    def delete_topic(self, topic: str) -> None:
+        """Mark the topic for deletion (``/admin/delete_topics/<t>``)."""
+        self._zk().create(self._path(delete_topic_path(topic)), b"", makepath=True)
+
+    def partition_state(self, topic: str, partition: int) -> LeaderAndIsr | None:
+        """The partition's state znode, None while it has none."""
+        tp = TopicPartition(topic, partition)
+        try:
+            data, stat = self._zk().get(self._path(partition_state_path(tp)))
+        except NoNodeError:
+            return None
+        return LeaderAndIsr.decode(tp, data, int(stat.version))
+
+    def leader_of(self, topic: str, partition: int) -> int | None:
+        state = self.partition_state(topic, partition)
+        return None if state is None or state.leader < 0 else state.leader
+
+    def isr_of(self, topic: str, partition: int) -> tuple[int, ...]:
+        state = self.partition_state(topic, partition)
+        return () if state is None else state.isr
+
+    def wait_for_leader(self, topic: str, partition: int, not_in: Iterable[int] = (),
+                        timeout: float | None = None) -> int:
+        """Until the partition has a leader not in ``not_in``; its id."""
+        excluded = set(not_in)
+
+        def found() -> tuple[int] | None:
+            leader = self.leader_of(topic, partition)
+            return (leader,) if leader is not None and leader not in excluded else None
+
+        result = self.wait_until(found, f"a leader of {topic}-{partition} not in "
+                                 f"{sorted(excluded)}", timeout)
+        assert result is not None
+        return result[0]
+
+    def wait_for_isr(self, topic: str, partition: int, n: int,
+                     timeout: float | None = None) -> tuple[int, ...]:
+        """Until the partition's ISR has exactly ``n`` members; the ISR."""
+        def found() -> tuple[tuple[int, ...]] | None:
+            isr = self.isr_of(topic, partition)
+            return (isr,) if len(isr) == n else None
+
+        result = self.wait_until(found, f"{n} in-sync replicas of {topic}-{partition}",
+                                 timeout)
+        assert result is not None
+        return result[0]

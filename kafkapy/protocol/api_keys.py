@@ -35,6 +35,7 @@ _MODULES = (
     "delete_groups", "incremental_alter_configs", "offset_delete", "describe_cluster",
     "describe_producers", "describe_transactions", "list_transactions",
     "consumer_group_heartbeat", "consumer_group_describe", "alter_partition",
+    "elect_leaders", "alter_partition_reassignments", "list_partition_reassignments",
 )
 
 
@@ -79,7 +80,10 @@ class ApiKey(enum.IntEnum):
     SASL_AUTHENTICATE = 36
     CREATE_PARTITIONS = 37
     DELETE_GROUPS = 42
+    ELECT_LEADERS = 43
     INCREMENTAL_ALTER_CONFIGS = 44
+    ALTER_PARTITION_REASSIGNMENTS = 45
+    LIST_PARTITION_REASSIGNMENTS = 46
     OFFSET_DELETE = 47
     ALTER_PARTITION = 56
     DESCRIBE_CLUSTER = 60

@@ -2522,6 +2522,64 @@ class DeleteGroupsResponse:
 
 @attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
         weakref_slot=False)
+class ElectLeadersTopicPartitions:
+    """ElectLeadersTopicPartitions in ElectLeadersRequest."""
+
+    topic: str = ''
+    partition_id: list[int] = attr.Factory(list)
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class ElectLeadersRequest:
+    """ElectLeadersRequest."""
+
+    election_type: int = 0
+    topic_partitions: list[ElectLeadersTopicPartitions] | None = attr.Factory(list)
+    timeout_ms: int = 60000
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class ElectLeadersPartitionResult:
+    """ElectLeadersPartitionResult in ElectLeadersResponse."""
+
+    partition_id: int = 0
+    error_code: int = 0
+    error_message: str | None = ''
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class ElectLeadersReplicaElectionResult:
+    """ElectLeadersReplicaElectionResult in ElectLeadersResponse."""
+
+    topic: str = ''
+    partition_result: list[ElectLeadersPartitionResult] = attr.Factory(list)
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class ElectLeadersResponse:
+    """ElectLeadersResponse."""
+
+    throttle_time_ms: int = 0
+    error_code: int = 0
+    replica_election_results: list[ElectLeadersReplicaElectionResult] = attr.Factory(list)
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
 class IncrementalAlterConfigsRequestAlterableConfig:
     """AlterableConfig in IncrementalAlterConfigsRequest."""
 
@@ -2575,6 +2633,134 @@ class IncrementalAlterConfigsResponse:
 
     throttle_time_ms: int = 0
     responses: list[IncrementalAlterConfigsResponseAlterConfigsResourceResponse] = attr.Factory(list)
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class ReassignablePartition:
+    """ReassignablePartition in AlterPartitionReassignmentsRequest."""
+
+    partition_index: int = 0
+    replicas: list[int] | None = None
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class ReassignableTopic:
+    """ReassignableTopic in AlterPartitionReassignmentsRequest."""
+
+    name: str = ''
+    partitions: list[ReassignablePartition] = attr.Factory(list)
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class AlterPartitionReassignmentsRequest:
+    """AlterPartitionReassignmentsRequest."""
+
+    timeout_ms: int = 60000
+    topics: list[ReassignableTopic] = attr.Factory(list)
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class ReassignablePartitionResponse:
+    """ReassignablePartitionResponse in AlterPartitionReassignmentsResponse."""
+
+    partition_index: int = 0
+    error_code: int = 0
+    error_message: str | None = ''
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class ReassignableTopicResponse:
+    """ReassignableTopicResponse in AlterPartitionReassignmentsResponse."""
+
+    name: str = ''
+    partitions: list[ReassignablePartitionResponse] = attr.Factory(list)
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class AlterPartitionReassignmentsResponse:
+    """AlterPartitionReassignmentsResponse."""
+
+    throttle_time_ms: int = 0
+    error_code: int = 0
+    error_message: str | None = ''
+    responses: list[ReassignableTopicResponse] = attr.Factory(list)
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class ListPartitionReassignmentsTopics:
+    """ListPartitionReassignmentsTopics in ListPartitionReassignmentsRequest."""
+
+    name: str = ''
+    partition_indexes: list[int] = attr.Factory(list)
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class ListPartitionReassignmentsRequest:
+    """ListPartitionReassignmentsRequest."""
+
+    timeout_ms: int = 60000
+    topics: list[ListPartitionReassignmentsTopics] | None = None
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class OngoingPartitionReassignment:
+    """OngoingPartitionReassignment in ListPartitionReassignmentsResponse."""
+
+    partition_index: int = 0
+    replicas: list[int] = attr.Factory(list)
+    adding_replicas: list[int] = attr.Factory(list)
+    removing_replicas: list[int] = attr.Factory(list)
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class OngoingTopicReassignment:
+    """OngoingTopicReassignment in ListPartitionReassignmentsResponse."""
+
+    name: str = ''
+    partitions: list[OngoingPartitionReassignment] = attr.Factory(list)
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class ListPartitionReassignmentsResponse:
+    """ListPartitionReassignmentsResponse."""
+
+    throttle_time_ms: int = 0
+    error_code: int = 0
+    error_message: str | None = ''
+    topics: list[OngoingTopicReassignment] = attr.Factory(list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
         default=(), repr=False, kw_only=True)
 
@@ -3284,11 +3470,27 @@ CLASSES: dict[tuple[str, str], type] = {
     ('DeleteGroupsRequest', 'DeleteGroupsRequest'): DeleteGroupsRequest,
     ('DeleteGroupsResponse', 'DeletableGroupResult'): DeletableGroupResult,
     ('DeleteGroupsResponse', 'DeleteGroupsResponse'): DeleteGroupsResponse,
+    ('ElectLeadersRequest', 'ElectLeadersTopicPartitions'): ElectLeadersTopicPartitions,
+    ('ElectLeadersRequest', 'ElectLeadersRequest'): ElectLeadersRequest,
+    ('ElectLeadersResponse', 'ElectLeadersPartitionResult'): ElectLeadersPartitionResult,
+    ('ElectLeadersResponse', 'ElectLeadersReplicaElectionResult'): ElectLeadersReplicaElectionResult,
+    ('ElectLeadersResponse', 'ElectLeadersResponse'): ElectLeadersResponse,
     ('IncrementalAlterConfigsRequest', 'AlterableConfig'): IncrementalAlterConfigsRequestAlterableConfig,
     ('IncrementalAlterConfigsRequest', 'AlterConfigsResource'): IncrementalAlterConfigsRequestAlterConfigsResource,
     ('IncrementalAlterConfigsRequest', 'IncrementalAlterConfigsRequest'): IncrementalAlterConfigsRequest,
     ('IncrementalAlterConfigsResponse', 'AlterConfigsResourceResponse'): IncrementalAlterConfigsResponseAlterConfigsResourceResponse,
     ('IncrementalAlterConfigsResponse', 'IncrementalAlterConfigsResponse'): IncrementalAlterConfigsResponse,
+    ('AlterPartitionReassignmentsRequest', 'ReassignablePartition'): ReassignablePartition,
+    ('AlterPartitionReassignmentsRequest', 'ReassignableTopic'): ReassignableTopic,
+    ('AlterPartitionReassignmentsRequest', 'AlterPartitionReassignmentsRequest'): AlterPartitionReassignmentsRequest,
+    ('AlterPartitionReassignmentsResponse', 'ReassignablePartitionResponse'): ReassignablePartitionResponse,
+    ('AlterPartitionReassignmentsResponse', 'ReassignableTopicResponse'): ReassignableTopicResponse,
+    ('AlterPartitionReassignmentsResponse', 'AlterPartitionReassignmentsResponse'): AlterPartitionReassignmentsResponse,
+    ('ListPartitionReassignmentsRequest', 'ListPartitionReassignmentsTopics'): ListPartitionReassignmentsTopics,
+    ('ListPartitionReassignmentsRequest', 'ListPartitionReassignmentsRequest'): ListPartitionReassignmentsRequest,
+    ('ListPartitionReassignmentsResponse', 'OngoingPartitionReassignment'): OngoingPartitionReassignment,
+    ('ListPartitionReassignmentsResponse', 'OngoingTopicReassignment'): OngoingTopicReassignment,
+    ('ListPartitionReassignmentsResponse', 'ListPartitionReassignmentsResponse'): ListPartitionReassignmentsResponse,
     ('OffsetDeleteRequest', 'OffsetDeleteRequestPartition'): OffsetDeleteRequestPartition,
     ('OffsetDeleteRequest', 'OffsetDeleteRequestTopic'): OffsetDeleteRequestTopic,
     ('OffsetDeleteRequest', 'OffsetDeleteRequest'): OffsetDeleteRequest,
@@ -3353,6 +3555,8 @@ __all__ = [
     'AlterConfigsResponse',
     'AlterConfigsResponseAlterConfigsResourceResponse',
     'AlterPartitionBrokerState',
+    'AlterPartitionReassignmentsRequest',
+    'AlterPartitionReassignmentsResponse',
     'AlterPartitionRequest',
     'AlterPartitionRequestAlterPartitionPartitionData',
     'AlterPartitionRequestAlterPartitionTopicData',
@@ -3439,6 +3643,11 @@ __all__ = [
     'DescribeTransactionsResponse',
     'DescribeTransactionsResponseTransactionState',
     'DescribedGroupMember',
+    'ElectLeadersPartitionResult',
+    'ElectLeadersReplicaElectionResult',
+    'ElectLeadersRequest',
+    'ElectLeadersResponse',
+    'ElectLeadersTopicPartitions',
     'EndTxnRequest',
     'EndTxnResponse',
     'FetchPartition',
@@ -3484,6 +3693,9 @@ __all__ = [
     'ListOffsetsResponse',
     'ListOffsetsTopic',
     'ListOffsetsTopicResponse',
+    'ListPartitionReassignmentsRequest',
+    'ListPartitionReassignmentsResponse',
+    'ListPartitionReassignmentsTopics',
     'ListTransactionsRequest',
     'ListTransactionsResponse',
     'ListTransactionsResponseTransactionState',
@@ -3525,6 +3737,8 @@ __all__ = [
     'OffsetForLeaderPartition',
     'OffsetForLeaderTopic',
     'OffsetForLeaderTopicResult',
+    'OngoingPartitionReassignment',
+    'OngoingTopicReassignment',
     'PartitionData',
     'PartitionProduceData',
     'PartitionProduceResponse',
@@ -3534,6 +3748,10 @@ __all__ = [
     'ProduceResponseLeaderIdAndEpoch',
     'ProduceResponseNodeEndpoint',
     'ProducerState',
+    'ReassignablePartition',
+    'ReassignablePartitionResponse',
+    'ReassignableTopic',
+    'ReassignableTopicResponse',
     'RemainingPartition',
     'ReplicaState',
     'RequestHeader',

@@ -43,6 +43,7 @@ from kafkapy.log.log_manager import LogManager, MetaPropertiesError, read_meta_p
 from kafkapy.network.request_channel import RequestChannel
 from kafkapy.network.socket_server import SocketServer
 from kafkapy.server.admin_manager import AdminManager
+from kafkapy.server.controlled_shutdown import controlled_shutdown
 from kafkapy.server.coordinator_partitions import BrokerCoordinatorPartitions
 from kafkapy.server.handler_pool import KafkaRequestHandlerPool
 from kafkapy.server.kafka_apis import KafkaApis
@@ -191,7 +192,7 @@ class KafkaServer:
                     await self.healthcheck.register(self._registration)
                     await nursery.start(self.healthcheck.run)
                     self.controller = KafkaController(self.healthcheck.client, self.node_id,
-                                                      self.time)
+                                                      self.time, config=lambda: self.config)
                     await nursery.start(self.controller.run)
                 self.started_ms = self.time.milliseconds()
                 log.info("kafkapy broker %d started in %.0f ms (cluster %s), listening on %s",
@@ -271,6 +272,10 @@ class KafkaServer:
             return
         self._shutting_down = True
         log.info("Broker %d shutting down", self.node_id)
+        if self.healthcheck is not None and self.socket_server is not None:
+            # ZooKeeper mode: leadership moves away first (listeners still open: this broker
+            # may be the controller answering its own request).
+            await controlled_shutdown(self)
         if self.socket_server is not None:
             await self.socket_server.stop_accepting()
             self.replica_manager.shutdown()

@@ -49,8 +49,10 @@ from kafkapy.zk.zk_data import (
     CLUSTER_ID_PATH,
     CONTROLLER_EPOCH_PATH,
     CONTROLLER_PATH,
+    DELETE_TOPICS_PATH,
     PERSISTENT_PATHS,
     PRODUCER_ID_BLOCK_PATH,
+    REASSIGN_PARTITIONS_PATH,
     TOPICS_PATH,
     BrokerRegistration,
     ControllerRegistration,
@@ -60,10 +62,14 @@ from kafkapy.zk.zk_data import (
     broker_path,
     cluster_id_decode,
     cluster_id_encode,
+    config_decode,
     config_path,
     controller_epoch_decode,
     controller_epoch_encode,
+    delete_topic_path,
     partition_state_path,
+    reassignment_decode,
+    reassignment_encode,
     topic_path,
 )
 
@@ -305,6 +311,102 @@ class KafkaZkClient:
                 assert isinstance(result, ZnodeStat)
                 out[tp] = attrs.evolve(state, partition_epoch=int(result.version))
         return out
+
+    def get_topic_config(self, topic: str) -> dict[str, str]:
+        """The topic's overrides in ``/config/topics/<t>`` ({} if none)."""
+        try:
+            data, _ = self.zk.get(config_path("topics", topic))
+        except NoNodeError:
+            return {}
+        return config_decode(data)
+
+    def load_topics(self, topics: Sequence[str]
+                    ) -> tuple[dict[str, TopicAssignment], dict[TopicPartition, LeaderAndIsr]]:
+        """Every named topic's assignment (topics gone meanwhile are left out) and the state
+        of each of its partitions that has one: what a controller loads."""
+        assignments: dict[str, TopicAssignment] = {}
+        for topic in topics:
+            assignment = self.get_topic_assignment(topic)
+            if assignment is not None:
+                assignments[topic] = assignment
+        tps = [TopicPartition(t, p) for t, a in assignments.items() for p in a.partitions]
+        return assignments, self.get_partition_states(tps)
+
+    def set_topic_assignment(self, epoch_zk_version: int, assignment: TopicAssignment) -> None:
+        """Rewrite ``/brokers/topics/<t>`` (a topic id given to an old topic, a
+        reassignment's progress), fenced by the controller epoch."""
+        def build(txn: Any) -> None:
+            txn.set_data(topic_path(assignment.topic), assignment.encode())
+        self._raise_first(self.controller_transaction(epoch_zk_version, build))
+
+    def get_topic_deletions(self) -> list[str]:
+        """The topics marked for deletion (children of ``/admin/delete_topics``)."""
+        try:
+            return sorted(self.zk.get_children(DELETE_TOPICS_PATH))
+        except NoNodeError:
+            return []
+
+    def delete_topic_deletions(self, epoch_zk_version: int, topics: Sequence[str]) -> None:
+        """Remove deletion markers (a refused or finished deletion), fenced."""
+        for topic in topics:
+            def build(txn: Any, topic: str = topic) -> None:
+                txn.delete(delete_topic_path(topic))
+            results = self.controller_transaction(epoch_zk_version, build)
+            if results and isinstance(results[0], Exception) and \
+                    not isinstance(results[0], NoNodeError):
+                raise results[0]
+
+    def delete_topic_znodes(self, epoch_zk_version: int, topic: str) -> None:
+        """A deleted topic's last step (Kafka's TopicDeletionManager): remove
+        ``/brokers/topics/<t>`` with its partition states, ``/config/topics/<t>`` and the
+        deletion marker, each fenced by the controller epoch."""
+        paths: list[str] = []
+
+        def walk(path: str) -> None:
+            try:
+                children = self.zk.get_children(path)
+            except NoNodeError:
+                return
+            for child in children:
+                walk(f"{path}/{child}")
+            paths.append(path)
+
+        walk(topic_path(topic))
+        for path in (config_path("topics", topic), delete_topic_path(topic)):
+            if self.zk.exists(path) is not None:
+                paths.append(path)
+
+        def build(txn: Any) -> None:
+            for path in paths:
+                txn.delete(path)
+        if paths:
+            self._raise_first(self.controller_transaction(epoch_zk_version, build))
+
+    def get_legacy_reassignment(self) -> dict[TopicPartition, tuple[int, ...]] | None:
+        """``/admin/reassign_partitions`` (the pre-KIP-455 way to ask for a reassignment),
+        None when absent."""
+        try:
+            data, _ = self.zk.get(REASSIGN_PARTITIONS_PATH)
+        except NoNodeError:
+            return None
+        return reassignment_decode(data)
+
+    def set_legacy_reassignment(self, epoch_zk_version: int,
+                                remaining: Mapping[TopicPartition, Sequence[int]]) -> None:
+        """Rewrite ``/admin/reassign_partitions`` with what is still in progress, or delete
+        it when nothing is; fenced by the controller epoch."""
+        if self.zk.exists(REASSIGN_PARTITIONS_PATH) is None:
+            return
+
+        def build(txn: Any) -> None:
+            if remaining:
+                txn.set_data(REASSIGN_PARTITIONS_PATH, reassignment_encode(remaining))
+            else:
+                txn.delete(REASSIGN_PARTITIONS_PATH)
+        results = self.controller_transaction(epoch_zk_version, build)
+        if results and isinstance(results[0], Exception) and \
+                not isinstance(results[0], NoNodeError):
+            raise results[0]
 
     @staticmethod
     def _raise_first(results: Sequence[Any]) -> None:
