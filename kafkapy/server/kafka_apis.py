@@ -169,6 +169,9 @@ RECOMMENDED_VERSIONS: Mapping[int, tuple[int, int]] = MappingProxyType({
                                                 # TransactionalIdPattern
     ApiKey.CONSUMER_GROUP_HEARTBEAT: (0, 1),    # librdkafka (group.protocol=consumer) sends 1
     ApiKey.CONSUMER_GROUP_DESCRIBE: (0, 1),     # 1 adds MemberType (KIP-1099)
+    # ZooKeeper mode, inter-broker (CLUSTER_HANDLER_MODULES): Kafka 3.4-3.9's range (v8
+    # adds IsKRaftController); kafkapy's controller sends v7
+    ApiKey.UPDATE_METADATA: (0, 8),
 })
 
 # Every module of kafkapy/server/handlers, each exporting ``HANDLERS: {api_key: handler}``.
