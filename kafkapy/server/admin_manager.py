@@ -30,17 +30,28 @@ Theory of operation
   else Kafka's default, with the synonyms in that order (Kafka's ``ConfigHelper``).
 
 Runs on the broker's event loop (the store's write blocks for one small fsync).
+
+ZooKeeper mode (``zookeeper.connect``: the store is a ``ZkMetadataStore``, the cache a
+``ZkMetadataCache``), Kafka 2.8-3.x's ``ZkAdminManager``: the mutators write ZooKeeper and
+the controller does the rest, so nothing is applied to the running broker here (the
+controller's LeaderAndIsr / StopReplica do that); the live brokers are the cache's; new
+topics and partitions get Kafka's replica assignment (``replica_assignment``, rack-aware when
+every broker has a rack); ``wait_for`` is Kafka's DelayedCreatePartitions /
+DelayedDeleteTopics: it returns when the cache (fed by the controller's UpdateMetadata) shows
+the change, or at the request's deadline.
 """
 
 from __future__ import annotations
 
 import logging
+import random
 import re
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import attrs
+import trio
 
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.config import (
@@ -64,7 +75,10 @@ from kafkapy.errors import (
     UnknownTopicOrPartitionError,
 )
 from kafkapy.log.config import TOPIC_CONFIG_SPEC, LogConfig
-from kafkapy.server.metadata_store import MetadataStore, TopicRecord
+from kafkapy.server.metadata_cache import ZkMetadataCache
+from kafkapy.server.metadata_store import MetadataStore, TopicRecord, ZkMetadataStore
+from kafkapy.server.replica_assignment import BrokerMetadata, assign_replicas_to_brokers
+from kafkapy.zk.admin_zk_client import TopicAlreadyMarkedForDeletionError
 
 if TYPE_CHECKING:
     from kafkapy.server.kafka_server import KafkaServer
@@ -152,6 +166,8 @@ class NewTopic:
     partitions: int
     replication_factor: int
     configs: Mapping[str, str]
+    # ZooKeeper mode: the replicas of every partition (the first is the preferred leader).
+    assignment: Mapping[int, Sequence[int]] | None = None
 
 
 class AdminManager:
@@ -159,10 +175,48 @@ class AdminManager:
 
     def __init__(self, server: KafkaServer) -> None:
         self.server = server
+        self._metadata_changed = trio.Event()
+        self._random = random.Random()
 
     @property
     def _store(self) -> MetadataStore:
         return self.server.metadata_store
+
+    @property
+    def zk_mode(self) -> bool:
+        return isinstance(self.server.metadata_store, ZkMetadataStore)
+
+    def _live_brokers(self) -> list[BrokerMetadata]:
+        cache = self.server.metadata_cache
+        if isinstance(cache, ZkMetadataCache):
+            return [BrokerMetadata(b.node_id, b.rack) for b in cache.alive_brokers()]
+        return [BrokerMetadata(self.server.node_id)]
+
+    # ========================================================== waiting (ZooKeeper mode)
+
+    def on_metadata_update(self) -> None:
+        """The cache changed (UpdateMetadata): wake the waiting topic operations (Kafka's
+        ``tryCompleteDelayedTopicOperations``)."""
+        self._metadata_changed.set()
+        self._metadata_changed = trio.Event()
+
+    async def wait_for(self, done: Callable[[], bool], timeout_ms: int) -> bool:
+        """Wait until ``done()`` holds, re-checked after each metadata update, at most
+        ``timeout_ms``; whether it holds."""
+        with trio.move_on_after(max(timeout_ms, 0) / 1000):
+            while not done():
+                await self._metadata_changed.wait()
+        return done()
+
+    def missing_leaders(self, topic: str, partitions: Iterable[int]) -> int:
+        """How many of ``partitions`` the cache shows with no leader (or not at all)."""
+        cache = self.server.metadata_cache
+        missing = 0
+        for p in partitions:
+            info = cache.partition_info(TopicPartition(topic, p))
+            if info is None or info.leader < 0:
+                missing += 1
+        return missing
 
     # =================================================================== topic configs
 
@@ -331,6 +385,10 @@ class AdminManager:
         topics = self._store.topics
         if name in topics:
             raise TopicAlreadyExistsError(f"Topic '{name}' already exists.")
+        store = self._store
+        if isinstance(store, ZkMetadataStore):
+            # Written to ZooKeeper but not in the cache yet, or still being deleted.
+            store.admin_zk.validate_topic_create(name)
         if "." in name or "_" in name:
             # Kafka's Topic.hasCollisionChars: metric names turn '.' into '_'.
             normalized = name.replace(".", "_")
@@ -361,6 +419,8 @@ class AdminManager:
                     "partitions should be a consecutive 0-based integer sequence")
             assert factor is not None
             num_partitions, replication_factor = len(seen), factor
+            assignment: Mapping[int, Sequence[int]] | None = \
+                {index: list(replicas) for index, replicas in sorted(assignments)}
         else:
             if replication_factor < -1 or replication_factor == 0:
                 raise InvalidReplicationFactorError("Replication factor must be larger than "
@@ -372,7 +432,17 @@ class AdminManager:
                 num_partitions = cfg.num_partitions
             if replication_factor == -1:
                 replication_factor = cfg.default_replication_factor
-            live = 1            # this broker is the whole cluster
+            assignment = None
+            if self.zk_mode:
+                if num_partitions <= MAX_PARTITIONS:
+                    # Kafka's AdminUtils.assignReplicasToBrokers over the live brokers, with
+                    # its replication factor errors.
+                    assignment = assign_replicas_to_brokers(
+                        self._live_brokers(), num_partitions, replication_factor,
+                        rng=self._random)
+                live = replication_factor
+            else:
+                live = 1            # this broker is the whole cluster
             if replication_factor > live:
                 raise InvalidReplicationFactorError(
                     f"Unable to replicate the partition {replication_factor} time(s): The "
@@ -381,7 +451,7 @@ class AdminManager:
         if num_partitions > MAX_PARTITIONS:
             raise InvalidPartitionsError(f"Number of partitions {num_partitions} is above "
                                          f"this broker's limit of {MAX_PARTITIONS}")
-        return NewTopic(name, num_partitions, replication_factor, checked)
+        return NewTopic(name, num_partitions, replication_factor, checked, assignment)
 
     def _check_manual_assignment(self, replicas: Sequence[int], factor: int | None) -> None:
         """Kafka's ``ReplicationControlManager.validateManualPartitionAssignment``."""
@@ -389,8 +459,9 @@ class AdminManager:
             raise InvalidReplicaAssignmentError("The manual partition assignment includes an "
                                                 "empty replica list.")
         previous = None
+        live = {b.id for b in self._live_brokers()}
         for broker in sorted(replicas):
-            if broker != self.server.node_id:
+            if broker not in live:
                 raise InvalidReplicaAssignmentError(
                     f"The manual partition assignment includes broker {broker}, but no such "
                     f"broker is registered.")
@@ -415,7 +486,15 @@ class AdminManager:
 
     def create_checked_topic(self, new: NewTopic, topic_id: uuid.UUID | None = None
                              ) -> TopicRecord:
-        """Create a topic ``check_new_topic`` accepted (nothing changed in between)."""
+        """Create a topic ``check_new_topic`` accepted (nothing changed in between). In
+        ZooKeeper mode: write it to ZooKeeper; the controller elects its leaders."""
+        store = self._store
+        if isinstance(store, ZkMetadataStore):
+            record = store.create_topic(new.name, new.partitions, new.configs, topic_id,
+                                        assignment=new.assignment)
+            log.info("Created topic %s (id %s) in ZooKeeper with assignment %s", new.name,
+                     record.topic_id, dict(new.assignment or {}))
+            return record
         record = self._store.create_topic(new.name, new.partitions, new.configs, topic_id)
         for p in range(new.partitions):
             self.server.replica_manager.make_leader(TopicPartition(new.name, p),
@@ -431,6 +510,18 @@ class AdminManager:
         if not self.server.config.delete_topic_enable:
             raise TopicDeletionDisabledError("Topic deletion is disabled.")
         record = self._store.topics.get(name)
+        store = self._store
+        if isinstance(store, ZkMetadataStore):
+            # Kafka's ZkAdminManager: mark it; the controller deletes it. A topic marked
+            # already is waited for like a new request.
+            if record is None and not store.admin_zk.topic_exists(name):
+                raise UnknownTopicOrPartitionError(UnknownTopicOrPartitionError.description)
+            try:
+                record = store.delete_topic(name)
+            except TopicAlreadyMarkedForDeletionError:
+                pass
+            log.info("Marked topic %s for deletion", name)
+            return record or TopicRecord(name, uuid.UUID(int=0), 0, {})
         if record is None:
             raise UnknownTopicOrPartitionError(UnknownTopicOrPartitionError.description)
         self._store.delete_topic(name)
@@ -467,14 +558,40 @@ class AdminManager:
         if count > MAX_PARTITIONS:
             raise InvalidPartitionsError(f"Number of partitions {count} is above this "
                                          f"broker's limit of {MAX_PARTITIONS}")
+        factor = 1          # a single broker's topics have one replica (this broker)
+        if self.zk_mode:
+            first = self.server.metadata_cache.partition_info(TopicPartition(name, 0))
+            factor = len(first.replicas) if first is not None else 1
         for replicas in assignments or ():
-            # Every partition of a kafkapy topic has one replica (this broker).
-            self._check_manual_assignment(replicas, 1)
+            self._check_manual_assignment(replicas, factor)
         return record
+
+    def _new_partition_assignment(self, record: TopicRecord, count: int,
+                                  assignments: Sequence[Sequence[int]] | None
+                                  ) -> dict[int, list[int]]:
+        """Replicas of the new partitions (Kafka's ``AdminZkClient.createPartitions``): the
+        manual assignment, else Kafka's assignment continuing the existing pattern from the
+        broker of partition 0's first replica."""
+        if assignments is not None:
+            return {record.partitions + i: list(r) for i, r in enumerate(assignments)}
+        brokers = sorted(self._live_brokers(), key=lambda b: b.id)
+        first = self.server.metadata_cache.partition_info(TopicPartition(record.name, 0))
+        replicas = first.replicas if first is not None and first.replicas else \
+            (brokers[0].id,)
+        start = next((i for i, b in enumerate(brokers) if b.id >= replicas[0]), 0)
+        return assign_replicas_to_brokers(brokers, count - record.partitions, len(replicas),
+                                          fixed_start_index=start,
+                                          start_partition_id=record.partitions)
 
     def create_partitions(self, name: str, count: int,
                           assignments: Sequence[Sequence[int]] | None = None) -> TopicRecord:
         old = self.check_partition_count(name, count, assignments)
+        store = self._store
+        if isinstance(store, ZkMetadataStore):
+            new = self._new_partition_assignment(old, count, assignments)
+            record = store.set_partition_count(name, count, assignment=new)
+            log.info("Topic %s gets partitions %s in ZooKeeper", name, new)
+            return record
         record = self._store.set_partition_count(name, count)
         for p in range(old.partitions, count):
             self.server.replica_manager.make_leader(TopicPartition(name, p), record.topic_id)

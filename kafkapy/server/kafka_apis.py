@@ -175,6 +175,9 @@ RECOMMENDED_VERSIONS: Mapping[int, tuple[int, int]] = MappingProxyType({
     ApiKey.ELECT_LEADERS: (0, 2),
     ApiKey.ALTER_PARTITION_REASSIGNMENTS: (0, 0),
     ApiKey.LIST_PARTITION_REASSIGNMENTS: (0, 0),
+    # ZooKeeper mode, inter-broker (CLUSTER_HANDLER_MODULES): Kafka 3.4-3.9's range (v8
+    # adds IsKRaftController); kafkapy's controller sends v7
+    ApiKey.UPDATE_METADATA: (0, 8),
 })
 
 # Every module of kafkapy/server/handlers, each exporting ``HANDLERS: {api_key: handler}``.

@@ -44,12 +44,13 @@ from kafkapy.network.request_channel import RequestChannel
 from kafkapy.network.socket_server import SocketServer
 from kafkapy.server.admin_manager import AdminManager
 from kafkapy.server.controlled_shutdown import controlled_shutdown
+from kafkapy.server.config_change_listener import ConfigChangeListener
 from kafkapy.server.coordinator_partitions import BrokerCoordinatorPartitions
 from kafkapy.server.handler_pool import KafkaRequestHandlerPool
 from kafkapy.server.kafka_apis import KafkaApis
 from kafkapy.server.kafka_healthcheck import KafkaHealthcheck
-from kafkapy.server.metadata_cache import BrokerInfo, MetadataCache
-from kafkapy.server.metadata_store import FileMetadataStore, MetadataStore
+from kafkapy.server.metadata_cache import BrokerInfo, MetadataCache, ZkMetadataCache
+from kafkapy.server.metadata_store import FileMetadataStore, MetadataStore, ZkMetadataStore
 from kafkapy.server.replica_manager import ReplicaManager
 from kafkapy.zk.zk_data import BrokerRegistration, topic_id_encode
 
@@ -72,7 +73,7 @@ class KafkaServer:
         self.replica_manager: ReplicaManager
         self.group_coordinator: GroupCoordinator
         self.transaction_coordinator: TransactionCoordinator
-        self.metadata_cache: MetadataCache
+        self.metadata_cache: MetadataCache | ZkMetadataCache
         self.admin = AdminManager(self)
         self.coordinator_partitions = BrokerCoordinatorPartitions(self)
         self.healthcheck: KafkaHealthcheck | None = None
@@ -118,23 +119,32 @@ class KafkaServer:
         started = time.monotonic()
         cfg = self.config
         cfg.log_dirs[0].mkdir(parents=True, exist_ok=True)
-        self.metadata_store = store = FileMetadataStore(cfg.log_dirs[0])
+        cluster_id = cfg.cluster_id
+        store: MetadataStore
+        if cfg.zookeeper_connect:
+            self.healthcheck = KafkaHealthcheck(cfg)
+            await self.healthcheck.connect()
+            try:
+                cluster_id = await self.healthcheck.cluster_id(self._proposed_cluster_id())
+                # ZooKeeper mode: the cache is fed by the controller's UpdateMetadata, the
+                # store reads and writes ZooKeeper (dynamic broker configs read here).
+                self.metadata_cache = ZkMetadataCache(cluster_id, self.node_id)
+                store = ZkMetadataStore(self.healthcheck.client, self.metadata_cache,
+                                        self.node_id)
+                await trio.to_thread.run_sync(store.load)
+            except BaseException:
+                with trio.CancelScope(shield=True):     # no kazoo thread left behind
+                    await self.healthcheck.close()
+                raise
+        else:
+            store = FileMetadataStore(cfg.log_dirs[0])
+        self.metadata_store = store
         dynamic = store.broker_configs
         if dynamic.get(""):
             cfg = cfg.with_updates(dynamic[""], cluster_default=True)
         if dynamic.get(str(self.node_id)):
             cfg = cfg.with_updates(dynamic[str(self.node_id)])
         self.config = cfg
-        cluster_id = cfg.cluster_id
-        if cfg.zookeeper_connect:
-            self.healthcheck = KafkaHealthcheck(cfg)
-            await self.healthcheck.connect()
-            try:
-                cluster_id = await self.healthcheck.cluster_id(self._proposed_cluster_id())
-            except BaseException:
-                with trio.CancelScope(shield=True):     # no kazoo thread left behind
-                    await self.healthcheck.close()
-                raise
         self.log_manager = LogManager(cfg.log_dirs, node_id=self.node_id,
                                       cluster_id=cluster_id, broker_props=cfg.props,
                                       topic_overrides=self.topic_overrides,
@@ -151,7 +161,10 @@ class KafkaServer:
                 f"cluster; zookeeper.connect may be wrong ({e})") from e
         assert self.log_manager.cluster_id is not None
         self.replica_manager = ReplicaManager(self.node_id, self.log_manager)
-        self._reconcile_logs()
+        if self.healthcheck is None:
+            # In ZooKeeper mode the controller's LeaderAndIsr says what this broker leads and
+            # follows (and StopReplica what it deletes): nothing is led at start.
+            self._reconcile_logs()
         self.group_coordinator = GroupCoordinator(self.coordinator_partitions,
                                                   lambda: self.config, self.time)
         self.coordinator_partitions.register(OFFSETS_TOPIC, self.group_coordinator)
@@ -184,13 +197,16 @@ class KafkaServer:
                 self.coordinator_partitions.start()
                 await nursery.start(pool.run)
                 await nursery.start(self._serve_sockets)
-                self.metadata_cache = MetadataCache(
-                    self.log_manager.cluster_id,
-                    BrokerInfo(self.node_id, self.advertised_endpoints, cfg.broker_rack),
-                    store)
+                if not isinstance(store, ZkMetadataStore):
+                    self.metadata_cache = MetadataCache(
+                        self.log_manager.cluster_id,
+                        BrokerInfo(self.node_id, self.advertised_endpoints, cfg.broker_rack),
+                        store, self.replica_manager.partitions)
                 if self.healthcheck is not None:
+                    assert isinstance(store, ZkMetadataStore)
                     await self.healthcheck.register(self._registration)
                     await nursery.start(self.healthcheck.run)
+                    await nursery.start(ConfigChangeListener(self, store).run)
                     self.controller = KafkaController(self.healthcheck.client, self.node_id,
                                                       self.time, config=lambda: self.config)
                     await nursery.start(self.controller.run)

@@ -21,10 +21,12 @@ import abc
 import json
 import os
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
+import trio
 
 from kafkapy.errors import (
     InvalidPartitionsError,
@@ -32,8 +34,14 @@ from kafkapy.errors import (
     UnknownServerError,
     UnknownTopicOrPartitionError,
 )
+from kafkapy.zk.admin_zk_client import DEFAULT_ENTITY, AdminZkClient
+from kafkapy.zk.kafka_zk_client import KafkaZkClient
 
-__all__ = ["METADATA_FILE", "FileMetadataStore", "MetadataStore", "TopicRecord"]
+if TYPE_CHECKING:
+    from kafkapy.server.metadata_cache import ZkMetadataCache
+
+__all__ = ["METADATA_FILE", "FileMetadataStore", "MetadataStore", "TopicRecord",
+           "ZkMetadataStore"]
 
 METADATA_FILE = "__kafkapy_metadata.json"
 _FORMAT_VERSION = 1
@@ -235,3 +243,151 @@ class FileMetadataStore(MetadataStore):
             self._next_producer_id = first
             raise
         return first
+
+
+class ZkMetadataStore(MetadataStore):
+    """The ZooKeeper-mode store (``zookeeper.connect``): ZooKeeper is the durable truth.
+
+    - ``topics``: the names, ids and partition counts of the ZkMetadataCache (what the
+      controller's UpdateMetadata said), with each topic's configs from
+      ``/config/topics/<t>``, read when the topic appears in the cache
+      (``load_topic_configs``, from the UpdateMetadata handler) and again on every change
+      notification (``ConfigChangeListener``).
+    - ``broker_configs``: ``/config/brokers/<default>`` (resource "") and this broker's
+      ``/config/brokers/<id>``, read at start (``load``) and on change notifications.
+    - Mutators write ZooKeeper through ``AdminZkClient``: topic creation writes the config
+      and the assignment (the controller elects the leaders: the cache shows the topic only
+      after its UpdateMetadata, so ``topics`` does not change here); deletion marks the topic
+      for deletion; config changes write the entity's znode and a change notification, and
+      update the local copy at once (the notification comes back to this broker too and
+      re-reads the same values).
+    - ``allocate_producer_id_block`` reserves a block in the cluster-wide
+      ``/latest_producer_id_block``.
+
+    The mutators are synchronous, as the ``MetadataStore`` interface is (the AdminManager
+    calls them between two awaits): each makes one or a few blocking ZooKeeper round trips on
+    the event loop, about a millisecond on a local ensemble; no mutator ever waits for the
+    controller (that waiting is the AdminManager's, asynchronous, bounded by the request's
+    timeout). Raises what ``AdminZkClient`` raises, and kazoo's errors when ZooKeeper is away.
+    """
+
+    def __init__(self, client: KafkaZkClient, cache: ZkMetadataCache, broker_id: int) -> None:
+        self.client = client
+        self.admin_zk = AdminZkClient(client)
+        self.cache = cache
+        self.broker_id = broker_id
+        self._topic_configs: dict[str, dict[str, str]] = {}
+        self._broker_configs: dict[str, dict[str, str]] = {}
+        cache.configs_of = self.topic_configs
+
+    # ===================================================================== reading
+
+    def load(self) -> None:
+        """Read the dynamic broker configs (blocking: call from a worker thread)."""
+        for resource, entity in (("", DEFAULT_ENTITY), (str(self.broker_id),
+                                                        str(self.broker_id))):
+            configs = self.admin_zk.fetch_entity_config("brokers", entity)
+            if configs:
+                self._broker_configs[resource] = configs
+
+    def topic_configs(self, name: str) -> Mapping[str, str]:
+        return self._topic_configs.get(name, {})
+
+    async def load_topic_configs(self, names: Iterable[str]) -> None:
+        """Read ``/config/topics/<t>`` of topics that appeared (in a worker thread)."""
+        wanted = list(names)
+        if not wanted:
+            return
+        fetch = self.admin_zk.fetch_entity_config
+        loaded = await trio.to_thread.run_sync(
+            lambda: {name: fetch("topics", name) for name in wanted})
+        self._topic_configs.update(loaded)
+
+    def forget_topics(self, names: Iterable[str]) -> None:
+        for name in names:
+            self._topic_configs.pop(name, None)
+
+    def set_topic_configs_local(self, name: str, configs: Mapping[str, str]) -> None:
+        """A change notification's re-read of ``/config/topics/<t>``."""
+        self._topic_configs[name] = dict(configs)
+
+    def set_broker_configs_local(self, resource: str, configs: Mapping[str, str]) -> None:
+        """A change notification's re-read of ``/config/brokers/<entity>``."""
+        if configs:
+            self._broker_configs[resource] = dict(configs)
+        else:
+            self._broker_configs.pop(resource, None)
+
+    @property
+    def topics(self) -> Mapping[str, TopicRecord]:
+        return self.cache.topics
+
+    @property
+    def broker_configs(self) -> Mapping[str, Mapping[str, str]]:
+        return self._broker_configs
+
+    # ==================================================================== mutators
+
+    def _get(self, name: str) -> TopicRecord:
+        record = self.cache.topic(name)
+        if record is None:
+            raise UnknownTopicOrPartitionError(f"topic {name!r} does not exist")
+        return record
+
+    def create_topic(self, name: str, partitions: int, configs: Mapping[str, str],
+                     topic_id: uuid.UUID | None = None, *,
+                     assignment: Mapping[int, Sequence[int]] | None = None) -> TopicRecord:
+        """Write the topic to ZooKeeper; the record returned is what the cache will show
+        once the controller has elected its leaders. Without ``assignment`` every partition
+        gets the lowest live broker id (callers pass Kafka's assignment)."""
+        if partitions < 1:
+            raise InvalidPartitionsError(f"number of partitions must be at least 1, "
+                                         f"not {partitions}")
+        if assignment is None:
+            first = min(self.cache.alive_broker_ids() or {self.broker_id})
+            assignment = {p: [first] for p in range(partitions)}
+        topic_id = self.admin_zk.create_topic_with_assignment(name, configs, assignment,
+                                                              topic_id)
+        self._topic_configs[name] = dict(configs)
+        return TopicRecord(name, topic_id, len(assignment), configs)
+
+    def delete_topic(self, name: str) -> TopicRecord:
+        """Mark the topic for deletion (the controller deletes it). Raises
+        TopicAlreadyMarkedForDeletionError when it is marked already."""
+        record = self.cache.topic(name)
+        self.admin_zk.delete_topic(name)
+        return record or TopicRecord(name, uuid.UUID(int=0), 0, {})
+
+    def set_partition_count(self, name: str, partitions: int, *,
+                            assignment: Mapping[int, Sequence[int]] | None = None
+                            ) -> TopicRecord:
+        current = self.admin_zk.get_assignment(name)
+        if current is None:
+            raise UnknownTopicOrPartitionError(f"topic {name!r} does not exist")
+        existing, version = current
+        count = len(existing.partitions)
+        if partitions <= count:
+            raise InvalidPartitionsError(
+                f"topic {name!r} has {count} partitions; the new count must be larger, "
+                f"not {partitions}")
+        if assignment is None:
+            first = min(self.cache.alive_broker_ids() or {self.broker_id})
+            assignment = {p: [first] for p in range(count, partitions)}
+        self.admin_zk.add_partitions(name, existing, version, assignment)
+        return TopicRecord(name, existing.topic_id or uuid.UUID(int=0), partitions,
+                           self.topic_configs(name))
+
+    def set_topic_configs(self, name: str, configs: Mapping[str, str]) -> TopicRecord:
+        record = self._get(name)
+        self.admin_zk.change_configs("topics", name, configs)
+        self._topic_configs[name] = dict(configs)
+        return attrs.evolve(record, configs=dict(configs))
+
+    def set_broker_configs(self, resource: str, configs: Mapping[str, str]) -> None:
+        self.admin_zk.change_configs("brokers", resource or DEFAULT_ENTITY, configs)
+        self.set_broker_configs_local(resource, configs)
+
+    def allocate_producer_id_block(self, size: int) -> int:
+        if size < 1:
+            raise ValueError(f"a producer id block has at least one id, not {size}")
+        return self.client.allocate_producer_id_block(self.broker_id, size)

@@ -3,8 +3,10 @@
 - DescribeCluster v0-1 (Kafka's ``KafkaApis.handleDescribeCluster`` with
   ``AuthHelper.computeDescribeClusterResponse``): the cluster id, the controller (a broker
   answers with a live broker's id: here itself), this broker with its advertised endpoint on
-  the listener the request came in on, and, when asked, the cluster authorized operations:
-  every operation Kafka supports on the cluster resource, since kafkapy has no authorizer.
+  the listener the request came in on (in ZooKeeper mode: the controller and every live
+  broker from the metadata cache, -1 when no controller is known), and, when asked, the
+  cluster authorized operations: every operation Kafka supports on the cluster resource,
+  since kafkapy has no authorizer.
   ``EndpointType`` (v1) must be 1 (brokers): 2 (controllers) is MISMATCHED_ENDPOINT_TYPE, any
   other value UNSUPPORTED_ENDPOINT_TYPE (INVALID_REQUEST in v0), with Kafka's messages.
 - DescribeLogDirs v1-4 (Kafka's ``ReplicaManager.describeLogDirs``): one result per log dir
@@ -85,7 +87,8 @@ async def handle_describe_cluster(
     return DescribeClusterResponse(
         throttle_time_ms=0, error_code=0, error_message=None,
         endpoint_type=BROKER_ENDPOINTS, cluster_id=cache.cluster_id,
-        controller_id=cache.controller_id, brokers=brokers,
+        controller_id=-1 if cache.controller_id is None else cache.controller_id,
+        brokers=brokers,
         cluster_authorized_operations=CLUSTER_OPERATIONS
         if body.include_cluster_authorized_operations else NOT_REQUESTED)
 

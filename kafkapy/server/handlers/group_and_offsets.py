@@ -20,12 +20,15 @@ from kafkapy.coordinator.group.classic_group import Reply
 from kafkapy.coordinator.group.group_coordinator import GroupCoordinator
 from kafkapy.coordinator.group.group_metadata_manager import OFFSETS_TOPIC
 from kafkapy.coordinator.group.records import OffsetAndMetadata
+from kafkapy.coordinator.internal_topic import partition_for
+from kafkapy.coordinator.transaction.transaction_state_manager import TRANSACTION_STATE_TOPIC
 from kafkapy.errors import (
     CoordinatorNotAvailableError,
     GroupIdNotFoundError,
     InvalidGroupIdError,
     InvalidRequestError,
     KafkaError,
+    TopicAlreadyExistsError,
     UnstableOffsetCommitError,
 )
 from kafkapy.protocol import ApiKey
@@ -69,6 +72,7 @@ from kafkapy.protocol.message_classes import (
     SyncGroupRequest,
     SyncGroupResponse,
 )
+from kafkapy.server.metadata_cache import ZkMetadataCache
 from kafkapy.server.request_context import Handler, Parked, RequestContext
 
 __all__ = ["HANDLERS"]
@@ -94,6 +98,10 @@ async def handle_find_coordinator(
     keys = list(body.coordinator_keys) if version >= 4 else [body.key]
     brokers = context.server.metadata_cache.brokers(context.request.listener_name)
     answers: list[tuple[str, int, str, int, int, str | None]] = []
+    cache = context.server.metadata_cache
+    if isinstance(cache, ZkMetadataCache):
+        answers = [_zk_coordinator(context, cache, key_type, key) for key in keys]
+        keys = []
     for key in keys:
         error: KafkaError | None = None
         if key_type == GROUP_KEY:
@@ -124,6 +132,73 @@ async def handle_find_coordinator(
     return FindCoordinatorResponse(throttle_time_ms=0, error_code=code,
                                    error_message=message, node_id=node, host=host,
                                    port=port)
+
+
+def _zk_coordinator(context: RequestContext[FindCoordinatorRequest], cache: ZkMetadataCache,
+                    key_type: int, key: str) -> tuple[str, int, str, int, int, str | None]:
+    """ZooKeeper mode (Kafka's ``KafkaApis.getCoordinator``): the leader of the key's
+    partition of the internal topic, from the metadata cache, at its endpoint on the
+    request's listener. A missing topic is created in ZooKeeper (Kafka's
+    AutoTopicCreationManager, no clamping of the replication factor: with fewer live brokers
+    than the factor the answer is COORDINATOR_NOT_AVAILABLE and nothing is created);
+    COORDINATOR_NOT_AVAILABLE until the partition has a live leader."""
+    server = context.server
+    cfg = server.config
+    if key_type == GROUP_KEY:
+        topic, partitions = OFFSETS_TOPIC, cfg.offsets_topic_num_partitions
+        factor, setting = cfg.offsets_topic_replication_factor, \
+            "offsets.topic.replication.factor"
+    elif key_type == TRANSACTION_KEY:
+        topic, partitions = TRANSACTION_STATE_TOPIC, cfg.transaction_state_log_num_partitions
+        factor, setting = cfg.transaction_state_log_replication_factor, \
+            "transaction.state.log.replication.factor"
+    else:
+        error: KafkaError = InvalidRequestError(f"Unknown coordinator type {key_type}")
+        return (key, -1, "", -1, error.code, error.message)
+    record = cache.topic(topic)
+    if record is None:
+        live = len(cache.alive_broker_ids())
+        if live < factor:
+            error = CoordinatorNotAvailableError(
+                f"Number of alive brokers '{live}' does not meet the required replication "
+                f"factor '{factor}' for auto creation of topic '{topic}' which is configured "
+                f"by {setting}. This error can be ignored if the cluster is starting up and "
+                f"not all brokers are up yet.")
+            return (key, -1, "", -1, error.code, error.message)
+        try:
+            server.admin.create_topic(topic, partitions, factor,
+                                      configs=_internal_topic_configs(context, topic))
+        except TopicAlreadyExistsError:
+            pass
+        except KafkaError as e:
+            error = CoordinatorNotAvailableError(f"{topic} is not available: {e}")
+            return (key, -1, "", -1, error.code, error.message)
+        error = CoordinatorNotAvailableError()
+        return (key, -1, "", -1, error.code, error.message)
+    tp = TopicPartition(topic, partition_for(key, record.partitions))
+    info = cache.partition_info(tp)
+    endpoint = None if info is None else \
+        cache.broker_endpoint(info.leader, context.request.listener_name)
+    if info is None or endpoint is None:
+        error = CoordinatorNotAvailableError()
+        return (key, -1, "", -1, error.code, error.message)
+    return (key, info.leader, endpoint.host, endpoint.port, 0, None)
+
+
+def _internal_topic_configs(context: RequestContext[FindCoordinatorRequest],
+                            topic: str) -> dict[str, str]:
+    """The configs Kafka gives the internal topics (``offsetsTopicConfigs`` /
+    ``transactionTopicConfigs``; min.insync.replicas = transaction.state.log.min.isr,
+    unclamped in ZooKeeper mode)."""
+    cfg = context.server.config
+    if topic == OFFSETS_TOPIC:
+        return {"cleanup.policy": "compact",
+                "segment.bytes": str(cfg.offsets_topic_segment_bytes),
+                "compression.type": "producer"}
+    return {"cleanup.policy": "compact", "compression.type": "uncompressed",
+            "unclean.leader.election.enable": "false",
+            "min.insync.replicas": str(cfg.transaction_state_log_min_isr),
+            "segment.bytes": str(cfg.transaction_state_log_segment_bytes)}
 
 
 # ================================================================================ JoinGroup

@@ -11,6 +11,16 @@ Kafka's ``KafkaApis.handleTopicMetadataRequest`` for v0-12:
   the topic's partitions (Kafka answers LEADER_NOT_AVAILABLE first and the client retries).
   An illegal name is INVALID_TOPIC_EXCEPTION; otherwise UNKNOWN_TOPIC_OR_PARTITION.
 - Brokers: this broker's advertised endpoint on the listener the request came in on.
+- ZooKeeper mode (Kafka's ``ZkMetadataCache.getTopicMetadata``): topics, partitions and
+  brokers are the controller's last UpdateMetadata, so every broker answers alike;
+  ControllerId is the cache's (-1 when unknown). Per partition: LEADER_NOT_AVAILABLE with
+  leader -1 when the leader is -1 or not alive (LISTENER_NOT_FOUND from v6 when it is alive
+  but has no endpoint on the request's listener); in v0 only, replicas / ISR members with no
+  live endpoint are left out and the partition is REPLICA_NOT_AVAILABLE. Auto-creation
+  writes ZooKeeper (AdminZkClient, Kafka's assignment) from this broker and answers the
+  topic LEADER_NOT_AVAILABLE until the controller has elected its leaders; a replication
+  factor above the live brokers is INVALID_REPLICATION_FACTOR (Kafka's
+  AutoTopicCreationManager).
 - Authorized operations (v8+): every operation is allowed (no authorizer), so when asked the
   bit sets are Kafka's "all topic operations" / "all cluster operations"; otherwise
   INT32_MIN ("not requested").
@@ -18,13 +28,19 @@ Kafka's ``KafkaApis.handleTopicMetadataRequest`` for v0-12:
 
 from __future__ import annotations
 
+import logging
 import uuid
 from typing import TYPE_CHECKING
 
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import (
+    InvalidReplicationFactorError,
     InvalidTopicError,
     KafkaError,
+    LeaderNotAvailableError,
+    ListenerNotFoundError,
+    ReplicaNotAvailableError,
+    TopicAlreadyExistsError,
     UnknownTopicIdError,
     UnknownTopicOrPartitionError,
 )
@@ -38,12 +54,15 @@ from kafkapy.protocol.message_classes import (
     MetadataResponseTopic,
 )
 from kafkapy.server.handlers.cluster import CLUSTER_OPERATIONS
+from kafkapy.server.metadata_cache import ZkMetadataCache
 from kafkapy.server.request_context import Handler, RequestContext
 
 if TYPE_CHECKING:
     from kafkapy.server.kafka_server import KafkaServer
 
 __all__ = ["HANDLERS", "handle_metadata"]
+
+log = logging.getLogger(__name__)
 
 _ZERO_UUID = "00000000-0000-0000-0000-000000000000"
 
@@ -66,7 +85,10 @@ def topic_metadata(context: RequestContext[MetadataRequest], name: str,
         return MetadataResponseTopic(error_code=code, name=name,
                                      is_internal=name in INTERNAL_TOPICS)
     partitions = []
-    for p in range(record.partitions):
+    cache = server.metadata_cache
+    if isinstance(cache, ZkMetadataCache):
+        partitions = _zk_partitions(context, cache, name)
+    for p in range(record.partitions) if not isinstance(cache, ZkMetadataCache) else ():
         part = server.replica_manager.partitions.get(TopicPartition(name, p))
         if part is None:       # being created or deleted right now
             partitions.append(MetadataResponsePartition(
@@ -81,6 +103,34 @@ def topic_metadata(context: RequestContext[MetadataRequest], name: str,
         error_code=0, name=name, topic_id=record.topic_id, is_internal=name in INTERNAL_TOPICS,
         partitions=partitions,
         topic_authorized_operations=TOPIC_OPERATIONS if include_authorized else NOT_REQUESTED)
+
+
+def _zk_partitions(context: RequestContext[MetadataRequest], cache: ZkMetadataCache,
+                   name: str) -> list[MetadataResponsePartition]:
+    """Kafka's ``ZkMetadataCache.getPartitionMetadata``."""
+    listener = context.request.listener_name
+    version = context.api_version
+    out = []
+    for p, state in sorted(cache.partitions_of(name).items()):
+        replicas, isr = list(state.replicas), list(state.isr)
+        if version == 0:
+            # errorUnavailableEndpoints: only replicas reachable on this listener.
+            replicas = [r for r in replicas if cache.broker_endpoint(r, listener) is not None]
+            isr = [r for r in isr if cache.broker_endpoint(r, listener) is not None]
+        error = 0
+        leader = state.leader
+        if cache.broker_endpoint(leader, listener) is None:
+            alive = leader in cache.alive_broker_ids()
+            error = (ListenerNotFoundError if alive and version >= 6
+                     else LeaderNotAvailableError).code
+            leader = -1
+        elif len(replicas) < len(state.replicas) or len(isr) < len(state.isr):
+            error = ReplicaNotAvailableError.code
+        out.append(MetadataResponsePartition(
+            error_code=error, partition_index=p, leader_id=leader,
+            leader_epoch=state.leader_epoch, replica_nodes=replicas, isr_nodes=isr,
+            offline_replicas=list(state.offline_replicas)))
+    return out
 
 
 def _name_of(server: KafkaServer, topic_id: uuid.UUID) -> str | None:
@@ -135,7 +185,8 @@ async def handle_metadata(context: RequestContext[MetadataRequest]) -> MetadataR
     include_cluster_ops = 8 <= version <= 10 and body.include_cluster_authorized_operations
     return MetadataResponse(
         throttle_time_ms=0, brokers=brokers, cluster_id=cache.cluster_id,
-        controller_id=cache.controller_id, topics=topics,
+        controller_id=-1 if cache.controller_id is None else cache.controller_id,
+        topics=topics,
         cluster_authorized_operations=CLUSTER_OPERATIONS if include_cluster_ops
         else NOT_REQUESTED)
 
@@ -150,6 +201,8 @@ def _auto_create(context: RequestContext[MetadataRequest], name: str,
     server = context.server
     if not (allowed and server.config.auto_create_topics_enable) or name in INTERNAL_TOPICS:
         return UnknownTopicOrPartitionError()
+    if server.admin.zk_mode:
+        return _auto_create_zk(context, name)
     try:
         server.admin.create_topic(name)
     except KafkaError as e:
@@ -157,6 +210,28 @@ def _auto_create(context: RequestContext[MetadataRequest], name: str,
             return None     # created meanwhile
         return e
     return None
+
+
+def _auto_create_zk(context: RequestContext[MetadataRequest], name: str) -> KafkaError:
+    """Kafka's ZooKeeper-mode AutoTopicCreationManager: write the topic to ZooKeeper from
+    this broker; LEADER_NOT_AVAILABLE until the controller's UpdateMetadata shows it."""
+    server = context.server
+    cfg = server.config
+    live = len(server.metadata_cache.alive_broker_ids())
+    if live < cfg.default_replication_factor:
+        log.error("Number of alive brokers '%d' does not meet the required replication "
+                  "factor '%d' for auto creation of topic '%s' which is configured by "
+                  "default.replication.factor. This error can be ignored if the cluster is "
+                  "starting up and not all brokers are up yet.", live,
+                  cfg.default_replication_factor, name)
+        return InvalidReplicationFactorError()
+    try:
+        server.admin.create_topic(name)
+    except TopicAlreadyExistsError:
+        pass
+    except KafkaError as e:
+        return e
+    return LeaderNotAvailableError()
 
 
 HANDLERS: dict[int, Handler] = {ApiKey.METADATA: handle_metadata}

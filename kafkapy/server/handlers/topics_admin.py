@@ -30,6 +30,16 @@ controller misses that deadline).
   named twice is answered once, with the last offset (Kafka builds a map). The new start is
   durable through the log-start-offset checkpoint, written periodically and at shutdown, as
   in Kafka.
+
+ZooKeeper mode (Kafka 2.8-3.x's ZooKeeper brokers, ``KafkaApis`` + ``ZkAdminManager``):
+CreateTopics, DeleteTopics and CreatePartitions are accepted only by the active controller
+(``server.controller.active``); any other broker answers NOT_CONTROLLER for every topic and
+the client re-sends to Metadata's ControllerId. The change is written to ZooKeeper, then the
+answer waits, at most ``TimeoutMs``, until the metadata cache (the controller's
+UpdateMetadata) shows it: every new partition with a leader (DelayedCreatePartitions) or the
+topic gone (DelayedDeleteTopics); what is still missing then is REQUEST_TIMED_OUT, and so is
+everything when ``TimeoutMs`` <= 0. ``delete.topic.enable=false`` is TOPIC_DELETION_DISABLED
+(INVALID_REQUEST before v3) per topic, as Kafka's ZooKeeper broker answers.
 """
 
 from __future__ import annotations
@@ -37,13 +47,16 @@ from __future__ import annotations
 import logging
 import uuid
 from collections import Counter
+from typing import TYPE_CHECKING
 
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import (
     InvalidRequestError,
     KafkaError,
+    NotControllerError,
     OffsetOutOfRangeError,
     PolicyViolationError,
+    RequestTimedOutError,
     TopicDeletionDisabledError,
     UnknownTopicOrPartitionError,
 )
@@ -67,6 +80,9 @@ from kafkapy.protocol.message_classes import (
 from kafkapy.server.admin_manager import CLUSTER_METADATA_TOPIC, api_error
 from kafkapy.server.request_context import Handler, RequestContext
 
+if TYPE_CHECKING:
+    from kafkapy.server.kafka_server import KafkaServer
+
 __all__ = ["HANDLERS", "handle_create_partitions", "handle_create_topics",
            "handle_delete_records", "handle_delete_topics"]
 
@@ -76,6 +92,14 @@ log = logging.getLogger(__name__)
 
 _DUPLICATE = "Duplicate topic name."
 HIGH_WATERMARK = -1
+
+
+def _not_controller(server: KafkaServer) -> bool:
+    """ZooKeeper mode, and this broker is not the active controller."""
+    if not server.admin.zk_mode:
+        return False
+    controller = server.controller
+    return controller is None or not controller.active
 
 
 def _log_failure(what: str, name: str, exc: Exception) -> None:
@@ -95,6 +119,11 @@ async def handle_create_topics(
     admin = context.server.admin
     counts = Counter(t.name for t in body.topics)
     results: list[CreatableTopicResult] = []
+    if _not_controller(context.server):
+        return CreateTopicsResponse(throttle_time_ms=0, topics=[
+            CreatableTopicResult(name=t.name, error_code=NotControllerError.code,
+                                 error_message=None) for t in body.topics])
+    created: dict[str, tuple[CreatableTopicResult, int]] = {}
     for topic in body.topics:
         if counts[topic.name] > 1 or topic.name == CLUSTER_METADATA_TOPIC:
             continue
@@ -115,6 +144,8 @@ async def handle_create_topics(
             results.append(result)
             continue
         result.topic_id = topic_id
+        if admin.zk_mode and not body.validate_only:
+            created[topic.name] = (result, new.partitions)
         result.num_partitions = new.partitions
         result.replication_factor = new.replication_factor
         if version >= 5:
@@ -136,7 +167,27 @@ async def handle_create_topics(
             name=CLUSTER_METADATA_TOPIC, error_code=InvalidRequestError.code,
             error_message=f"Creation of internal topic {CLUSTER_METADATA_TOPIC} is "
                           f"prohibited."))
+    if created:
+        await _wait_for_leaders(context.server, body.timeout_ms, {
+            name: (result, range(count)) for name, (result, count) in created.items()})
     return CreateTopicsResponse(throttle_time_ms=0, topics=results)
+
+
+async def _wait_for_leaders(server: KafkaServer, timeout_ms: int,
+                            waiting: dict[str, tuple[CreatableTopicResult |
+                                                     CreatePartitionsTopicResult,
+                                                     range]]) -> None:
+    """Kafka's DelayedCreatePartitions: until every partition has a leader in the cache;
+    then what still lacks one is REQUEST_TIMED_OUT."""
+    admin = server.admin
+    def done() -> bool:
+        return all(admin.missing_leaders(name, parts) == 0
+                   for name, (_r, parts) in waiting.items())
+    if timeout_ms > 0:
+        await admin.wait_for(done, timeout_ms)
+    for name, (result, parts) in waiting.items():
+        if timeout_ms <= 0 or admin.missing_leaders(name, parts) > 0:
+            result.error_code, result.error_message = RequestTimedOutError.code, None
 
 
 # ================================================================================ DeleteTopics
@@ -146,6 +197,8 @@ async def handle_delete_topics(
         context: RequestContext[DeleteTopicsRequest]) -> DeleteTopicsResponse:
     body = context.body
     server = context.server
+    if server.admin.zk_mode:
+        return await _delete_topics_zk(context)
     if not server.config.delete_topic_enable:
         # The whole request fails (ControllerApis.deleteTopics throws before looking at it).
         if context.api_version < 3:
@@ -176,6 +229,51 @@ async def handle_delete_topics(
     return DeleteTopicsResponse(throttle_time_ms=0, responses=responses)
 
 
+async def _delete_topics_zk(
+        context: RequestContext[DeleteTopicsRequest]) -> DeleteTopicsResponse:
+    """Kafka 3.x's ZooKeeper-mode ``handleDeleteTopicsRequest`` + ``ZkAdminManager.
+    deleteTopics``: per-topic errors, then DelayedDeleteTopics."""
+    body = context.body
+    server = context.server
+    counts = Counter(body.topic_names)
+    responses = [DeletableTopicResult(name=name, error_code=0, error_message=None)
+                 for name in dict.fromkeys(body.topic_names)]
+    error: KafkaError | None = None
+    if _not_controller(server):
+        error = NotControllerError()
+    elif not server.config.delete_topic_enable:
+        error = InvalidRequestError() if context.api_version < 3 \
+            else TopicDeletionDisabledError()
+    if error is not None:
+        for result in responses:
+            result.error_code = error.code
+        return DeleteTopicsResponse(throttle_time_ms=0, responses=responses)
+    pending: list[DeletableTopicResult] = []
+    for result in responses:
+        name = str(result.name)
+        if counts[name] > 1:
+            result.error_code, result.error_message = InvalidRequestError.code, _DUPLICATE
+            continue
+        try:
+            server.admin.delete_topic(name)
+        except Exception as e:
+            _log_failure("DeleteTopics", name, e)
+            result.error_code, message = api_error(e)
+            if isinstance(e, UnknownTopicOrPartitionError):
+                message = e.message
+            result.error_message = message
+            continue
+        pending.append(result)
+    cache = server.metadata_cache
+    if pending and body.timeout_ms > 0:
+        await server.admin.wait_for(
+            lambda: all(cache.topic(str(r.name)) is None for r in pending), body.timeout_ms)
+    for result in pending:
+        if body.timeout_ms <= 0 or cache.topic(str(result.name)) is not None:
+            result.error_code = RequestTimedOutError.code
+    return DeleteTopicsResponse(throttle_time_ms=0, responses=responses)
+
+
 # ============================================================================ CreatePartitions
 
 
@@ -186,6 +284,12 @@ async def handle_create_partitions(
     counts = Counter(t.name for t in body.topics)
     results: list[CreatePartitionsTopicResult] = []
     answered: set[str] = set()
+    if _not_controller(context.server):
+        return CreatePartitionsResponse(throttle_time_ms=0, results=[
+            CreatePartitionsTopicResult(name=name, error_code=NotControllerError.code,
+                                        error_message=None)
+            for name in dict.fromkeys(t.name for t in body.topics)])
+    waiting: dict[str, tuple[CreatableTopicResult | CreatePartitionsTopicResult, range]] = {}
     for topic in body.topics:
         if topic.name in answered:
             continue
@@ -202,11 +306,17 @@ async def handle_create_partitions(
             if body.validate_only:
                 admin.check_partition_count(topic.name, topic.count, assignments)
             else:
+                before = context.server.metadata_cache.topic(topic.name)
                 admin.create_partitions(topic.name, topic.count, assignments)
+                if admin.zk_mode:
+                    start = before.partitions if before is not None else 0
+                    waiting[topic.name] = (result, range(start, topic.count))
         except Exception as e:
             _log_failure("CreatePartitions", topic.name, e)
             result.error_code, result.error_message = api_error(e)
         results.append(result)
+    if waiting:
+        await _wait_for_leaders(context.server, body.timeout_ms, waiting)
     return CreatePartitionsResponse(throttle_time_ms=0, results=results)
 
 
