@@ -548,7 +548,8 @@ class Log:
                 f"message.timestamp.after.max.ms)")
 
     def append_as_follower(self, records: Buffer) -> LogAppendInfo:
-        """Append batches that carry their offsets (a replica fetch, a restore).
+        """Append batches that carry their offsets (a replica fetch, a restore), as they
+        are: no byte is rewritten; a partial batch at the end is left out.
 
         Raises UnexpectedAppendOffsetError if the first offset is below the LEO or offsets go
         backwards; CorruptMessageError / UnsupportedForMessageFormatError for bad batches,
@@ -560,6 +561,10 @@ class Log:
         batches: list[BatchHeader] = scan.batches
         if not batches:
             return self._empty_append_info()
+        if scan.valid_bytes < memoryview(records).nbytes:
+            # A fetch response cut by its byte limit ends in part of a batch: the next fetch
+            # brings it whole.
+            records = memoryview(records)[:scan.valid_bytes]
         self._check_total(scan.valid_bytes)
         expect = self.log_end_offset
         for b in batches:

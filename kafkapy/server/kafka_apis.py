@@ -169,6 +169,10 @@ RECOMMENDED_VERSIONS: Mapping[int, tuple[int, int]] = MappingProxyType({
                                                 # TransactionalIdPattern
     ApiKey.CONSUMER_GROUP_HEARTBEAT: (0, 1),    # librdkafka (group.protocol=consumer) sends 1
     ApiKey.CONSUMER_GROUP_DESCRIBE: (0, 1),     # 1 adds MemberType (KIP-1099)
+    # ZooKeeper mode's controller-to-broker requests, at Kafka 3.9's ranges (served only
+    # with zookeeper.connect, CLUSTER_HANDLER_MODULES)
+    ApiKey.LEADER_AND_ISR: (0, 7),
+    ApiKey.STOP_REPLICA: (0, 4),
 })
 
 # Every module of kafkapy/server/handlers, each exporting ``HANDLERS: {api_key: handler}``.

@@ -149,7 +149,8 @@ class KafkaServer:
                 f"match this broker's log dirs: the broker is trying to join the wrong "
                 f"cluster; zookeeper.connect may be wrong ({e})") from e
         assert self.log_manager.cluster_id is not None
-        self.replica_manager = ReplicaManager(self.node_id, self.log_manager)
+        self.replica_manager = ReplicaManager(self.node_id, self.log_manager, server=self,
+                                              clock=self.time.milliseconds)
         self._reconcile_logs()
         self.group_coordinator = GroupCoordinator(self.coordinator_partitions,
                                                   lambda: self.config, self.time)
@@ -253,6 +254,10 @@ class KafkaServer:
             if not stale and record is not None:
                 on_disk = self.log_manager.topic_id_of(tp)
                 stale = on_disk is not None and on_disk != record.topic_id
+            if stale and self.config.zookeeper_connect is not None and record is None:
+                # ZooKeeper mode: the controller's LeaderAndIsr says what this log is (a
+                # replica of a topic this broker's own store never had); StopReplica deletes.
+                continue
             if stale:
                 log.warning("Deleting the log of %s: its topic no longer exists", tp)
                 self.log_manager.delete_log(tp)
