@@ -556,12 +556,12 @@ class Log:
         RecordListTooLargeError, KafkaStorageError. Nothing is appended then.
         """
         scan = scan_batches(records, verify_crc=True)
-        if scan.error is not None:
+        if scan.error is not None and not scan.truncated:
             raise scan.error
         batches: list[BatchHeader] = scan.batches
         if not batches:
             return self._empty_append_info()
-        if scan.valid_bytes < memoryview(records).nbytes:
+        if scan.truncated:
             # A fetch response cut by its byte limit ends in part of a batch: the next fetch
             # brings it whole.
             records = memoryview(records)[:scan.valid_bytes]

@@ -114,6 +114,8 @@ class Partition:
         self.pending_isr: PendingIsr | None = None
         self._isr_blocked = False
         self.leader_epoch_start_offset = -1
+        # Set by the controller's LeaderAndIsr (not by single-broker leadership).
+        self.from_controller = False
         if leader:
             self.leader_id = node_id
             self.leader_epoch = leader_epoch
@@ -165,8 +167,9 @@ class Partition:
 
     def make_leader(self, state: PartitionState, now_ms: int) -> bool:
         """Kafka's makeLeader. Returns True if this broker was not the leader before."""
-        was_leader = self.is_leader
+        was_leader = self.is_leader and self.from_controller
         new_epoch = state.leader_epoch != self.leader_epoch
+        self.from_controller = True
         self.leader_id = self.node_id
         self.leader_epoch = state.leader_epoch
         self.partition_epoch = state.partition_epoch
@@ -198,6 +201,7 @@ class Partition:
         """Kafka's makeFollower. Returns True if the leader or the leader epoch changed (the
         fetcher must be (re)started)."""
         changed = self.leader_id != state.leader or self.leader_epoch != state.leader_epoch
+        self.from_controller = True
         self.leader_id = state.leader
         self.leader_epoch = state.leader_epoch
         self.partition_epoch = state.partition_epoch

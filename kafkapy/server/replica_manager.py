@@ -46,6 +46,7 @@ from kafkapy.errors import (
     InvalidRequiredAcksError,
     KafkaError,
     KafkaStorageError,
+    NotEnoughReplicasAfterAppendError,
     NotLeaderOrFollowerError,
     OffsetOutOfRangeError,
     StaleBrokerEpochError,
@@ -360,7 +361,8 @@ class ReplicaManager:
                 if ps.leader_epoch < current:
                     raise FencedLeaderEpochError(f"{tp}: leader epoch {ps.leader_epoch} is "
                                                  f"older than the current {current}")
-                if ps.leader_epoch == current and partition is not None:
+                if ps.leader_epoch == current and partition is not None and \
+                        partition.from_controller:
                     continue        # already at this epoch (a resent request)
                 if partition is None:
                     partition = self._new_partition(tp, topic_id)
@@ -398,6 +400,7 @@ class ReplicaManager:
         now = self.now_ms()
         out = []
         for partition, state in leaders:
+            partition.alter_isr = self._submit_isr
             partition.make_leader(state, now)
             log.info("%s: leader at epoch %d, ISR %s, replicas %s, HW %d, LEO %d",
                      partition.tp, state.leader_epoch, list(state.isr), list(state.replicas),
@@ -553,6 +556,14 @@ class ReplicaManager:
             self.fetch_purgatory.check_and_complete(partition.tp)
             self.produce_purgatory.check_and_complete(partition.tp)
         if required_acks == -1 and appended:
+            if all(p.high_watermark > results[p.tp].last_offset for p in appended):
+                # Replicated already (always so with a single replica): no delayed operation.
+                for p in appended:
+                    if len(p.isr) < p.log.config.min_insync_replicas:
+                        results[p.tp].error = NotEnoughReplicasAfterAppendError(
+                            f"{p.tp}: the ISR has {len(p.isr)} replica(s), below "
+                            f"min.insync.replicas")
+                return results, None
             op = DelayedProduce(timeout_ms, self, results)
             if not self.produce_purgatory.try_complete_else_watch(
                     op, [p.tp for p in appended]):

@@ -32,6 +32,9 @@ from kafkapy.protocol.message_classes import (
     AlterPartitionResponse,
     AlterPartitionResponseAlterPartitionPartitionData,
     AlterPartitionResponseAlterPartitionTopicData,
+    DeleteRecordsPartition,
+    DeleteRecordsRequest,
+    DeleteRecordsTopic,
     FetchPartition,
     FetchRequest,
     FetchTopic,
@@ -61,6 +64,8 @@ SETTINGS = {
     "replica.lag.time.max.ms": LAG_MS,
     "replica.fetch.wait.max.ms": 200,
     "replica.fetch.backoff.ms": 100,
+    # Small enough that fetch responses end in the middle of a batch.
+    "replica.fetch.max.bytes": 200,
     "min.insync.replicas": 2,
 }
 _names = itertools.count()
@@ -262,9 +267,10 @@ def stop_replica(cluster: dict[int, kafkapy.Broker], to: int, topic: str, delete
 
 
 def produce(broker: kafkapy.Broker, topic: str, values: list[bytes], acks: int = -1,
-            timeout_ms: int = 10000) -> tuple[int, int]:
-    """One batch; returns (error code, base offset)."""
-    batch = build_batch([(None, v, None, int(time.time() * 1000)) for v in values])
+            timeout_ms: int = 10000, batch: bytes | None = None) -> tuple[int, int]:
+    """One batch (``values``, or ``batch`` as given); returns (error code, base offset)."""
+    if batch is None:
+        batch = build_batch([(None, v, None, int(time.time() * 1000)) for v in values])
     request = ProduceRequest(transactional_id=None, acks=acks, timeout_ms=timeout_ms,
                              topic_data=[TopicProduceData(name=topic, partition_data=[
                                  PartitionProduceData(index=0, records=batch)])])
@@ -298,8 +304,22 @@ def new_topic() -> tuple[str, uuid.UUID]:
 def test_followers_hold_the_leaders_bytes_at_the_same_offsets(
         cluster: dict[int, kafkapy.Broker]) -> None:
     topic, tid = new_topic()
-    for b in (1, 2, 3):
-        assert leader_and_isr(cluster, b, topic, tid, 1, 0, [1, 2, 3], [1, 2, 3]) == [0, 0]
+    seen: list[tuple[list[TopicPartition], list[TopicPartition]]] = []
+
+    def listener(leaders: list[Any], followers: list[Any]) -> None:
+        seen.append(([p.tp for p in leaders], [p.tp for p in followers]))
+    for b in (1, 2):
+        cluster[b].call(cluster[b].server.replica_manager.leadership_listeners.append,
+                        listener)
+    try:
+        for b in (1, 2, 3):
+            assert leader_and_isr(cluster, b, topic, tid, 1, 0, [1, 2, 3], [1, 2, 3]) == [0, 0]
+    finally:
+        for b in (1, 2):
+            cluster[b].call(cluster[b].server.replica_manager.leadership_listeners.remove,
+                            listener)
+    # The coordinators' hook: broker 1 became the leader, broker 2 a follower.
+    assert seen == [([TopicPartition(topic, 0)], []), ([], [TopicPartition(topic, 0)])]
     assert state(cluster[2], topic)["leader"] == 1          # type: ignore[index]
     offsets = [produce(cluster[1], topic, [b"v%d-%d" % (i, j) for j in range(i + 1)], acks=1)
                for i in range(5)]
@@ -453,6 +473,55 @@ def test_a_deposed_leaders_divergent_tail_is_truncated(
     # The ISR grows back (through the controller) and the high watermark reaches the end.
     wait_for(lambda: state(cluster[2], topic)["hw"] == 6,              # type: ignore[index]
              "the new leader's high watermark")
+
+
+def test_a_new_leader_knows_the_idempotent_producers_of_the_old_one(
+        cluster: dict[int, kafkapy.Broker]) -> None:
+    topic, tid = new_topic()
+    for b in (1, 2):
+        assert leader_and_isr(cluster, b, topic, tid, 1, 0, [1, 2], [1, 2]) == [0, 0]
+    stamp = int(time.time() * 1000)
+
+    def idempotent(seq: int, n: int) -> bytes:
+        return build_batch([(None, b"i%d" % (seq + i), None, stamp) for i in range(n)],
+                           producer_id=4242, producer_epoch=0, base_sequence=seq)
+    assert produce(cluster[1], topic, [], batch=idempotent(0, 2)) == (0, 0)
+    assert produce(cluster[1], topic, [], batch=idempotent(2, 1)) == (0, 2)
+    # The leader moves to 2; the producer's retry of its last batch is answered with the
+    # original offset, not appended again.
+    for b in (2, 1):
+        assert leader_and_isr(cluster, b, topic, tid, 2, 1, [1, 2], [1, 2],
+                              partition_epoch=1) == [0, 0]
+    assert produce(cluster[2], topic, [], batch=idempotent(2, 1)) == (0, 2)
+    assert state(cluster[2], topic)["leo"] == 3                        # type: ignore[index]
+    assert produce(cluster[2], topic, [], batch=idempotent(3, 1)) == (0, 3)
+
+
+def test_a_new_follower_starts_at_the_leaders_log_start(
+        cluster: dict[int, kafkapy.Broker], fake_controller: FakeController) -> None:
+    topic, tid = new_topic()
+    assert leader_and_isr(cluster, 1, topic, tid, 1, 0, [1], [1, 3]) == [0, 0]
+    for i in range(3):
+        assert produce(cluster[1], topic, [b"r%d" % i], acks=1) == (0, i)
+    deleted = send(cluster[1], ApiKey.DELETE_RECORDS, 2, DeleteRecordsRequest(
+        timeout_ms=5000, topics=[DeleteRecordsTopic(name=topic, partitions=[
+            DeleteRecordsPartition(partition_index=0, offset=2)])]))
+    assert deleted.topics[0].partitions[0].error_code == 0
+    # The empty follower asks for offset 0, is told OFFSET_OUT_OF_RANGE, looks up the
+    # leader's log start and end (ListOffsets as a replica) and starts over at 2.
+    assert leader_and_isr(cluster, 3, topic, tid, 1, 0, [1], [1, 3]) == [0, 0]
+    leader = state(cluster[1], topic)
+    assert leader is not None
+
+    def caught_up() -> bool:
+        s = state(cluster[3], topic)
+        return s is not None and s["leo"] == 3 and s["bytes"] == leader["bytes"]
+    wait_for(caught_up, "the follower to start at the leader's log start")
+    assert cluster[3].call(lambda: cluster[3].server.replica_manager.partitions[
+        TopicPartition(topic, 0)].log_start_offset) == 2
+    wait_for(lambda: state(cluster[1], topic)["isr"] == [1, 3],        # type: ignore[index]
+             "the ISR to grow")
+    assert fake_controller.isr_changes(tid) == [(1, 0, [1, 3], 0)]
 
 
 def test_a_stopped_follower_leaves_the_isr_through_alter_partition(
