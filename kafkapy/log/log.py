@@ -548,18 +548,23 @@ class Log:
                 f"message.timestamp.after.max.ms)")
 
     def append_as_follower(self, records: Buffer) -> LogAppendInfo:
-        """Append batches that carry their offsets (a replica fetch, a restore).
+        """Append batches that carry their offsets (a replica fetch, a restore), as they
+        are: no byte is rewritten; a partial batch at the end is left out.
 
         Raises UnexpectedAppendOffsetError if the first offset is below the LEO or offsets go
         backwards; CorruptMessageError / UnsupportedForMessageFormatError for bad batches,
         RecordListTooLargeError, KafkaStorageError. Nothing is appended then.
         """
         scan = scan_batches(records, verify_crc=True)
-        if scan.error is not None:
+        if scan.error is not None and not scan.truncated:
             raise scan.error
         batches: list[BatchHeader] = scan.batches
         if not batches:
             return self._empty_append_info()
+        if scan.truncated:
+            # A fetch response cut by its byte limit ends in part of a batch: the next fetch
+            # brings it whole.
+            records = memoryview(records)[:scan.valid_bytes]
         self._check_total(scan.valid_bytes)
         expect = self.log_end_offset
         for b in batches:

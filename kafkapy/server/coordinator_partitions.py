@@ -3,7 +3,7 @@
 Kafka's ``CoordinatorPartitionWriter`` (appends to internal-topic partitions through the
 ReplicaManager), ``CoordinatorLoaderImpl`` (reads them back), the metadata image the
 coordinators consult, ``TransactionMarkerChannelManager`` (markers to each partition's leader)
-and the producer-id block allocation, for a broker that leads every partition it hosts.
+and the producer-id block allocation.
 
 Theory of operation
 -------------------
@@ -15,8 +15,10 @@ Theory of operation
   cluster when the controller's LeaderAndIsr / StopReplica say so.
 - ``append`` writes a coordinator's batch as leader with acks=all (AppendOrigin.COORDINATOR:
   producer state and markers are handled as Kafka's) and wakes fetches waiting on the
-  partition; ``wait_committed`` runs the log's flush policy (flush.messages / flush.ms), and on
-  a replicated cluster will also wait for the high watermark.
+  partition; ``wait_committed`` runs the log's flush policy (flush.messages / flush.ms), then
+  waits until the high watermark has passed the append (at once with a single replica; on a
+  cluster a DelayedProduce in the produce purgatory, completed when followers catch up,
+  ``offsets.commit.timeout.ms`` at most).
 - ``write_txn_markers`` appends a control batch to each partition (all led here) and, for
   ``__consumer_offsets`` partitions, tells the group coordinator to commit or drop the
   transaction's pending offsets (Kafka's ``GroupCoordinator.onTransactionCompleted``, called
@@ -39,7 +41,10 @@ from kafkapy.coordinator.partition_port import (
 from kafkapy.errors import KafkaError, UnknownServerError
 from kafkapy.log.producer_state import AppendOrigin
 from kafkapy.protocol.records import CONTROL_ABORT, CONTROL_COMMIT, build_control_batch
+from kafkapy.server.delayed_produce import DelayedProduce
 from kafkapy.server.metadata_store import TopicRecord
+from kafkapy.server.partition import Partition
+from kafkapy.server.replica_manager import ProducePartitionResult
 
 if TYPE_CHECKING:
     from kafkapy.server.kafka_server import KafkaServer
@@ -85,7 +90,9 @@ class BrokerCoordinatorPartitions:
         self._txn_completion = listener
 
     def start(self) -> None:
-        """Elect the registered coordinators for every partition of their topics led here."""
+        """Elect the registered coordinators for every partition of their topics led here,
+        and follow the leadership changes the controller makes (cluster)."""
+        self._server.replica_manager.leadership_listeners.append(self._on_leadership_change)
         for topic in self._listeners:
             self._elect(topic)
 
@@ -95,8 +102,20 @@ class BrokerCoordinatorPartitions:
             return
         partitions = self._server.replica_manager.partitions
         for tp, partition in sorted(partitions.items()):
-            if tp.topic == topic:
+            if tp.topic == topic and partition.is_leader:
                 listener.on_become_leader(tp.partition, partition.leader_epoch)
+
+    def _on_leadership_change(self, leaders: list[Partition], followers: list[Partition]
+                              ) -> None:
+        """After a LeaderAndIsr / StopReplica: load what is led here now, drop the rest."""
+        for partition in followers:
+            listener = self._listeners.get(partition.tp.topic)
+            if listener is not None:
+                listener.on_resign(partition.tp.partition, partition.leader_epoch)
+        for partition in leaders:
+            listener = self._listeners.get(partition.tp.topic)
+            if listener is not None:
+                listener.on_become_leader(partition.tp.partition, partition.leader_epoch)
 
     def on_partitions_removed(self, epochs: Mapping[TopicPartition, int | None]) -> None:
         """This broker no longer hosts these partitions (deleted, with the leader epoch each
@@ -133,8 +152,17 @@ class BrokerCoordinatorPartitions:
         return partition.log_end_offset
 
     async def wait_committed(self, tp: TopicPartition, end_offset: int) -> None:
-        partition = self._server.replica_manager.get_partition(tp)
+        rm = self._server.replica_manager
+        partition = rm.get_partition(tp)
         await self._server.log_manager.maybe_flush(partition.log)
+        if partition.high_watermark >= end_offset:
+            return
+        result = ProducePartitionResult(last_offset=end_offset - 1)
+        op = DelayedProduce(self._server.config.offsets_commit_timeout_ms, rm, {tp: result})
+        if not rm.produce_purgatory.try_complete_else_watch(op, [tp]):
+            await op.wait()
+        if result.error is not None:
+            raise result.error
 
     def log_start_offset(self, tp: TopicPartition) -> int:
         return self._server.replica_manager.get_partition(tp).log_start_offset

@@ -43,7 +43,7 @@ class DelayedFetch(DelayedOperation):
         available = 0
         for req in self.requests:
             partition = self.manager.partitions.get(req.tp)
-            if partition is None:
+            if partition is None or not partition.is_leader:
                 return self.force_complete()
             bound = partition.log_end_offset if self.params.replica_id >= 0 else \
                 partition.fetch_bound(self.params.isolation_level)

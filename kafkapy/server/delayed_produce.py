@@ -13,7 +13,11 @@ from typing import TYPE_CHECKING
 
 from kafkapy.common.purgatory import DelayedOperation
 from kafkapy.common.topic_partition import TopicPartition
-from kafkapy.errors import NotLeaderOrFollowerError, RequestTimedOutError
+from kafkapy.errors import (
+    NotEnoughReplicasAfterAppendError,
+    NotLeaderOrFollowerError,
+    RequestTimedOutError,
+)
 
 if TYPE_CHECKING:
     from kafkapy.server.replica_manager import ProducePartitionResult, ReplicaManager
@@ -31,18 +35,30 @@ class DelayedProduce(DelayedOperation):
         super().__init__(delay_ms)
         self.manager = manager
         self.results = results
+        self._settled: set[TopicPartition] = set()
 
     def _pending(self) -> list[TopicPartition]:
+        """Kafka's checkEnoughReplicasReachOffset per partition not yet settled: the high
+        watermark past the append settles it (NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR
+        fell below min.insync.replicas meanwhile); leadership lost settles it with
+        NOT_LEADER_OR_FOLLOWER."""
         out = []
         for tp, r in self.results.items():
-            if r.error is not None:
+            if r.error is not None or tp in self._settled:
                 continue
             partition = self.manager.partitions.get(tp)
-            if partition is None:
-                r.error = NotLeaderOrFollowerError(f"{tp} is no longer hosted here")
+            if partition is None or not partition.is_leader:
+                r.error = NotLeaderOrFollowerError(f"{tp} is no longer led here")
                 continue
             if partition.high_watermark <= r.last_offset:
                 out.append(tp)
+                continue
+            self._settled.add(tp)
+            min_isr = partition.log.config.min_insync_replicas
+            if len(partition.isr) < min_isr:
+                r.error = NotEnoughReplicasAfterAppendError(
+                    f"{tp}: the ISR shrank to {len(partition.isr)}, below "
+                    f"min.insync.replicas {min_isr}, after the append")
         return out
 
     def try_complete(self) -> bool:

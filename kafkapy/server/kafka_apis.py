@@ -178,6 +178,8 @@ RECOMMENDED_VERSIONS: Mapping[int, tuple[int, int]] = MappingProxyType({
     # ZooKeeper mode, inter-broker (CLUSTER_HANDLER_MODULES): Kafka 3.4-3.9's range (v8
     # adds IsKRaftController); kafkapy's controller sends v7
     ApiKey.UPDATE_METADATA: (0, 8),
+    ApiKey.LEADER_AND_ISR: (0, 7),
+    ApiKey.STOP_REPLICA: (0, 4),
 })
 
 # Every module of kafkapy/server/handlers, each exporting ``HANDLERS: {api_key: handler}``.

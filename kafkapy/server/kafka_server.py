@@ -160,7 +160,8 @@ class KafkaServer:
                 f"match this broker's log dirs: the broker is trying to join the wrong "
                 f"cluster; zookeeper.connect may be wrong ({e})") from e
         assert self.log_manager.cluster_id is not None
-        self.replica_manager = ReplicaManager(self.node_id, self.log_manager)
+        self.replica_manager = ReplicaManager(self.node_id, self.log_manager, server=self,
+                                              clock=self.time.milliseconds)
         if self.healthcheck is None:
             # In ZooKeeper mode the controller's LeaderAndIsr says what this broker leads and
             # follows (and StopReplica what it deletes): nothing is led at start.

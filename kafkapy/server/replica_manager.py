@@ -10,6 +10,19 @@ partitions (``check_and_complete``) or its max wait.
 Per-partition errors are results, never exceptions: one bad partition does not fail the others
 (Kafka's ``LogAppendResult`` / ``LogReadResult`` with an error).
 
+Cluster (ZooKeeper mode): ``become_leader_or_follower`` (the controller's LeaderAndIsr) makes
+hosted partitions leaders or followers, creating them (and their logs) as needed; followers
+are replicated by the ``ReplicaFetcherManager``'s fetchers; ``stop_replicas`` (StopReplica)
+stops hosting partitions, deleting their logs if asked. A replica's Fetch (``replica_id`` >= 0)
+reads up to the LEO, records the follower's position (``Partition.update_follower_fetch_state``)
+and, when the high watermark moves, completes parked acks=all produces and consumer fetches.
+ISR changes go to the controller through the ``AlterPartitionManager``; a periodic task
+proposes shrinking ISRs every ``replica.lag.time.max.ms`` / 2. ``leadership_listeners`` run
+after each LeaderAndIsr and StopReplica (the coordinators load and unload their partitions).
+
+Epoch checks (Kafka's): a controller epoch older than the last seen is STALE_CONTROLLER_EPOCH,
+a broker epoch older than this broker's registration is STALE_BROKER_EPOCH (-1: not checked).
+
 Everything runs on the broker's event loop. The only awaits are the delayed operations and the
 flush that ``flush.messages`` may ask for after an append (fsync in a worker thread).
 """
@@ -17,8 +30,10 @@ flush that ``flush.messages`` may ask for after an append (fsync in a worker thr
 from __future__ import annotations
 
 import logging
+import time
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import trio
@@ -26,25 +41,57 @@ import trio
 from kafkapy.common.purgatory import DelayedOperationPurgatory
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import (
+    FencedLeaderEpochError,
+    InconsistentTopicIdError,
     InvalidRequiredAcksError,
     KafkaError,
     KafkaStorageError,
+    NotEnoughReplicasAfterAppendError,
+    NotLeaderOrFollowerError,
+    OffsetOutOfRangeError,
+    StaleBrokerEpochError,
+    StaleControllerEpochError,
     UnknownServerError,
     UnknownTopicOrPartitionError,
 )
 from kafkapy.log.log import FetchData
 from kafkapy.log.log_manager import LogManager
+from kafkapy.protocol.message_classes import (
+    LeaderAndIsrPartitionError,
+    LeaderAndIsrPartitionState,
+    LeaderAndIsrRequest,
+    LeaderAndIsrResponse,
+    LeaderAndIsrTopicError,
+    StopReplicaPartitionError,
+    StopReplicaRequest,
+    StopReplicaResponse,
+)
+from kafkapy.server.alter_partition_manager import AlterPartitionManager
 from kafkapy.server.delayed_fetch import DelayedFetch
 from kafkapy.server.delayed_produce import DelayedProduce
-from kafkapy.server.partition import Partition
+from kafkapy.server.partition import Partition, PartitionState, PendingIsr
+from kafkapy.server.replica_fetcher_manager import ReplicaFetcherManager
+from kafkapy.server.replica_fetcher_thread import InitialFetchState
+
+if TYPE_CHECKING:
+    from kafkapy.server.kafka_server import KafkaServer
 
 __all__ = [
     "FetchParams",
     "FetchPartitionRequest",
     "FetchPartitionResult",
+    "LeadershipListener",
     "ProducePartitionResult",
     "ReplicaManager",
 ]
+
+ZERO_UUID = uuid.UUID(int=0)
+# StopReplica's leader epochs that always match (Kafka's LeaderAndIsr.EpochDuringDelete,
+# NoEpoch).
+_EPOCH_DURING_DELETE = -2
+_NO_EPOCH = -1
+
+LeadershipListener = Callable[[list[Partition], list[Partition]], None]
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +122,8 @@ class FetchPartitionRequest:
     fetch_offset: int
     max_bytes: int
     current_leader_epoch: int = -1
+    last_fetched_epoch: int = -1        # a replica's (Fetch v12+)
+    log_start_offset: int = -1          # a replica's
 
 
 @attrs.define
@@ -86,6 +135,7 @@ class FetchPartitionResult:
     high_watermark: int = -1
     last_stable_offset: int = -1
     log_start_offset: int = -1
+    diverging_epoch: tuple[int, int] | None = None     # (epoch, end offset) for a replica
 
     @property
     def size(self) -> int:
@@ -103,36 +153,100 @@ def _as_kafka_error(tp: TopicPartition, exc: Exception) -> KafkaError:
 
 
 class ReplicaManager:
-    """The hosted partitions. ``KafkaServer`` makes this broker the leader of each partition
-    of each topic (``make_leader``) and removes them when topics are deleted."""
+    """The hosted partitions. In single-broker mode ``KafkaServer`` makes this broker the
+    leader of each partition of each topic (``make_leader``) and removes them when topics are
+    deleted; on a cluster the controller's LeaderAndIsr and StopReplica do."""
 
-    def __init__(self, node_id: int, log_manager: LogManager) -> None:
+    def __init__(self, node_id: int, log_manager: LogManager, *,
+                 server: KafkaServer | None = None,
+                 clock: Callable[[], int] | None = None) -> None:
         self.node_id = node_id
         self.log_manager = log_manager
+        self.server = server
+        self._clock = clock
         self.partitions: dict[TopicPartition, Partition] = {}
         self.produce_purgatory: DelayedOperationPurgatory[DelayedProduce] = \
             DelayedOperationPurgatory("Produce")
         self.fetch_purgatory: DelayedOperationPurgatory[DelayedFetch] = \
             DelayedOperationPurgatory("Fetch")
+        self.controller_epoch = 0           # Kafka's KafkaController.InitialControllerEpoch
+        self._broker_epoch: int | None = None
+        self.leadership_listeners: list[LeadershipListener] = []
+        self.fetcher_manager = ReplicaFetcherManager(self)
+        self.alter_partition_manager = AlterPartitionManager(self)
+
+    # ================================================================ configuration
+
+    @property
+    def cluster(self) -> bool:
+        """ZooKeeper mode: leadership comes from the controller."""
+        return self.server is not None and self.server.config.zookeeper_connect is not None
+
+    def replica_config(self, name: str, default: int) -> int:
+        """A replica.* setting of the live broker config (``default`` without a server)."""
+        if self.server is None:
+            return default
+        return int(getattr(self.server.config, name, default))
+
+    def now_ms(self) -> int:
+        return self._clock() if self._clock is not None else int(time.time() * 1000)
+
+    @property
+    def broker_epoch(self) -> int:
+        """This broker's epoch (its registration's czxid), -1 before registration."""
+        if self._broker_epoch is not None:
+            return self._broker_epoch
+        hc = self.server.healthcheck if self.server is not None else None
+        return hc.broker_epoch if hc is not None else -1
+
+    @broker_epoch.setter
+    def broker_epoch(self, value: int) -> None:
+        self._broker_epoch = value
+
+    # ==================================================================== lifecycle
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
                   ) -> None:
-        """The purgatories' expiration reapers; runs until cancelled."""
+        """The purgatories' expiration reapers, and on a cluster the fetchers, the
+        AlterPartition sender and the ISR shrink check; runs until cancelled."""
         async with trio.open_nursery() as nursery:
             await nursery.start(self.produce_purgatory.run)
             await nursery.start(self.fetch_purgatory.run)
+            self.fetcher_manager.start(nursery)
+            if self.cluster:
+                nursery.start_soon(self.alter_partition_manager.run)
+                nursery.start_soon(self._isr_expiration)
             task_status.started()
 
     def shutdown(self) -> None:
-        """Complete every parked operation (their requests get answered) and stop the
-        reapers."""
+        """Stop the fetchers, complete every parked operation (their requests get answered)
+        and stop the reapers."""
+        self.fetcher_manager.shutdown()
         self.produce_purgatory.shutdown()
         self.fetch_purgatory.shutdown()
+
+    async def _isr_expiration(self) -> None:
+        """Kafka's isr-expiration task: every replica.lag.time.max.ms / 2, each led partition
+        proposes dropping followers not caught up within replica.lag.time.max.ms."""
+        while True:
+            lag = self.replica_config("replica_lag_time_max_ms", 30000)
+            await trio.sleep(max(lag, 2) / 2000)
+            now = self.now_ms()
+            for partition in list(self.partitions.values()):
+                if partition.is_leader:
+                    partition.maybe_shrink_isr(now, lag)
+
+    def on_high_watermark_moved(self, tp: TopicPartition) -> None:
+        """Complete what waited for the high watermark: acks=all produces, consumer
+        fetches."""
+        self.produce_purgatory.check_and_complete(tp)
+        self.fetch_purgatory.check_and_complete(tp)
 
     # ================================================================== partitions
 
     def make_leader(self, tp: TopicPartition, topic_id: uuid.UUID, leader_epoch: int = 0
                     ) -> Partition:
+        """Single-broker mode: lead ``tp`` alone (created with its log if new)."""
         partition = self.partitions.get(tp)
         if partition is None:
             log_ = self.log_manager.get_or_create_log(tp, topic_id)
@@ -143,18 +257,263 @@ class ReplicaManager:
     def remove_partitions(self, tps: Iterable[TopicPartition]) -> None:
         """Stop hosting ``tps`` and delete their logs (DeleteTopics). Parked operations on
         them complete (with errors for these partitions)."""
+        tps = list(tps)
+        self.fetcher_manager.remove_fetcher_for_partitions(tps)
         for tp in tps:
             if self.partitions.pop(tp, None) is not None:
                 self.log_manager.delete_log(tp)
             self.fetch_purgatory.check_and_complete(tp)
             self.produce_purgatory.check_and_complete(tp)
 
+    def not_hosted_error(self, tp: TopicPartition) -> KafkaError:
+        """Kafka's getPartitionOrError for a partition not hosted here: NOT_LEADER_OR_FOLLOWER
+        if the cluster has it (the metadata cache knows it), else UNKNOWN_TOPIC_OR_PARTITION."""
+        cache: Any = getattr(self.server, "metadata_cache", None)
+        info = getattr(cache, "partition_info", None)
+        if info is not None and info(tp) is not None:
+            return NotLeaderOrFollowerError(f"this broker does not host {tp}")
+        return UnknownTopicOrPartitionError(f"This server does not host this topic-partition: "
+                                            f"{tp}")
+
     def get_partition(self, tp: TopicPartition) -> Partition:
-        """Raises UnknownTopicOrPartitionError if this broker does not host ``tp``."""
+        """Raises UnknownTopicOrPartitionError / NotLeaderOrFollowerError (see
+        ``not_hosted_error``) if this broker does not host ``tp``."""
         partition = self.partitions.get(tp)
         if partition is None:
-            raise UnknownTopicOrPartitionError(f"this server does not host {tp}")
+            raise self.not_hosted_error(tp)
         return partition
+
+    def leader_partition(self, tp: TopicPartition, current_leader_epoch: int = -1
+                         ) -> Partition:
+        """The partition if this broker leads it at ``current_leader_epoch`` (-1: any);
+        raises as ``get_partition``, NotLeaderOrFollowerError, FencedLeaderEpochError,
+        UnknownLeaderEpochError."""
+        partition = self.get_partition(tp)
+        partition.check_leader(current_leader_epoch)
+        return partition
+
+    def _new_partition(self, tp: TopicPartition, topic_id: uuid.UUID) -> Partition:
+        log_ = self.log_manager.get_or_create_log(
+            tp, None if topic_id == ZERO_UUID else topic_id)
+        partition = Partition(tp, topic_id, log_, self.node_id, leader=False)
+        partition.alter_isr = self._submit_isr
+        self.partitions[tp] = partition
+        return partition
+
+    def _submit_isr(self, partition: Partition, change: PendingIsr) -> bool:
+        return self.alter_partition_manager.submit(partition, change)
+
+    # ============================================================ LeaderAndIsr
+
+    def _check_epochs(self, controller_epoch: int, broker_epoch: int) -> KafkaError | None:
+        if controller_epoch < self.controller_epoch:
+            return StaleControllerEpochError(
+                f"controller epoch {controller_epoch} is older than {self.controller_epoch}")
+        mine = self.broker_epoch
+        if broker_epoch != -1 and mine != -1 and broker_epoch < mine:
+            return StaleBrokerEpochError(f"broker epoch {broker_epoch} is older than this "
+                                         f"broker's {mine}")
+        return None
+
+    @staticmethod
+    def _leader_and_isr_states(request: LeaderAndIsrRequest
+                               ) -> Iterator[tuple[str, uuid.UUID, LeaderAndIsrPartitionState]]:
+        for ps in request.ungrouped_partition_states:
+            yield ps.topic_name, ZERO_UUID, ps
+        for topic in request.topic_states:
+            for ps in topic.partition_states:
+                yield topic.topic_name, topic.topic_id, ps
+
+    def become_leader_or_follower(self, request: LeaderAndIsrRequest, version: int = 6
+                                  ) -> LeaderAndIsrResponse:
+        """Kafka's becomeLeaderOrFollower: see the module docstring. Per partition: an older
+        leader epoch is FENCED_LEADER_EPOCH, the same one is ignored, another topic id is
+        INCONSISTENT_TOPIC_ID, a partition not assigned here UNKNOWN_TOPIC_OR_PARTITION."""
+        states = list(self._leader_and_isr_states(request))
+        errors: dict[TopicPartition, int] = {}
+        topic_ids: dict[str, uuid.UUID] = {}
+        for topic, topic_id, _ps in states:
+            topic_ids[topic] = topic_id
+        failure = self._check_epochs(request.controller_epoch, request.broker_epoch)
+        if failure is not None:
+            log.info("Ignoring LeaderAndIsr from controller %d: %s", request.controller_id,
+                     failure)
+            for topic, _tid, ps in states:
+                errors[TopicPartition(topic, ps.partition_index)] = failure.code
+            return self._leader_and_isr_response(version, failure.code, errors, topic_ids)
+        self.controller_epoch = request.controller_epoch
+        leaders: list[tuple[Partition, PartitionState]] = []
+        followers: list[tuple[Partition, PartitionState]] = []
+        for topic, topic_id, ps in states:
+            tp = TopicPartition(topic, ps.partition_index)
+            errors[tp] = 0
+            try:
+                if self.node_id not in ps.replicas:
+                    raise UnknownTopicOrPartitionError(f"{tp} is not assigned to broker "
+                                                       f"{self.node_id}")
+                partition = self.partitions.get(tp)
+                known_id = partition.topic_id if partition is not None else \
+                    self.log_manager.topic_id_of(tp)
+                if topic_id != ZERO_UUID and known_id not in (None, ZERO_UUID, topic_id):
+                    raise InconsistentTopicIdError(f"{tp}: topic id {topic_id} does not "
+                                                   f"match the log's {known_id}")
+                current = partition.leader_epoch if partition is not None else -1
+                if ps.leader_epoch < current:
+                    raise FencedLeaderEpochError(f"{tp}: leader epoch {ps.leader_epoch} is "
+                                                 f"older than the current {current}")
+                if ps.leader_epoch == current and partition is not None and \
+                        partition.from_controller:
+                    continue        # already at this epoch (a resent request)
+                if partition is None:
+                    partition = self._new_partition(tp, topic_id)
+                elif partition.topic_id == ZERO_UUID and topic_id != ZERO_UUID:
+                    partition.topic_id = topic_id
+            except KafkaError as e:
+                errors[tp] = e.code
+                continue
+            except OSError as e:
+                log.error("%s: cannot create the log: %s", tp, e)
+                errors[tp] = KafkaStorageError.code
+                continue
+            state = PartitionState(ps.leader, ps.leader_epoch, tuple(ps.isr),
+                                   ps.partition_epoch, tuple(ps.replicas))
+            (leaders if ps.leader == self.node_id else followers).append((partition, state))
+        live = {b.broker_id: (b.host_name, b.port) for b in request.live_leaders}
+        became_leaders = self._make_leaders(leaders)
+        became_followers = self._make_followers(followers, live)
+        self.fetcher_manager.shutdown_idle_fetchers()
+        self._notify(became_leaders, became_followers)
+        return self._leader_and_isr_response(version, 0, errors, topic_ids)
+
+    def _notify(self, leaders: list[Partition], followers: list[Partition]) -> None:
+        for listener in list(self.leadership_listeners):
+            try:
+                listener(leaders, followers)
+            except Exception:
+                log.exception("A leadership listener failed")
+
+    def _make_leaders(self, leaders: list[tuple[Partition, PartitionState]]
+                      ) -> list[Partition]:
+        """Kafka's makeLeaders: stop fetching, take the controller's state, reset the
+        followers' states; the high watermark continues from the log's."""
+        self.fetcher_manager.remove_fetcher_for_partitions(p.tp for p, _s in leaders)
+        now = self.now_ms()
+        out = []
+        for partition, state in leaders:
+            partition.alter_isr = self._submit_isr
+            partition.make_leader(state, now)
+            log.info("%s: leader at epoch %d, ISR %s, replicas %s, HW %d, LEO %d",
+                     partition.tp, state.leader_epoch, list(state.isr), list(state.replicas),
+                     partition.high_watermark, partition.log_end_offset)
+            self.on_high_watermark_moved(partition.tp)
+            out.append(partition)
+        return out
+
+    def _make_followers(self, followers: list[tuple[Partition, PartitionState]],
+                        live: dict[int, tuple[str, int]]) -> list[Partition]:
+        """Kafka's makeFollowers: stop accepting produce (parked ones complete with
+        NOT_LEADER_OR_FOLLOWER), restart the fetcher from the new leader. A log with leader
+        epochs fetches from its LEO and lets the leader point out a divergence (Fetch's
+        LastFetchedEpoch / DivergingEpoch); one without is first truncated to its high
+        watermark."""
+        self.fetcher_manager.remove_fetcher_for_partitions(p.tp for p, _s in followers)
+        fetch: dict[TopicPartition, InitialFetchState] = {}
+        out = []
+        for partition, state in followers:
+            partition.make_follower(state)
+            self.on_high_watermark_moved(partition.tp)
+            out.append(partition)
+            endpoint = live.get(state.leader)
+            if endpoint is None:
+                log.info("%s: follower of %d at epoch %d; the leader is not alive, not "
+                         "fetching", partition.tp, state.leader, state.leader_epoch)
+                continue
+            plog = partition.log
+            if plog.epochs.latest_epoch < 0:
+                plog.truncate_to(plog.high_watermark)
+            fetch[partition.tp] = InitialFetchState(
+                state.leader, endpoint[0], endpoint[1], partition.topic_id,
+                state.leader_epoch, plog.log_end_offset, plog.epochs.latest_epoch)
+            log.info("%s: follower of %d at epoch %d, fetching from %d", partition.tp,
+                     state.leader, state.leader_epoch, plog.log_end_offset)
+        self.fetcher_manager.add_fetcher_for_partitions(fetch)
+        return out
+
+    @staticmethod
+    def _leader_and_isr_response(version: int, error: int, errors: dict[TopicPartition, int],
+                                 topic_ids: dict[str, uuid.UUID]) -> LeaderAndIsrResponse:
+        if version >= 5:
+            topics: dict[str, LeaderAndIsrTopicError] = {}
+            for tp, code in errors.items():
+                topic = topics.setdefault(tp.topic, LeaderAndIsrTopicError(
+                    topic_id=topic_ids.get(tp.topic, ZERO_UUID), partition_errors=[]))
+                topic.partition_errors.append(LeaderAndIsrPartitionError(
+                    partition_index=tp.partition, error_code=code))
+            return LeaderAndIsrResponse(error_code=error, topics=list(topics.values()))
+        return LeaderAndIsrResponse(error_code=error, partition_errors=[
+            LeaderAndIsrPartitionError(topic_name=tp.topic, partition_index=tp.partition,
+                                       error_code=code) for tp, code in errors.items()])
+
+    # ============================================================== StopReplica
+
+    @staticmethod
+    def _stop_replica_states(request: StopReplicaRequest, version: int
+                             ) -> Iterator[tuple[TopicPartition, int, bool]]:
+        """(partition, leader epoch, delete) from any version's layout."""
+        for p in request.ungrouped_partitions:
+            yield TopicPartition(p.topic_name, p.partition_index), _NO_EPOCH, \
+                request.delete_partitions
+        for t in request.topics:
+            for index in t.partition_indexes:
+                yield TopicPartition(t.name, index), _NO_EPOCH, request.delete_partitions
+        for ts in request.topic_states:
+            for ps in ts.partition_states:
+                yield TopicPartition(ts.topic_name, ps.partition_index), ps.leader_epoch, \
+                    ps.delete_partition
+
+    def stop_replicas(self, request: StopReplicaRequest, version: int = 3
+                      ) -> StopReplicaResponse:
+        """Kafka's stopReplicas: stop fetching and hosting each partition (a leader epoch
+        older than the current one is FENCED_LEADER_EPOCH); ``delete`` also deletes its
+        log, else the log stays on disk."""
+        states = list(self._stop_replica_states(request, version))
+        failure = self._check_epochs(request.controller_epoch, request.broker_epoch)
+        if failure is not None:
+            return StopReplicaResponse(error_code=failure.code, partition_errors=[
+                StopReplicaPartitionError(topic_name=tp.topic, partition_index=tp.partition,
+                                          error_code=failure.code) for tp, _e, _d in states])
+        self.controller_epoch = request.controller_epoch
+        errors: dict[TopicPartition, int] = {}
+        stopped: dict[TopicPartition, bool] = {}
+        for tp, epoch, delete in states:
+            partition = self.partitions.get(tp)
+            if partition is not None and epoch not in (_EPOCH_DURING_DELETE, _NO_EPOCH) and \
+                    epoch < partition.leader_epoch:
+                errors[tp] = FencedLeaderEpochError.code
+                continue
+            errors[tp] = 0
+            stopped[tp] = delete
+        self.fetcher_manager.remove_fetcher_for_partitions(stopped)
+        resigned = []
+        for tp, delete in stopped.items():
+            partition = self.partitions.pop(tp, None)
+            if partition is not None:
+                partition.stop_leading()
+                resigned.append(partition)
+            if delete:
+                try:
+                    self.log_manager.delete_log(tp)
+                except OSError as e:
+                    log.error("%s: cannot delete the log: %s", tp, e)
+                    errors[tp] = KafkaStorageError.code
+            # Parked operations on it complete now (with errors) instead of timing out.
+            self.on_high_watermark_moved(tp)
+        self.fetcher_manager.shutdown_idle_fetchers()
+        if resigned:
+            self._notify([], resigned)
+        return StopReplicaResponse(error_code=0, partition_errors=[
+            StopReplicaPartitionError(topic_name=tp.topic, partition_index=tp.partition,
+                                      error_code=code) for tp, code in errors.items()])
 
     # ===================================================================== produce
 
@@ -197,6 +556,14 @@ class ReplicaManager:
             self.fetch_purgatory.check_and_complete(partition.tp)
             self.produce_purgatory.check_and_complete(partition.tp)
         if required_acks == -1 and appended:
+            if all(p.high_watermark > results[p.tp].last_offset for p in appended):
+                # Replicated already (always so with a single replica): no delayed operation.
+                for p in appended:
+                    if len(p.isr) < p.log.config.min_insync_replicas:
+                        results[p.tp].error = NotEnoughReplicasAfterAppendError(
+                            f"{p.tp}: the ISR has {len(p.isr)} replica(s), below "
+                            f"min.insync.replicas")
+                return results, None
             op = DelayedProduce(timeout_ms, self, results)
             if not self.produce_purgatory.try_complete_else_watch(
                     op, [p.tp for p in appended]):
@@ -205,16 +572,23 @@ class ReplicaManager:
 
     # ======================================================================= fetch
 
-    def read_from_log(self, params: FetchParams, requests: Sequence[FetchPartitionRequest]
+    def read_from_log(self, params: FetchParams, requests: Sequence[FetchPartitionRequest],
+                      update_fetch_state: bool = False
                       ) -> list[tuple[TopicPartition, FetchPartitionResult]]:
         """Kafka's readFromLog: partitions in request order, each limited by its own max bytes
         and by what is left of the response's; the first non-empty partition returns at
-        least one whole batch (KIP-74)."""
+        least one whole batch (KIP-74). ``update_fetch_state``: a replica's first read
+        records its position (not the re-read of a completed DelayedFetch)."""
         limit = params.max_bytes
         min_one = True
         out = []
         for req in requests:
-            result = self._read_one(params, req, min(req.max_bytes, limit), min_one)
+            if params.replica_id >= 0:
+                result = self._read_for_follower(params.replica_id, req,
+                                                 min(req.max_bytes, limit), min_one,
+                                                 update_fetch_state)
+            else:
+                result = self._read_one(params, req, min(req.max_bytes, limit), min_one)
             if result.size > 0:
                 min_one = False
                 limit = max(0, limit - result.size)
@@ -225,28 +599,66 @@ class ReplicaManager:
                   min_one: bool) -> FetchPartitionResult:
         partition = self.partitions.get(req.tp)
         if partition is None:
-            return FetchPartitionResult(
-                UnknownTopicOrPartitionError(f"this server does not host {req.tp}"), None)
+            return FetchPartitionResult(self.not_hosted_error(req.tp), None)
         hw, lso, start = (partition.high_watermark, partition.last_stable_offset,
                           partition.log_start_offset)
         try:
-            partition.check_leader_epoch(req.current_leader_epoch)
+            partition.check_leader(req.current_leader_epoch)
             data = partition.read(req.fetch_offset, max_bytes, params.isolation_level,
-                                  min_one, replica=params.replica_id >= 0)
+                                  min_one)
         except Exception as exc:
             return FetchPartitionResult(_as_kafka_error(req.tp, exc), None, hw, lso, start)
         return FetchPartitionResult(None, data, hw, lso, start)
+
+    def _read_for_follower(self, replica_id: int, req: FetchPartitionRequest,
+                           max_bytes: int, min_one: bool, update_fetch_state: bool
+                           ) -> FetchPartitionResult:
+        """The leader's side of a replica fetch (Kafka's Partition.fetchRecords for a
+        follower): leadership and epoch, the replica must be assigned, LastFetchedEpoch
+        against this log's epochs (DivergingEpoch when the follower has a tail this leader
+        never had), a read up to the LEO, then the follower's new position, which may move
+        the high watermark and the ISR."""
+        tp = req.tp
+        partition = self.partitions.get(tp)
+        if partition is None:
+            return FetchPartitionResult(self.not_hosted_error(tp), None)
+        hw, lso, start = (partition.high_watermark, partition.last_stable_offset,
+                          partition.log_start_offset)
+        try:
+            partition.check_leader(req.current_leader_epoch)
+            if replica_id not in partition.followers:
+                raise NotLeaderOrFollowerError(f"broker {replica_id} is not a follower of {tp}")
+            if req.last_fetched_epoch >= 0:
+                epoch, end = partition.end_offset_for_epoch(req.last_fetched_epoch)
+                if epoch < 0 or end < 0:
+                    raise OffsetOutOfRangeError(
+                        f"{tp}: cannot determine the end offset of epoch "
+                        f"{req.last_fetched_epoch}")
+                if epoch < req.last_fetched_epoch or end < req.fetch_offset:
+                    return FetchPartitionResult(None, None, hw, lso, start,
+                                                diverging_epoch=(epoch, end))
+            leo = partition.log_end_offset
+            data = partition.read(req.fetch_offset, max_bytes, 0, min_one, replica=True)
+        except Exception as exc:
+            return FetchPartitionResult(_as_kafka_error(tp, exc), None, hw, lso, start)
+        if update_fetch_state and partition.update_follower_fetch_state(
+                replica_id, req.fetch_offset, req.log_start_offset, self.now_ms(), leo):
+            self.on_high_watermark_moved(tp)
+        # The high watermark after this fetch's position counted: the follower learns it one
+        # round earlier than from the value read before.
+        return FetchPartitionResult(None, data, partition.high_watermark,
+                                    partition.last_stable_offset, start)
 
     def fetch_messages(self, params: FetchParams, requests: Sequence[FetchPartitionRequest]
                        ) -> tuple[list[tuple[TopicPartition, FetchPartitionResult]],
                                   DelayedFetch | None]:
         """Read now. The results are the answer if the request does not wait (max wait 0,
-        enough bytes, an error, nothing asked); else a parked DelayedFetch is returned too,
-        whose ``results`` are the answer once its ``wait()`` returns."""
-        results = self.read_from_log(params, requests)
+        enough bytes, an error, a divergence, nothing asked); else a parked DelayedFetch is
+        returned too, whose ``results`` are the answer once its ``wait()`` returns."""
+        results = self.read_from_log(params, requests, update_fetch_state=True)
         total = sum(r.size for _, r in results)
         if params.max_wait_ms <= 0 or not requests or total >= params.min_bytes or \
-                any(r.error is not None for _, r in results):
+                any(r.error is not None or r.diverging_epoch is not None for _, r in results):
             return results, None
         op = DelayedFetch(self, params, requests)
         if self.fetch_purgatory.try_complete_else_watch(op, [r.tp for r in requests]):

@@ -1,4 +1,4 @@
-"""Fetch (API key 1): read record batches, for consumers (and later follower replicas).
+"""Fetch (API key 1): read record batches, for consumers and for follower replicas.
 
 Kafka's ``KafkaApis.handleFetchRequest`` for v4-12:
 
@@ -10,8 +10,13 @@ Kafka's ``KafkaApis.handleFetchRequest`` for v4-12:
   stable offset, with the aborted transactions (producer id, first offset) the segments'
   ``.txnindex`` files hold for the range read, so clients drop their records (null for
   read_uncommitted).
-- Per partition: UNKNOWN_TOPIC_OR_PARTITION, OFFSET_OUT_OF_RANGE, FENCED_LEADER_EPOCH /
+- Per partition: UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER (a follower here, or a
+  partition of the cluster not hosted here), OFFSET_OUT_OF_RANGE, FENCED_LEADER_EPOCH /
   UNKNOWN_LEADER_EPOCH (``CurrentLeaderEpoch``, v9+), each with the partition's watermarks.
+- A replica's fetch (``ReplicaId`` >= 0, ZooKeeper mode): read up to the log end offset, the
+  follower's position recorded (high watermark, ISR), ``LastFetchedEpoch`` checked (v12+:
+  ``DivergingEpoch`` in the answer when the follower must truncate); the response's
+  ``MaxBytes`` is the replica's own (``replica.fetch.response.max.bytes``).
 - Fetch sessions (KIP-227, v7+) are declined the way Kafka declines them when its session
   cache is full: a full fetch (epoch 0 or -1) is answered with session id 0, so the client
   keeps sending full fetches; an incremental one (epoch > 0) gets FETCH_SESSION_ID_NOT_FOUND,
@@ -34,6 +39,7 @@ from kafkapy.protocol.message_classes import (
     FetchableTopicResponse,
     FetchRequest,
     FetchResponse,
+    FetchResponseEpochEndOffset,
     PartitionData,
 )
 from kafkapy.server.partition import READ_COMMITTED
@@ -60,11 +66,14 @@ async def handle_fetch(
             session_id=0, responses=[])
     params = FetchParams(
         max_wait_ms=max(body.max_wait_ms, 0), min_bytes=max(body.min_bytes, 0),
-        max_bytes=max(0, min(body.max_bytes, server.config.fetch_max_bytes)),
+        max_bytes=max(0, body.max_bytes if body.replica_id >= 0 else
+                      min(body.max_bytes, server.config.fetch_max_bytes)),
         isolation_level=body.isolation_level, replica_id=body.replica_id)
     requests = [FetchPartitionRequest(TopicPartition(topic.topic, part.partition),
                                       part.fetch_offset, max(part.partition_max_bytes, 0),
-                                      part.current_leader_epoch)
+                                      part.current_leader_epoch,
+                                      part.last_fetched_epoch if version >= 12 else -1,
+                                      part.log_start_offset)
                 for topic in body.topics for part in topic.partitions]
     results, parked = server.replica_manager.fetch_messages(params, requests)
     if parked is None:
@@ -89,8 +98,11 @@ def _respond(context: RequestContext[FetchRequest], params: FetchParams,
         if committed and r.error is None:
             aborted = [AbortedTransaction(producer_id=t.producer_id, first_offset=t.first_offset)
                        for t in (data.aborted_transactions or ())] if data is not None else []
+        diverging = FetchResponseEpochEndOffset() if r.diverging_epoch is None else \
+            FetchResponseEpochEndOffset(epoch=r.diverging_epoch[0],
+                                        end_offset=r.diverging_epoch[1])
         topics[-1].partitions.append(PartitionData(
-            partition_index=tp.partition,
+            partition_index=tp.partition, diverging_epoch=diverging,
             error_code=0 if r.error is None else r.error.code,
             high_watermark=r.high_watermark, last_stable_offset=r.last_stable_offset,
             log_start_offset=r.log_start_offset,

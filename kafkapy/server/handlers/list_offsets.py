@@ -1,4 +1,5 @@
-"""ListOffsets (API key 2): offsets by timestamp, earliest, latest, max timestamp.
+"""ListOffsets (API key 2): offsets by timestamp, earliest, latest, max timestamp; and
+OffsetForLeaderEpoch (API key 23): where a leader epoch ends.
 
 Kafka's ``KafkaApis.handleListOffsetRequest`` (v1+) for v1-10. Per partition:
 
@@ -9,8 +10,15 @@ Kafka's ``KafkaApis.handleListOffsetRequest`` (v1+) for v1-10. Per partition:
   -1, nothing is tiered; t >= 0: the first record with timestamp >= t below that same bound,
   or offset -1 with timestamp -1 when there is none.
 - The leader epoch of the answer's offset (v4+), UNKNOWN_TOPIC_OR_PARTITION,
+  NOT_LEADER_OR_FOLLOWER (a follower here, or a partition of the cluster not hosted here),
   FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH (``CurrentLeaderEpoch``), and INVALID_REQUEST for
-  a partition named twice in one request (Kafka's duplicate check).
+  a partition named twice in one request (Kafka's duplicate check). Only the debugging
+  replica id (-2) may read a follower.
+
+OffsetForLeaderEpoch (Kafka's ``handleOffsetForLeaderEpochRequest`` for v2-4): per partition
+the largest epoch <= the asked one and the offset where the next epoch starts (the log end
+offset for the latest), from the leader-epoch cache; -1/-1 when the epoch is older than every
+entry. Leader only (but for ReplicaId -2), with the same errors as ListOffsets.
 """
 
 from __future__ import annotations
@@ -23,12 +31,17 @@ from kafkapy.protocol.message_classes import (
     ListOffsetsRequest,
     ListOffsetsResponse,
     ListOffsetsTopicResponse,
+    OffsetForLeaderEpochRequest,
+    OffsetForLeaderEpochResponse,
+    OffsetForLeaderEpochResponseEpochEndOffset,
+    OffsetForLeaderTopicResult,
 )
 from kafkapy.server.request_context import Handler, RequestContext
 
-__all__ = ["HANDLERS", "handle_list_offsets"]
+__all__ = ["HANDLERS", "handle_list_offsets", "handle_offset_for_leader_epoch"]
 
 CONSUMER = -1
+DEBUGGING = -2
 
 
 async def handle_list_offsets(context: RequestContext[ListOffsetsRequest]) -> ListOffsetsResponse:
@@ -53,7 +66,10 @@ async def handle_list_offsets(context: RequestContext[ListOffsetsRequest]) -> Li
                 if seen[tp] > 1:
                     raise InvalidRequestError(f"{tp} is listed more than once")
                 partition = rm.get_partition(tp)
-                partition.check_leader_epoch(part.current_leader_epoch)
+                if body.replica_id == DEBUGGING:
+                    partition.check_leader_epoch(part.current_leader_epoch)
+                else:
+                    partition.check_leader(part.current_leader_epoch)
                 ts, offset, epoch = partition.fetch_offset_for_timestamp(
                     part.timestamp, isolation if body.replica_id == CONSUMER else None)
                 out.timestamp, out.offset = ts, offset
@@ -74,4 +90,36 @@ async def handle_list_offsets(context: RequestContext[ListOffsetsRequest]) -> Li
     return ListOffsetsResponse(throttle_time_ms=0, topics=topics)
 
 
-HANDLERS: dict[int, Handler] = {ApiKey.LIST_OFFSETS: handle_list_offsets}
+async def handle_offset_for_leader_epoch(
+        context: RequestContext[OffsetForLeaderEpochRequest]) -> OffsetForLeaderEpochResponse:
+    body = context.body
+    rm = context.server.replica_manager
+    topics = []
+    for topic in body.topics:
+        results = []
+        for part in topic.partitions:
+            tp = TopicPartition(topic.topic, part.partition)
+            out = OffsetForLeaderEpochResponseEpochEndOffset(
+                error_code=0, partition=part.partition, leader_epoch=-1, end_offset=-1)
+            try:
+                partition = rm.get_partition(tp)
+                if body.replica_id == DEBUGGING:
+                    partition.check_leader_epoch(part.current_leader_epoch)
+                else:
+                    partition.check_leader(part.current_leader_epoch)
+                out.leader_epoch, out.end_offset = partition.end_offset_for_epoch(
+                    part.leader_epoch)
+            except KafkaError as e:
+                out.error_code = e.code
+            except Exception as e:
+                out.error_code = UnknownServerError.code
+                del e
+            results.append(out)
+        topics.append(OffsetForLeaderTopicResult(topic=topic.topic, partitions=results))
+    return OffsetForLeaderEpochResponse(throttle_time_ms=0, topics=topics)
+
+
+HANDLERS: dict[int, Handler] = {
+    ApiKey.LIST_OFFSETS: handle_list_offsets,
+    ApiKey.OFFSET_FOR_LEADER_EPOCH: handle_offset_for_leader_epoch,
+}

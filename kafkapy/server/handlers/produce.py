@@ -10,8 +10,10 @@ sake but refused with UNSUPPORTED_VERSION, as Kafka 4.0 does, KAFKA-18659):
   zstd only from v7
   (UNSUPPORTED_COMPRESSION_TYPE). Then the log checks the CRC (CORRUPT_MESSAGE), the size
   against ``max.message.bytes`` (MESSAGE_TOO_LARGE), the record count (INVALID_RECORD) and the
-  timestamps (INVALID_TIMESTAMP), assigns offsets and appends. A topic or partition this broker
-  does not have: UNKNOWN_TOPIC_OR_PARTITION. One partition's error never fails another's.
+  timestamps (INVALID_TIMESTAMP), assigns offsets and appends. A partition this broker only
+  follows, or one of the cluster it does not host: NOT_LEADER_OR_FOLLOWER; one the cluster
+  does not have: UNKNOWN_TOPIC_OR_PARTITION. acks=all with an ISR below min.insync.replicas:
+  NOT_ENOUGH_REPLICAS before the append. One partition's error never fails another's.
 - Transactional batches (KIP-890 part 1, as Kafka 3.6+ verifies them): the request must carry
   a transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED otherwise), and the transaction
   coordinator must have the partition in that id's open transaction for the batch's producer
@@ -21,7 +23,9 @@ sake but refused with UNSUPPORTED_VERSION, as Kafka 4.0 does, KAFKA-18659):
 - acks=0: no response at all, unless a partition failed: then the connection is closed so the
   producer notices (Kafka's ``closeConnection`` for acks=0 errors).
 - acks=-1 waits as a DelayedProduce until the high watermark covers the append (at once with a
-  single replica); the handler task is not held meanwhile (``Parked``).
+  single replica; NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR shrank below
+  min.insync.replicas meanwhile, REQUEST_TIMED_OUT at the timeout); the handler task is not
+  held meanwhile (``Parked``).
 """
 
 from __future__ import annotations
@@ -34,7 +38,6 @@ from kafkapy.errors import (
     InvalidRequiredAcksError,
     KafkaError,
     TransactionalIdAuthorizationFailedError,
-    UnknownTopicOrPartitionError,
     UnsupportedVersionError,
 )
 from kafkapy.network.request_channel import CloseConnection, NoResponse
@@ -91,8 +94,7 @@ async def handle_produce(context: RequestContext[ProduceRequest]) -> _Answer | P
             tp = TopicPartition(topic.name, part.index)
             indexes.append(part.index)
             if tp not in rm.partitions:
-                early[tp] = UnknownTopicOrPartitionError(
-                    f"This server does not host this topic-partition: {tp}")
+                early[tp] = rm.not_hosted_error(tp)
                 continue
             try:
                 view, header = check_batch_header(part.records, version)

@@ -1,13 +1,37 @@
 """The controller's requests to a replica (ZooKeeper mode): LeaderAndIsr (4) and StopReplica (5).
 
 Served only by a broker with ``zookeeper.connect`` (see ``kafka_apis.CLUSTER_HANDLER_MODULES``).
-Not implemented yet: the table is empty.
+Thin: the ReplicaManager checks the controller and broker epochs, makes leaders and followers
+(``become_leader_or_follower``) or stops replicas (``stop_replicas``) and builds the answer at
+the request's version.
 """
 
 from __future__ import annotations
 
-from kafkapy.server.request_context import Handler
+from kafkapy.protocol import ApiKey
+from kafkapy.protocol.message_classes import (
+    LeaderAndIsrRequest,
+    LeaderAndIsrResponse,
+    StopReplicaRequest,
+    StopReplicaResponse,
+)
+from kafkapy.server.request_context import Handler, RequestContext
 
-__all__ = ["HANDLERS"]
+__all__ = ["HANDLERS", "handle_leader_and_isr", "handle_stop_replica"]
 
-HANDLERS: dict[int, Handler] = {}
+
+async def handle_leader_and_isr(context: RequestContext[LeaderAndIsrRequest]
+                                ) -> LeaderAndIsrResponse:
+    return context.server.replica_manager.become_leader_or_follower(context.body,
+                                                                    context.api_version)
+
+
+async def handle_stop_replica(context: RequestContext[StopReplicaRequest]
+                              ) -> StopReplicaResponse:
+    return context.server.replica_manager.stop_replicas(context.body, context.api_version)
+
+
+HANDLERS: dict[int, Handler] = {
+    ApiKey.LEADER_AND_ISR: handle_leader_and_isr,
+    ApiKey.STOP_REPLICA: handle_stop_replica,
+}

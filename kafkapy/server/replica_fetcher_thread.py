@@ -1,0 +1,305 @@
+"""ReplicaFetcherThread: a follower's fetch loop from one leader (Kafka's AbstractFetcherThread
+and ReplicaFetcherThread, as one Trio task).
+
+Theory of operation
+-------------------
+- The fetcher owns a set of partitions led by one broker, each with a ``PartitionFetchState``
+  (fetch offset = the follower's LEO, the leader epoch it follows, the epoch of its last
+  fetched batch, a back-off deadline). It sends one Fetch v12 for all ready partitions as a
+  replica (ReplicaId = this broker, sessionless: SessionId 0, SessionEpoch -1, with
+  CurrentLeaderEpoch and LastFetchedEpoch), over its own ``BrokerConnection``.
+- Truncation (KIP-101/279 through Fetch, KIP-595 style): the leader compares LastFetchedEpoch
+  and the fetch offset with its leader-epoch cache and answers DivergingEpoch (epoch, end
+  offset) when this log has a tail the leader never had; the fetcher truncates to the
+  largest offset both logs agree on (``_truncate_on_diverging``) and fetches again. A log with
+  no epoch at all was truncated to its high watermark when the fetch started.
+- Data: the leader's batches are appended as they are (``Log.append_as_follower``: offsets
+  kept, CRC checked in compiled code, leader-epoch cache and producer state updated per
+  batch); the follower's high watermark = min(leader's, own LEO); the log start offset follows
+  the leader's.
+- Errors: OFFSET_OUT_OF_RANGE: ListOffsets to the leader, then truncate or restart at the
+  leader's log start (``_handle_out_of_range``, Kafka's fetchOffsetAndTruncate);
+  FENCED_LEADER_EPOCH: the partition leaves the fetcher (a LeaderAndIsr will say more);
+  other partition errors: that partition backs off ``replica.fetch.backoff.ms``; a failed
+  request: the whole fetcher backs off.
+- A partition removed or re-added (new epoch) while a fetch was in flight is skipped when the
+  response comes back (its state object changed).
+
+Runs on the broker's event loop; appends are synchronous.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import uuid
+from typing import TYPE_CHECKING
+
+import attrs
+import trio
+
+from kafkapy.clients.network_client import BrokerConnection
+from kafkapy.common.topic_partition import TopicPartition
+from kafkapy.errors import (
+    BrokerNotAvailableError,
+    FencedLeaderEpochError,
+    KafkaError,
+    OffsetOutOfRangeError,
+    error_name,
+)
+from kafkapy.protocol import ApiKey
+from kafkapy.protocol.message_classes import (
+    FetchPartition,
+    FetchRequest,
+    FetchResponse,
+    FetchTopic,
+    ListOffsetsPartition,
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+    ListOffsetsTopic,
+    PartitionData,
+)
+
+if TYPE_CHECKING:
+    from kafkapy.server.replica_manager import ReplicaManager
+
+__all__ = ["InitialFetchState", "PartitionFetchState", "ReplicaFetcherThread"]
+
+log = logging.getLogger(__name__)
+
+FETCH_VERSION = 12
+LIST_OFFSETS_VERSION = 4
+_LATEST = -1
+_EARLIEST = -2
+
+
+@attrs.frozen
+class InitialFetchState:
+    """Where a follower starts fetching (Kafka's InitialFetchState)."""
+
+    leader_id: int
+    host: str
+    port: int
+    topic_id: uuid.UUID
+    leader_epoch: int
+    init_offset: int
+    last_fetched_epoch: int
+
+
+@attrs.define(eq=False)
+class PartitionFetchState:
+    topic_id: uuid.UUID
+    fetch_offset: int
+    leader_epoch: int
+    last_fetched_epoch: int
+    delayed_until: float = 0.0
+
+
+class ReplicaFetcherThread:
+    """One fetch loop to one leader; see the module docstring."""
+
+    def __init__(self, manager: ReplicaManager, fetcher_id: int, leader_id: int, host: str,
+                 port: int) -> None:
+        self._rm = manager
+        self.fetcher_id = fetcher_id
+        self.leader_id = leader_id
+        self.host = host
+        self.port = port
+        self.partitions: dict[TopicPartition, PartitionFetchState] = {}
+        self._wakeup = trio.Event()
+        self.cancel_scope = trio.CancelScope()
+        self.conn = BrokerConnection(
+            host, port, client_id=f"broker-{manager.node_id}-fetcher-{fetcher_id}",
+            timeout_s=(manager.replica_config("replica_socket_timeout_ms", 30000) +
+                       manager.replica_config("replica_fetch_wait_max_ms", 500)) / 1000)
+
+    def __repr__(self) -> str:
+        return (f"ReplicaFetcherThread({self.fetcher_id}, leader {self.leader_id} at "
+                f"{self.host}:{self.port}, {len(self.partitions)} partitions)")
+
+    # ============================================================ partitions
+
+    def add_partition(self, tp: TopicPartition, state: InitialFetchState) -> None:
+        self.partitions[tp] = PartitionFetchState(state.topic_id, state.init_offset,
+                                                  state.leader_epoch, state.last_fetched_epoch)
+        self._wakeup.set()
+
+    def remove_partitions(self, tps: set[TopicPartition]) -> None:
+        for tp in tps:
+            self.partitions.pop(tp, None)
+
+    def shutdown(self) -> None:
+        self.cancel_scope.cancel()
+
+    # ================================================================== loop
+
+    def _backoff_s(self) -> float:
+        return self._rm.replica_config("replica_fetch_backoff_ms", 1000) / 1000
+
+    async def run(self) -> None:
+        with self.cancel_scope:
+            try:
+                while True:
+                    now = trio.current_time()
+                    ready = {tp: s for tp, s in self.partitions.items()
+                             if s.delayed_until <= now}
+                    if not ready:
+                        wake = min((s.delayed_until for s in self.partitions.values()),
+                                   default=math.inf)
+                        with trio.move_on_at(wake):
+                            await self._wakeup.wait()
+                        self._wakeup = trio.Event()
+                        continue
+                    try:
+                        response: FetchResponse = await self.conn.request(
+                            ApiKey.FETCH, FETCH_VERSION, self._build_fetch(ready))
+                    except BrokerNotAvailableError as e:
+                        log.info("%r: fetch failed: %s", self, e)
+                        await trio.sleep(self._backoff_s())
+                        continue
+                    if response.error_code != 0:
+                        log.info("%r: fetch refused: %s", self, error_name(response.error_code))
+                        await trio.sleep(self._backoff_s())
+                        continue
+                    await self._process(ready, response)
+            finally:
+                await self.conn.close()
+
+    def _build_fetch(self, ready: dict[TopicPartition, PartitionFetchState]) -> FetchRequest:
+        rm = self._rm
+        max_bytes = rm.replica_config("replica_fetch_max_bytes", 1048576)
+        topics: dict[str, FetchTopic] = {}
+        for tp, s in ready.items():
+            partition = rm.partitions.get(tp)
+            start = partition.log_start_offset if partition is not None else -1
+            topic = topics.setdefault(tp.topic, FetchTopic(topic=tp.topic, topic_id=s.topic_id,
+                                                           partitions=[]))
+            topic.partitions.append(FetchPartition(
+                partition=tp.partition, current_leader_epoch=s.leader_epoch,
+                fetch_offset=s.fetch_offset, last_fetched_epoch=s.last_fetched_epoch,
+                log_start_offset=start, partition_max_bytes=max_bytes))
+        return FetchRequest(
+            replica_id=rm.node_id,
+            max_wait_ms=rm.replica_config("replica_fetch_wait_max_ms", 500),
+            min_bytes=rm.replica_config("replica_fetch_min_bytes", 1),
+            max_bytes=rm.replica_config("replica_fetch_response_max_bytes", 10485760),
+            isolation_level=0, session_id=0, session_epoch=-1,
+            topics=list(topics.values()), forgotten_topics_data=[], rack_id="")
+
+    async def _process(self, sent: dict[TopicPartition, PartitionFetchState],
+                       response: FetchResponse) -> None:
+        for topic in response.responses:
+            for pd in topic.partitions:
+                tp = TopicPartition(topic.topic, pd.partition_index)
+                state = sent.get(tp)
+                if state is None or self.partitions.get(tp) is not state:
+                    continue        # removed or restarted meanwhile
+                try:
+                    await self._process_partition(tp, state, pd)
+                except KafkaError as e:
+                    log.warning("%r: %s: %s; backing off", self, tp, e)
+                    state.delayed_until = trio.current_time() + self._backoff_s()
+
+    async def _process_partition(self, tp: TopicPartition, state: PartitionFetchState,
+                                 pd: PartitionData) -> None:
+        partition = self._rm.partitions.get(tp)
+        if partition is None or partition.is_leader or \
+                partition.leader_epoch != state.leader_epoch:
+            self.partitions.pop(tp, None)
+            return
+        error = pd.error_code
+        if error == OffsetOutOfRangeError.code:
+            await self._handle_out_of_range(tp, state)
+            return
+        if error == FencedLeaderEpochError.code:
+            log.info("%r: %s: fenced at leader epoch %d; waiting for LeaderAndIsr", self, tp,
+                     state.leader_epoch)
+            self.partitions.pop(tp, None)
+            return
+        if error != 0:
+            log.debug("%r: %s: %s; backing off", self, tp, error_name(error))
+            state.delayed_until = trio.current_time() + self._backoff_s()
+            return
+        plog = partition.log
+        diverging = pd.diverging_epoch
+        if diverging.epoch >= 0 or diverging.end_offset >= 0:
+            self._truncate_on_diverging(tp, state, diverging.epoch, diverging.end_offset)
+            return
+        records = pd.records
+        if isinstance(records, memoryview | bytes | bytearray) and len(records):
+            partition.append_as_follower(records)
+        plog.update_high_watermark(min(pd.high_watermark, plog.log_end_offset))
+        if pd.log_start_offset > plog.log_start_offset:
+            plog.delete_records(min(pd.log_start_offset, plog.high_watermark))
+        state.fetch_offset = plog.log_end_offset
+        state.last_fetched_epoch = plog.epochs.latest_epoch
+
+    def _truncate_on_diverging(self, tp: TopicPartition, state: PartitionFetchState,
+                               leader_epoch: int, leader_end: int) -> None:
+        """Kafka's getOffsetTruncationState: the largest offset this log and the leader's
+        agree on, from the leader's (epoch, end offset) for our last fetched epoch."""
+        partition = self._rm.partitions[tp]
+        plog = partition.log
+        replica_end = plog.log_end_offset
+        if leader_end < 0:
+            target = plog.high_watermark
+        elif leader_epoch < 0:
+            target = min(leader_end, replica_end)
+        else:
+            f_epoch, f_end = plog.epochs.end_offset_for(leader_epoch, replica_end)
+            if f_epoch < 0:
+                target = min(leader_end, replica_end)
+            elif f_epoch != leader_epoch:
+                # The leader's epoch is unknown here: go back to the end of our largest epoch
+                # below it; the next fetch tells whether that agrees.
+                target = min(f_end, replica_end)
+            else:
+                target = min(f_end, leader_end, replica_end)
+        if target < replica_end:
+            log.info("%s: truncating the follower log from %d to %d (leader %d: epoch %d ends "
+                     "at %d)", tp, replica_end, target, self.leader_id, leader_epoch,
+                     leader_end)
+            plog.truncate_to(target)
+        state.fetch_offset = plog.log_end_offset
+        state.last_fetched_epoch = plog.epochs.latest_epoch
+
+    async def _list_offset(self, tp: TopicPartition, state: PartitionFetchState,
+                           timestamp: int) -> int:
+        request = ListOffsetsRequest(replica_id=self._rm.node_id, isolation_level=0, topics=[
+            ListOffsetsTopic(name=tp.topic, partitions=[ListOffsetsPartition(
+                partition_index=tp.partition, current_leader_epoch=state.leader_epoch,
+                timestamp=timestamp)])])
+        response: ListOffsetsResponse = await self.conn.request(
+            ApiKey.LIST_OFFSETS, LIST_OFFSETS_VERSION, request)
+        p = response.topics[0].partitions[0]
+        if p.error_code != 0:
+            raise OffsetOutOfRangeError(f"{tp}: ListOffsets to the leader: "
+                                        f"{error_name(p.error_code)}")
+        return p.offset
+
+    async def _handle_out_of_range(self, tp: TopicPartition, state: PartitionFetchState
+                                   ) -> None:
+        """Kafka's fetchOffsetAndTruncate: behind the leader's start, restart there; ahead of
+        its end (an unclean election), truncate to it."""
+        try:
+            leader_end = await self._list_offset(tp, state, _LATEST)
+            leader_start = await self._list_offset(tp, state, _EARLIEST)
+        except BrokerNotAvailableError as e:
+            raise OffsetOutOfRangeError(f"{tp}: {e}") from e
+        partition = self._rm.partitions.get(tp)
+        if partition is None or self.partitions.get(tp) is not state:
+            return
+        plog = partition.log
+        replica_end = plog.log_end_offset
+        if leader_end < replica_end:
+            log.warning("%s: the leader's log ends at %d, before this follower's %d: "
+                        "truncating", tp, leader_end, replica_end)
+            plog.truncate_to(leader_end)
+        elif leader_start > replica_end:
+            log.info("%s: the leader's log starts at %d, after this follower's end %d: "
+                     "starting over there", tp, leader_start, replica_end)
+            plog.truncate_fully_and_start_at(leader_start)
+        elif leader_start > plog.log_start_offset:
+            plog.delete_records(min(leader_start, plog.high_watermark))
+        state.fetch_offset = plog.log_end_offset
+        state.last_fetched_epoch = plog.epochs.latest_epoch
