@@ -43,8 +43,8 @@ from kafkapy.log.log_manager import LogManager, MetaPropertiesError, read_meta_p
 from kafkapy.network.request_channel import RequestChannel
 from kafkapy.network.socket_server import SocketServer
 from kafkapy.server.admin_manager import AdminManager
-from kafkapy.server.controlled_shutdown import controlled_shutdown
 from kafkapy.server.config_change_listener import ConfigChangeListener
+from kafkapy.server.controlled_shutdown import controlled_shutdown
 from kafkapy.server.coordinator_partitions import BrokerCoordinatorPartitions
 from kafkapy.server.handler_pool import KafkaRequestHandlerPool
 from kafkapy.server.kafka_apis import KafkaApis
