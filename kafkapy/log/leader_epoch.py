@@ -75,16 +75,20 @@ class LeaderEpochCache:
             self.dirty = True
 
     def end_offset_for(self, epoch: int, log_end_offset: int) -> tuple[int, int]:
-        """(largest epoch <= ``epoch``, the offset where the next epoch starts or the log end
-        offset); (-1, -1) if ``epoch`` is older than every entry (Kafka's endOffsetFor)."""
-        if not self.entries or epoch < self.entries[0].epoch:
+        """Kafka's endOffsetFor: for the latest epoch, (it, the LEO); else (the largest epoch
+        <= ``epoch``, the start of the first epoch above it), and when ``epoch`` is older
+        than every entry, (``epoch``, the first entry's start: the data before is gone);
+        (-1, -1) for -1, for an epoch newer than the latest, or without entries."""
+        if epoch < 0 or not self.entries:
             return (-1, -1)
-        if epoch >= self.latest_epoch:
-            return (self.latest_epoch, log_end_offset)
-        for i, e in enumerate(self.entries):
+        if epoch == self.latest_epoch:
+            return (epoch, log_end_offset)
+        floor = None
+        for e in self.entries:
             if e.epoch > epoch:
-                return (self.entries[i - 1].epoch, e.start_offset)
-        return (self.latest_epoch, log_end_offset)
+                return (epoch if floor is None else floor.epoch, e.start_offset)
+            floor = e
+        return (-1, -1)
 
     def flush(self) -> None:
         if self.dirty:

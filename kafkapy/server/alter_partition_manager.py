@@ -149,6 +149,9 @@ class AlterPartitionManager:
         except BrokerNotAvailableError as e:
             log.info("AlterPartition to the controller at %s:%d failed: %s", host, port, e)
             return None
+        except Exception:
+            log.exception("AlterPartition to the controller at %s:%d failed", host, port)
+            return None
         return response
 
     def _apply(self, batch: dict[TopicPartition, _Item], response: AlterPartitionResponse

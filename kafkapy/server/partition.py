@@ -342,7 +342,8 @@ class Partition:
         if self.leader_id != self.node_id:
             raise NotLeaderOrFollowerError(
                 f"this broker is not the leader of {self.tp} (leader {self.leader_id})")
-        self.check_leader_epoch(current_leader_epoch)
+        if current_leader_epoch >= 0 and current_leader_epoch != self.leader_epoch:
+            self.check_leader_epoch(current_leader_epoch)
 
     def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
         """OffsetForLeaderEpoch / a follower's divergence check: (the largest epoch <=

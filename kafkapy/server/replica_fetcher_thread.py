@@ -199,6 +199,11 @@ class ReplicaFetcherThread:
                 except KafkaError as e:
                     log.warning("%r: %s: %s; backing off", self, tp, e)
                     state.delayed_until = trio.current_time() + self._backoff_s()
+                except Exception:
+                    # A storage error on this log must not stop the other partitions (Kafka
+                    # marks the partition failed; here it backs off and tries again).
+                    log.exception("%r: %s: appending the leader's data failed", self, tp)
+                    state.delayed_until = trio.current_time() + self._backoff_s()
 
     async def _process_partition(self, tp: TopicPartition, state: PartitionFetchState,
                                  pd: PartitionData) -> None:

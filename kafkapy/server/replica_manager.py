@@ -582,8 +582,9 @@ class ReplicaManager:
         limit = params.max_bytes
         min_one = True
         out = []
+        replica = params.replica_id >= 0
         for req in requests:
-            if params.replica_id >= 0:
+            if replica:
                 result = self._read_for_follower(params.replica_id, req,
                                                  min(req.max_bytes, limit), min_one,
                                                  update_fetch_state)

@@ -132,3 +132,17 @@ def test_followers_refuse_produce_and_keep_the_leaders_bytes(tmp_path: Path) -> 
     with pytest.raises(NotEnoughReplicasError):
         strict.append_records_to_leader(batch(), -1)
     strict.append_records_to_leader(batch(), 1)
+
+
+def test_end_offset_for_epoch_is_kafkas(tmp_path: Path) -> None:
+    p, _ = new_partition(tmp_path)
+    cache = p.log.epochs
+    assert cache.end_offset_for(3, 100) == (-1, -1)             # no entries
+    for epoch, start in ((2, 10), (4, 20), (7, 50)):
+        cache.assign(epoch, start)
+    assert cache.end_offset_for(7, 100) == (7, 100)             # the latest: the LEO
+    assert cache.end_offset_for(4, 100) == (4, 50)
+    assert cache.end_offset_for(5, 100) == (4, 50)              # between: the floor epoch
+    assert cache.end_offset_for(1, 100) == (1, 10)              # older than every entry
+    assert cache.end_offset_for(8, 100) == (-1, -1)             # newer than the latest
+    assert cache.end_offset_for(-1, 100) == (-1, -1)

@@ -18,6 +18,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -160,8 +161,10 @@ def fake_controller() -> Iterator[FakeController]:
         yield fc
 
 
-def start_broker(zk_connect: str, broker_id: int, fc: FakeController) -> kafkapy.Broker:
+def start_broker(zk_connect: str, broker_id: int, fc: FakeController,
+                 data_dir: Path | None = None) -> kafkapy.Broker:
     broker = kafkapy.Broker(zookeeper_connect=zk_connect, broker_id=broker_id,
+                            data_dir=data_dir,
                             **{k.replace(".", "_"): v for k, v in SETTINGS.items()}).start()
     broker.call(_point_at, broker, fc.port)
     return broker
@@ -555,3 +558,53 @@ def test_a_stopped_follower_leaves_the_isr_through_alter_partition(
     finally:
         cluster.pop(4, None)
         extra.stop()
+
+
+def test_a_leader_that_becomes_follower_answers_its_parked_produces(
+        cluster: dict[int, kafkapy.Broker]) -> None:
+    topic, tid = new_topic()
+    assert leader_and_isr(cluster, 1, topic, tid, 1, 0, [1, 2], [1, 2]) == [0, 0]
+    result: list[tuple[int, int]] = []
+    t = threading.Thread(target=lambda: result.append(produce(cluster[1], topic, [b"a"])))
+    t.start()
+    wait_for(lambda: cluster[1].call(
+        lambda: cluster[1].server.replica_manager.produce_purgatory.delayed) == 1,
+        "the produce to park")
+    assert leader_and_isr(cluster, 1, topic, tid, 2, 1, [2], [1, 2]) == [0, 0]
+    t.join(TIMEOUT)
+    assert result == [(NOT_LEADER_OR_FOLLOWER, -1)]
+
+
+def test_a_restarted_follower_resumes_from_its_log(
+        cluster: dict[int, kafkapy.Broker], zookeeper: ZooKeeperServer,
+        fake_controller: FakeController, tmp_path: Path) -> None:
+    topic, tid = new_topic()
+    connect = f"{zookeeper.connect_string}/kafkapy-replication"
+    follower = start_broker(connect, 5, fake_controller, tmp_path / "b5")
+    cluster[5] = follower
+    try:
+        for b in (1, 5):
+            assert leader_and_isr(cluster, b, topic, tid, 1, 0, [1, 5], [1, 5]) == [0, 0]
+        for i in range(3):
+            assert produce(cluster[1], topic, [b"x%d" % i, b"y%d" % i]) == (0, 2 * i)
+        wait_for(lambda: state(follower, topic)["hw"] == 6,            # type: ignore[index]
+                 "the follower's high watermark")
+        follower.stop()
+        assert produce(cluster[1], topic, [b"while-down"], acks=1) == (0, 6)
+        # Back with its log dir: the log (and its checkpointed high watermark) is kept
+        # until the controller says what it is.
+        follower = cluster[5] = start_broker(connect, 5, fake_controller, tmp_path / "b5")
+        assert follower.call(lambda: follower.server.log_manager.get_log(
+            TopicPartition(topic, 0)).high_watermark) == 6
+        assert state(follower, topic) is None
+        assert leader_and_isr(cluster, 5, topic, tid, 1, 0, [1, 5], [1, 5]) == [0, 0]
+        leader = state(cluster[1], topic)
+        assert leader is not None
+
+        def caught_up() -> bool:
+            s = state(follower, topic)
+            return s is not None and s["leo"] == 7 and s["bytes"] == leader["bytes"]
+        wait_for(caught_up, "the restarted follower to catch up")
+    finally:
+        cluster.pop(5, None)
+        follower.stop()
