@@ -426,3 +426,18 @@ def test_find_coordinator_and_auto_creation(cluster: Harness) -> None:
     assert m.topics[0].error_code == 5
     parts = h.assignment("auto1")["partitions"]
     assert len(parts) == 3 and all(len(r) == 2 for r in parts.values())
+
+
+def test_single_broker_cache_has_the_same_interface(tmp_path: Path) -> None:
+    with kafkapy.Broker(data_dir=tmp_path / "b", node_id=5) as b:
+        b.call(lambda: b.server.admin.create_topic("single", 2))
+        cache = b.server.metadata_cache
+        assert cache.controller_id == 5 and cache.alive_broker_ids() == {5}
+        endpoint = cache.broker_endpoint(5, "PLAINTEXT")
+        assert endpoint is not None and endpoint.port == b.port
+        assert cache.broker_endpoint(6, "PLAINTEXT") is None
+        info = cache.partition_info(TopicPartition("single", 1))
+        assert info is not None
+        assert (info.leader, info.replicas, info.isr, info.offline_replicas) == \
+            (5, (5,), (5,), ())
+        assert cache.partition_info(TopicPartition("single", 2)) is None
