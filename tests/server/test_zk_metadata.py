@@ -220,6 +220,16 @@ def test_stale_epochs_and_deletion(cluster: Harness) -> None:
     assert metadata(h, 3, ["gone"]).topics[0].error_code == 0
     h.update_metadata({"gone": {0: (-2, [1], [1])}})
     assert metadata(h, 3, ["gone"]).topics[0].error_code == 3
+    # v4 (partition states not grouped by topic) is understood too.
+    for b in IDS:
+        request = h.update_metadata_request(b, {})
+        request.ungrouped_partition_states = [UpdateMetadataPartitionState(
+            topic_name="old", partition_index=0, controller_epoch=request.controller_epoch,
+            leader=2, leader_epoch=4, isr=[2], zk_version=1, replicas=[2],
+            offline_replicas=[])]
+        assert h.request(b, ApiKey.UPDATE_METADATA, 4, request).error_code == 0
+    (old,) = metadata(h, 1, ["old"]).topics
+    assert [(p.leader_id, p.leader_epoch) for p in old.partitions] == [(2, 4)]
 
 
 def create_topics(h: Harness, broker: int, topics: list[CreatableTopic],
