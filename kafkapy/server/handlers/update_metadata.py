@@ -58,7 +58,12 @@ async def handle_update_metadata(
     store = server.metadata_store
     if isinstance(store, ZkMetadataStore):
         appeared = sorted(after - before)
-        await store.load_topic_configs(appeared)
+        try:
+            await store.load_topic_configs(appeared)
+        except Exception as e:
+            # ZooKeeper away: the topics keep the broker defaults until their next config
+            # change notification.
+            log.warning("Could not read the configs of topics %s: %s", appeared, e)
         store.forget_topics(before - after)
         for topic in appeared:
             # Logs the controller's LeaderAndIsr created before this UpdateMetadata (Kafka's
