@@ -19,7 +19,8 @@ from typing import Any
 
 import pytest
 import trio
-from confluent_kafka.admin import AdminClient
+from confluent_kafka import KafkaException
+from confluent_kafka.admin import AdminClient, NewTopic
 from kazoo.client import KazooClient
 
 import kafkapy
@@ -201,6 +202,7 @@ def test_update_metadata_feeds_every_broker_alike(cluster: Harness) -> None:
         desc = admin.describe_cluster(request_timeout=TIMEOUT).result(TIMEOUT)
         assert desc.controller.id == h.controller()
         assert sorted(n.id for n in desc.nodes) == list(IDS)
+        del admin           # before the brokers stop: librdkafka would keep reconnecting
     # DescribeCluster over the wire, from every broker.
     for b in IDS:
         d = h.request(b, ApiKey.DESCRIBE_CLUSTER, 0, DescribeClusterRequest())
@@ -451,3 +453,22 @@ def test_single_broker_cache_has_the_same_interface(tmp_path: Path) -> None:
         assert (info.leader, info.replicas, info.isr, info.offline_replicas) == \
             (5, (5,), (5,), ())
         assert cache.partition_info(TopicPartition("single", 2)) is None
+
+
+def test_a_real_admin_client_creates_on_the_controller(cluster: Harness) -> None:
+    h = cluster
+    other = next(i for i in IDS if i != h.controller())
+    # Bootstrapped on a broker that is not the controller: librdkafka sends CreateTopics to
+    # Metadata's ControllerId; without leaders the wait runs out.
+    admin = AdminClient({"bootstrap.servers": h.brokers[other].bootstrap_servers})
+    futures = admin.create_topics([NewTopic("viaclient", 4, 2)], operation_timeout=0.3,
+                                  request_timeout=TIMEOUT)
+    with pytest.raises(KafkaException) as raised:
+        futures["viaclient"].result(TIMEOUT)
+    assert raised.value.args[0].name() == "REQUEST_TIMED_OUT"
+    parts = h.assignment("viaclient")["partitions"]
+    assert len(parts) == 4 and all(len(r) == 2 for r in parts.values())
+    h.publish_assignment("viaclient")
+    md = admin.list_topics(timeout=TIMEOUT)
+    assert sorted(md.topics["viaclient"].partitions) == [0, 1, 2, 3]
+    del admin
