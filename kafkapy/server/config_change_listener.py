@@ -49,6 +49,8 @@ __all__ = ["ConfigChangeListener"]
 
 log = logging.getLogger(__name__)
 
+_RETRY_S = 1.0
+
 
 def _sequence(child: str) -> int:
     try:
@@ -85,8 +87,10 @@ class ConfigChangeListener:
                 self._changed = trio.Event()
                 try:
                     changes = await trio.to_thread.run_sync(self._read_new)
-                except Exception as e:        # ZooKeeper away: the next change retries
+                except Exception as e:        # ZooKeeper away: retry shortly
                     log.warning("Reading config change notifications failed: %s", e)
+                    await trio.sleep(_RETRY_S)
+                    self._changed.set()
                     continue
                 for entity_type, entity, configs in changes:
                     self._apply(entity_type, entity, configs)
@@ -111,11 +115,14 @@ class ConfigChangeListener:
         children = sorted((c for c in self._zk.get_children(CONFIG_CHANGES_PATH)
                            if c.startswith(CONFIG_CHANGE_PREFIX)), key=_sequence)
         out = []
+        # ``last_seen`` moves only once every notification has been read: a failure part
+        # way leaves them all for the next attempt.
+        last_seen = self.last_seen
         for child in children:
             seq = _sequence(child)
-            if seq <= self.last_seen:
+            if seq <= last_seen:
                 continue
-            self.last_seen = seq
+            last_seen = seq
             try:
                 data, _ = self._zk.get(f"{CONFIG_CHANGES_PATH}/{child}")
                 notification = json.loads(data)
@@ -136,6 +143,7 @@ class ConfigChangeListener:
                 continue
             out.append((entity_type, entity,
                         self.store.admin_zk.fetch_entity_config(entity_type, entity)))
+        self.last_seen = last_seen
         return out
 
     def _apply(self, entity_type: str, entity: str, configs: Mapping[str, str]) -> None:

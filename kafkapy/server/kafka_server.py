@@ -93,6 +93,10 @@ class KafkaServer:
         return self.config.props
 
     def topic_overrides(self, topic: str) -> Mapping[str, object]:
+        if isinstance(self.metadata_store, ZkMetadataStore):
+            # /config/topics/<t> as last read: a LeaderAndIsr may create a topic's logs
+            # before the UpdateMetadata that puts the topic in the cache.
+            return self.metadata_store.topic_configs(topic)
         record = self.metadata_store.topics.get(topic)
         return {} if record is None else record.configs
 

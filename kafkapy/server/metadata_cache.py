@@ -80,7 +80,8 @@ class MetadataCache:
         self.broker = broker
         self.store = store
         # The ReplicaManager's partitions (read through, never copied).
-        self._partitions: Mapping[TopicPartition, _PartitionState] = partitions or {}
+        self._partitions: Mapping[TopicPartition, _PartitionState] = \
+            {} if partitions is None else partitions
 
     @property
     def controller_id(self) -> int:

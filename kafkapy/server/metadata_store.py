@@ -390,4 +390,5 @@ class ZkMetadataStore(MetadataStore):
     def allocate_producer_id_block(self, size: int) -> int:
         if size < 1:
             raise ValueError(f"a producer id block has at least one id, not {size}")
+        self.admin_zk.check_connected()
         return self.client.allocate_producer_id_block(self.broker_id, size)

@@ -20,8 +20,10 @@ controller (topics) and every broker's ``ConfigChangeListener`` (configs) act on
 
 Blocking calls on kazoo's threads, like ``KafkaZkClient``: from Trio call them with
 ``trio.to_thread.run_sync`` (or directly where a millisecond's local round trip on the loop
-is accepted, see ``ZkMetadataStore``). Errors: Kafka's (``TopicAlreadyExistsError``,
-``UnknownTopicOrPartitionError``, ``InvalidReplicaAssignmentError``) where Kafka answers them;
+is accepted, see ``ZkMetadataStore``). While the session's connection is down every call
+raises ZooKeeperNotConnectedError at once rather than wait for it to come back.
+Errors: Kafka's (``TopicAlreadyExistsError``, ``UnknownTopicOrPartitionError``,
+``InvalidReplicaAssignmentError``) where Kafka answers them;
 other ZooKeeper failures surface as kazoo's exceptions.
 """
 
@@ -37,6 +39,7 @@ from kafkapy.errors import (
     InvalidReplicaAssignmentError,
     KafkaError,
     TopicAlreadyExistsError,
+    UnknownServerError,
     UnknownTopicOrPartitionError,
 )
 from kafkapy.zk.kafka_zk_client import KafkaZkClient
@@ -53,10 +56,15 @@ from kafkapy.zk.zk_data import (
 )
 
 __all__ = ["CONFIG_CHANGE_PREFIX", "DEFAULT_ENTITY", "AdminZkClient",
-           "TopicAlreadyMarkedForDeletionError"]
+           "TopicAlreadyMarkedForDeletionError", "ZooKeeperNotConnectedError"]
 
 CONFIG_CHANGE_PREFIX = "config_change_"
 DEFAULT_ENTITY = "<default>"
+
+
+class ZooKeeperNotConnectedError(UnknownServerError):
+    """The session's connection is down (Kafka: ZooKeeperClientTimeoutException, an
+    UNKNOWN_SERVER_ERROR on the wire)."""
 
 
 class TopicAlreadyMarkedForDeletionError(KafkaError):
@@ -70,9 +78,19 @@ class AdminZkClient:
     def __init__(self, client: KafkaZkClient) -> None:
         self.client = client
 
+    def check_connected(self) -> None:
+        """Raises ZooKeeperNotConnectedError while the connection is down."""
+        self._zk  # noqa: B018
+
     @property
     def _zk(self) -> KazooClient:
-        return self.client.zk
+        zk = self.client.zk
+        if not zk.connected:
+            # kazoo would queue the call until the connection is back (or the session
+            # expires): fail at once instead, so a caller on the event loop never stalls.
+            raise ZooKeeperNotConnectedError(
+                f"ZooKeeper ({self.client.connect}) is not connected")
+        return zk
 
     # ===================================================================== topics
 

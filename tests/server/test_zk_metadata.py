@@ -19,7 +19,8 @@ from typing import Any
 
 import pytest
 import trio
-from confluent_kafka.admin import AdminClient
+from confluent_kafka import KafkaException
+from confluent_kafka.admin import AdminClient, NewTopic
 from kazoo.client import KazooClient
 
 import kafkapy
@@ -201,6 +202,7 @@ def test_update_metadata_feeds_every_broker_alike(cluster: Harness) -> None:
         desc = admin.describe_cluster(request_timeout=TIMEOUT).result(TIMEOUT)
         assert desc.controller.id == h.controller()
         assert sorted(n.id for n in desc.nodes) == list(IDS)
+        del admin           # before the brokers stop: librdkafka would keep reconnecting
     # DescribeCluster over the wire, from every broker.
     for b in IDS:
         d = h.request(b, ApiKey.DESCRIBE_CLUSTER, 0, DescribeClusterRequest())
@@ -220,6 +222,16 @@ def test_stale_epochs_and_deletion(cluster: Harness) -> None:
     assert metadata(h, 3, ["gone"]).topics[0].error_code == 0
     h.update_metadata({"gone": {0: (-2, [1], [1])}})
     assert metadata(h, 3, ["gone"]).topics[0].error_code == 3
+    # v4 (partition states not grouped by topic) is understood too.
+    for b in IDS:
+        request = h.update_metadata_request(b, {})
+        request.ungrouped_partition_states = [UpdateMetadataPartitionState(
+            topic_name="old", partition_index=0, controller_epoch=request.controller_epoch,
+            leader=2, leader_epoch=4, isr=[2], zk_version=1, replicas=[2],
+            offline_replicas=[])]
+        assert h.request(b, ApiKey.UPDATE_METADATA, 4, request).error_code == 0
+    (old,) = metadata(h, 1, ["old"]).topics
+    assert [(p.leader_id, p.leader_epoch) for p in old.partitions] == [(2, 4)]
 
 
 def create_topics(h: Harness, broker: int, topics: list[CreatableTopic],
@@ -426,3 +438,37 @@ def test_find_coordinator_and_auto_creation(cluster: Harness) -> None:
     assert m.topics[0].error_code == 5
     parts = h.assignment("auto1")["partitions"]
     assert len(parts) == 3 and all(len(r) == 2 for r in parts.values())
+
+
+def test_single_broker_cache_has_the_same_interface(tmp_path: Path) -> None:
+    with kafkapy.Broker(data_dir=tmp_path / "b", node_id=5) as b:
+        b.call(lambda: b.server.admin.create_topic("single", 2))
+        cache = b.server.metadata_cache
+        assert cache.controller_id == 5 and cache.alive_broker_ids() == {5}
+        endpoint = cache.broker_endpoint(5, "PLAINTEXT")
+        assert endpoint is not None and endpoint.port == b.port
+        assert cache.broker_endpoint(6, "PLAINTEXT") is None
+        info = cache.partition_info(TopicPartition("single", 1))
+        assert info is not None
+        assert (info.leader, info.replicas, info.isr, info.offline_replicas) == \
+            (5, (5,), (5,), ())
+        assert cache.partition_info(TopicPartition("single", 2)) is None
+
+
+def test_a_real_admin_client_creates_on_the_controller(cluster: Harness) -> None:
+    h = cluster
+    other = next(i for i in IDS if i != h.controller())
+    # Bootstrapped on a broker that is not the controller: librdkafka sends CreateTopics to
+    # Metadata's ControllerId; without leaders the wait runs out.
+    admin = AdminClient({"bootstrap.servers": h.brokers[other].bootstrap_servers})
+    futures = admin.create_topics([NewTopic("viaclient", 4, 2)], operation_timeout=0.3,
+                                  request_timeout=TIMEOUT)
+    with pytest.raises(KafkaException) as raised:
+        futures["viaclient"].result(TIMEOUT)
+    assert raised.value.args[0].name() == "REQUEST_TIMED_OUT"
+    parts = h.assignment("viaclient")["partitions"]
+    assert len(parts) == 4 and all(len(r) == 2 for r in parts.values())
+    h.publish_assignment("viaclient")
+    md = admin.list_topics(timeout=TIMEOUT)
+    assert sorted(md.topics["viaclient"].partitions) == [0, 1, 2, 3]
+    del admin

@@ -84,11 +84,23 @@ def topic_metadata(context: RequestContext[MetadataRequest], name: str,
         code = (error or UnknownTopicOrPartitionError()).code
         return MetadataResponseTopic(error_code=code, name=name,
                                      is_internal=name in INTERNAL_TOPICS)
-    partitions = []
     cache = server.metadata_cache
     if isinstance(cache, ZkMetadataCache):
         partitions = _zk_partitions(context, cache, name)
-    for p in range(record.partitions) if not isinstance(cache, ZkMetadataCache) else ():
+    else:
+        partitions = _local_partitions(context, name, record.partitions)
+    return MetadataResponseTopic(
+        error_code=0, name=name, topic_id=record.topic_id, is_internal=name in INTERNAL_TOPICS,
+        partitions=partitions,
+        topic_authorized_operations=TOPIC_OPERATIONS if include_authorized else NOT_REQUESTED)
+
+
+def _local_partitions(context: RequestContext[MetadataRequest], name: str,
+                      count: int) -> list[MetadataResponsePartition]:
+    """A single broker's partitions: it leads every one it hosts."""
+    server = context.server
+    partitions = []
+    for p in range(count):
         part = server.replica_manager.partitions.get(TopicPartition(name, p))
         if part is None:       # being created or deleted right now
             partitions.append(MetadataResponsePartition(
@@ -99,10 +111,7 @@ def topic_metadata(context: RequestContext[MetadataRequest], name: str,
             error_code=0, partition_index=p, leader_id=part.leader_id,
             leader_epoch=part.leader_epoch, replica_nodes=list(part.replicas),
             isr_nodes=list(part.isr), offline_replicas=[]))
-    return MetadataResponseTopic(
-        error_code=0, name=name, topic_id=record.topic_id, is_internal=name in INTERNAL_TOPICS,
-        partitions=partitions,
-        topic_authorized_operations=TOPIC_OPERATIONS if include_authorized else NOT_REQUESTED)
+    return partitions
 
 
 def _zk_partitions(context: RequestContext[MetadataRequest], cache: ZkMetadataCache,

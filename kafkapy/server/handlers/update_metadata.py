@@ -57,8 +57,19 @@ async def handle_update_metadata(
     after = set(cache.topics)
     store = server.metadata_store
     if isinstance(store, ZkMetadataStore):
-        await store.load_topic_configs(sorted(after - before))
+        appeared = sorted(after - before)
+        try:
+            await store.load_topic_configs(appeared)
+        except Exception as e:
+            # ZooKeeper away: the topics keep the broker defaults until their next config
+            # change notification.
+            log.warning("Could not read the configs of topics %s: %s", appeared, e)
         store.forget_topics(before - after)
+        for topic in appeared:
+            # Logs the controller's LeaderAndIsr created before this UpdateMetadata (Kafka's
+            # controller sends LeaderAndIsr first) get the topic's configs now.
+            if store.topic_configs(topic):
+                server.log_manager.reconfigure_topic(topic)
     for topic in sorted({tp.topic for tp in deleted} - after):
         server.group_coordinator.on_topic_deleted(topic)
     server.admin.on_metadata_update()
