@@ -62,7 +62,6 @@ class KafkaHealthcheck:
         self._expired = trio.Event()
         self._token: trio.lowlevel.TrioToken | None = None
         self._was_lost = False
-        self._warned = False
 
     async def connect(self) -> None:
         """Raises ZooKeeperUnavailableError after ``zookeeper.connection.timeout.ms``."""
@@ -87,14 +86,6 @@ class KafkaHealthcheck:
                                                           registration())
         log.info("Registered broker %d in ZooKeeper at %s (broker epoch %d)",
                  registration().broker_id, self.connect_string, self.broker_epoch)
-        if not self._warned:
-            self._warned = True
-            # Membership is all there is of the ZooKeeper mode so far: say so, so nobody
-            # takes several such brokers for a replicated cluster.
-            log.warning("ZooKeeper mode is incomplete: this broker registers in the cluster "
-                        "and takes part in the controller election, but there is no "
-                        "partition state or replication yet; it serves its own partitions "
-                        "only, as a single broker does")
         return self.broker_epoch
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED

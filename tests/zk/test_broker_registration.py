@@ -50,7 +50,7 @@ def test_registration_in_kafkas_format(zk_connect: str, tmp_path: Path) -> None:
     with kafkapy.Broker(data_dir=tmp_path / "b1", zookeeper_connect=zk_connect, broker_id=1,
                         broker_rack="r1") as b1, \
             kafkapy.Broker(data_dir=tmp_path / "b2", zookeeper_connect=zk_connect,
-                           broker_id=2) as b2, zk(zk_connect) as client:
+                           broker_id=2, broker_rack="r2") as b2, zk(zk_connect) as client:
         assert sorted(client.get_children("/brokers/ids")) == ["1", "2"]
         data, stat = client.get("/brokers/ids/1")
         reg = json.loads(data)
@@ -67,7 +67,8 @@ def test_registration_in_kafkas_format(zk_connect: str, tmp_path: Path) -> None:
         assert b1.server.cluster_id == b2.server.cluster_id == cluster
         for d in ("b1", "b2"):
             assert f"cluster.id={cluster}" in (tmp_path / d / "meta.properties").read_text()
-        # The brokers still serve clients.
+        # The cluster serves clients (the topic is created in ZooKeeper, the controller elects
+        # its leader).
         producer = Producer({"bootstrap.servers": b1.bootstrap_servers})
         producer.produce("t", b"v")
         assert producer.flush(TIMEOUT) == 0
@@ -116,12 +117,16 @@ def test_zookeeper_lost_and_session_expired(tmp_path: Path) -> None:
     # Its own ZooKeeper: this test stops it.
     with ZooKeeperServer(tmp_path / "zk", tick_time_ms=200) as server, \
             kafkapy.Broker(data_dir=tmp_path / "b", zookeeper_connect=server.connect_string,
-                           broker_id=3, zookeeper_session_timeout_ms=4000) as broker:
+                           broker_id=3, zookeeper_session_timeout_ms=4000,
+                           offsets_topic_replication_factor=1) as broker:
         with zk(server.connect_string) as client:
             first_epoch = client.get("/brokers/ids/3")[1].czxid
-        # ZooKeeper paused for a moment (shorter than the session): the broker serves on.
-        server.pause()
         producer = Producer({"bootstrap.servers": broker.bootstrap_servers})
+        producer.produce("t", b"before")            # creates t; the controller elects
+        assert producer.flush(TIMEOUT) == 0
+        # ZooKeeper paused for a moment (shorter than the session): the broker serves on
+        # what it leads.
+        server.pause()
         producer.produce("t", b"during")
         assert producer.flush(TIMEOUT) == 0
         del producer
@@ -144,7 +149,11 @@ def test_zookeeper_lost_and_session_expired(tmp_path: Path) -> None:
                              "auto.offset.reset": "earliest"})
         consumer.subscribe(["t"])
         try:
-            message = wait_for(lambda: (m := consumer.poll(0.5)) is not None and m, "message")
-            assert message.value() == b"during"
+            values = []
+            for _ in range(2):
+                message = wait_for(lambda: (m := consumer.poll(0.5)) is not None and m,
+                                   "message")
+                values.append(message.value())
+            assert values == [b"before", b"during"]
         finally:
             consumer.close()
