@@ -37,6 +37,18 @@ Elections (``partition_leader_election``)
 Topic deletion (``/admin/delete_topics/<t>``, with ``delete.topic.enable``)
     UpdateMetadata with leader -2 (deleting), StopReplica(delete) to every replica; once
     every replica has answered (dead replicas when they come back), the topic's znodes go.
+Requests to the controller
+    AlterPartition (the leader's ISR change, checked against broker epoch, leader, leader
+    epoch, partition epoch and eligibility; the partition epoch becomes the znode's new
+    version), ControlledShutdown (the broker is excluded from elections and ISRs, its
+    leaderships move, it leaves the ISRs it follows; RemainingPartitions lists what it still
+    leads with RF > 1), ElectLeaders (preferred / unclean) and the auto leader rebalance.
+Reassignment (KIP-455, ``AlterPartitionReassignments`` or ``/admin/reassign_partitions``)
+    The topic znode holds the full replica set (target + original) with adding/removing
+    replicas; once every target replica is in the ISR, a leader from the target set, the ISR
+    and the assignment shrink to the target, removed replicas get StopReplica(delete).
+    Cancelling returns to the original replicas. A new controller resumes them from the
+    topic znodes.
 
 kazoo calls back on its own threads; the callbacks only schedule work on the Trio loop
 (``TrioToken.run_sync_soon``); every blocking ZooKeeper call runs in a worker thread.
