@@ -79,6 +79,8 @@ def test_new_partitions_from_a_rewritten_assignment(cluster: Cluster) -> None:
 
 def test_a_new_broker_gets_full_metadata_then_its_partitions(
         cluster: Cluster, recording: list[RecordingBroker]) -> None:
+    cluster.create_topic("before-peer", {0: [1, 2]})
+    cluster.wait_for_leader("before-peer", 0, timeout=10)
     controller = cluster.wait_for_controller()
     epoch = cluster.controller_epoch()
     peer = start_peer(cluster, recording, 10, rack="r10")
@@ -97,7 +99,7 @@ def test_a_new_broker_gets_full_metadata_then_its_partitions(
     ep = brokers[1].endpoints[0]
     assert (ep.listener, ep.security_protocol, ep.port) == \
         ("PLAINTEXT", 0, cluster.brokers[1].port)
-    assert "fresh" in {t.topic_name for t in um.topic_states}
+    assert "before-peer" in {t.topic_name for t in um.topic_states}
 
     # A topic with a replica on it: LeaderAndIsr (incremental, is_new) before UpdateMetadata.
     peer.clear()
