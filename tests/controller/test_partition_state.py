@@ -12,6 +12,7 @@ import uuid
 from kafkapy.cluster import Cluster
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import (
+    BrokerNotAvailableError,
     ElectionNotNeededError,
     EligibleLeadersNotAvailableError,
     FencedLeaderEpochError,
@@ -252,6 +253,10 @@ def test_controlled_shutdown(cluster: Cluster, recording: list[RecordingBroker])
     resp = request(cluster, controller, ApiKey.CONTROLLED_SHUTDOWN, 3,
                    ControlledShutdownRequest(broker_id=13, broker_epoch=peer.epoch + 1))
     assert resp.error_code == StaleBrokerEpochError.code
+    for version in (0, 1, 2):       # v0 has Kafka's header without a client id
+        resp = request(cluster, controller, ApiKey.CONTROLLED_SHUTDOWN, version,
+                       ControlledShutdownRequest(broker_id=99))
+        assert resp.error_code == BrokerNotAvailableError.code
     peer.clear()
     resp = request(cluster, controller, ApiKey.CONTROLLED_SHUTDOWN, 3,
                    ControlledShutdownRequest(broker_id=13, broker_epoch=peer.epoch))
