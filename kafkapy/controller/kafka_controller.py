@@ -37,6 +37,18 @@ Elections (``partition_leader_election``)
 Topic deletion (``/admin/delete_topics/<t>``, with ``delete.topic.enable``)
     UpdateMetadata with leader -2 (deleting), StopReplica(delete) to every replica; once
     every replica has answered (dead replicas when they come back), the topic's znodes go.
+Requests to the controller
+    AlterPartition (the leader's ISR change, checked against broker epoch, leader, leader
+    epoch, partition epoch and eligibility; the partition epoch becomes the znode's new
+    version), ControlledShutdown (the broker is excluded from elections and ISRs, its
+    leaderships move, it leaves the ISRs it follows; RemainingPartitions lists what it still
+    leads with RF > 1), ElectLeaders (preferred / unclean) and the auto leader rebalance.
+Reassignment (KIP-455, ``AlterPartitionReassignments`` or ``/admin/reassign_partitions``)
+    The topic znode holds the full replica set (target + original) with adding/removing
+    replicas; once every target replica is in the ISR, a leader from the target set, the ISR
+    and the assignment shrink to the target, removed replicas get StopReplica(delete).
+    Cancelling returns to the original replicas. A new controller resumes them from the
+    topic znodes.
 
 kazoo calls back on its own threads; the callbacks only schedule work on the Trio loop
 (``TrioToken.run_sync_soon``); every blocking ZooKeeper call runs in a worker thread.
@@ -86,6 +98,7 @@ from kafkapy.controller.partition_leader_election import (
     reassignment_leader,
 )
 from kafkapy.errors import (
+    BrokerNotAvailableError,
     ElectionNotNeededError,
     EligibleLeadersNotAvailableError,
     FencedLeaderEpochError,
@@ -728,6 +741,7 @@ class KafkaController:
                            sorted(unknown))
         start = sorted((marked & ctx.topics) - ctx.topics_to_delete)
         if not start:
+            await self._resume_deletions(ctx)     # a retry after a failed StopReplica
             return
         log.info("Controller %d: deleting topics %s", self.broker_id, start)
         ctx.topics_to_delete.update(start)
@@ -754,6 +768,7 @@ class KafkaController:
                                         event: StopReplicaAnswered) -> None:
         failed = {(e.topic_name, e.partition_index) for e in event.response.partition_errors
                   if e.error_code}
+        retry = False
         for topic_state in event.request.topic_states:
             for p in topic_state.partition_states:
                 if not p.delete_partition:
@@ -764,7 +779,13 @@ class KafkaController:
                 if not event.response.error_code and \
                         (key[0].topic, key[0].partition) not in failed:
                     ctx.deletion_pending.discard(key)
+                else:
+                    retry = True
         await self._complete_deletions(ctx)
+        if retry:
+            log.warning("Broker %d failed to delete replicas (%s); retrying", event.broker_id,
+                        event.response)
+            self._retry_later(TopicDeletion())
 
     async def _complete_deletions(self, ctx: ControllerContext) -> None:
         waiting = {tp.topic for tp, _ in ctx.deletion_pending}
@@ -887,8 +908,10 @@ class KafkaController:
     async def _on_controlled_shutdown(self, ctx: ControllerContext, broker_id: int,
                                       broker_epoch: int) -> ControlledShutdownResponse:
         response = ControlledShutdownResponse()
-        if not ctx.is_alive(broker_id) or (broker_epoch != -1 and
-                                           broker_epoch != ctx.broker_epoch(broker_id)):
+        if not ctx.is_alive(broker_id):
+            response.error_code = BrokerNotAvailableError.code
+            return response
+        if broker_epoch != -1 and broker_epoch != ctx.broker_epoch(broker_id):
             response.error_code = StaleBrokerEpochError.code
             return response
         if broker_id not in ctx.shutting_down:
@@ -987,7 +1010,8 @@ class KafkaController:
             return
         by_preferred: dict[int, list[TopicPartition]] = {}
         for tp, assignment in sorted(ctx.assignments.items()):
-            if assignment.replicas and tp in ctx.states and not ctx.is_deleting(tp):
+            if assignment.replicas and tp in ctx.states and not ctx.is_deleting(tp) \
+                    and not ctx.reassigning(tp):
                 by_preferred.setdefault(assignment.replicas[0], []).append(tp)
         elect: list[TopicPartition] = []
         for broker_id, tps in by_preferred.items():

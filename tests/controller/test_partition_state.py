@@ -12,6 +12,7 @@ import uuid
 from kafkapy.cluster import Cluster
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import (
+    BrokerNotAvailableError,
     ElectionNotNeededError,
     EligibleLeadersNotAvailableError,
     FencedLeaderEpochError,
@@ -79,6 +80,8 @@ def test_new_partitions_from_a_rewritten_assignment(cluster: Cluster) -> None:
 
 def test_a_new_broker_gets_full_metadata_then_its_partitions(
         cluster: Cluster, recording: list[RecordingBroker]) -> None:
+    cluster.create_topic("before-peer", {0: [1, 2]})
+    cluster.wait_for_leader("before-peer", 0, timeout=10)
     controller = cluster.wait_for_controller()
     epoch = cluster.controller_epoch()
     peer = start_peer(cluster, recording, 10, rack="r10")
@@ -97,7 +100,7 @@ def test_a_new_broker_gets_full_metadata_then_its_partitions(
     ep = brokers[1].endpoints[0]
     assert (ep.listener, ep.security_protocol, ep.port) == \
         ("PLAINTEXT", 0, cluster.brokers[1].port)
-    assert "fresh" in {t.topic_name for t in um.topic_states}
+    assert "before-peer" in {t.topic_name for t in um.topic_states}
 
     # A topic with a replica on it: LeaderAndIsr (incremental, is_new) before UpdateMetadata.
     peer.clear()
@@ -250,6 +253,10 @@ def test_controlled_shutdown(cluster: Cluster, recording: list[RecordingBroker])
     resp = request(cluster, controller, ApiKey.CONTROLLED_SHUTDOWN, 3,
                    ControlledShutdownRequest(broker_id=13, broker_epoch=peer.epoch + 1))
     assert resp.error_code == StaleBrokerEpochError.code
+    for version in (0, 1, 2):       # v0 has Kafka's header without a client id
+        resp = request(cluster, controller, ApiKey.CONTROLLED_SHUTDOWN, version,
+                       ControlledShutdownRequest(broker_id=99))
+        assert resp.error_code == BrokerNotAvailableError.code
     peer.clear()
     resp = request(cluster, controller, ApiKey.CONTROLLED_SHUTDOWN, 3,
                    ControlledShutdownRequest(broker_id=13, broker_epoch=peer.epoch))

@@ -23,6 +23,7 @@ from kafkapy.zk.zk_data import (
     ReplicaAssignment,
     TopicAssignment,
     config_encode,
+    reassignment_encode,
 )
 
 
@@ -189,3 +190,49 @@ def test_unreachable_zookeeper_fails_within_the_connection_timeout() -> None:
         client.start()
     assert time.monotonic() - started < 5
     client.close()
+
+
+def test_controller_topic_operations_are_fenced(zk_connect: str) -> None:
+    """What the controller's duties add: loading topics, a topic's config, the deletion
+    markers and the topic's znodes removed, the legacy reassignment znode; every write fenced
+    by the controller epoch."""
+    tp0, tp1 = TopicPartition("t", 0), TopicPartition("t", 1)
+    with zk_client(zk_connect) as client:
+        _, version = client.register_controller_and_increment_epoch(1, 1)
+        topic_id = uuid.uuid4()
+        assignment = TopicAssignment("t", topic_id, {0: ReplicaAssignment((1, 2)),
+                                                     1: ReplicaAssignment((2, 1))})
+        client.create_topic(assignment, config_encode({"unclean.leader.election.enable":
+                                                       "true"}))
+        client.create_partition_states(version, {tp0: LeaderAndIsr(1, 0, (1, 2), 1)})
+        assignments, states = client.load_topics(["t", "gone"])
+        assert assignments == {"t": assignment}
+        assert states == {tp0: LeaderAndIsr(1, 0, (1, 2), 1, 0)}
+        assert client.get_topic_config("t") == {"unclean.leader.election.enable": "true"}
+        assert client.get_topic_config("gone") == {}
+        moved = TopicAssignment("t", topic_id, {0: ReplicaAssignment((3, 1, 2), (3,), (2,)),
+                                                1: ReplicaAssignment((2, 1))})
+        client.set_topic_assignment(version, moved)
+        assert client.get_topic_assignment("t") == moved
+
+        client.zk.create("/admin/reassign_partitions", reassignment_encode(
+            {tp0: [3, 1], tp1: [1, 2]}))
+        assert client.get_legacy_reassignment() == {tp0: (3, 1), tp1: (1, 2)}
+        client.set_legacy_reassignment(version, {tp1: (1, 2)})
+        assert client.get_legacy_reassignment() == {tp1: (1, 2)}
+        client.set_legacy_reassignment(version, {})
+        assert client.get_legacy_reassignment() is None
+
+        client.zk.create("/admin/delete_topics/t")
+        client.zk.create("/admin/delete_topics/other")
+        assert client.get_topic_deletions() == ["other", "t"]
+        client.delete_topic_deletions(version, ["other", "never-marked"])
+        assert client.get_topic_deletions() == ["t"]
+        # A deposed controller deletes nothing.
+        with pytest.raises(ControllerMovedError):
+            client.delete_topic_znodes(version - 1, "t")
+        assert client.zk.exists("/brokers/topics/t") is not None
+        client.delete_topic_znodes(version, "t")
+        for path in ("/brokers/topics/t", "/config/topics/t", "/admin/delete_topics/t"):
+            assert client.zk.exists(path) is None, path
+        assert client.get_topic_assignment("t") is None
