@@ -29,6 +29,7 @@ from kafkapy.zk.kafka_zk_client import KafkaZkClient
 from kafkapy.zk.zk_data import BrokerRegistration
 
 _SIZE = struct.Struct(">i")
+_CONTROLLER_REQUESTS = (ApiKey.LEADER_AND_ISR, ApiKey.UPDATE_METADATA, ApiKey.STOP_REPLICA)
 
 
 def _answer(api_key: int, body: Any) -> Any:
@@ -139,6 +140,11 @@ class RecordingBroker:
                 frame, buf = bytes(buf[4:4 + size]), buf[4 + size:]
                 request = decode_request(frame)
                 header = request.header
+                if header.api_key not in _CONTROLLER_REQUESTS:
+                    # Real brokers follow the partitions this fake broker "leads": their
+                    # fetchers' requests are not the controller's; the connection closes and
+                    # they back off, as from a broker that is away.
+                    return
                 with self._lock:
                     self.requests.append((header.api_key, header.api_version, request.body))
                 if not self.answer:
