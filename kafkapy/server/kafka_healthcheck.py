@@ -62,6 +62,7 @@ class KafkaHealthcheck:
         self._expired = trio.Event()
         self._token: trio.lowlevel.TrioToken | None = None
         self._was_lost = False
+        self._closing = False
 
     async def connect(self) -> None:
         """Raises ZooKeeperUnavailableError after ``zookeeper.connection.timeout.ms``."""
@@ -105,6 +106,8 @@ class KafkaHealthcheck:
 
     def _on_state(self, state: KazooState) -> None:
         # kazoo's event thread: never block here.
+        if self._closing:
+            return              # our own close ends the session: nothing was lost
         if state == KazooState.LOST:
             self._was_lost = True
             log.warning("ZooKeeper session expired: this broker's registration is gone")
@@ -120,4 +123,5 @@ class KafkaHealthcheck:
         self._expired.set()
 
     async def close(self) -> None:
+        self._closing = True
         await trio.to_thread.run_sync(self.client.close)
