@@ -68,6 +68,14 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
 from kafkapy.common.topic_partition import TopicPartition
+from kafkapy.protocol import (
+    ApiKey,
+    Request,
+    RequestHeader,
+    decode_response,
+    encode_request,
+    request_class,
+)
 from kafkapy.zk.zk_data import (
     ControllerRegistration,
     LeaderAndIsr,
@@ -344,8 +352,9 @@ class Cluster:
             time.sleep(0.05)
 
     def wait_for_broker(self, broker_id: int, timeout: float | None = None) -> None:
-        """Until the broker is registered and answers on its port. Raises RuntimeError at
-        once if its process exited."""
+        """Until the broker is registered, answers on its port and has heard from the
+        controller (its Metadata names a controller and lists itself): what a client needs
+        to use it. Raises RuntimeError at once if its process exited."""
         broker = self.brokers[broker_id]
 
         def ready() -> bool:
@@ -354,13 +363,33 @@ class Cluster:
                                    f"\n{broker.log_tail()}")
             if broker_id not in self.registered():
                 return False
-            with contextlib.suppress(OSError), \
-                    socket.create_connection((self.host, broker.port), timeout=1):
-                return True
-            return False
+            try:
+                controller, brokers = self.broker_metadata(broker_id)
+            except OSError:
+                return False
+            return controller >= 0 and broker_id in brokers
 
-        self.wait_until(ready, f"broker {broker_id} to register and listen", timeout,
-                        broker_id)
+        self.wait_until(ready, f"broker {broker_id} to register, listen and know the "
+                        f"controller", timeout, broker_id)
+
+    def broker_metadata(self, broker_id: int) -> tuple[int, set[int]]:
+        """What the broker's Metadata answer says now: the controller id (-1: none known)
+        and the live brokers. Raises OSError if it does not answer."""
+        broker = self.brokers[broker_id]
+        frame = encode_request(Request(
+            RequestHeader(api_key=ApiKey.METADATA, api_version=12, correlation_id=1,
+                          client_id="kafkapy-cluster"),
+            request_class(ApiKey.METADATA)(topics=[], allow_auto_topic_creation=False)))
+        with socket.create_connection((self.host, broker.port), timeout=5) as sock:
+            sock.sendall(len(frame).to_bytes(4, "big") + frame)
+            data = b""
+            while len(data) < 4 or len(data) < 4 + int.from_bytes(data[:4], "big"):
+                chunk = sock.recv(65536)
+                if not chunk:
+                    raise ConnectionError(f"broker {broker_id} closed the connection")
+                data += chunk
+        body = decode_response(ApiKey.METADATA, 12, data[4:]).body
+        return body.controller_id, {b.node_id for b in body.brokers}
 
     def wait_for_unregistered(self, broker_ids: int | Iterable[int],
                               timeout: float | None = None) -> None:

@@ -32,14 +32,28 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
+from kafkapy.clients.network_client import BrokerConnection
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.coordinator.partition_port import (
     LeadershipListener,
     TopicInfo,
     TxnCompletionListener,
 )
-from kafkapy.errors import KafkaError, UnknownServerError
+from kafkapy.errors import (
+    BrokerNotAvailableError,
+    KafkaError,
+    LeaderNotAvailableError,
+    UnknownServerError,
+    UnknownTopicOrPartitionError,
+    error_class,
+)
 from kafkapy.log.producer_state import AppendOrigin
+from kafkapy.protocol import ApiKey
+from kafkapy.protocol.message_classes import (
+    WritableTxnMarker,
+    WritableTxnMarkerTopic,
+    WriteTxnMarkersRequest,
+)
 from kafkapy.protocol.records import CONTROL_ABORT, CONTROL_COMMIT, build_control_batch
 from kafkapy.server.delayed_produce import DelayedProduce
 from kafkapy.server.metadata_store import TopicRecord
@@ -179,6 +193,79 @@ class BrokerCoordinatorPartitions:
     async def write_txn_markers(self, producer_id: int, producer_epoch: int, commit: bool,
                                 coordinator_epoch: int, partitions: Iterable[TopicPartition]
                                 ) -> dict[TopicPartition, KafkaError | None]:
+        """The coordinator's markers: written directly to the partitions this broker leads;
+        on a cluster, sent to the other partitions' leaders as WriteTxnMarkers v1 (Kafka's
+        TransactionMarkerChannelManager), one request per leader. A partition without a
+        leader, or whose leader cannot be reached, answers an error: the coordinator keeps
+        the transaction prepared and writes the markers again later."""
+        rm = self._server.replica_manager
+        local: list[TopicPartition] = []
+        remote: dict[int, list[TopicPartition]] = {}
+        results: dict[TopicPartition, KafkaError | None] = {}
+        clustered = self._server.config.zookeeper_connect is not None
+        for tp in partitions:
+            partition = rm.partitions.get(tp)
+            if not clustered or (partition is not None and partition.is_leader):
+                local.append(tp)
+                continue
+            info = self._server.metadata_cache.partition_info(tp)
+            if info is None:
+                results[tp] = UnknownTopicOrPartitionError(f"{tp} does not exist")
+            elif info.leader < 0:
+                results[tp] = LeaderNotAvailableError(f"{tp} has no leader")
+            else:
+                remote.setdefault(info.leader, []).append(tp)
+        results.update(await self.write_local_txn_markers(
+            producer_id, producer_epoch, commit, coordinator_epoch, local))
+        for leader, tps in remote.items():
+            results.update(await self._send_txn_markers(
+                leader, producer_id, producer_epoch, commit, coordinator_epoch, tps))
+        return results
+
+    async def _send_txn_markers(self, leader: int, producer_id: int, producer_epoch: int,
+                                commit: bool, coordinator_epoch: int,
+                                tps: list[TopicPartition]
+                                ) -> dict[TopicPartition, KafkaError | None]:
+        server = self._server
+        endpoint = server.metadata_cache.broker_endpoint(
+            leader, server.config.inter_broker_listener_name or "")
+        if endpoint is None:
+            return {tp: BrokerNotAvailableError(f"broker {leader} (leader of {tp}) is not "
+                                                f"alive") for tp in tps}
+        by_topic: dict[str, list[int]] = {}
+        for tp in tps:
+            by_topic.setdefault(tp.topic, []).append(tp.partition)
+        request = WriteTxnMarkersRequest(markers=[WritableTxnMarker(
+            producer_id=producer_id, producer_epoch=producer_epoch, transaction_result=commit,
+            coordinator_epoch=coordinator_epoch,
+            topics=[WritableTxnMarkerTopic(name=t, partition_indexes=ps)
+                    for t, ps in by_topic.items()])])
+        conn = BrokerConnection(endpoint.host, endpoint.port,
+                                client_id=f"broker-{server.node_id}-txn-markers",
+                                timeout_s=server.config.request_timeout_ms / 1000)
+        try:
+            response = await conn.request(ApiKey.WRITE_TXN_MARKERS, 1, request)
+        except KafkaError as e:
+            return {tp: e for tp in tps}
+        finally:
+            await conn.close()
+        results: dict[TopicPartition, KafkaError | None] = {tp: UnknownServerError(
+            f"broker {leader} did not answer for {tp}") for tp in tps}
+        for marker in response.markers:
+            for topic in marker.topics:
+                for p in topic.partitions:
+                    tp = TopicPartition(topic.name, p.partition_index)
+                    results[tp] = None if p.error_code == 0 else error_class(p.error_code)(
+                        f"broker {leader}: writing the marker to {tp} failed")
+        return results
+
+    async def write_local_txn_markers(self, producer_id: int, producer_epoch: int,
+                                      commit: bool, coordinator_epoch: int,
+                                      partitions: Iterable[TopicPartition]
+                                      ) -> dict[TopicPartition, KafkaError | None]:
+        """Append the markers to partitions this broker leads (WriteTxnMarkers from a
+        coordinator elsewhere lands here too): NOT_LEADER_OR_FOLLOWER / UNKNOWN_TOPIC_OR_
+        PARTITION for the others."""
         server = self._server
         rm = server.replica_manager
         results: dict[TopicPartition, KafkaError | None] = {}

@@ -292,3 +292,49 @@ def test_sigterm_moves_leadership_before_the_broker_stops(cluster: Cluster) -> N
     assert leaderless == []
     assert all(cluster.leader_of("graceful", p) != victim for p in range(6))
     restore(cluster, victim)
+
+
+# ------------------------------------------------------------------- coordinators
+
+
+def test_consumer_group_and_transactions_on_the_cluster(cluster: Cluster) -> None:
+    # __consumer_offsets and __transaction_state are RF-3 topics here; each group's and each
+    # transactional id's coordinator is the leader of its partition, found by FindCoordinator
+    # on any broker.
+    create(cluster, "tx-in", partitions=2)
+    producer = confluent_kafka.Producer({"bootstrap.servers": cluster.bootstrap_servers,
+                                         "transactional.id": "cluster-tx"})
+    producer.init_transactions(30)
+    producer.begin_transaction()
+    for i in range(20):
+        producer.produce("tx-in", f"committed-{i}".encode(), partition=i % 2)
+    producer.commit_transaction(30)
+    producer.begin_transaction()
+    producer.produce("tx-in", b"aborted", partition=0)
+    producer.abort_transaction(30)
+    consumer = confluent_kafka.Consumer({
+        "bootstrap.servers": cluster.bootstrap_servers, "group.id": "cluster-group",
+        "auto.offset.reset": "earliest", "enable.auto.commit": False,
+        "isolation.level": "read_committed"})
+    try:
+        consumer.subscribe(["tx-in"])
+        got: list[bytes] = []
+        deadline = time.monotonic() + 30
+        while len(got) < 20 and time.monotonic() < deadline:
+            m = consumer.poll(0.5)
+            if m is not None and not m.error():
+                got.append(m.value())
+        assert sorted(got) == sorted(f"committed-{i}".encode() for i in range(20))
+        consumer.commit(asynchronous=False)
+        committed = consumer.committed([confluent_kafka.TopicPartition("tx-in", p)
+                                        for p in range(2)], timeout=10)
+        # Stored by the group's coordinator: past each partition's ten committed records
+        # (how far past the markers depends on how far the consumer had fetched).
+        assert all(tp.offset >= 10 and not tp.error for tp in committed), committed
+    finally:
+        consumer.close()
+    for topic in ("__consumer_offsets", "__transaction_state"):
+        md = view(cluster.bootstrap_servers)
+        assert topic not in md["topics"]       # internal: left out of view(); check ZooKeeper
+        assert cluster.partition_state(topic, 0) is not None
+        assert len(cluster.isr_of(topic, 0)) == 3

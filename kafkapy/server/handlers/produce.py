@@ -37,6 +37,7 @@ from kafkapy.errors import (
     InvalidRecordError,
     InvalidRequiredAcksError,
     KafkaError,
+    NotCoordinatorError,
     TransactionalIdAuthorizationFailedError,
     UnsupportedVersionError,
 )
@@ -71,8 +72,15 @@ def _verify_transactional(context: RequestContext[ProduceRequest], transactional
     if transactional_id is None:
         raise TransactionalIdAuthorizationFailedError(
             "a transactional batch needs the request's transactional id")
-    context.server.transaction_coordinator.verify_partition(
-        transactional_id, header.producer_id, header.producer_epoch, tp)
+    try:
+        context.server.transaction_coordinator.verify_partition(
+            transactional_id, header.producer_id, header.producer_epoch, tp)
+    except NotCoordinatorError:
+        if context.server.config.zookeeper_connect is None:
+            raise
+        # On a cluster the id's coordinator may be another broker. Kafka verifies there with
+        # AddPartitionsToTxn v4 (transaction.partition.verification.enable, 3.6+); kafkapy
+        # does not yet, and accepts the batch as Kafka 3.0-3.5 always did.
 
 
 async def handle_produce(context: RequestContext[ProduceRequest]) -> _Answer | Parked:

@@ -160,14 +160,15 @@ async def handle_end_txn(context: RequestContext[EndTxnRequest]) -> EndTxnRespon
 
 async def handle_write_txn_markers(
         context: RequestContext[WriteTxnMarkersRequest]) -> WriteTxnMarkersResponse:
-    """Markers from a transaction coordinator (this broker's writes its own directly, see
-    kafkapy.server.coordinator_partitions): per marker and partition, the append's
+    """Markers from a transaction coordinator on another broker (this broker's own writes
+    the partitions it leads directly, see kafkapy.server.coordinator_partitions): per marker
+    and partition, the append's
     error (UNKNOWN_TOPIC_OR_PARTITION, INVALID_PRODUCER_EPOCH for a marker older than the
     producer, TRANSACTION_COORDINATOR_FENCED for an older coordinator epoch)."""
     out = []
     for marker in context.body.markers:
         tps = [TopicPartition(t.name, p) for t in marker.topics for p in t.partition_indexes]
-        results = await context.server.coordinator_partitions.write_txn_markers(
+        results = await context.server.coordinator_partitions.write_local_txn_markers(
             marker.producer_id, marker.producer_epoch, marker.transaction_result,
             marker.coordinator_epoch, tps)
         out.append(WritableTxnMarkerResult(producer_id=marker.producer_id, topics=[
