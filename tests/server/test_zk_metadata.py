@@ -148,7 +148,9 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Harness]:
                     data_dir=Path(tmp) / f"b{i}", zookeeper_connect=connect, broker_id=i,
                     **{"offsets.topic.num.partitions": "4",
                        "transaction.state.log.replication.factor": "4",
-                       "num.partitions": "3", "default.replication.factor": "2"}).start()
+                       "num.partitions": "3", "default.replication.factor": "2",
+                       # the last brokers to stop may look for a controller being elected
+                       "controlled.shutdown.retry.backoff.ms": "200"}).start()
             zk.start(timeout=10)
             h = Harness(brokers, zk)
             wait_for(lambda: zk.exists("/controller"), "a controller")
