@@ -45,13 +45,16 @@ async def handle_update_metadata(
         log.info("Received UpdateMetadata with broker epoch %d older than the current %d",
                  body.broker_epoch, healthcheck.broker_epoch)
         return UpdateMetadataResponse(error_code=StaleBrokerEpochError.code)
-    known_epoch = max(cache.controller_epoch,
-                      getattr(server.replica_manager, "controller_epoch", -1))
+    # One controller epoch per broker, kept by the ReplicaManager and raised by every
+    # request of the controller (Kafka's ReplicaManager.controllerEpoch).
+    rm = server.replica_manager
+    known_epoch = rm.controller_epoch
     if body.controller_epoch < known_epoch:
         log.info("Ignoring UpdateMetadata from controller %d with epoch %d: the latest known "
                  "controller epoch is %d", body.controller_id, body.controller_epoch,
                  known_epoch)
         return UpdateMetadataResponse(error_code=StaleControllerEpochError.code)
+    rm.controller_epoch = body.controller_epoch
     before = set(cache.topics)
     deleted = cache.update(body, context.api_version)
     after = set(cache.topics)
