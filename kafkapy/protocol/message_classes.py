@@ -2665,6 +2665,7 @@ class AlterPartitionReassignmentsRequest:
     """AlterPartitionReassignmentsRequest."""
 
     timeout_ms: int = 60000
+    allow_replication_factor_change: bool = True
     topics: list[ReassignableTopic] = attr.Factory(list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
         default=(), repr=False, kw_only=True)
@@ -2699,6 +2700,7 @@ class AlterPartitionReassignmentsResponse:
     """AlterPartitionReassignmentsResponse."""
 
     throttle_time_ms: int = 0
+    allow_replication_factor_change: bool = True
     error_code: int = 0
     error_message: str | None = ''
     responses: list[ReassignableTopicResponse] = attr.Factory(list)
