@@ -23,7 +23,14 @@ import confluent_kafka
 import pytest
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin import NewTopic as AioNewTopic
-from confluent_kafka.admin import AdminClient, ConfigResource, NewPartitions, NewTopic
+from confluent_kafka.admin import (
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    NewPartitions,
+    NewTopic,
+)
 from kafka.admin import KafkaAdminClient
 from kafka.admin import NewTopic as KPNewTopic
 
@@ -66,8 +73,9 @@ def admin(bootstrap: str) -> AdminClient:
 
 def create(cluster: Cluster, name: str, partitions: int = 6, rf: int = 3,
            configs: dict[str, str] | None = None) -> None:
-    futures = admin(cluster.bootstrap_servers).create_topics(
-        [NewTopic(name, partitions, rf, config=configs or {})], operation_timeout=30)
+    a = admin(cluster.bootstrap_servers)      # kept alive until the result is in
+    futures = a.create_topics([NewTopic(name, partitions, rf, config=configs or {})],
+                              operation_timeout=30)
     futures[name].result(30)
     for p in range(partitions):
         cluster.wait_for_isr(name, p, rf, timeout=30)
@@ -130,7 +138,7 @@ def test_kcat_and_kafka_python_see_the_same_cluster(cluster: Cluster) -> None:
         try:
             described = client.describe_cluster()
             assert described["controller_id"] == cluster.controller()
-            assert {b["node_id"] for b in described["brokers"]} == {1, 2, 3}
+            assert {b["broker_id"] for b in described["brokers"]} == {1, 2, 3}
         finally:
             client.close()
 
@@ -144,13 +152,15 @@ def test_topic_lifecycle_through_confluent_kafka(cluster: Cluster) -> None:
     a.create_partitions([NewPartitions("life-c", 5)], operation_timeout=30)["life-c"].result(30)
     for p in range(5):
         cluster.wait_for_isr("life-c", p, 3, timeout=30)
-    resource = ConfigResource(ConfigResource.Type.TOPIC, "life-c",
-                              set_config={"retention.ms": "123456"})
-    a.alter_configs([resource])[resource].result(30)
+    resource = ConfigResource(ConfigResource.Type.TOPIC, "life-c", incremental_configs=[
+        ConfigEntry("retention.ms", "123456",
+                    incremental_operation=AlterConfigOpType.SET)])
+    a.incremental_alter_configs([resource])[resource].result(30)
     for broker in cluster.brokers.values():
         def changed(bootstrap: str = broker.bootstrap) -> bool:
             res = ConfigResource(ConfigResource.Type.TOPIC, "life-c")
-            configs = admin(bootstrap).describe_configs([res])[res].result(10)
+            client = admin(bootstrap)
+            configs = client.describe_configs([res])[res].result(10)
             return bool(configs["retention.ms"].value == "123456")
         cluster.wait_until(changed, f"broker {broker.broker_id} to see retention.ms", 20)
     for broker in cluster.brokers.values():
@@ -188,8 +198,8 @@ def test_topic_lifecycle_through_kafka_python_and_aiokafka(cluster: Cluster) -> 
 
 
 def test_replication_factor_above_the_live_brokers_is_refused(cluster: Cluster) -> None:
-    futures = admin(cluster.bootstrap_servers).create_topics(
-        [NewTopic("too-many", 1, 4)], operation_timeout=10)
+    a = admin(cluster.bootstrap_servers)
+    futures = a.create_topics([NewTopic("too-many", 1, 4)], operation_timeout=10)
     with pytest.raises(confluent_kafka.KafkaException) as info:
         futures["too-many"].result(30)
     error = info.value.args[0]
