@@ -13,7 +13,6 @@ would, so the leaders' ISR changes can be seen on the wire.
 from __future__ import annotations
 
 import itertools
-import struct
 import threading
 import time
 import uuid
@@ -27,7 +26,7 @@ import trio
 import kafkapy
 from kafkapy.clients.network_client import BrokerConnection
 from kafkapy.common.topic_partition import TopicPartition
-from kafkapy.protocol import ApiKey, decode_request, encode_response
+from kafkapy.protocol import ApiKey
 from kafkapy.protocol.message_classes import (
     AlterPartitionRequest,
     AlterPartitionResponse,
@@ -58,6 +57,7 @@ from kafkapy.protocol.message_classes import (
 )
 from kafkapy.protocol.records import build_batch
 from kafkapy.zk.zookeeper_server import ZooKeeperServer
+from tests.fake_peer import FakePeer
 
 TIMEOUT = 20.0
 LAG_MS = 1500
@@ -79,71 +79,30 @@ INCONSISTENT_TOPIC_ID = 103
 
 # ============================================================ the controller's stand-in
 
-class FakeController:
-    """A TCP server in its own thread answering AlterPartition v2 by committing the asked ISR
-    (partition epoch + 1), recording every request."""
+class FakeController(FakePeer):
+    """Answers AlterPartition v2 by committing the asked ISR (partition epoch + 1), recording
+    every request."""
 
     def __init__(self) -> None:
-        self.requests: list[AlterPartitionRequest] = []
-        self.port = 0
-        self._token: trio.lowlevel.TrioToken | None = None
-        self._cancel: trio.CancelScope | None = None
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=trio.run, args=(self._main,), daemon=True)
+        super().__init__(self._commit)
 
-    def __enter__(self) -> FakeController:
-        self._thread.start()
-        assert self._ready.wait(10)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        assert self._token is not None and self._cancel is not None
-        trio.from_thread.run_sync(self._cancel.cancel, trio_token=self._token)
-        self._thread.join(10)
-
-    async def _main(self) -> None:
-        self._token = trio.lowlevel.current_trio_token()
-        with trio.CancelScope() as self._cancel:
-            listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
-            self.port = listeners[0].socket.getsockname()[1]
-            self._ready.set()
-            await trio.serve_listeners(self._serve, listeners)
-
-    async def _serve(self, stream: trio.SocketStream) -> None:
-        buf = bytearray()
-        try:
-            while True:
-                while len(buf) < 4 or len(buf) < 4 + struct.unpack(">i", buf[:4])[0]:
-                    chunk = await stream.receive_some(65536)
-                    if not chunk:
-                        return
-                    buf += chunk
-                size = struct.unpack(">i", buf[:4])[0]
-                frame, buf = bytes(buf[4:4 + size]), buf[4 + size:]
-                request = decode_request(frame)
-                header = request.header
-                assert header.api_key == ApiKey.ALTER_PARTITION
-                body: AlterPartitionRequest = request.body
-                self.requests.append(body)
-                answer = AlterPartitionResponse(throttle_time_ms=0, error_code=0, topics=[
-                    AlterPartitionResponseAlterPartitionTopicData(
-                        topic_id=t.topic_id, partitions=[
-                            AlterPartitionResponseAlterPartitionPartitionData(
-                                partition_index=p.partition_index, error_code=0,
-                                leader_id=body.broker_id, leader_epoch=p.leader_epoch,
-                                isr=list(p.new_isr), partition_epoch=p.partition_epoch + 1)
-                            for p in t.partitions]) for t in body.topics])
-                out = encode_response(header.api_key, header.api_version,
-                                      header.correlation_id, answer)
-                await stream.send_all(struct.pack(">i", len(out)) + out)
-        except trio.BrokenResourceError:
-            return
+    @staticmethod
+    def _commit(api_key: int, version: int, body: AlterPartitionRequest) -> Any:
+        assert api_key == ApiKey.ALTER_PARTITION
+        return AlterPartitionResponse(throttle_time_ms=0, error_code=0, topics=[
+            AlterPartitionResponseAlterPartitionTopicData(
+                topic_id=t.topic_id, partitions=[
+                    AlterPartitionResponseAlterPartitionPartitionData(
+                        partition_index=p.partition_index, error_code=0,
+                        leader_id=body.broker_id, leader_epoch=p.leader_epoch,
+                        isr=list(p.new_isr), partition_epoch=p.partition_epoch + 1)
+                    for p in t.partitions]) for t in body.topics])
 
     def isr_changes(self, topic_id: uuid.UUID) -> list[tuple[int, int, list[int], int]]:
         """(broker id, leader epoch, new ISR, partition epoch) of every change asked for
         ``topic_id``."""
         return [(r.broker_id, p.leader_epoch, list(p.new_isr), p.partition_epoch)
-                for r in list(self.requests) for t in r.topics if t.topic_id == topic_id
+                for _, _, r in self.received() for t in r.topics if t.topic_id == topic_id
                 for p in t.partitions]
 
 
@@ -158,6 +117,7 @@ def zookeeper() -> Iterator[ZooKeeperServer]:
 @pytest.fixture(scope="module")
 def fake_controller() -> Iterator[FakeController]:
     with FakeController() as fc:
+        assert isinstance(fc, FakeController)
         yield fc
 
 
@@ -549,7 +509,7 @@ def test_a_stopped_follower_leaves_the_isr_through_alter_partition(
         assert LAG_MS / 1000 * 0.9 < took < LAG_MS / 1000 + 3
         assert state(cluster[1], topic)["isr"] == [1]                   # type: ignore[index]
         assert fake_controller.isr_changes(tid) == [(1, 0, [1], 5)]
-        [request] = [r for r in fake_controller.requests
+        [request] = [r for _, _, r in fake_controller.received()
                      if any(t.topic_id == tid for t in r.topics)]
         assert request.broker_epoch == broker_epoch(cluster[1])
         # The high watermark moved with the shrunk ISR; acks=all is now refused up front.
