@@ -230,6 +230,13 @@ ERROR_SHAPES: Mapping[int, ErrorShape] = MappingProxyType({
     # CreatePartitions: one result per topic (ApiError message).
     ApiKey.CREATE_PARTITIONS: ErrorShape(Shape(arrays=(
         Mirror("topics", "results", Shape(keys={"name": "name"})),))),
+    # ElectLeaders: the top-level ErrorCode (v1+) and every requested partition (none when
+    # the request asked for all: TopicPartitions null).
+    ApiKey.ELECT_LEADERS: ErrorShape(Shape(arrays=(
+        _topics("topic_partitions", "replica_election_results", {"topic": "topic"},
+                Mirror("partition_id", "partition_result",
+                       Shape(keys={"partition_id": ELEMENT}))),
+    ))),
     # DeleteGroups: one result per group.
     ApiKey.DELETE_GROUPS: ErrorShape(Shape(arrays=(
         Mirror("groups_names", "results", Shape(keys={"group_id": ELEMENT})),

@@ -510,6 +510,25 @@ def test_metadata_error_per_requested_topic() -> None:
     assert all_topics.topics == []
 
 
+@pytest.mark.parametrize("version", [0, 1, 2])
+def test_elect_leaders_error_per_requested_partition(version: int) -> None:
+    # Kafka's ElectLeadersRequest.getErrorResponse: every requested partition with the error
+    # (and its message), the top-level ErrorCode from v1; nothing listed for "all" (null).
+    tps = element(43, "request", "topic_partitions")
+    request = request_class(43)(election_type=0,
+                                topic_partitions=[tps(topic="t", partition_id=[0, 2])])
+    body = error_response(43, version, request, errors.NotControllerError("moved"))
+    decoded = kp_decode(43, version, encode_response(43, version, CORRELATION_ID, body))
+    assert [(r.topic, [(p.partition_id, p.error_code, p.error_message)
+                       for p in r.partition_result])
+            for r in decoded.replica_election_results] == \
+        [("t", [(0, 41, "moved"), (2, 41, "moved")])]
+    assert decoded.error_code == (41 if version >= 1 else 0)
+    everything = error_response(43, version, request_class(43)(topic_partitions=None),
+                                errors.NotControllerError("moved"))
+    assert everything.replica_election_results == []
+
+
 def test_group_and_coordinator_error_shapes() -> None:
     # OffsetCommit: every partition.
     topic, partition = element(8, "request", "topics"), element(8, "request", "topics",
