@@ -1,8 +1,10 @@
 """What replication costs: 3 brokers, RF 3, acks=all against 1 broker, acks=1, on one machine.
 
     PYTHONPATH=. python -m benchmarks.replication_bench [--reps 5] [--small 1000000]
-        [--large 300000] [--rate 2000] [--latency-seconds 10] [--out results.md]
-        [--profile DIR]     # py-spy of the leader and a follower under the 1 KiB load
+        [--large 300000] [--sizes 100,1024] [--rates 2000] [--latency-seconds 10]
+        [--variant replica.fetch.max.bytes=10485760]   # a third side: RF 3, other settings
+        [--out results.md]
+        [--profile DIR [--profile-load throughput|latency] [--skip-bench]]   # py-spy
 
 Needs ZooKeeper (as ``kafkapy.Cluster`` does) and confluent-kafka; py-spy for ``--profile``.
 
@@ -29,10 +31,11 @@ In each side's cluster, per repetition:
   timed to the end of ``flush()``), ``--small`` records of 100 B and ``--large`` of 1 KiB,
   each into a fresh topic whose ISR is full first; records/s and MB/s of values, checked
   against the leader's log (high watermark and log end).
-- **latency** (after the throughput runs): ``broker_bench``'s latency producer at ``--rate``
-  msg/s of 100 B (linger.ms 0), acks=all on ``rf3``, acks=1 on ``single`` (the reference);
-  a long-polling consumer on the leader; p50, p99, p99.9 of receive - send. On RF 3 a record
-  reaches the consumer only once the high watermark passes it: a follower fetch round trip.
+- **latency** (after the throughput runs): ``broker_bench``'s latency producer at each of
+  ``--rates`` msg/s of 100 B (linger.ms 0), acks=all on ``rf3``, acks=1 on ``single`` (the
+  reference); a long-polling consumer on the leader; p50, p99, p99.9 of receive - send. On
+  RF 3 a record reaches the consumer only once the high watermark passes it: a follower
+  fetch round trip.
 - **CPU**: around every measured window, each broker's and ZooKeeper's CPU
   (/proc/<pid>/stat), the clients' own, the harness's, and the machine's busy time
   (/proc/stat); *other CPU* = busy - all of these, in cores (the kernel's page-cache
