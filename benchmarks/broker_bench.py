@@ -424,11 +424,12 @@ class LatencyProducerJob:
     topic: str
     rate: float
     seconds: float
+    acks: str = "1"
 
 
 def latency_producer(job: LatencyProducerJob, sync: Callable[[], float]) -> dict[str, Any]:
     from confluent_kafka import Producer
-    producer = Producer({"bootstrap.servers": job.bootstrap, "acks": "1", "linger.ms": 0})
+    producer = Producer({"bootstrap.servers": job.bootstrap, "acks": job.acks, "linger.ms": 0})
     pad = b"\0" * 92
     producer.produce(job.topic, struct.pack(">d", 0.0) + pad)     # warm-up: the consumer
     producer.flush(TIMEOUT)                                        # waits for it
