@@ -138,6 +138,10 @@ class Workload:
             except BufferError:
                 self.producer.poll(0.1)
                 continue
+            except KafkaException as e:
+                # After a fatal error produce() raises it (error_cb may not have run yet).
+                self.fatal = e.args[0]
+                break
             self.sent += 1
             self.producer.poll(0)
             next_at += interval
