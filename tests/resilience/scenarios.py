@@ -108,6 +108,11 @@ class Workload:
             # Long enough to outlast any failover a scenario makes: a message is reported
             # failed only when the broker said so.
             "message.timeout.ms": 120_000,
+            # A paused (SIGSTOPped) leader keeps its connections open: librdkafka gives up on
+            # a request to it after socket.timeout.ms (60 s by default) and only then moves
+            # its idempotent sequence to the new leader.
+            "socket.timeout.ms": 10_000,
+            "request.timeout.ms": 8000,
             "error_cb": self._on_error,
             **(config or {}),
         })
@@ -158,10 +163,13 @@ class Workload:
         step(f"{self.tag}: stopping the producer ({len(self.acked)} acked)")
         self._stop.set()
         self._thread.join(10)
-        remaining = self.producer.flush(30 if self.fatal is not None else timeout)
-        if self.fatal is None:
-            assert remaining == 0, \
-                f"{remaining} messages without a delivery report after {timeout} s"
+        if self.fatal is not None:
+            # Nothing more will be delivered: fail what is left without waiting for it.
+            self.producer.purge()
+            self.producer.poll(1)
+            return
+        remaining = self.producer.flush(timeout)
+        assert remaining == 0, f"{remaining} messages without a delivery report after {timeout} s"
 
     def wait_acked(self, count: int, timeout: float = 30.0) -> None:
         """Until at least ``count`` more records are acknowledged than now."""
@@ -197,13 +205,21 @@ def create_topic(cluster: Cluster, topic: str, partitions: int = 1) -> None:
         cluster.wait_for_isr(topic, p, 3, timeout=RECOVER_S)
 
 
-def restore(cluster: Cluster, topic: str) -> None:
-    """Every broker running (resumed, restarted) and the topic's partition-0 ISR full."""
+def restore_brokers(cluster: Cluster) -> None:
+    """Every broker running: resumed if paused, started if down (also after a scenario
+    failed half-way, so the next one starts from a whole cluster)."""
     for broker_id, broker in cluster.brokers.items():
         if broker.running:
             cluster.resume(broker_id)
         else:
             cluster.restart(broker_id)
+    for broker_id in cluster.brokers:
+        cluster.wait_for_broker(broker_id, timeout=RECOVER_S)
+
+
+def restore(cluster: Cluster, topic: str) -> None:
+    """Every broker running and the topic's partition-0 ISR full."""
+    restore_brokers(cluster)
     cluster.wait_for_isr(topic, 0, 3, timeout=RECOVER_S)
 
 
@@ -378,11 +394,14 @@ def paused_leader(cluster: Cluster, rounds: int = 1) -> Outcome:
     workload = Workload(cluster, topic, "paused-leader").start()
     try:
         workload.wait_acked(200)
-        for _ in range(rounds):
+        for r in range(rounds):
             leader = _leader(cluster, topic)
+            step(f"paused-leader round {r}: SIGSTOP leader {leader}")
             cluster.pause(leader)
             cluster.wait_for_leader(topic, 0, not_in={leader}, timeout=FAILOVER_S)
+            step(f"paused-leader: new leader {cluster.leader_of(topic, 0)}")
             workload.wait_acked(100, timeout=FAILOVER_S + 20)
+            step(f"paused-leader: SIGCONT {leader}")
             cluster.resume(leader)
             cluster.wait_for_isr(topic, 0, 3, timeout=RECOVER_S)
             workload.wait_acked(100)

@@ -17,7 +17,7 @@ import pytest
 
 import kafkapy
 from kafkapy.cluster import Cluster
-from tests.resilience.scenarios import SCENARIOS, SETTINGS
+from tests.resilience.scenarios import SCENARIOS, SETTINGS, restore_brokers
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -36,6 +36,9 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
 
 @pytest.mark.parametrize("name", list(SCENARIOS))
 def test_nothing_acknowledged_is_lost(cluster: Cluster, name: str) -> None:
-    outcome = SCENARIOS[name](cluster, rounds=ROUNDS[name])
+    try:
+        outcome = SCENARIOS[name](cluster, rounds=ROUNDS[name])
+    finally:
+        restore_brokers(cluster)
     print(outcome)
     assert outcome.ok, str(outcome)
