@@ -21,7 +21,7 @@ from collections import defaultdict
 
 import kafkapy
 from tests.resilience.checker import KINDS
-from tests.resilience.scenarios import SCENARIOS, SETTINGS
+from tests.resilience.scenarios import SCENARIOS, SETTINGS, restore_brokers
 
 
 def main() -> int:
@@ -50,6 +50,7 @@ def main() -> int:
             except Exception:
                 t["raised"] += 1
                 print(f"{name}: raised\n{traceback.format_exc()}", flush=True)
+                restore_brokers(cluster)        # the next scenario starts from a whole cluster
                 continue
             finally:
                 seconds[name] += time.monotonic() - started

@@ -212,6 +212,9 @@ def restore_brokers(cluster: Cluster) -> None:
         if broker.running:
             cluster.resume(broker_id)
         else:
+            # A SIGKILLed broker's registration lives until its session expires; a broker
+            # started before that refuses to (broker.id in use), as Kafka's does.
+            cluster.wait_for_unregistered(broker_id, timeout=FAILOVER_S)
             cluster.restart(broker_id)
     for broker_id in cluster.brokers:
         cluster.wait_for_broker(broker_id, timeout=RECOVER_S)
@@ -506,6 +509,7 @@ def min_insync_replicas(cluster: Cluster) -> Outcome:
     for _ in range(5):
         got = send("1")
         assert isinstance(got, tuple), f"acks=1 with one broker up failed: {got}"
+    cluster.wait_for_unregistered(down[0], timeout=FAILOVER_S)
     cluster.restart(down[0])
     cluster.wait_for_isr(topic, 0, 2, timeout=RECOVER_S)
     for _ in range(10):
