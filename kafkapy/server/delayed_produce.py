@@ -3,8 +3,10 @@
 ``ReplicaManager.append_records`` parks one in its produce purgatory, keyed by each appended
 partition, with the per-partition results of the append; an advance of a partition's high
 watermark (``check_and_complete``) or the request's timeout completes it. The results are
-updated in place: the caller reads them once the operation is complete. Runs on the broker's
-event loop.
+updated in place: the caller reads them once the operation is complete. A partition is
+answered without error only once its high watermark has passed the append; completed any
+other way (timeout, lost leadership, the broker's shutdown) it carries an error. Runs on the
+broker's event loop.
 """
 
 from __future__ import annotations
@@ -72,4 +74,12 @@ class DelayedProduce(DelayedOperation):
                 f"{tp}: not replicated to min.insync.replicas within the request timeout")
 
     def on_complete(self) -> None:
-        pass
+        """A completion that did not come from ``try_complete`` or the timeout (the
+        purgatory's shutdown, while the broker stops) leaves partitions whose high watermark
+        has not passed the append: they must not be answered as written. Kafka never answers
+        them (the connection closes; the client retries); here they get
+        NOT_LEADER_OR_FOLLOWER, retriable too, so the client finds the new leader and an
+        idempotent producer's retry is deduplicated there if the record did get through."""
+        for tp in self._pending():
+            self.results[tp].error = NotLeaderOrFollowerError(
+                f"{tp}: the broker is shutting down before the append was replicated")

@@ -58,9 +58,10 @@ LATEST_TIMESTAMP = -1
 LATEST_TIERED_TIMESTAMP = -5
 NO_LEADER = -1
 
-# AlterPartition answers after which the leader waits for the controller's LeaderAndIsr:
-# INVALID_UPDATE_VERSION (stale partition epoch), FENCED_LEADER_EPOCH.
-_WAIT_FOR_LEADER_AND_ISR = frozenset({95, 74})
+# AlterPartition answers that say the change was not applied, by any controller (Kafka's
+# handleAlterPartitionError): OPERATION_NOT_ATTEMPTED, INELIGIBLE_REPLICA. After any other
+# refusal the change stays pending until the controller's LeaderAndIsr.
+_RESET_TO_COMMITTED = frozenset({55, 107})
 
 
 @attrs.frozen
@@ -280,19 +281,28 @@ class Partition:
     def on_alter_partition(self, change: PendingIsr, error: int, leader_epoch: int,
                            isr: list[int], partition_epoch: int, now_ms: int) -> bool:
         """The controller's answer to ``change``. Returns True if the high watermark moved.
-        An error drops the pending change (the next check proposes again, or a LeaderAndIsr
-        brings the truth)."""
+
+        Kafka's handleAlterPartitionError / handleAlterPartitionUpdate: only
+        OPERATION_NOT_ATTEMPTED and INELIGIBLE_REPLICA say the change was certainly not
+        applied; the partition then goes back to its committed ISR and proposes again later.
+        Any other refusal (INVALID_UPDATE_VERSION, FENCED_LEADER_EPOCH, an unknown
+        partition, ...) or an answer for another leader epoch leaves the change pending,
+        with nothing more proposed, until the controller's LeaderAndIsr brings the truth:
+        a pending expansion's new member keeps counting for the high watermark. Dropping it
+        would let the high watermark pass a replica that the controller may already have
+        put in the ISR, and made leader (issue 18's clean bounce: a leader shutting down
+        acknowledged records that its successor, admitted to the ISR by the controller,
+        never had)."""
         if self.pending_isr is not change:
             return False        # a LeaderAndIsr came in between
-        self.pending_isr = None
-        if error in _WAIT_FOR_LEADER_AND_ISR:
-            # This leader's view is stale: propose nothing until the controller's next
-            # LeaderAndIsr (Kafka keeps the change pending for the same reason).
-            self._isr_blocked = True
+        if error in _RESET_TO_COMMITTED:
+            self.pending_isr = None
             return False
         if error != 0 or leader_epoch != self.leader_epoch or \
                 partition_epoch < self.partition_epoch:
+            self._isr_blocked = True
             return False
+        self.pending_isr = None
         self.isr = list(isr)
         self.partition_epoch = partition_epoch
         return self.maybe_increment_leader_hw(now_ms)

@@ -96,9 +96,10 @@ def test_controller_refusals(tmp_path: Path) -> None:
     p.make_leader(PartitionState(1, 2, (1, 2), 7, (1, 2)), now_ms=0)
     p.maybe_shrink_isr(10_000, 1000)
     [change] = rec.changes
-    # INVALID_UPDATE_VERSION: dropped; nothing more is proposed until a LeaderAndIsr.
+    # INVALID_UPDATE_VERSION: the change stays pending (Kafka: it may have been applied);
+    # nothing more is proposed until a LeaderAndIsr.
     assert not p.on_alter_partition(change, 95, -1, [], -1, 10_000)
-    assert p.pending_isr is None and p.isr == [1, 2]
+    assert p.pending_isr is change and p.isr == [1, 2]
     p.maybe_shrink_isr(20_000, 1000)
     assert len(rec.changes) == 1
     p.make_leader(PartitionState(1, 3, (1, 2), 8, (1, 2)), now_ms=20_000)
@@ -146,3 +147,34 @@ def test_end_offset_for_epoch_is_kafkas(tmp_path: Path) -> None:
     assert cache.end_offset_for(1, 100) == (1, 10)              # older than every entry
     assert cache.end_offset_for(8, 100) == (-1, -1)             # newer than the latest
     assert cache.end_offset_for(-1, 100) == (-1, -1)
+
+
+@pytest.mark.parametrize("error", [95, 74, 6, 3])
+def test_a_refused_expansion_still_holds_the_high_watermark(tmp_path: Path, error: int) -> None:
+    """Kafka's handleAlterPartitionError: after INVALID_UPDATE_VERSION, FENCED_LEADER_EPOCH,
+    NOT_LEADER_OR_FOLLOWER or UNKNOWN_TOPIC_OR_PARTITION the controller may have applied the
+    expansion (or put the new member in the ISR of a later epoch, even made it leader), so
+    the member keeps counting for the high watermark until a LeaderAndIsr."""
+    p, rec = new_partition(tmp_path)
+    p.make_leader(PartitionState(1, 0, (1, 2), 0, (1, 2, 3)), now_ms=0)
+    p.append_records_to_leader(batch(2), 1)                 # LEO 2
+    p.update_follower_fetch_state(2, 2, 0, 100, 2)          # HW 2
+    p.update_follower_fetch_state(3, 2, 0, 100, 2)          # caught up: expansion proposed
+    [change] = rec.changes
+    assert change.new_isr == (1, 2, 3) and p.high_watermark == 2
+    assert not p.on_alter_partition(change, error, -1, [], -1, 200)
+    assert p.maximal_isr == [1, 2, 3]
+    p.append_records_to_leader(batch(3), 1)                 # LEO 5; 3 stays at 2
+    assert not p.update_follower_fetch_state(2, 5, 0, 300, 5)
+    assert p.high_watermark == 2                            # not past 3's log end
+    # Only OPERATION_NOT_ATTEMPTED / INELIGIBLE_REPLICA say it was not applied anywhere.
+
+
+@pytest.mark.parametrize("error", [55, 107])
+def test_an_expansion_certainly_not_applied_goes_back(tmp_path: Path, error: int) -> None:
+    p, rec = new_partition(tmp_path)
+    p.make_leader(PartitionState(1, 0, (1, 2), 0, (1, 2, 3)), now_ms=0)
+    p.update_follower_fetch_state(3, 0, 0, 100, 0)
+    [change] = rec.changes
+    assert not p.on_alter_partition(change, error, -1, [], -1, 200)
+    assert p.pending_isr is None and p.maximal_isr == [1, 2]
