@@ -94,7 +94,9 @@ def view(bootstrap: str) -> dict[str, Any]:
 
 
 def restore(cluster: Cluster, broker_id: int) -> None:
-    """Start ``broker_id`` again and wait until it is back in every ISR it belongs to."""
+    """Start ``broker_id`` again and wait until it is back in every ISR it belongs to. A
+    killed broker's registration must expire first: until then its id is in use."""
+    cluster.wait_for_unregistered(broker_id, timeout=FAILOVER_S)
     cluster.restart(broker_id)
     for topic, partitions in view(cluster.brokers[broker_id].bootstrap)["topics"].items():
         for p, (_, replicas, _) in partitions.items():
@@ -240,32 +242,41 @@ def test_acks_all_data_survives_a_killed_leader(cluster: Cluster) -> None:
     isr_before = {p: set(cluster.isr_of("survive", p)) for p in led}
     started = time.monotonic()
     cluster.kill(victim)
-    for p in led:
-        new = cluster.wait_for_leader("survive", p, not_in={victim}, timeout=FAILOVER_S)
-        assert new in isr_before[p]
-    took = time.monotonic() - started
-    assert took < FAILOVER_S
-    after = messages(200, "after")
-    offsets = produce_confluent(cluster.bootstrap_servers, "survive", after, partition=0,
-                                config={"enable.idempotence": True})
-    assert offsets == list(range(300, 500))
-    values = consume_all(cluster, "survive", 0, 500)
-    assert values == [m.value for m in before + after]      # none lost, duplicated, reordered
-    restore(cluster, victim)
+    try:
+        for p in led:
+            new = cluster.wait_for_leader("survive", p, not_in={victim}, timeout=FAILOVER_S)
+            assert new in isr_before[p]
+        took = time.monotonic() - started
+        assert took < FAILOVER_S
+        after = messages(200, "after")
+        offsets = produce_confluent(cluster.bootstrap_servers, "survive", after, partition=0,
+                                    config={"enable.idempotence": True})
+        assert offsets == list(range(300, 500))
+        values = consume_all(cluster, "survive", 0, 500)
+        assert values == [m.value for m in before + after]  # none lost, duplicated, reordered
+    finally:
+        restore(cluster, victim)
 
 
 def test_a_killed_controller_is_replaced_and_the_new_one_serves_admin(cluster: Cluster) -> None:
     old = cluster.wait_for_controller()
     cluster.kill(old)
-    new = cluster.wait_for_controller(not_in={old}, timeout=FAILOVER_S)
-    assert new != old
-    a = admin(",".join(b.bootstrap for i, b in cluster.brokers.items() if i != old))
-    a.create_topics([NewTopic("after-controller", 2, 2)], operation_timeout=30
-                    )["after-controller"].result(30)
-    for p in range(2):
-        cluster.wait_for_isr("after-controller", p, 2, timeout=30)
-        assert cluster.leader_of("after-controller", p) != old
-    restore(cluster, old)
+    try:
+        new = cluster.wait_for_controller(not_in={old}, timeout=FAILOVER_S)
+        assert new != old
+        # The new controller tells every broker (UpdateMetadata); a client asks any of them.
+        live = [i for i in cluster.brokers if i != old]
+        for i in live:
+            cluster.wait_until(lambda i=i: cluster.broker_metadata(i)[0] == new,
+                               f"broker {i} to name controller {new}", timeout=10)
+        a = admin(",".join(cluster.brokers[i].bootstrap for i in live))
+        a.create_topics([NewTopic("after-controller", 2, 2)], operation_timeout=30
+                        )["after-controller"].result(30)
+        for p in range(2):
+            cluster.wait_for_isr("after-controller", p, 2, timeout=30)
+            assert cluster.leader_of("after-controller", p) != old
+    finally:
+        restore(cluster, old)
 
 
 def test_sigterm_moves_leadership_before_the_broker_stops(cluster: Cluster) -> None:
@@ -289,9 +300,11 @@ def test_sigterm_moves_leadership_before_the_broker_stops(cluster: Cluster) -> N
     finally:
         stop.set()
         watcher.join()
-    assert leaderless == []
-    assert all(cluster.leader_of("graceful", p) != victim for p in range(6))
-    restore(cluster, victim)
+    try:
+        assert leaderless == []
+        assert all(cluster.leader_of("graceful", p) != victim for p in range(6))
+    finally:
+        restore(cluster, victim)
 
 
 # ------------------------------------------------------------------- coordinators
