@@ -265,10 +265,20 @@ class BrokerCoordinatorPartitions:
                                       ) -> dict[TopicPartition, KafkaError | None]:
         """Append the markers to partitions this broker leads (WriteTxnMarkers from a
         coordinator elsewhere lands here too): NOT_LEADER_OR_FOLLOWER / UNKNOWN_TOPIC_OR_
-        PARTITION for the others."""
+        PARTITION for the others.
+
+        A marker counts as written once it is committed (acks=all, as Kafka appends them):
+        the coordinator writes CompleteCommit / CompleteAbort after this returns and never
+        sends the marker again, so a marker lost with its leader would leave the
+        transaction open on the partition for ever (its last stable offset stuck). A marker
+        not replicated within ``request.timeout.ms`` answers its error (REQUEST_TIMED_OUT,
+        NOT_ENOUGH_REPLICAS_AFTER_APPEND, NOT_LEADER_OR_FOLLOWER) and the coordinator writes
+        it again later; a repeated marker is harmless (Kafka's markers are idempotent: the
+        second finds no open transaction)."""
         server = self._server
         rm = server.replica_manager
         results: dict[TopicPartition, KafkaError | None] = {}
+        appended: dict[TopicPartition, ProducePartitionResult] = {}
         offsets_partitions: set[int] = set()
         for tp in partitions:
             batch = build_control_batch(CONTROL_COMMIT if commit else CONTROL_ABORT,
@@ -285,9 +295,15 @@ class BrokerCoordinatorPartitions:
             except OSError as e:
                 results[tp] = UnknownServerError(f"{tp}: {e}")
                 continue
-            results[tp] = None
+            appended[tp] = ProducePartitionResult(last_offset=partition.log_end_offset - 1)
             rm.fetch_purgatory.check_and_complete(tp)
-            if tp.topic == _OFFSETS_TOPIC:
+        if appended:
+            op = DelayedProduce(server.config.request_timeout_ms, rm, appended)
+            if not rm.produce_purgatory.try_complete_else_watch(op, list(appended)):
+                await op.wait()
+        for tp, result in appended.items():
+            results[tp] = result.error
+            if result.error is None and tp.topic == _OFFSETS_TOPIC:
                 offsets_partitions.add(tp.partition)
         if offsets_partitions and self._txn_completion is not None:
             self._txn_completion.on_txn_completed(producer_id, offsets_partitions, commit)

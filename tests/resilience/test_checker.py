@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.resilience.checker import check, split_value
+from tests.resilience.checker import GroupHistory, Txn, check, check_transactions, split_value
 
 
 def recs(*pairs: tuple[int, bytes]) -> list[tuple[int, bytes | None, bytes | None]]:
@@ -58,3 +58,49 @@ def test_inconsistent_with_the_acknowledged_offset() -> None:
 def test_failed_but_read() -> None:
     report = check({}, [b"a-1"], [("c", 0, recs((0, b"a-0"), (1, b"a-1")))])
     assert report.counts["failed_but_read"] == 1
+
+
+def test_transactions_clean() -> None:
+    txns = [Txn(0, [b"t0-0", b"t0-1"], "committed"), Txn(1, [b"t1-0", b"t1-1"], "aborted"),
+            Txn(2, [b"t2-0", b"t2-1"], "unknown"), Txn(3, [b"t3-0"], "unknown")]
+    reads = [("rc", 0, recs((0, b"t0-0"), (5, b"t2-0"))), ("rc", 1, recs((0, b"t0-1"),
+                                                                      (4, b"t2-1")))]
+    report = check_transactions(txns, reads)
+    assert report.ok, str(report)
+    assert report.acked == 2 and report.read == 4
+
+
+def test_transactions_each_fault() -> None:
+    txns = [Txn(0, [b"t0-0", b"t0-1"], "committed"), Txn(1, [b"t1-0"], "aborted"),
+            Txn(2, [b"t2-0", b"t2-1"], "unknown"), Txn(3, [b"t3-0"], "committed")]
+    reads = [("rc", 0, recs((0, b"t0-0"), (1, b"t1-0"), (2, b"t3-0"), (3, b"t2-0"),
+                            (4, b"t3-0")))]
+    report = check_transactions(txns, reads, hanging=["p1: LSO 3 < HW 5"])
+    assert report.counts == {"lost": 1, "duplicated": 1, "reordered": 1, "aborted_read": 1,
+                             "partial": 1, "hanging": 1}, str(report)
+
+
+def test_group_history_clean() -> None:
+    h = GroupHistory()
+    for o in range(3):
+        h.consumed(0, o, "a")
+    h.attempted(0, 3)
+    h.committed(0, 3)
+    h.consumed(0, 3, "a")
+    h.attempted(0, 4)                  # the commit's answer was lost: either side is fine
+    h.consumed(0, 3, "b")              # a new consumer re-reads from the acked commit
+    h.consumed(0, 4, "b")
+    report = h.finish([(0, o) for o in range(5)])
+    assert report.ok, str(report)
+
+
+def test_group_history_faults() -> None:
+    h = GroupHistory()
+    for o in range(4):
+        h.consumed(0, o, "a")
+    h.attempted(0, 4)
+    h.committed(0, 4)
+    h.consumed(0, 2, "b")              # behind an acknowledged commit
+    h.consumed(1, 3, "b")              # nothing committed on p1: starts past 0
+    report = h.finish([(0, o) for o in range(4)] + [(1, o) for o in range(4)])
+    assert report.counts == {"lost": 3, "rewound": 1, "skipped": 1}, str(report)
