@@ -939,8 +939,15 @@ class KafkaController:
                     changes[tp] = LeaderAndIsr(state.leader, state.leader_epoch + 1, isr,
                                                ctx.epoch, state.partition_epoch)
         written = await self._write_states(ctx, changes)
+        following = set(followed)
         for tp in written:
-            batch.add_leader_and_isr([r for r in ctx.live_replicas(tp) if r != broker_id], tp)
+            # A partition it led goes to it too (Kafka's leaderForControlledShutdown: the
+            # live-or-shutting-down replicas): it becomes a follower at once and refuses
+            # produces with NOT_LEADER_OR_FOLLOWER, rather than appending (and, with acks=1,
+            # acknowledging) records the new leader never sees until it stops.
+            led = tp not in following
+            batch.add_leader_and_isr([r for r in ctx.live_replicas(tp)
+                                      if led or r != broker_id], tp)
         for tp in followed:
             batch.add_stop_replica(broker_id, tp, delete=False)
         self._send(ctx, batch)

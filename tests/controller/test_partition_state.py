@@ -273,6 +273,13 @@ def test_controlled_shutdown(cluster: Cluster, recording: list[RecordingBroker])
     assert v == 3 and stop.broker_epoch == peer.epoch
     assert [(t.topic_name, p.partition_index, p.delete_partition)
             for t in stop.topic_states for p in t.partition_states] == [("cs", 1, False)]
+    # The partition it led is handed to it as a follower (Kafka's controlled-shutdown
+    # election sends to the live-or-shutting-down replicas): it stops taking produces.
+    peer.wait_for(lambda: peer.received(ApiKey.LEADER_AND_ISR), "LeaderAndIsr")
+    demoted = [(p.partition_index, p.leader, p.leader_epoch, p.isr)
+               for _, _, lai in peer.received(ApiKey.LEADER_AND_ISR)
+               for t in lai.topic_states for p in t.partition_states]
+    assert demoted == [(0, 1, before.leader_epoch + 1, [1])], demoted
     # Shutting down: it joins no ISR any more.
     s = cluster.partition_state("cs", 1)
     assert s is not None
