@@ -25,7 +25,7 @@ from tests.resilience.scenarios import SCENARIOS, SETTINGS, restore_brokers
 
 pytestmark = pytest.mark.timeout(300)
 
-ROUNDS = {"hard-bounce": 3, "clean-bounce": 3, "controller-bounce": 3, "paused-leader": 1,
+ROUNDS = {"hard-bounce": 5, "clean-bounce": 5, "controller-bounce": 5, "paused-leader": 1,
           "min-insync-replicas": 1, "deleted-log-dir": 1, "group-coordinator": 1,
           "txn-coordinator": 2}
 ALL = {**SCENARIOS, **COORDINATOR_SCENARIOS}
