@@ -22,15 +22,18 @@ sequential ``/config/changes/config_change_<seq>`` naming it. Every broker:
     business;
   - other entity types (users, clients, ips: quotas) are ignored: kafkapy has no quotas.
 
-Kafka also purges notifications older than 15 minutes; kafkapy leaves them (they are small
-and only the newest are read after start). ZooKeeper reads run in worker threads; the
-configs are applied on the event loop, between two awaits.
+After each round of processing, notifications older than 15 minutes are deleted, by every
+broker, as Kafka's ``purgeObsoleteNotifications`` does (a broker that starts later has
+already read the configs themselves; without the purge ``/config/changes`` grows by one
+znode per config change for ever). ZooKeeper reads run in worker threads; the configs are
+applied on the event loop, between two awaits.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -45,11 +48,33 @@ from kafkapy.zk.zk_data import CONFIG_CHANGES_PATH
 if TYPE_CHECKING:
     from kafkapy.server.kafka_server import KafkaServer
 
-__all__ = ["ConfigChangeListener"]
+__all__ = ["CHANGE_EXPIRATION_MS", "ConfigChangeListener", "purge_obsolete_notifications"]
 
 log = logging.getLogger(__name__)
 
 _RETRY_S = 1.0
+CHANGE_EXPIRATION_MS = 15 * 60 * 1000          # Kafka's ZkConfigManager.changeExpirationMs
+
+
+def purge_obsolete_notifications(zk: Any, now_ms: int,
+                                 expiration_ms: int = CHANGE_EXPIRATION_MS) -> list[str]:
+    """Delete the config change notifications created more than ``expiration_ms`` before
+    ``now_ms`` (blocking: a worker thread); the names deleted. One that another broker
+    deleted first is skipped."""
+    deleted = []
+    for child in sorted(zk.get_children(CONFIG_CHANGES_PATH), key=_sequence):
+        if not child.startswith(CONFIG_CHANGE_PREFIX):
+            continue
+        path = f"{CONFIG_CHANGES_PATH}/{child}"
+        stat = zk.exists(path)
+        if stat is None or now_ms - stat.ctime <= expiration_ms:
+            continue
+        try:
+            zk.delete(path)
+        except NoNodeError:
+            continue
+        deleted.append(child)
+    return deleted
 
 
 def _sequence(child: str) -> int:
@@ -144,6 +169,14 @@ class ConfigChangeListener:
             out.append((entity_type, entity,
                         self.store.admin_zk.fetch_entity_config(entity_type, entity)))
         self.last_seen = last_seen
+        try:
+            purged = purge_obsolete_notifications(self._zk, int(time.time() * 1000))
+        except Exception as e:               # the next change tries again
+            log.warning("Purging old config change notifications failed: %s", e)
+        else:
+            if purged:
+                log.info("Purged %d config change notifications older than %d ms",
+                         len(purged), CHANGE_EXPIRATION_MS)
         return out
 
     def _apply(self, entity_type: str, entity: str, configs: Mapping[str, str]) -> None:

@@ -52,6 +52,7 @@ from kafkapy.protocol.message_classes import (
     UpdateMetadataRequest,
     UpdateMetadataTopicState,
 )
+from kafkapy.server.config_change_listener import purge_obsolete_notifications
 from kafkapy.server.metadata_cache import ZkMetadataCache
 from kafkapy.zk.zk_data import topic_id_decode
 from kafkapy.zk.zookeeper_server import ZooKeeperServer
@@ -411,6 +412,20 @@ def test_config_changes_reach_every_broker(cluster: Harness) -> None:
         server = h.brokers[b].server
         wait_for(lambda s=server: s.config.props.get("log.retention.ms") == "999999",
                  f"broker {b} to apply the default")
+
+
+def test_old_config_change_notifications_are_purged(cluster: Harness) -> None:
+    h = cluster
+    h.zk.create("/config/changes/config_change_", b'{"version":2,"entity_path":"topics/x"}',
+                sequence=True, makepath=True)
+    children = set(h.zk.get_children("/config/changes"))
+    assert children
+    now_ms = int(time.time() * 1000)
+    # Nothing is 15 minutes old yet; 16 minutes from now everything is.
+    assert purge_obsolete_notifications(h.zk, now_ms) == []
+    purged = purge_obsolete_notifications(h.zk, now_ms + 16 * 60 * 1000)
+    assert set(purged) == children
+    assert h.zk.get_children("/config/changes") == []
 
 
 def test_find_coordinator_and_auto_creation(cluster: Harness) -> None:
