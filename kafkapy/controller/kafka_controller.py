@@ -255,9 +255,10 @@ class KafkaController:
         return await reply.wait()
 
     async def elect_leaders(self, election_type: int, partitions: list[TopicPartition] | None
-                            ) -> dict[TopicPartition, KafkaError | None]:
-        """Per partition: None (elected) or the error."""
-        reply: Reply[dict[TopicPartition, KafkaError | None]] = Reply()
+                            ) -> dict[TopicPartition, KafkaError | int]:
+        """Per partition: the leader elected (written to ZooKeeper and sent to the replicas)
+        or the error."""
+        reply: Reply[dict[TopicPartition, KafkaError | int]] = Reply()
         self.enqueue(ElectLeadersEvent(election_type, partitions, reply))
         return await reply.wait()
 
@@ -960,9 +961,9 @@ class KafkaController:
 
     async def _on_elect_leaders(self, ctx: ControllerContext, election_type: int,
                                 partitions: list[TopicPartition] | None
-                                ) -> dict[TopicPartition, KafkaError | None]:
+                                ) -> dict[TopicPartition, KafkaError | int]:
         targets = list(ctx.all_partitions()) if partitions is None else partitions
-        out: dict[TopicPartition, KafkaError | None] = {}
+        out: dict[TopicPartition, KafkaError | int] = {}
         changes: dict[TopicPartition, LeaderAndIsr] = {}
         for tp in targets:
             state = ctx.states.get(tp)
@@ -993,9 +994,9 @@ class KafkaController:
                                        state.partition_epoch)
         written = await self._write_states(ctx, changes)
         batch = self._batch(ctx)
-        for tp in changes:
+        for tp, change in changes.items():
             if tp in written:
-                out[tp] = None
+                out[tp] = change.leader
                 batch.add_leader_and_isr(ctx.live_replicas(tp), tp)
             else:
                 out[tp] = InvalidUpdateVersionError()

@@ -307,6 +307,30 @@ def test_sigterm_moves_leadership_before_the_broker_stops(cluster: Cluster) -> N
         restore(cluster, victim)
 
 
+def test_preferred_leader_election_through_confluent_kafka(cluster: Cluster) -> None:
+    create(cluster, "preferred", partitions=1)
+    state = cluster.partition_state("preferred", 0)
+    assert state is not None
+    preferred = state.leader                  # a new partition is led by its first replica
+    cluster.stop(preferred)
+    moved_to = cluster.wait_for_leader("preferred", 0, not_in={preferred}, timeout=FAILOVER_S)
+    restore(cluster, preferred)
+    # Leadership stays where it moved (auto.leader.rebalance.enable is off here).
+    assert cluster.leader_of("preferred", 0) == moved_to
+    a = admin(cluster.bootstrap_servers)
+    tp = confluent_kafka.TopicPartition("preferred", 0)
+    result = a.elect_leaders(confluent_kafka.ElectionType.PREFERRED, [tp]).result(30)
+    assert {(t.topic, t.partition): t.error for t in result} == {("preferred", 0): None}
+    assert cluster.leader_of("preferred", 0) == preferred
+    # Asked again: nothing to do, with Kafka's error.
+    again = a.elect_leaders(confluent_kafka.ElectionType.PREFERRED, [tp]).result(30)
+    assert [(t.topic, t.partition, t.error.code() if t.error else None) for t in again] == [
+        ("preferred", 0, confluent_kafka.KafkaError.ELECTION_NOT_NEEDED)]
+    # The answer came once the new leader was published: every broker names it.
+    for b in cluster.brokers.values():
+        assert view(b.bootstrap)["topics"]["preferred"][0][0] == preferred
+
+
 # ------------------------------------------------------------------- coordinators
 
 

@@ -37,6 +37,8 @@ from kafkapy.protocol.message_classes import (
     ElectLeadersRequest,
     ElectLeadersTopicPartitions,
     ListPartitionReassignmentsRequest,
+    MetadataRequest,
+    MetadataRequestTopic,
     ReassignablePartition,
     ReassignableTopic,
 )
@@ -355,6 +357,10 @@ def test_elect_leaders(cluster: Cluster, recording: list[RecordingBroker]) -> No
         s.leader_epoch, [1, 16], s.partition_epoch))
     assert resp.topics[0].partitions[0].error_code == 0
     assert _elect(cluster, controller, 0, {"elect": [0]}) == {("elect", 0): 0}
+    # Answered once the broker's own metadata names the new leader (DelayedElectLeader).
+    md = request(cluster, controller, ApiKey.METADATA, 12, MetadataRequest(
+        topics=[MetadataRequestTopic(name="elect")]))
+    assert {p.partition_index: p.leader_id for p in md.topics[0].partitions}[0] == 16
     after = cluster.partition_state("elect", 0)
     assert after is not None
     assert (after.leader, after.leader_epoch) == (16, s.leader_epoch + 1)

@@ -14,7 +14,7 @@ from typing import Any
 
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.controller.kafka_controller import KafkaController
-from kafkapy.errors import KafkaError, NotControllerError
+from kafkapy.errors import KafkaError, NotControllerError, RequestTimedOutError
 from kafkapy.protocol import ApiKey
 from kafkapy.protocol.message_classes import (
     AlterPartitionReassignmentsRequest,
@@ -76,7 +76,7 @@ async def handle_elect_leaders(context: RequestContext[ElectLeadersRequest]
     asked = None if body.topic_partitions is None else [
         TopicPartition(t.topic, p) for t in body.topic_partitions for p in t.partition_id]
     controller = _active_controller(context)
-    results: dict[TopicPartition, KafkaError | None]
+    results: dict[TopicPartition, KafkaError | None] = {}
     top = 0
     if controller is None:
         top = NotControllerError.code
@@ -84,10 +84,12 @@ async def handle_elect_leaders(context: RequestContext[ElectLeadersRequest]
     else:
         election_type = body.election_type if context.api_version >= 1 else 0
         try:
-            results = await controller.elect_leaders(election_type, asked)
+            elected = await controller.elect_leaders(election_type, asked)
         except KafkaError as e:
             top = e.code
             results = {tp: e for tp in asked or ()}
+        else:
+            results = await _wait_for_leaders(context, elected, body.timeout_ms)
     response = ElectLeadersResponse(error_code=top)
     by_topic: dict[str, ElectLeadersReplicaElectionResult] = {}
     for tp, error in results.items():
@@ -101,6 +103,26 @@ async def handle_elect_leaders(context: RequestContext[ElectLeadersRequest]
             partition_id=tp.partition, error_code=0 if error is None else error.code,
             error_message=None if error is None else error.message))
     return response
+
+
+async def _wait_for_leaders(context: RequestContext[ElectLeadersRequest],
+                            elected: dict[TopicPartition, KafkaError | int], timeout_ms: int
+                            ) -> dict[TopicPartition, KafkaError | None]:
+    """Kafka's DelayedElectLeader: the answer waits until this broker's metadata names each
+    elected leader (the controller's UpdateMetadata reached it), ``timeout_ms`` at most;
+    the partitions still waiting then answer REQUEST_TIMED_OUT, as Kafka's do."""
+    cache = context.server.metadata_cache
+    leaders = {tp: r for tp, r in elected.items() if isinstance(r, int)}
+
+    def known(tp: TopicPartition) -> bool:
+        info = cache.partition_info(tp)
+        return info is not None and info.leader == leaders[tp]
+
+    await context.server.admin.wait_for(lambda: all(known(tp) for tp in leaders), timeout_ms)
+    return {tp: (r if not isinstance(r, int) else None if known(tp) else
+                 RequestTimedOutError(f"the election of {tp} was written, but leader {r} was "
+                                      f"not known here within {timeout_ms} ms"))
+            for tp, r in elected.items()}
 
 
 def _api_message(error: KafkaError | None) -> str | None:
