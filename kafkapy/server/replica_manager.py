@@ -16,6 +16,9 @@ are replicated by the ``ReplicaFetcherManager``'s fetchers; ``stop_replicas`` (S
 stops hosting partitions, deleting their logs if asked. A replica's Fetch (``replica_id`` >= 0)
 reads up to the LEO, records the follower's position (``Partition.update_follower_fetch_state``)
 and, when the high watermark moves, completes parked acks=all produces and consumer fetches.
+KIP-392: with ``replica.selector.class`` the leader may answer a v11+ consumer's partition
+with a preferred read replica and no records (``replica_selector``); v11+ consumers
+(``FetchParams.client_metadata``) may read a follower up to its own high watermark / LSO.
 ISR changes go to the controller through the ``AlterPartitionManager``; a periodic task
 proposes shrinking ISRs every ``replica.lag.time.max.ms`` / 2. ``leadership_listeners`` run
 after each LeaderAndIsr and StopReplica (the coordinators load and unload their partitions).
