@@ -1,7 +1,8 @@
 """KIP-392 replica selection (pure logic, over real partitions and logs, no brokers): Kafka's
 RackAwareReplicaSelector and LeaderSelector, the candidates the leader offers them
 (findPreferredReadReplica: alive, in the committed ISR, holding the fetch offset), the leader
-meaning "no redirect", and ``replica.selector.class`` validation."""
+meaning "no redirect", ``replica.selector.class`` validation, and a follower's ReplicaManager
+serving Fetch v11+ consumers up to its own high watermark / LSO (v10: leader only)."""
 
 from __future__ import annotations
 
@@ -12,11 +13,24 @@ import pytest
 
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.config import REPLICA_SELECTOR_CLASSES, BrokerConfig
-from kafkapy.errors import InvalidConfigError
+from kafkapy.errors import (
+    InvalidConfigError,
+    NotLeaderOrFollowerError,
+    OffsetOutOfRangeError,
+    UnknownLeaderEpochError,
+)
 from kafkapy.log.config import LogConfig
 from kafkapy.log.log import Log
-from kafkapy.protocol.records import build_batch
-from kafkapy.server.partition import Partition, PartitionState
+from kafkapy.log.log_manager import LogManager
+from kafkapy.protocol.message_classes import LeaderAndIsrPartitionState, LeaderAndIsrRequest
+from kafkapy.protocol.records import build_batch, scan_batches
+from kafkapy.server.partition import READ_COMMITTED, Partition, PartitionState
+from kafkapy.server.replica_manager import (
+    FetchParams,
+    FetchPartitionRequest,
+    FetchPartitionResult,
+    ReplicaManager,
+)
 from kafkapy.server.replica_selector import (
     LEADER_SELECTOR,
     RACK_AWARE_SELECTOR,
@@ -179,3 +193,67 @@ def test_only_the_leader_redirects(tmp_path: Path) -> None:
     p.make_follower(PartitionState(1, 0, (1, 2, 3), 0, (1, 2, 3)))
     assert preferred_read_replica(RackAwareReplicaSelector(), p, ClientMetadata("r3"), 0,
                                   2000, RACKS) is None
+
+
+# ================================================ a follower serving consumers (KIP-392)
+
+
+def follower_manager(tmp: Path) -> tuple[ReplicaManager, LogManager]:
+    """Broker 2 follows t-0 (leader 1, not fetching: no live leader is named) and holds
+    offsets 0-4 plain, 5-6 of an open transaction, with the high watermark at 7."""
+    lm = LogManager([tmp], broker_props={})
+    lm.load()
+    rm = ReplicaManager(2, lm)
+    answer = rm.become_leader_or_follower(LeaderAndIsrRequest(
+        controller_id=1, controller_epoch=1, ungrouped_partition_states=[
+            LeaderAndIsrPartitionState(topic_name="t", partition_index=0, leader=1,
+                                       leader_epoch=0, isr=[1, 2], replicas=[1, 2])]), 1)
+    assert answer.partition_errors[0].error_code == 0
+    p = rm.partitions[TP]
+    assert not p.is_leader
+    p.append_as_follower(build_batch([(None, b"v%d" % i, None, 1_700_000_000_000)
+                                      for i in range(5)], partition_leader_epoch=0))
+    p.append_as_follower(build_batch([(None, b"t%d" % i, None, 1_700_000_000_000)
+                                      for i in range(2)], base_offset=5, producer_id=7,
+                                     producer_epoch=0, base_sequence=0,
+                                     is_transactional=True, partition_leader_epoch=0))
+    p.log.update_high_watermark(7)
+    return rm, lm
+
+
+def read(rm: ReplicaManager, offset: int, *, client: ClientMetadata | None,
+         isolation: int = 0, epoch: int = -1) -> FetchPartitionResult:
+    params = FetchParams(max_wait_ms=0, min_bytes=1, max_bytes=1 << 20,
+                         isolation_level=isolation, client_metadata=client)
+    ((_tp, result),) = rm.read_from_log(params, [FetchPartitionRequest(TP, offset, 1 << 20,
+                                                                       epoch)])
+    return result
+
+
+def read_offsets(result: FetchPartitionResult) -> list[int]:
+    assert result.error is None and result.data is not None
+    raw = b"".join(s.read() for s in result.data.slices)
+    return [o for b in scan_batches(raw).batches for o in range(b.base_offset, b.next_offset)]
+
+
+def test_a_follower_serves_v11_consumers_up_to_its_high_watermark_and_lso(tmp_path: Path
+                                                                         ) -> None:
+    rm, lm = follower_manager(tmp_path)
+    try:
+        # No client metadata (Fetch v10 and older): leader only, as before KIP-392.
+        assert isinstance(read(rm, 0, client=None).error, NotLeaderOrFollowerError)
+        client = ClientMetadata("r2")
+        assert read_offsets(read(rm, 0, client=client)) == list(range(7))        # to the HW
+        committed = read(rm, 0, client=client, isolation=READ_COMMITTED)
+        assert committed.last_stable_offset == 5
+        assert read_offsets(committed) == list(range(5))                         # to the LSO
+        assert read_offsets(read(rm, 7, client=client)) == []
+        # Kafka's errors: past the log end, a stale or unknown leader epoch.
+        assert isinstance(read(rm, 8, client=client).error, OffsetOutOfRangeError)
+        assert read_offsets(read(rm, 0, client=client, epoch=0)) == list(range(7))
+        assert isinstance(read(rm, 0, client=client, epoch=1).error, UnknownLeaderEpochError)
+        # A follower never names a preferred replica, selector or not.
+        rm.replica_selector = RackAwareReplicaSelector()
+        assert read(rm, 0, client=client).preferred_read_replica == -1
+    finally:
+        lm.close()
