@@ -9,7 +9,7 @@ Raw requests (kafkapy's ``BrokerConnection``) pin down the protocol: the leader'
 ``PreferredReadReplica`` answer without records, a follower that serves Fetch v11+ only up to
 its own high watermark (and wakes a parked fetch when that moves), Fetch v10 and ListOffsets
 that stay leader-only. A second, two-broker cluster without ``replica.selector.class`` keeps
-every consumer on the leader.
+every consumer on the leader; a single broker with the selector serves every consumer itself.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from kafkapy.protocol.message_classes import (
 )
 from kafkapy.protocol.records import scan_batches
 from kafkapy.server.replica_selector import RACK_AWARE_SELECTOR
-from tests.clients.client_support import Msg, produce_confluent
+from tests.clients.client_support import Msg, consume_confluent, produce_confluent
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -267,3 +267,28 @@ def test_without_the_selector_consumers_stay_on_the_leader() -> None:
         got, partition_stats = consume(plain, offsets[-1] + 1, rack="r2")
         assert [o for o, _ in got] == list(range(offsets[-1] + 1))
         assert (partition_stats["leader"], partition_stats["broker"]) == (1, 1)
+
+
+def test_a_single_broker_with_the_selector_serves_every_consumer_itself() -> None:
+    with kafkapy.Broker({"replica.selector.class": RACK_AWARE_SELECTOR,
+                         "broker.rack": "r1"}) as broker:
+        msgs = [Msg(None, f"g-{i}".encode()) for i in range(20)]
+        assert produce_confluent(broker.bootstrap_servers, "solo", msgs) == list(range(20))
+
+        async def go() -> PartitionData:
+            conn = BrokerConnection("127.0.0.1", broker.port, timeout_s=TIMEOUT)
+            try:
+                response = await conn.request(ApiKey.FETCH, 12,
+                                              fetch_body(0, "r2", topic="solo"))
+                partition = response.responses[0].partitions[0]
+                assert isinstance(partition, PartitionData)
+                return partition
+            finally:
+                await conn.close()
+
+        answer = trio.run(go)
+        assert (answer.error_code, answer.preferred_read_replica) == (0, -1)
+        assert offsets_of(answer) == list(range(20))
+        got = consume_confluent(broker.bootstrap_servers, "solo", 20,
+                                config={"client.rack": "r2"})
+        assert [g.value for g in got] == [m.value for m in msgs]
