@@ -40,6 +40,7 @@ __all__ = [
     "ReplicaSelector",
     "ReplicaView",
     "create_replica_selector",
+    "most_caught_up",
     "preferred_read_replica",
 ]
 
