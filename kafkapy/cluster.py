@@ -16,7 +16,8 @@ Theory of operation
   ZooKeeper.
 - Broker ``i`` (ids 1..N) is ``python -m kafkapy`` with ``broker.id=i``, a port reserved at
   construction (kept across restarts, so clients' bootstrap lists stay valid), its own
-  ``log.dirs`` under the cluster's directory, ``zookeeper.connect`` and the caller's settings.
+  ``log.dirs`` under the cluster's directory, ``zookeeper.connect`` and the caller's settings
+  (``settings`` for all, ``broker_settings`` per id, e.g. ``broker.rack``).
   Its log goes to ``broker-<i>.log`` there. ``CLUSTER_DEFAULTS`` are the settings it gives
   brokers unless told otherwise (a short controlled-shutdown backoff, so that stopping the
   last broker, which cannot hand its leaderships to anyone, does not take 10 s). ``start``
@@ -131,6 +132,8 @@ class ClusterBroker:
             "log.dirs": str(self.data_dir),
             "zookeeper.connect": self.cluster.zookeeper_connect,
             **{k: str(v) for k, v in self.cluster.settings.items()},
+            **{k: str(v) for k, v in
+               self.cluster.broker_settings.get(self.broker_id, {}).items()},
         }
         for key, value in CLUSTER_DEFAULTS.items():
             settings.setdefault(key, value)
@@ -162,6 +165,7 @@ class Cluster:
     """A ZooKeeper and ``brokers`` kafkapy broker processes (ids 1..brokers)."""
 
     def __init__(self, brokers: int = 3, settings: Mapping[str, object] | None = None, *,
+                 broker_settings: Mapping[int, Mapping[str, object]] | None = None,
                  data_dir: str | os.PathLike[str] | None = None,
                  zookeeper_connect: str | None = None, host: str = "127.0.0.1",
                  timeout: float = 60.0, log_level: str = "INFO") -> None:
@@ -171,6 +175,8 @@ class Cluster:
         self.timeout = timeout
         self.log_level = log_level
         self.settings: dict[str, object] = dict(settings or {})
+        # Per broker id, over ``settings`` (broker.rack, say).
+        self.broker_settings = {i: dict(s) for i, s in (broker_settings or {}).items()}
         self._own_dir = data_dir is None
         self.dir = Path(data_dir) if data_dir is not None else \
             Path(tempfile.mkdtemp(prefix="kafkapy-cluster-"))

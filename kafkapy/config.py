@@ -71,6 +71,7 @@ from kafkapy.log.config import TOPIC_CONFIG_SPEC as _TOPIC_SPEC
 from kafkapy.log.config import parse_value as _parse_log_value
 
 __all__ = [
+    "REPLICA_SELECTOR_CLASSES",
     "SETTINGS",
     "BrokerConfig",
     "ConfigEntry",
@@ -404,6 +405,12 @@ _TABLE: tuple[Setting, ...] = (
        "fetch, all partitions together.", at_least=0),
     _s("replica.socket.timeout.ms", _I, "30000", "Socket timeout of follower fetches.",
        at_least=1),
+    _s("replica.selector.class", _S, None, "The ReplicaSelector that picks the replica a "
+       "consumer with client.rack (Fetch v11+) should fetch from (KIP-392). Unset: consumers "
+       "read from the leader only. kafkapy cannot load Java classes: it implements "
+       "org.apache.kafka.common.replica.RackAwareReplicaSelector (the replica in the "
+       "consumer's rack) and org.apache.kafka.common.replica.LeaderSelector, and refuses "
+       "other names.", kafka_default=None),
     # ---------------------------------------------------------------- socket server
     _s("listeners", _LI, "PLAINTEXT://localhost:9092", "Comma-separated NAME://host:port URIs "
        "to listen on. An empty host binds all interfaces, port 0 an ephemeral port, IPv6 hosts "
@@ -612,6 +619,10 @@ _LISTENER_URI = re.compile(r"(.*)://\[?([0-9a-zA-Z\-%._:]*)\]?:(-?[0-9]+)")
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 _JAVA_TRIM = "".join(map(chr, range(33)))          # String.trim: every char <= ' '
 _LIST_SPLIT = re.compile(r"[ \t\n\x0b\f\r]*,[ \t\n\x0b\f\r]*")   # Java's \s*,\s*
+# The replica.selector.class values kafkapy implements (kafkapy.server.replica_selector).
+REPLICA_SELECTOR_CLASSES: Final = frozenset({
+    "org.apache.kafka.common.replica.RackAwareReplicaSelector",
+    "org.apache.kafka.common.replica.LeaderSelector"})
 _CLUSTER_ID = re.compile(r"[A-Za-z0-9_-]{22}(==)?")
 _RANGES = {"int": (_INT_MIN, _INT_MAX), "short": (-(2**15), 2**15 - 1),
            "long": (-(2**63), LONG_MAX)}
@@ -878,6 +889,7 @@ class BrokerConfig:
     replica_fetch_backoff_ms: int = attrs.field(init=False, eq=False, repr=False)
     replica_fetch_response_max_bytes: int = attrs.field(init=False, eq=False, repr=False)
     replica_socket_timeout_ms: int = attrs.field(init=False, eq=False, repr=False)
+    replica_selector_class: str | None = attrs.field(init=False, eq=False, repr=False)
     # socket server
     listeners: list[Endpoint] = attrs.field(init=False, eq=False, repr=False)
     advertised_listeners: list[Endpoint] = attrs.field(init=False, eq=False, repr=False)
@@ -1014,6 +1026,11 @@ class BrokerConfig:
                 put(self, key.replace(".", "_"), None)
         if values["cluster.id"] is not None:
             _check_cluster_id(str(values["cluster.id"]))
+        selector = values["replica.selector.class"]
+        if selector is not None and selector not in REPLICA_SELECTOR_CLASSES:
+            raise _invalid("replica.selector.class", selector,
+                           "kafkapy cannot load Java classes; it implements only "
+                           + " and ".join(sorted(REPLICA_SELECTOR_CLASSES)))
 
         dirs = values["log.dirs"] if values["log.dirs"] is not None else values["log.dir"]
         assert isinstance(dirs, list)

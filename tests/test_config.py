@@ -198,6 +198,7 @@ KAFKA_DEFAULTS: dict[str, tuple[str | None, str]] = {
     "node.id": ("-1", "KRC NODE_ID (required in KRaft)"),
     "broker.id": ("-1", "SC BROKER_ID_DEFAULT"),
     "broker.rack": (None, "SC BROKER_RACK_CONFIG"),
+    "replica.selector.class": (None, "RC REPLICA_SELECTOR_CLASS_CONFIG"),
     "zookeeper.connect": (None, "ZkConfigs ZK_CONNECT_CONFIG (3.x)"),
     "zookeeper.session.timeout.ms": ("18000", "ZkConfigs ZK_SESSION_TIMEOUT_MS (3.x)"),
     "zookeeper.connection.timeout.ms": (None, "ZkConfigs ZK_CONNECTION_TIMEOUT_MS (3.x: "

@@ -2,8 +2,9 @@
 
 ``ReplicaManager.fetch_messages`` parks one in its fetch purgatory, keyed by each fetched
 partition, when the first read found fewer than ``min_bytes``; an append to one of them
-(``check_and_complete``) or ``max_wait_ms`` completes it, and it then reads every partition
-again (``results``). Runs on the broker's event loop.
+(``check_and_complete``), on a follower serving a consumer (KIP-392) its high watermark
+moving, or ``max_wait_ms`` completes it, and it then reads every partition again
+(``results``). Runs on the broker's event loop.
 """
 
 from __future__ import annotations
@@ -43,8 +44,11 @@ class DelayedFetch(DelayedOperation):
         available = 0
         for req in self.requests:
             partition = self.manager.partitions.get(req.tp)
-            if partition is None or not partition.is_leader:
+            if partition is None or (self.params.fetch_only_leader and
+                                     not partition.is_leader):
                 return self.force_complete()
+            if 0 <= req.current_leader_epoch != partition.leader_epoch:
+                return self.force_complete()        # a new leader epoch (Kafka's case E)
             bound = partition.log_end_offset if self.params.replica_id >= 0 else \
                 partition.fetch_bound(self.params.isolation_level)
             if req.fetch_offset > partition.log_end_offset or \

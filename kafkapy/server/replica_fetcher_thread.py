@@ -233,7 +233,10 @@ class ReplicaFetcherThread:
         records = pd.records
         if isinstance(records, memoryview | bytes | bytearray) and len(records):
             partition.append_as_follower(records)
-        plog.update_high_watermark(min(pd.high_watermark, plog.log_end_offset))
+        hw = plog.high_watermark
+        if plog.update_high_watermark(min(pd.high_watermark, plog.log_end_offset)) != hw:
+            # Consumers parked on this follower (KIP-392) read up to its high watermark.
+            self._rm.fetch_purgatory.check_and_complete(tp)
         if pd.log_start_offset > plog.log_start_offset:
             plog.delete_records(min(pd.log_start_offset, plog.high_watermark))
         state.fetch_offset = plog.log_end_offset

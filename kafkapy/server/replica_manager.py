@@ -16,6 +16,9 @@ are replicated by the ``ReplicaFetcherManager``'s fetchers; ``stop_replicas`` (S
 stops hosting partitions, deleting their logs if asked. A replica's Fetch (``replica_id`` >= 0)
 reads up to the LEO, records the follower's position (``Partition.update_follower_fetch_state``)
 and, when the high watermark moves, completes parked acks=all produces and consumer fetches.
+KIP-392: with ``replica.selector.class`` the leader may answer a v11+ consumer's partition
+with a preferred read replica and no records (``replica_selector``); v11+ consumers
+(``FetchParams.client_metadata``) may read a follower up to its own high watermark / LSO.
 ISR changes go to the controller through the ``AlterPartitionManager``; a periodic task
 proposes shrinking ISRs every ``replica.lag.time.max.ms`` / 2. ``leadership_listeners`` run
 after each LeaderAndIsr and StopReplica (the coordinators load and unload their partitions).
@@ -72,6 +75,11 @@ from kafkapy.server.delayed_produce import DelayedProduce
 from kafkapy.server.partition import Partition, PartitionState, PendingIsr
 from kafkapy.server.replica_fetcher_manager import ReplicaFetcherManager
 from kafkapy.server.replica_fetcher_thread import InitialFetchState
+from kafkapy.server.replica_selector import (
+    ClientMetadata,
+    create_replica_selector,
+    preferred_read_replica,
+)
 
 if TYPE_CHECKING:
     from kafkapy.server.kafka_server import KafkaServer
@@ -114,6 +122,14 @@ class FetchParams:
     max_bytes: int
     isolation_level: int
     replica_id: int = -1
+    # Fetch v11+ (KIP-392): the consumer's rack etc.; None for older versions.
+    client_metadata: ClientMetadata | None = None
+
+    @property
+    def fetch_only_leader(self) -> bool:
+        """Kafka's FetchParams.fetchOnlyLeader: replicas, and consumers of Fetch < v11, read
+        from the leader only; a v11+ consumer may read from a follower."""
+        return self.replica_id >= 0 or self.client_metadata is None
 
 
 @attrs.frozen
@@ -136,6 +152,7 @@ class FetchPartitionResult:
     last_stable_offset: int = -1
     log_start_offset: int = -1
     diverging_epoch: tuple[int, int] | None = None     # (epoch, end offset) for a replica
+    preferred_read_replica: int = -1    # KIP-392: fetch from this follower instead (no data)
 
     @property
     def size(self) -> int:
@@ -174,6 +191,8 @@ class ReplicaManager:
         self.leadership_listeners: list[LeadershipListener] = []
         self.fetcher_manager = ReplicaFetcherManager(self)
         self.alter_partition_manager = AlterPartitionManager(self)
+        self.replica_selector = create_replica_selector(
+            server.config.replica_selector_class if server is not None else None)
 
     # ================================================================ configuration
 
@@ -604,12 +623,37 @@ class ReplicaManager:
         hw, lso, start = (partition.high_watermark, partition.last_stable_offset,
                           partition.log_start_offset)
         try:
-            partition.check_leader(req.current_leader_epoch)
+            client = params.client_metadata
+            if client is not None and self.replica_selector is not None and \
+                    partition.is_leader:
+                preferred = self._preferred_read_replica(partition, client, req.fetch_offset)
+                if preferred is not None:
+                    # Kafka skips the read: the leader's offsets and the replica to go to.
+                    partition.check_leader_epoch(req.current_leader_epoch)
+                    return FetchPartitionResult(None, None, hw, lso, start,
+                                                preferred_read_replica=preferred)
+            if params.fetch_only_leader:
+                partition.check_leader(req.current_leader_epoch)
+            else:
+                # A follower serves it too, up to its own high watermark / LSO.
+                partition.check_leader_epoch(req.current_leader_epoch)
             data = partition.read(req.fetch_offset, max_bytes, params.isolation_level,
                                   min_one)
         except Exception as exc:
             return FetchPartitionResult(_as_kafka_error(req.tp, exc), None, hw, lso, start)
         return FetchPartitionResult(None, data, hw, lso, start)
+
+    def _preferred_read_replica(self, partition: Partition, client: ClientMetadata,
+                                fetch_offset: int) -> int | None:
+        """The follower a v11+ consumer should fetch ``partition`` from (KIP-392), None for
+        this leader; the candidates are the live brokers on the client's listener."""
+        assert self.replica_selector is not None
+        cache: Any = getattr(self.server, "metadata_cache", None)
+        if cache is None:
+            return None
+        racks = {b[0]: b[3] for b in cache.brokers(client.listener_name)}
+        return preferred_read_replica(self.replica_selector, partition, client, fetch_offset,
+                                      self.now_ms(), racks)
 
     def _read_for_follower(self, replica_id: int, req: FetchPartitionRequest,
                            max_bytes: int, min_one: bool, update_fetch_state: bool
@@ -659,7 +703,8 @@ class ReplicaManager:
         results = self.read_from_log(params, requests, update_fetch_state=True)
         total = sum(r.size for _, r in results)
         if params.max_wait_ms <= 0 or not requests or total >= params.min_bytes or \
-                any(r.error is not None or r.diverging_epoch is not None for _, r in results):
+                any(r.error is not None or r.diverging_epoch is not None or
+                    r.preferred_read_replica >= 0 for _, r in results):
             return results, None
         op = DelayedFetch(self, params, requests)
         if self.fetch_purgatory.try_complete_else_watch(op, [r.tp for r in requests]):

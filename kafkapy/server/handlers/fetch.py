@@ -17,6 +17,11 @@ Kafka's ``KafkaApis.handleFetchRequest`` for v4-12:
   follower's position recorded (high watermark, ISR), ``LastFetchedEpoch`` checked (v12+:
   ``DivergingEpoch`` in the answer when the follower must truncate); the response's
   ``MaxBytes`` is the replica's own (``replica.fetch.response.max.bytes``).
+- Fetching from the closest replica (KIP-392, v11+: ``RackId``): with ``replica.selector.class``
+  set, the leader may answer a consumer's partition with ``PreferredReadReplica`` and no
+  records (see ``replica_selector``); a follower serves v11+ consumers up to its own high
+  watermark / LSO. Replicas and consumers of v10 and older read from the leader only
+  (NOT_LEADER_OR_FOLLOWER elsewhere).
 - Fetch sessions (KIP-227, v7+) are declined the way Kafka declines them when its session
   cache is full: a full fetch (epoch 0 or -1) is answered with session id 0, so the client
   keeps sending full fetches; an incremental one (epoch > 0) gets FETCH_SESSION_ID_NOT_FOUND,
@@ -48,6 +53,7 @@ from kafkapy.server.replica_manager import (
     FetchPartitionRequest,
     FetchPartitionResult,
 )
+from kafkapy.server.replica_selector import ClientMetadata
 from kafkapy.server.request_context import Handler, Parked, RequestContext
 
 __all__ = ["HANDLERS", "handle_fetch"]
@@ -68,7 +74,11 @@ async def handle_fetch(
         max_wait_ms=max(body.max_wait_ms, 0), min_bytes=max(body.min_bytes, 0),
         max_bytes=max(0, body.max_bytes if body.replica_id >= 0 else
                       min(body.max_bytes, server.config.fetch_max_bytes)),
-        isolation_level=body.isolation_level, replica_id=body.replica_id)
+        isolation_level=body.isolation_level, replica_id=body.replica_id,
+        # v11+ (KIP-392): who the consumer is; it may then be served by a follower.
+        client_metadata=ClientMetadata(
+            body.rack_id or "", context.client_id, context.request.client_host,
+            context.request.listener_name) if version >= 11 else None)
     requests = [FetchPartitionRequest(TopicPartition(topic.topic, part.partition),
                                       part.fetch_offset, max(part.partition_max_bytes, 0),
                                       part.current_leader_epoch,
@@ -95,7 +105,7 @@ def _respond(context: RequestContext[FetchRequest], params: FetchParams,
             topics.append(FetchableTopicResponse(topic=tp.topic, partitions=[]))
         data = r.data
         aborted: list[AbortedTransaction] | None = None
-        if committed and r.error is None:
+        if committed and r.error is None and r.preferred_read_replica < 0:
             aborted = [AbortedTransaction(producer_id=t.producer_id, first_offset=t.first_offset)
                        for t in (data.aborted_transactions or ())] if data is not None else []
         diverging = FetchResponseEpochEndOffset() if r.diverging_epoch is None else \
@@ -107,7 +117,7 @@ def _respond(context: RequestContext[FetchRequest], params: FetchParams,
             high_watermark=r.high_watermark, last_stable_offset=r.last_stable_offset,
             log_start_offset=r.log_start_offset,
             aborted_transactions=aborted,
-            preferred_read_replica=-1,
+            preferred_read_replica=r.preferred_read_replica,
             records=data if data is not None and data.size else b""))
     body = FetchResponse(throttle_time_ms=0, error_code=0, session_id=0, responses=topics)
     parts = encode_response_parts(ApiKey.FETCH, context.api_version, context.correlation_id, body)
