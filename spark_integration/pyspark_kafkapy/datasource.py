@@ -276,7 +276,8 @@ class KafkaLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
 class KafkaLogDataSource(DataSource):
     """``spark.read.format("kafkapy-log").option("subscribe", ...).load(<log dir>)``, and the
-    same with ``spark.readStream``."""
+    same with ``spark.readStream``; ``load([<log dir>, ...])`` or ``load("<dir>,<dir>")``
+    reads several brokers' log dirs (a cluster, see ``_replicas``)."""
 
     @classmethod
     def name(cls) -> str:
