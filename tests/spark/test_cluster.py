@@ -306,3 +306,30 @@ def test_a_replica_that_is_behind(spark: Any, cluster: Cluster) -> None:
         cluster.restart(3)
     for p in range(n):
         cluster.wait_for_isr(topic, p, 3, timeout=60)
+
+
+def test_a_broker_with_two_log_dirs(spark: Any, tmp_path: Path) -> None:
+    """One broker, ``log.dirs`` of two directories: its partitions spread over both, each
+    with its own checkpoint; ``load("a,b")`` (log.dirs' own form) reads them all, once."""
+    from kafkapy.testing import BrokerHandle
+    from tests.spark.conftest import BROKER_CONFIG, consume
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    with BrokerHandle(f"{a},{b}", BROKER_CONFIG) as broker:
+        broker.create_topic("two-dirs", 4)
+        produce(producer(broker.bootstrap_servers), "two-dirs", 4, 400, "d")
+        want = consume(broker, "two-dirs")
+        hws = {TopicPartition("two-dirs", p): hw
+               for p, hw in broker.end_offsets("two-dirs").items()}
+        deadline = time.monotonic() + TIMEOUT
+        while {tp: max(read_offsets(d / REPLICATION_OFFSET_CHECKPOINT).get(tp, -1)
+                       for d in (a, b)) for tp in hws} != hws:
+            assert time.monotonic() < deadline, "the HW checkpoints do not reach the data"
+            time.sleep(0.05)
+    held = {d.name: sorted(p.name for p in d.glob("two-dirs-*")) for d in (a, b)}
+    assert held["a"] and held["b"], held
+    assert len(want) == 400
+    assert spark_rows(load(spark, f"{a},{b}", subscribe="two-dirs")) == want
+    # One of the two alone reads only the partitions it holds.
+    only_a = spark_rows(load(spark, str(a), subscribe="two-dirs"))
+    assert only_a == [r for r in want if f"two-dirs-{r[1]}" in held["a"]]
