@@ -65,7 +65,8 @@ Options (names case-insensitive, as Spark's Kafka source, where they make sense 
   Spark's setting (see Filter pushdown below).
 - ``readStatsDir``: a directory where the planning and every task of a read write a small
   JSON file: the offset range, rows, and bytes read from ``.log``, ``.index`` and
-  ``.timeindex`` files (diagnostics; how the tests measure pushdown).
+  ``.timeindex`` files (diagnostics; how the tests measure pushdown); a batch planning's
+  also names the partition folders chosen (``directories``: which replica is read).
 - Options of Spark's Kafka source that concern a broker connection (``kafka.*`` and others)
   are ignored.
 

@@ -40,6 +40,8 @@ from tests.spark.conftest import TIMEOUT, Producer, Row, consume_from, flush, sp
 
 pytestmark = pytest.mark.timeout(240)
 
+PUSHDOWN = "spark.sql.python.filterPushdown.enabled"
+
 SETTINGS = {
     "replica.high.watermark.checkpoint.interval.ms": 100,
     # Followers frozen for the length of a read stay in the ISR (and registered), so the HW
@@ -272,7 +274,7 @@ def test_records_beyond_the_high_watermark_are_not_read(spark: Any, cluster: Clu
         consumed(cluster.bootstrap_servers, topic, n)
 
 
-def test_a_replica_that_is_behind(spark: Any, cluster: Cluster) -> None:
+def test_a_replica_that_is_behind(spark: Any, cluster: Cluster, tmp_path: Path) -> None:
     """Broker 3 is stopped (cleanly: it checkpoints its HW) while as much again is produced;
     its log dir in the load, first or last, does not shorten or duplicate the result. Alone,
     it reads what it had (a single log dir keeps its own bound)."""
@@ -299,6 +301,25 @@ def test_a_replica_that_is_behind(spark: Any, cluster: Cluster) -> None:
             got = spark_rows(load(spark, paths, subscribe=topic))
             assert_once(got)
             assert got == want, order
+        # Pushed filters narrow the chosen replica's range (Spark's planner worker plans:
+        # its readStatsDir file names the partition folders read).
+        saved = spark.conf.get(PUSHDOWN, None)
+        spark.conf.set(PUSHDOWN, "true")
+        try:
+            df = load(spark, dirs(cluster, (3, 1, 2)), subscribe=topic,
+                      readStatsDir=str(tmp_path / "stats"))
+            got = spark_rows(df.where("partition = 1 AND offset >= 150"))
+        finally:
+            if saved is None:
+                spark.conf.unset(PUSHDOWN)
+            else:
+                spark.conf.set(PUSHDOWN, saved)
+        assert got == [r for r in want if r[1] == 1 and r[2] >= 150]
+        assert len(got) == hws[TopicPartition(topic, 1)] - 150 > 0
+        [stats] = [json.loads(f.read_text()) for f in (tmp_path / "stats").glob("plan-*.json")]
+        assert stats["pushed"] and len(stats["directories"]) == 1
+        assert Path(stats["directories"][0]).name == f"{topic}-1"
+        assert Path(stats["directories"][0]).parent != cluster.brokers[3].data_dir
         alone = spark_rows(load(spark, dirs(cluster, (3,)), subscribe=topic))
         assert alone == [r for r in want if r[2] < behind[TopicPartition(topic, r[1])]]
         assert len(alone) == sum(behind[tp] for tp in hws) < 600
