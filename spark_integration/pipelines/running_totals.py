@@ -74,7 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="running_totals.py",
         description="Running per-key totals of a topic tailed from a kafkapy log directory.")
-    p.add_argument("log_dir", help="the broker's log directory (log.dirs), an absolute path")
+    p.add_argument("log_dir", help="the broker's log directory (log.dirs), an absolute path; "
+                   "several, comma-separated, to read a cluster's brokers' (each partition "
+                   "from its most advanced replica)")
     p.add_argument("topic", help="the topic to tail (a comma list tails several)")
     p.add_argument("output", nargs="?",
                    help="the output directory of the Parquet sink (snapshots v-<batch id>)")

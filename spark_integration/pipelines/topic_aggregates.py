@@ -50,7 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="topic_aggregates.py",
         description="Per-key aggregates of a topic read from a kafkapy log directory, "
                     "written as Parquet.")
-    p.add_argument("log_dir", help="the broker's log directory (log.dirs), an absolute path")
+    p.add_argument("log_dir", help="the broker's log directory (log.dirs), an absolute path; "
+                   "several, comma-separated, to read a cluster's brokers' (each partition "
+                   "from its most advanced replica)")
     p.add_argument("topic", help="the topic to read (a comma list reads several)")
     p.add_argument("output", help="the Parquet output directory (replaced)")
     p.add_argument("--starting-offsets", default="earliest",

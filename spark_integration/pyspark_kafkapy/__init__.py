@@ -6,6 +6,10 @@
           .option("subscribe", "orders,payments")
           .load("/var/lib/kafkapy"))              # the broker's log.dirs, an absolute path
 
+    cluster = (spark.read.format("kafkapy-log")       # every broker's log.dirs
+               .option("subscribe", "orders")
+               .load(["/mnt/b1/kafkapy", "/mnt/b2/kafkapy", "/mnt/b3/kafkapy"]))
+
     stream = (spark.readStream.format("kafkapy-log")
               .option("subscribe", "orders")
               .option("maxOffsetsPerTrigger", "100000")
@@ -61,7 +65,8 @@ Options (names case-insensitive, as Spark's Kafka source, where they make sense 
   Spark's setting (see Filter pushdown below).
 - ``readStatsDir``: a directory where the planning and every task of a read write a small
   JSON file: the offset range, rows, and bytes read from ``.log``, ``.index`` and
-  ``.timeindex`` files (diagnostics; how the tests measure pushdown).
+  ``.timeindex`` files (diagnostics; how the tests measure pushdown); a batch planning's
+  also names the partition folders chosen (``directories``: which replica is read).
 - Options of Spark's Kafka source that concern a broker connection (``kafka.*`` and others)
   are ignored.
 
@@ -97,6 +102,12 @@ for a later query of the same DataFrame that has no filter to push
 (``df.where("partition = 1").count()`` then ``df.count()`` counts partition 1 only). Load a
 DataFrame for each filtered query, or set ``pushFilters`` to false on a DataFrame that is
 reused.
+
+Several log directories (a cluster: every broker's ``log.dirs``): ``load([dir1, dir2])``
+(Spark passes the option ``paths``, a JSON array) or ``load("dir1,dir2")`` (split at commas as
+``log.dirs``; the form ``readStream.load()`` takes). A partition found in several is a set of
+replicas: the one with the highest checkpointed high watermark is read, up to it
+(``_replicas`` has the rule; a replica without a checkpoint entry has high watermark 0).
 
 What is read: only committed data, up to the high watermark the broker last wrote to
 ``replication-offset-checkpoint`` (every ``replica.high.watermark.checkpoint.interval.ms``,

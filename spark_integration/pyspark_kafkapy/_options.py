@@ -26,6 +26,7 @@ __all__ = [
     "LATEST",
     "Bound",
     "ReadOptions",
+    "log_dirs",
     "parse_options",
 ]
 
@@ -48,7 +49,9 @@ class Bound:
 
 @dataclass(frozen=True)
 class ReadOptions:
-    log_dir: str
+    # The log directories to read (``load()``'s path or paths; see ``log_dirs``): one
+    # broker's, or several brokers' (a partition found in several is a set of replicas).
+    log_dirs: tuple[str, ...]
     subscribe: tuple[str, ...] | None
     subscribe_pattern: str | None
     assign: tuple[TopicPartition, ...] | None
@@ -121,6 +124,37 @@ def _bound(options: Mapping[str, str], prefix: str, default: str) -> Bound:
     return Bound("offsets", offsets=_partition_map(text, f"{prefix}Offsets"))
 
 
+def log_dirs(options: Mapping[str, str]) -> tuple[str, ...]:
+    """The log directories of a read, from the options Spark's ``load()`` sets (lowered
+    names): ``load("/a")`` sets ``path``; ``load(["/a", "/b"])`` sets ``paths`` to a JSON
+    array (Spark's DataFrameReader does that for more than one path; one path in a list
+    arrives as ``path``). ``path`` is split at commas as Kafka splits ``log.dirs``
+    (``load("/a,/b")``); the elements of ``paths`` are taken as they are. Both may be
+    present (Spark's legacy path-option behaviour): ``path`` comes first. A directory named
+    twice is read once (the first mention counts).
+
+    Raises ValueError when there is none, or ``paths`` is not a JSON array of strings.
+    """
+    out: list[str] = []
+    if options.get("path"):
+        out += [d.strip() for d in options["path"].split(",") if d.strip()]
+    if options.get("paths"):
+        text = options["paths"]
+        try:
+            data: Any = json.loads(text)
+            if not isinstance(data, list) or not all(isinstance(d, str) for d in data):
+                raise ValueError(text)
+        except ValueError as e:
+            raise ValueError(f"option 'paths': expected a JSON array of log directories "
+                             f"(as load([dir1, dir2]) sets it), got {text!r}") from e
+        out += [d for d in data if d.strip()]
+    if not out:
+        raise ValueError("kafkapy-log reads log directories: give them to load(<log dir>) "
+                         "(a broker's log.dirs), or load([<dir>, <dir>, ...]) for several "
+                         "brokers' (a cluster)")
+    return tuple(dict.fromkeys(out))
+
+
 # Options of Spark's Kafka source that kafkapy-log does not implement: refused rather than
 # silently ignored, since they change which records a micro-batch holds.
 _UNSUPPORTED_STREAM_OPTIONS = ("minOffsetsPerTrigger", "maxTriggerDelay")
@@ -135,14 +169,11 @@ def parse_options(raw: Mapping[str, str], *, streaming: bool = False) -> ReadOpt
     "latest" (or -1) as a starting offset or "earliest" (or -2) as an ending one in a batch
     query, an ending bound in a streaming query, malformed JSON, numbers or booleans,
     minPartitions or maxOffsetsPerTrigger <= 0, an unknown isolation level; for
-    minOffsetsPerTrigger and maxTriggerDelay (not implemented); and for a missing log
-    directory (``load(path)``).
+    minOffsetsPerTrigger and maxTriggerDelay (not implemented); and for no log directory
+    (``load(path)``, see ``log_dirs``).
     """
     options = {k.lower(): v for k, v in raw.items()}
-    log_dir = options.get("path")
-    if not log_dir:
-        raise ValueError("kafkapy-log reads a log directory: give it to load(<log dir>) "
-                         "(the broker's log.dirs)")
+    dirs = log_dirs(options)
     strategies = [k for k in ("subscribe", "subscribepattern", "assign") if k in options]
     if len(strategies) != 1:
         raise ValueError("exactly one of the options 'subscribe', 'subscribePattern' or "
@@ -226,7 +257,7 @@ def parse_options(raw: Mapping[str, str], *, streaming: bool = False) -> ReadOpt
         raise ValueError(f"option 'kafka.isolation.level' must be read_uncommitted or "
                          f"read_committed, not {isolation!r}")
     return ReadOptions(
-        log_dir=log_dir,
+        log_dirs=dirs,
         subscribe=subscribe,
         subscribe_pattern=pattern,
         assign=assign,

@@ -1,7 +1,10 @@
 """Planning a batch read: which topic-partitions, which offset range of each, how many splits.
 
 Runs in Spark's planner worker (``DataSourceReader.partitions()``), on the files only (see
-``_logdir``): no broker is asked anything. Per partition:
+``_logdir``): no broker is asked anything. The partitions are those of every log directory
+given; a partition held by several (replicas on several brokers) is read from one of them,
+the most advanced by its checkpointed high watermark (``_replicas``). Per partition, of the
+chosen replica:
 
 1. earliest = the log start offset (first segment base, or the checkpointed start above it);
    latest = the high watermark from ``replication-offset-checkpoint`` (read_uncommitted) or
@@ -45,7 +48,7 @@ from pathlib import Path
 
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import OffsetOutOfRangeError
-from pyspark_kafkapy import _logdir
+from pyspark_kafkapy import _logdir, _replicas
 from pyspark_kafkapy._options import EARLIEST, LATEST, Bound, ReadOptions
 from pyspark_kafkapy._pushdown import Pushed
 
@@ -83,7 +86,7 @@ def _selected(opts: ReadOptions, present: list[TopicPartition]) -> list[TopicPar
     missing = sorted(set(opts.assign) - set(present))
     if missing:
         raise ValueError(f"option 'assign': {', '.join(map(str, missing))} not in "
-                         f"{opts.log_dir}")
+                         f"{', '.join(opts.log_dirs)}")
     return list(opts.assign)
 
 
@@ -120,51 +123,45 @@ def _resolve(bound: Bound, tp: TopicPartition, per: dict[TopicPartition, int],
 
 @dataclass(frozen=True)
 class PartitionState:
-    """One topic-partition on disk now: its folder, segment bases, log start offset and
-    latest offset (the checkpointed HW, or the LSO for read_committed)."""
+    """One topic-partition on disk now, as its chosen replica has it (``_replicas``): its
+    folder, segment bases, log start offset and latest offset (the checkpointed HW, or the
+    LSO for read_committed); ``replicas``: how many of the log dirs hold it."""
 
     tp: TopicPartition
     directory: Path
     segments: list[int]
     earliest: int
     latest: int
+    replicas: int = 1
 
 
-def _log_dir(opts: ReadOptions) -> Path:
-    log_dir = Path(opts.log_dir)
-    if not log_dir.is_dir():
-        raise ValueError(f"{log_dir} is not a directory (kafkapy-log reads a broker's "
-                         f"log.dirs)")
-    return log_dir
+def _placement(opts: ReadOptions) -> dict[TopicPartition, list[Path]]:
+    """Every partition of the read's log directories, with the directories holding it."""
+    return _replicas.holders(_replicas.log_dirs(opts.log_dirs))
 
 
-def _states(opts: ReadOptions, log_dir: Path, tps: list[TopicPartition]
-            ) -> dict[TopicPartition, PartitionState]:
-    hws = _logdir.high_watermarks(log_dir)
-    starts = _logdir.log_start_offsets(log_dir)
+def _states(opts: ReadOptions, placement: dict[TopicPartition, list[Path]],
+            tps: list[TopicPartition]) -> dict[TopicPartition, PartitionState]:
     out = {}
-    for tp in tps:
-        pdir = _logdir.partition_dir(log_dir, tp)
-        segs = _logdir.list_segments(pdir)
-        earliest = _logdir.earliest_offset(segs, starts.get(tp))
-        latest = max(hws.get(tp, earliest), earliest)
+    for tp, replica in _replicas.choose(placement, tps).items():
+        latest = replica.high_watermark
         if opts.read_committed:
-            latest = max(_logdir.last_stable_offset(pdir, latest), earliest)
-        out[tp] = PartitionState(tp, pdir, segs, earliest, latest)
+            latest = max(_logdir.last_stable_offset(replica.directory, latest),
+                         replica.earliest)
+        out[tp] = PartitionState(tp, replica.directory, replica.segments, replica.earliest,
+                                 latest, len(placement[tp]))
     return out
 
 
 def partition_states(opts: ReadOptions, *, all_assigned: bool = True
                      ) -> dict[TopicPartition, PartitionState]:
     """The selected topic-partitions as they are on disk now (a streaming query's view).
-    With ``assign``, a partition missing from the log dir is a ValueError, unless not
+    With ``assign``, a partition missing from the log dirs is a ValueError, unless not
     ``all_assigned`` (then it is left out: a running query reports it as data loss)."""
-    log_dir = _log_dir(opts)
-    present = _logdir.list_partitions(log_dir)
+    placement = _placement(opts)
     if opts.assign is not None and not all_assigned:
-        there = set(present)
-        return _states(opts, log_dir, [tp for tp in opts.assign if tp in there])
-    return _states(opts, log_dir, _selected(opts, present))
+        return _states(opts, placement, [tp for tp in opts.assign if tp in placement])
+    return _states(opts, placement, _selected(opts, list(placement)))
 
 
 def resolve_start(opts: ReadOptions, states: dict[TopicPartition, PartitionState]
@@ -197,15 +194,15 @@ def narrow(rng: OffsetRange, pushed: Pushed | None) -> OffsetRange | None:
 
 def plan(opts: ReadOptions, pushed: Pushed | None = None) -> list[OffsetRange]:
     """The offset ranges to read, one or more per selected topic-partition (module doc)."""
-    log_dir = _log_dir(opts)
-    tps = _selected(opts, _logdir.list_partitions(log_dir))
+    placement = _placement(opts)
+    tps = _selected(opts, list(placement))
     per_start = (_per_partition(opts.starting, tps, "startingOffsets")
                  if opts.starting.kind in ("offsets", "timestamps") else {})
     per_end = (_per_partition(opts.ending, tps, "endingOffsets")
                if opts.ending.kind in ("offsets", "timestamps") else {})
     if pushed is not None:
         tps = [tp for tp in tps if pushed.admits(tp)]
-    states = _states(opts, log_dir, tps)
+    states = _states(opts, placement, tps)
     ranges: list[OffsetRange] = []
     for tp, st in states.items():
         pdir, earliest, latest = st.directory, st.earliest, st.latest

@@ -182,6 +182,7 @@ class KafkaLogReader(DataSourceReader):
         ranges = plan(self.options, self.pushed)
         _write_stats(self.options.read_stats_dir, "plan", ranges=len(ranges),
                      bytes=_logdir.bytes_read.total - before,
+                     directories=sorted({r.directory for r in ranges}),
                      pushed=None if self.pushed is None else list(self.pushed.consumed),
                      used=None if self.pushed is None else list(self.pushed.used))
         return [KafkaLogPartition(r) for r in ranges]
@@ -276,7 +277,8 @@ class KafkaLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
 class KafkaLogDataSource(DataSource):
     """``spark.read.format("kafkapy-log").option("subscribe", ...).load(<log dir>)``, and the
-    same with ``spark.readStream``."""
+    same with ``spark.readStream``; ``load([<log dir>, ...])`` or ``load("<dir>,<dir>")``
+    reads several brokers' log dirs (a cluster, see ``_replicas``)."""
 
     @classmethod
     def name(cls) -> str:

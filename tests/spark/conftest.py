@@ -127,12 +127,18 @@ def consume(broker: BrokerHandle, topic: str, *, isolation: str = "read_uncommit
             partitions: Sequence[int] | None = None) -> list[Row]:
     """Every record of ``topic`` as a confluent-kafka consumer reads it (from the beginning
     to the end offset for ``isolation``), as rows comparable with the data source's."""
+    parts = list(partitions if partitions is not None else broker.end_offsets(topic))
+    return consume_from(broker.bootstrap_servers, topic, parts, isolation=isolation)
+
+
+def consume_from(bootstrap: str, topic: str, parts: Sequence[int], *,
+                 isolation: str = "read_uncommitted") -> list[Row]:
+    """``consume`` through any brokers (a cluster's): partitions ``parts`` of ``topic``."""
     consumer = confluent_kafka.Consumer({
-        "bootstrap.servers": broker.bootstrap_servers, "group.id": "spark-oracle",
+        "bootstrap.servers": bootstrap, "group.id": "spark-oracle",
         "enable.auto.commit": False, "isolation.level": isolation, "log_level": 3,
         "fetch.wait.max.ms": 50})
     try:
-        parts = list(partitions if partitions is not None else broker.end_offsets(topic))
         ends = {p: consumer.get_watermark_offsets(confluent_kafka.TopicPartition(topic, p),
                                                   timeout=TIMEOUT, cached=False)[1]
                 for p in parts}
