@@ -296,6 +296,9 @@ class BrokerCoordinatorPartitions:
                 results[tp] = UnknownServerError(f"{tp}: {e}")
                 continue
             appended[tp] = ProducePartitionResult(last_offset=partition.log_end_offset - 1)
+            # A produce of this producer still being verified must not reopen the
+            # transaction this marker ends.
+            server.add_partitions_to_txn_manager.on_marker(tp, producer_id)
             rm.fetch_purgatory.check_and_complete(tp)
         if appended:
             op = DelayedProduce(server.config.request_timeout_ms, rm, appended)

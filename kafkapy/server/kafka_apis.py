@@ -146,7 +146,7 @@ RECOMMENDED_VERSIONS: Mapping[int, tuple[int, int]] = MappingProxyType({
     ApiKey.DELETE_RECORDS: (0, 2),
     ApiKey.INIT_PRODUCER_ID: (0, 4),
     ApiKey.OFFSET_FOR_LEADER_EPOCH: (2, 4),
-    ApiKey.ADD_PARTITIONS_TO_TXN: (0, 3),       # 4+ are broker-to-broker
+    ApiKey.ADD_PARTITIONS_TO_TXN: (0, 4),       # 4 is broker-to-broker (KIP-890)
     ApiKey.ADD_OFFSETS_TO_TXN: (0, 3),
     ApiKey.END_TXN: (0, 4),                     # 5 is transactions v2
     # inter-broker; Kafka 4 serves v1 only (KIP-896), v2 is transactions v2

@@ -42,6 +42,7 @@ from kafkapy.coordinator.transaction.transaction_state_manager import TRANSACTIO
 from kafkapy.log.log_manager import LogManager, MetaPropertiesError, read_meta_properties
 from kafkapy.network.request_channel import RequestChannel
 from kafkapy.network.socket_server import SocketServer
+from kafkapy.server.add_partitions_to_txn_manager import AddPartitionsToTxnManager
 from kafkapy.server.admin_manager import AdminManager
 from kafkapy.server.config_change_listener import ConfigChangeListener
 from kafkapy.server.controlled_shutdown import controlled_shutdown
@@ -73,6 +74,7 @@ class KafkaServer:
         self.replica_manager: ReplicaManager
         self.group_coordinator: GroupCoordinator
         self.transaction_coordinator: TransactionCoordinator
+        self.add_partitions_to_txn_manager: AddPartitionsToTxnManager
         self.metadata_cache: MetadataCache | ZkMetadataCache
         self.admin = AdminManager(self)
         self.coordinator_partitions = BrokerCoordinatorPartitions(self)
@@ -166,6 +168,7 @@ class KafkaServer:
         assert self.log_manager.cluster_id is not None
         self.replica_manager = ReplicaManager(self.node_id, self.log_manager, server=self,
                                               clock=self.time.milliseconds)
+        self.add_partitions_to_txn_manager = AddPartitionsToTxnManager(self)
         if self.healthcheck is None:
             # In ZooKeeper mode the controller's LeaderAndIsr says what this broker leads and
             # follows (and StopReplica what it deletes): nothing is led at start.
@@ -302,6 +305,7 @@ class KafkaServer:
             self.replica_manager.shutdown()
             self.group_coordinator.shutdown()
             self.transaction_coordinator.shutdown()
+            await self.add_partitions_to_txn_manager.close()
             # Connections finish the request they have in flight and close.
             with trio.move_on_after(max(self.config.request_timeout_ms, 1000) / 1000):
                 await self._sockets_done.wait()

@@ -292,6 +292,35 @@ class TransactionCoordinator:
                 f"{tp} is not in an open transaction of {transactional_id} (state "
                 f"{m.state.kafka_name}): AddPartitionsToTxn first")
 
+    def verify_partitions(self, transactional_id: str, producer_id: int, epoch: int,
+                          partitions: list[TopicPartition]
+                          ) -> dict[TopicPartition, KafkaError | None]:
+        """AddPartitionsToTxn v4 with ``verify_only`` from a partition leader (Kafka's
+        ``handleVerifyPartitionsInTransaction``): per partition None if it is in the id's
+        transaction, else INVALID_TXN_STATE; for all of them INVALID_REQUEST (no id),
+        INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED or CONCURRENT_TRANSACTIONS (completing).
+        Raises NotCoordinatorError / CoordinatorLoadInProgressError."""
+        error: KafkaError | None = None
+        if not transactional_id:
+            error = InvalidRequestError("verification needs a transactional id")
+        else:
+            m = self.state.get(transactional_id)
+            if m is None or m.producer_id != producer_id:
+                error = InvalidProducerIdMappingError(
+                    f"producer id {producer_id} is not the one of {transactional_id}")
+            elif m.producer_epoch != epoch:
+                error = ProducerFencedError(
+                    f"producer epoch {epoch} of {transactional_id} is not the current "
+                    f"{m.producer_epoch}")
+            elif m.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
+                error = ConcurrentTransactionsError(
+                    f"the transaction of {transactional_id} is completing")
+            else:
+                return {tp: None if tp in m.topic_partitions else InvalidTxnStateError(
+                    f"{tp} is not in the transaction of {transactional_id}")
+                        for tp in partitions}
+        return dict.fromkeys(partitions, error)
+
     # ==================================================================== EndTxn
 
     async def end_txn(self, transactional_id: str, producer_id: int, epoch: int,

@@ -19,7 +19,10 @@ sake but refused with UNSUPPORTED_VERSION, as Kafka 4.0 does, KAFKA-18659):
   coordinator must have the partition in that id's open transaction for the batch's producer
   id and epoch (INVALID_PRODUCER_ID_MAPPING, INVALID_PRODUCER_EPOCH, INVALID_TXN_STATE
   otherwise), so a zombie or a confused client cannot leave a transaction open that no
-  coordinator knows to end (a "hanging" transaction would hold the LSO back forever).
+  coordinator knows to end (a "hanging" transaction would hold the LSO back forever). A
+  coordinator on another broker is asked with AddPartitionsToTxn v4, for the first batch of a
+  transaction on the partition only (``add_partitions_to_txn_manager``); one that cannot
+  answer now gives NOT_ENOUGH_REPLICAS, retried by every client.
 - acks=0: no response at all, unless a partition failed: then the connection is closed so the
   producer notices (Kafka's ``closeConnection`` for acks=0 errors).
 - acks=-1 waits as a DelayedProduce until the high watermark covers the append (at once with a
@@ -36,6 +39,7 @@ from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import (
     InvalidRecordError,
     InvalidRequiredAcksError,
+    InvalidTxnStateError,
     KafkaError,
     NotCoordinatorError,
     TransactionalIdAuthorizationFailedError,
@@ -50,6 +54,7 @@ from kafkapy.protocol.message_classes import (
     TopicProduceResponse,
 )
 from kafkapy.protocol.records import BatchHeader, check_produce_batch
+from kafkapy.server.add_partitions_to_txn_manager import needs_verification
 from kafkapy.server.replica_manager import ProducePartitionResult
 from kafkapy.server.request_context import Handler, Parked, RequestContext
 
@@ -67,8 +72,11 @@ def check_batch_header(records: object, version: int) -> tuple[memoryview, Batch
     return memoryview(records).cast("B"), check_produce_batch(records, version)
 
 
-def _verify_transactional(context: RequestContext[ProduceRequest], transactional_id: str | None,
-                          tp: TopicPartition, header: BatchHeader) -> None:
+def _verified_here(context: RequestContext[ProduceRequest], transactional_id: str | None,
+                   tp: TopicPartition, header: BatchHeader) -> bool:
+    """Verify a transactional batch with this broker's transaction coordinator (raises the
+    error the producer gets); False when the id's coordinator is another broker of the
+    cluster (then ``_verify_elsewhere``)."""
     if transactional_id is None:
         raise TransactionalIdAuthorizationFailedError(
             "a transactional batch needs the request's transactional id")
@@ -78,9 +86,32 @@ def _verify_transactional(context: RequestContext[ProduceRequest], transactional
     except NotCoordinatorError:
         if context.server.config.zookeeper_connect is None:
             raise
-        # On a cluster the id's coordinator may be another broker. Kafka verifies there with
-        # AddPartitionsToTxn v4 (transaction.partition.verification.enable, 3.6+); kafkapy
-        # does not yet, and accepts the batch as Kafka 3.0-3.5 always did.
+        return False
+    return True
+
+
+async def _verify_elsewhere(context: RequestContext[ProduceRequest], transactional_id: str,
+                            asks: dict[tuple[int, int], list[TopicPartition]],
+                            entries: dict[TopicPartition, memoryview | bytes | bytearray],
+                            early: dict[TopicPartition, KafkaError]) -> None:
+    """Ask the coordinator on another broker (AddPartitionsToTxn v4, see
+    ``add_partitions_to_txn_manager``); the partitions that fail move from ``entries`` to
+    ``early`` with their error. Must be the last await before the append: the guards are
+    checked (and released) here, and a marker appended after that would not be seen."""
+    manager = context.server.add_partitions_to_txn_manager
+    guards: list[tuple[TopicPartition, int, object]] = []
+    for (producer_id, epoch), tps in asks.items():
+        guards += [(tp, producer_id, manager.start_guard(tp, producer_id)) for tp in tps]
+        failed = await manager.verify(transactional_id, producer_id, epoch, tps)
+        for tp, error in failed.items():
+            early[tp] = error
+            entries.pop(tp, None)
+    for tp, producer_id, guard in guards:
+        if tp in entries and not manager.guard_holds(tp, producer_id, guard):
+            early[tp] = InvalidTxnStateError(
+                f"{tp}: the transaction ended while the partition was being verified")
+            entries.pop(tp)
+        manager.end_guard(tp, producer_id, guard)
 
 
 async def handle_produce(context: RequestContext[ProduceRequest]) -> _Answer | Parked:
@@ -96,22 +127,31 @@ async def handle_produce(context: RequestContext[ProduceRequest]) -> _Answer | P
     early: dict[TopicPartition, KafkaError] = {}
     entries: dict[TopicPartition, memoryview | bytes | bytearray] = {}
     order: list[tuple[str, list[int]]] = []
+    asks: dict[tuple[int, int], list[TopicPartition]] = {}     # (producer id, epoch) -> tps
     for topic in body.topic_data:
         indexes = []
         for part in topic.partition_data:
             tp = TopicPartition(topic.name, part.index)
             indexes.append(part.index)
-            if tp not in rm.partitions:
+            partition = rm.partitions.get(tp)
+            if partition is None:
                 early[tp] = rm.not_hosted_error(tp)
                 continue
             try:
                 view, header = check_batch_header(part.records, version)
-                if header.is_transactional:
-                    _verify_transactional(context, body.transactional_id, tp, header)
+                if header.is_transactional and \
+                        not _verified_here(context, body.transactional_id, tp, header) and \
+                        needs_verification(partition.log, header.producer_id,
+                                           header.producer_epoch):
+                    asks.setdefault((header.producer_id, header.producer_epoch),
+                                    []).append(tp)
                 entries[tp] = view
             except KafkaError as e:
                 early[tp] = e
         order.append((topic.name, indexes))
+    if asks:
+        assert body.transactional_id is not None          # _verified_here checked it
+        await _verify_elsewhere(context, body.transactional_id, asks, entries, early)
     results, parked = await rm.append_records(body.timeout_ms, acks, entries)
     for tp, error in early.items():
         results[tp] = ProducePartitionResult(error=error)

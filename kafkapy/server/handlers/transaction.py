@@ -1,6 +1,7 @@
-"""The producer and transaction APIs: InitProducerId (22), AddPartitionsToTxn (24, client
-versions 0-3), AddOffsetsToTxn (25), EndTxn (26), WriteTxnMarkers (27), TxnOffsetCommit (28),
-DescribeProducers (61), DescribeTransactions (65), ListTransactions (66).
+"""The producer and transaction APIs: InitProducerId (22), AddPartitionsToTxn (24: 0-3 from
+producers, 4 from partition leaders verifying, KIP-890), AddOffsetsToTxn (25), EndTxn (26),
+WriteTxnMarkers (27), TxnOffsetCommit (28), DescribeProducers (61), DescribeTransactions (65),
+ListTransactions (66).
 
 Wire shapes only (Kafka's ``KafkaApis.handle*Request`` for these keys): the work is the
 :class:`~kafkapy.coordinator.transaction.transaction_coordinator.TransactionCoordinator`'s, the
@@ -30,7 +31,9 @@ from kafkapy.protocol.message_classes import (
     AddPartitionsToTxnPartitionResult,
     AddPartitionsToTxnRequest,
     AddPartitionsToTxnResponse,
+    AddPartitionsToTxnResult,
     AddPartitionsToTxnTopicResult,
+    AddPartitionsToTxnTransaction,
     DescribeProducersRequest,
     DescribeProducersResponse,
     DescribeTransactionsRequest,
@@ -94,36 +97,77 @@ async def handle_init_producer_id(
 # ====================================================================== AddPartitionsToTxn
 
 
+def _exists(context: RequestContext[Any], tp: TopicPartition) -> bool:
+    """The cluster has ``tp`` (hosted here or not: a coordinator need not be a replica)."""
+    server = context.server
+    return tp in server.replica_manager.partitions or \
+        server.metadata_cache.partition_info(tp) is not None
+
+
+async def _add_partitions(context: RequestContext[Any], transactional_id: str,
+                          producer_id: int, producer_epoch: int, tps: list[TopicPartition],
+                          version: int) -> dict[TopicPartition, int]:
+    """Kafka's per-partition answer: partitions that do not exist fail the request; the
+    others are then not attempted."""
+    unknown = {tp for tp in tps if not _exists(context, tp)}
+    if unknown:
+        return {tp: UnknownTopicOrPartitionError.code if tp in unknown
+                else OperationNotAttemptedError.code for tp in tps}
+    try:
+        await _coordinator(context).add_partitions(transactional_id, producer_id,
+                                                   producer_epoch, tps)
+        code = 0
+    except KafkaError as e:
+        code = _code(e, 2, version)
+    return dict.fromkeys(tps, code)
+
+
+def _verify(context: RequestContext[Any], txn: AddPartitionsToTxnTransaction,
+            tps: list[TopicPartition]) -> dict[TopicPartition, int]:
+    try:
+        errors = _coordinator(context).verify_partitions(
+            txn.transactional_id, txn.producer_id, txn.producer_epoch, tps)
+    except KafkaError as e:
+        return dict.fromkeys(tps, e.code)
+    return {tp: 0 if e is None else e.code for tp, e in errors.items()}
+
+
+def _topic_results(topics: list[tuple[str, list[int]]], errors: dict[TopicPartition, int]
+                   ) -> list[AddPartitionsToTxnTopicResult]:
+    return [AddPartitionsToTxnTopicResult(name=name, results_by_partition=[
+        AddPartitionsToTxnPartitionResult(partition_index=p,
+                                          partition_error_code=errors[TopicPartition(name, p)])
+        for p in parts]) for name, parts in topics]
+
+
 async def handle_add_partitions_to_txn(
         context: RequestContext[AddPartitionsToTxnRequest]) -> AddPartitionsToTxnResponse:
+    """v0-3 from producers: one transaction. v4 from brokers (KIP-890): a batch of
+    transactions, each either verified (``verify_only``: a partition leader asks before the
+    first transactional append) or added."""
     body, version = context.body, context.api_version
-    topics = [(t.name, list(t.partitions)) for t in body.v3_and_below_topics]
-    tps = [TopicPartition(name, p) for name, parts in topics for p in parts]
-    rm = context.server.replica_manager
-    # Kafka's per-partition answer: partitions that do not exist fail the request; the others
-    # are then not attempted.
-    unknown = {tp for tp in tps if tp not in rm.partitions}
-    errors: dict[TopicPartition, int] = {}
-    if unknown:
-        for tp in tps:
-            errors[tp] = UnknownTopicOrPartitionError.code if tp in unknown \
-                else OperationNotAttemptedError.code
-    else:
-        try:
-            await _coordinator(context).add_partitions(
-                body.v3_and_below_transactional_id, body.v3_and_below_producer_id,
-                body.v3_and_below_producer_epoch, tps)
-            code = 0
-        except KafkaError as e:
-            code = _code(e, 2, version)
-        errors = {tp: code for tp in tps}
-    return AddPartitionsToTxnResponse(
-        throttle_time_ms=0, results_by_topic_v3_and_below=[
-            AddPartitionsToTxnTopicResult(name=name, results_by_partition=[
-                AddPartitionsToTxnPartitionResult(
-                    partition_index=p, partition_error_code=errors[TopicPartition(name, p)])
-                for p in parts])
-            for name, parts in topics])
+    if version < 4:
+        topics = [(t.name, list(t.partitions)) for t in body.v3_and_below_topics]
+        tps = [TopicPartition(name, p) for name, parts in topics for p in parts]
+        errors = await _add_partitions(
+            context, body.v3_and_below_transactional_id, body.v3_and_below_producer_id,
+            body.v3_and_below_producer_epoch, tps, version)
+        return AddPartitionsToTxnResponse(throttle_time_ms=0,
+                                          results_by_topic_v3_and_below=_topic_results(
+                                              topics, errors))
+    results = []
+    for txn in body.transactions:
+        topics = [(t.name, list(t.partitions)) for t in txn.topics]
+        tps = [TopicPartition(name, p) for name, parts in topics for p in parts]
+        if txn.verify_only:
+            errors = _verify(context, txn, tps)
+        else:
+            errors = await _add_partitions(context, txn.transactional_id, txn.producer_id,
+                                           txn.producer_epoch, tps, version)
+        results.append(AddPartitionsToTxnResult(transactional_id=txn.transactional_id,
+                                                topic_results=_topic_results(topics, errors)))
+    return AddPartitionsToTxnResponse(throttle_time_ms=0, error_code=0,
+                                      results_by_transaction=results)
 
 
 # ========================================================================= AddOffsetsToTxn
