@@ -25,6 +25,7 @@ import random
 import threading
 import time
 from collections.abc import Callable
+from typing import Self
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
 from confluent_kafka import TopicPartition as CKTopicPartition
@@ -83,6 +84,51 @@ def _wait(check: Callable[[], bool], what: str, timeout: float) -> None:
         time.sleep(0.05)
 
 
+class _Worker:
+    """A client loop (``_run``) in a daemon thread: ``start``, ``stop`` (bounded join; an
+    exception of the loop is raised here), and ``wait_for`` a count the loop raises."""
+
+    name = "worker"
+    join_s = FAILOVER_S + 40
+
+    def __init__(self) -> None:
+        self.failure: BaseException | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._guarded, name=self.name, daemon=True)
+
+    def _run(self) -> None:
+        raise NotImplementedError
+
+    def _guarded(self) -> None:
+        try:
+            self._run()
+        except BaseException as e:           # surfaced by stop() / wait_for()
+            self.failure = e
+
+    def start(self) -> Self:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(self.join_s)
+        assert not self._thread.is_alive(), f"{self.name} did not stop"
+        self._stopped()
+        if self.failure is not None:
+            raise self.failure
+
+    def _stopped(self) -> None:
+        """After the loop ended (close clients)."""
+
+    def wait_for(self, count: Callable[[], int], more: int, what: str, timeout: float
+                 ) -> None:
+        target = count() + more
+        _wait(lambda: count() >= target or self.failure is not None,
+              f"{self.name}: {more} more {what}", timeout)
+        if self.failure is not None:
+            raise self.failure
+
+
 def _produce_all(cluster: Cluster, topic: str, count: int) -> list[tuple[int, int]]:
     """``count`` records over the topic's partitions (acks=all, idempotent); their
     (partition, offset)s."""
@@ -109,20 +155,19 @@ def _produce_all(cluster: Cluster, topic: str, count: int) -> list[tuple[int, in
 # ----------------------------------------------------------------------------- the group
 
 
-class GroupReader:
+class GroupReader(_Worker):
     """One consumer of the group in a thread: consume a batch, note it, commit it
     synchronously (again and again while the coordinator is away), ``pace`` s per batch."""
 
     def __init__(self, cluster: Cluster, topic: str, group: str, history: GroupHistory,
                  name: str, pace: float = 0.1) -> None:
+        self.name = name
+        super().__init__()
         self.topic = topic
         self.history = history
-        self.name = name
         self.pace = pace
         self.commits = 0
         self.errors: dict[str, int] = {}
-        self.failure: BaseException | None = None
-        self._stop = threading.Event()
         self.consumer = Consumer({
             "bootstrap.servers": cluster.bootstrap_servers, "group.id": group,
             "enable.auto.commit": False, "auto.offset.reset": "earliest",
@@ -130,7 +175,6 @@ class GroupReader:
             # coordinator must know the group it loaded, not a group rebuilt from scratch.
             "session.timeout.ms": 45_000, "heartbeat.interval.ms": 1000,
         })
-        self._thread = threading.Thread(target=self._guarded, name=name, daemon=True)
 
     def _count(self, err: KafkaError) -> None:
         self.errors[err.name()] = self.errors.get(err.name(), 0) + 1
@@ -177,30 +221,11 @@ class GroupReader:
                               for p, o in sorted(last.items())])
                 time.sleep(self.pace)
 
-    def _guarded(self) -> None:
-        try:
-            self._run()
-        except BaseException as e:           # surfaced by stop()
-            self.failure = e
-
-    def start(self) -> GroupReader:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(FAILOVER_S + 40)
-        assert not self._thread.is_alive(), f"{self.name} did not stop"
+    def _stopped(self) -> None:
         self.consumer.close()
-        if self.failure is not None:
-            raise self.failure
 
     def wait_commits(self, more: int, timeout: float) -> None:
-        target = self.commits + more
-        _wait(lambda: self.commits >= target or self.failure is not None,
-              f"{self.name}: {more} more commits", timeout)
-        if self.failure is not None:
-            raise self.failure
+        self.wait_for(lambda: self.commits, more, "commits", timeout)
 
 
 def group_coordinator_bounce(cluster: Cluster, rounds: int = 1) -> Outcome:
@@ -242,14 +267,18 @@ def group_coordinator_bounce(cluster: Cluster, rounds: int = 1) -> Outcome:
 # ------------------------------------------------------------------------- transactions
 
 
-class TxnWorkload:
+class TxnWorkload(_Worker):
     """A transactional producer in a thread running transaction after transaction of
     ``size`` records (values ``<tag><n>-<i>``, keys spread over the partitions), noting what
     it was told about each (``Txn``); on a fatal error it is replaced by a new producer with
     the same transactional id, whose init fences the old one and finishes what it left."""
 
+    name = "txn-workload"
+    join_s = FAILOVER_S + 90
+
     def __init__(self, cluster: Cluster, topic: str, transactional_id: str,
                  size: int = 10) -> None:
+        super().__init__()
         self.cluster = cluster
         self.topic = topic
         self.transactional_id = transactional_id
@@ -259,11 +288,7 @@ class TxnWorkload:
         self.errors: dict[str, int] = {}
         self.producers = 0
         self.abandoned: list[Producer] = []     # kept alive: fenced, never used again
-        self.failure: BaseException | None = None
         self._armed: tuple[Callable[[], None], bool, threading.Event] | None = None
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._guarded, name="txn-workload",
-                                        daemon=True)
 
     def _count(self, err: KafkaError) -> None:
         self.errors[err.name()] = self.errors.get(err.name(), 0) + 1
@@ -367,29 +392,8 @@ class TxnWorkload:
                      f"({self.errors})")
                 producer = self._producer()
 
-    def _guarded(self) -> None:
-        try:
-            self._run()
-        except BaseException as e:           # surfaced by stop()
-            self.failure = e
-
-    def start(self) -> TxnWorkload:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(FAILOVER_S + 90)
-        assert not self._thread.is_alive(), "the transactional producer did not stop"
-        if self.failure is not None:
-            raise self.failure
-
     def wait_committed(self, more: int, timeout: float) -> None:
-        target = self.committed + more
-        _wait(lambda: self.committed >= target or self.failure is not None,
-              f"{more} more committed transactions", timeout)
-        if self.failure is not None:
-            raise self.failure
+        self.wait_for(lambda: self.committed, more, "committed transactions", timeout)
 
 
 def read_committed(cluster: Cluster, topic: str, timeout: float = 60.0
