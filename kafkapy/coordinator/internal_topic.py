@@ -67,12 +67,12 @@ async def flush_if_due(partitions: CoordinatorPartitions, tp: TopicPartition,
 
 async def read_batches(partitions: CoordinatorPartitions, tp: TopicPartition
                        ) -> AsyncGenerator[BatchHeader, None]:
-    """Every batch of ``tp`` from the log start to the high watermark, in chunks, letting
+    """Every batch of ``tp`` from the log start to the log end, in chunks, letting
     other tasks run between them. A batch may start before the log start (DeleteRecords): its
     records below ``partitions.log_start_offset(tp)`` are the caller's to skip. Stops, logging
     why, at bytes that hold no whole batch."""
     offset = partitions.log_start_offset(tp)
-    end = partitions.high_watermark(tp)
+    end = partitions.log_end_offset(tp)
     while offset < end:
         scan = scan_batches(partitions.read(tp, offset, _READ_CHUNK))
         if not scan.batches:

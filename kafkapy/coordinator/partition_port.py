@@ -20,8 +20,8 @@ Theory of operation
   ``await``\\s ``wait_committed`` before it answers the request: today the log's flush policy,
   on a replicated cluster also the high watermark passing the batch (acks=all). Kafka's error
   mapping for failed coordinator writes applies to both steps.
-- Reads: ``read`` returns whole batches from an offset up to the high watermark, as loading
-  replays them.
+- Reads: ``read`` returns whole batches from an offset up to the log end, as loading replays
+  them (see ``log_end_offset``).
 - Every call is made from the broker's Trio loop, by one task at a time per partition; nothing
   here is thread-safe.
 
@@ -116,12 +116,17 @@ class CoordinatorPartitions(Protocol):
     def log_start_offset(self, tp: TopicPartition) -> int:
         ...
 
-    def high_watermark(self, tp: TopicPartition) -> int:
+    def log_end_offset(self, tp: TopicPartition) -> int:
+        """Where a coordinator loading ``tp`` stops: the leader's log end, not its high
+        watermark (Kafka's loaders read with FetchIsolation.LOG_END). A new leader's high
+        watermark can lag what it holds, until its followers fetch from it; everything it
+        holds is what it will commit as leader, and a record committed under the old leader
+        (an acknowledged offset commit, say) may still sit above that stale high watermark."""
         ...
 
     def read(self, tp: TopicPartition, offset: int, max_bytes: int) -> bytes:
         """Whole record batches from the one holding ``offset`` on, at most about
-        ``max_bytes`` (at least one batch), never past the high watermark; empty at the HW."""
+        ``max_bytes`` (at least one batch), never past the log end; empty at the log end."""
         ...
 
 

@@ -181,12 +181,12 @@ class BrokerCoordinatorPartitions:
     def log_start_offset(self, tp: TopicPartition) -> int:
         return self._server.replica_manager.get_partition(tp).log_start_offset
 
-    def high_watermark(self, tp: TopicPartition) -> int:
-        return self._server.replica_manager.get_partition(tp).high_watermark
+    def log_end_offset(self, tp: TopicPartition) -> int:
+        return self._server.replica_manager.get_partition(tp).log_end_offset
 
     def read(self, tp: TopicPartition, offset: int, max_bytes: int) -> bytes:
         partition = self._server.replica_manager.get_partition(tp)
-        return partition.log.read(offset, max_bytes, partition.high_watermark, True).read()
+        return partition.log.read(offset, max_bytes, partition.log_end_offset, True).read()
 
     # ============================================================ TxnMarkerWriter
 

@@ -36,8 +36,13 @@ from kafka.admin import NewTopic as KPNewTopic
 
 import kafkapy
 from kafkapy.cluster import Cluster
+from kafkapy.coordinator.internal_topic import partition_for
+from kafkapy.errors import CoordinatorLoadInProgressError, NotCoordinatorError
+from kafkapy.protocol import ApiKey
+from kafkapy.protocol.message_classes import OffsetFetchRequest, OffsetFetchRequestTopic
 from tests.clients.client_support import (
     Msg,
+    RawClient,
     consume_aiokafka,
     consume_confluent,
     consume_kafka_python,
@@ -46,6 +51,7 @@ from tests.clients.client_support import (
 
 pytestmark = pytest.mark.timeout(240)
 
+OFFSETS_TOPIC = "__consumer_offsets"
 SESSION_MS = 6000
 SETTINGS = {
     "zookeeper.session.timeout.ms": SESSION_MS,
@@ -332,6 +338,52 @@ def test_preferred_leader_election_through_confluent_kafka(cluster: Cluster) -> 
 
 
 # ------------------------------------------------------------------- coordinators
+
+
+def _offset_fetch(bootstrap: str, group: str, topic: str) -> tuple[int, int]:
+    """OffsetFetch v5 of partition 0 over a raw socket: (top-level error code, offset)."""
+    with RawClient(bootstrap) as c:
+        r = c.request(ApiKey.OFFSET_FETCH, 5, OffsetFetchRequest(
+            group_id=group, topics=[OffsetFetchRequestTopic(name=topic,
+                                                            partition_indexes=[0])]))
+    offset = r.topics[0].partitions[0].committed_offset if r.topics else -1
+    return int(r.error_code), int(offset)
+
+
+def test_the_group_coordinator_moves_with_its_partition(cluster: Cluster) -> None:
+    """The leader of the group's ``__consumer_offsets`` partition is its coordinator: when
+    leadership moves, the new leader loads the group's offsets from the replicated log and
+    answers them; the old one, a follower now, answers NOT_COORDINATOR."""
+    create(cluster, "moving", partitions=1)
+    group = "moving-group"
+    partition = partition_for(group, int(SETTINGS["offsets.topic.num.partitions"]))
+    consumer = confluent_kafka.Consumer({"bootstrap.servers": cluster.bootstrap_servers,
+                                         "group.id": group})
+    try:
+        consumer.commit(offsets=[confluent_kafka.TopicPartition("moving", 0, 42)],
+                        asynchronous=False)
+    finally:
+        consumer.close()
+    old = cluster.wait_for_leader(OFFSETS_TOPIC, partition, timeout=30)
+    assert _offset_fetch(cluster.brokers[old].bootstrap, group, "moving") == (0, 42)
+    cluster.wait_for_isr(OFFSETS_TOPIC, partition, 3, timeout=30)
+    cluster.stop(old)                               # a controlled shutdown moves it
+    new = cluster.wait_for_leader(OFFSETS_TOPIC, partition, not_in={old}, timeout=FAILOVER_S)
+    try:
+        answers = []
+        deadline = time.monotonic() + 30
+        while (not answers or answers[-1] != (0, 42)) and time.monotonic() < deadline:
+            answers.append(_offset_fetch(cluster.brokers[new].bootstrap, group, "moving"))
+            time.sleep(0.05)
+        # Until it has loaded (and been told it leads) it says so with a retriable error.
+        assert answers[-1] == (0, 42), answers
+        assert {code for code, _ in answers[:-1]} <= {
+            CoordinatorLoadInProgressError.code, NotCoordinatorError.code}, answers
+    finally:
+        restore(cluster, old)
+    assert cluster.leader_of(OFFSETS_TOPIC, partition) == new
+    assert _offset_fetch(cluster.brokers[old].bootstrap, group, "moving")[0] == \
+        NotCoordinatorError.code
 
 
 def test_consumer_group_and_transactions_on_the_cluster(cluster: Cluster) -> None:

@@ -163,7 +163,7 @@ class MemoryPartitions:
     def log_start_offset(self, tp: TopicPartition) -> int:
         return self._log(tp).start
 
-    def high_watermark(self, tp: TopicPartition) -> int:
+    def log_end_offset(self, tp: TopicPartition) -> int:
         return self._log(tp).end
 
     def read(self, tp: TopicPartition, offset: int, max_bytes: int) -> bytes:

@@ -15,7 +15,7 @@ Kafka's ``GroupMetadataManager``, over the coordinators' port
   awaits ``flush_if_due`` (the append committed) before it answers;
 - a partition's groups are here only while this broker leads it. ``on_become_leader(p,
   epoch)`` (the broker, at startup, when it creates the topic or gains leadership) loads the
-  partition from the log start to the high watermark in the background (later records win,
+  partition from the log start to the log end in the background (later records win,
   null values delete) while requests for its groups get COORDINATOR_LOAD_IN_PROGRESS; an empty
   partition is loaded at once. Its classic groups go to the coordinator, its consumer groups
   (replayed into ``StoredConsumerGroup``) to ``ConsumerGroupCoordinator.load``.
@@ -287,7 +287,7 @@ class GroupMetadataManager:
         self._epochs[partition] = leader_epoch
         token = self._load_tokens[partition] = object()
         tp = TopicPartition(OFFSETS_TOPIC, partition)
-        if self.partitions.high_watermark(tp) <= self.partitions.log_start_offset(tp):
+        if self.partitions.log_end_offset(tp) <= self.partitions.log_start_offset(tp):
             self.loaded.add(partition)
             return
         self.loading.add(partition)

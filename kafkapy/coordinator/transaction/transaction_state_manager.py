@@ -16,7 +16,7 @@ Kafka's ``TransactionStateManager``, over the coordinators' port to the broker
 - the manager holds the ids of the partitions this broker leads, and only those. The broker
   says which (``on_become_leader(p, epoch)`` / ``on_resign(p, epoch)``, Kafka's
   ``loadTransactionsForTxnTopicPartition`` / ``removeTransactionsForTxnTopicPartition``):
-  becoming leader reads partition ``p`` back from its log start to its high watermark in the
+  becoming leader reads partition ``p`` back from its log start to its log end in the
   background (later records win, tombstones remove) while calls for its ids raise
   COORDINATOR_LOAD_IN_PROGRESS; an empty partition (a topic just created) is loaded at once.
   Resigning forgets its ids: NOT_COORDINATOR for them from then on, as for every id of a
@@ -463,7 +463,7 @@ class TransactionStateManager:
         # existed (its creation elects this manager), and are kept.
         self._epochs[partition] = leader_epoch
         tp = TopicPartition(TRANSACTION_STATE_TOPIC, partition)
-        if self.partitions.high_watermark(tp) <= self.partitions.log_start_offset(tp):
+        if self.partitions.log_end_offset(tp) <= self.partitions.log_start_offset(tp):
             return                              # nothing to read
         self.loading.add(partition)
         if self._nursery is None:
@@ -505,7 +505,7 @@ class TransactionStateManager:
         loaded: dict[str, TransactionMetadata] = {}
         try:
             start = self.partitions.log_start_offset(tp)
-            end = self.partitions.high_watermark(tp)
+            end = self.partitions.log_end_offset(tp)
             async with aclosing(read_batches(self.partitions, tp)) as batches:
                 async for batch in batches:
                     if not self._current(partition, leader_epoch):
