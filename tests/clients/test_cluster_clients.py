@@ -52,6 +52,7 @@ from tests.clients.client_support import (
 pytestmark = pytest.mark.timeout(240)
 
 OFFSETS_TOPIC = "__consumer_offsets"
+TXN_TOPIC = "__transaction_state"
 SESSION_MS = 6000
 SETTINGS = {
     "zookeeper.session.timeout.ms": SESSION_MS,
@@ -384,6 +385,34 @@ def test_the_group_coordinator_moves_with_its_partition(cluster: Cluster) -> Non
     assert cluster.leader_of(OFFSETS_TOPIC, partition) == new
     assert _offset_fetch(cluster.brokers[old].bootstrap, group, "moving")[0] == \
         NotCoordinatorError.code
+
+
+def test_an_open_transaction_survives_its_coordinator_moving(cluster: Cluster) -> None:
+    """Mid-transaction, the coordinator stops (a controlled shutdown: the next leader of its
+    ``__transaction_state`` partition takes over at once): the new coordinator has loaded
+    the open transaction and its partitions, and commits it on both."""
+    create(cluster, "tx-moving", partitions=2)
+    txn_id = "moving-tx"
+    partition = partition_for(txn_id, int(SETTINGS["transaction.state.log.num.partitions"]))
+    producer = confluent_kafka.Producer({"bootstrap.servers": cluster.bootstrap_servers,
+                                         "transactional.id": txn_id})
+    producer.init_transactions(30)
+    producer.begin_transaction()
+    for i in range(10):
+        producer.produce("tx-moving", f"v-{i}".encode(), partition=i % 2)
+    assert producer.flush(30) == 0
+    old = cluster.wait_for_leader(TXN_TOPIC, partition, timeout=30)
+    cluster.wait_for_isr(TXN_TOPIC, partition, 3, timeout=30)
+    cluster.stop(old)
+    try:
+        cluster.wait_for_leader(TXN_TOPIC, partition, not_in={old}, timeout=FAILOVER_S)
+        producer.commit_transaction(60)
+    finally:
+        restore(cluster, old)
+    for p in range(2):
+        got = consume_confluent(cluster.bootstrap_servers, "tx-moving", 5, partition=p,
+                                config={"isolation.level": "read_committed"})
+        assert [m.value for m in got] == [f"v-{i}".encode() for i in range(p, 10, 2)]
 
 
 def test_consumer_group_and_transactions_on_the_cluster(cluster: Cluster) -> None:
