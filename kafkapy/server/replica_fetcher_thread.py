@@ -7,7 +7,10 @@ Theory of operation
   (fetch offset = the follower's LEO, the leader epoch it follows, the epoch of its last
   fetched batch, a back-off deadline). It sends one Fetch v12 for all ready partitions as a
   replica (ReplicaId = this broker, sessionless: SessionId 0, SessionEpoch -1, with
-  CurrentLeaderEpoch and LastFetchedEpoch), over its own ``BrokerConnection``.
+  CurrentLeaderEpoch and LastFetchedEpoch), over its own connection
+  (``ReplicaFetcherBlockingSend``). The request is a template kept between fetches
+  (``FetchTemplate``) while the set of ready partitions stays the same: only the offsets and
+  epochs in it change.
 - Truncation (KIP-101/279 through Fetch, KIP-595 style): the leader compares LastFetchedEpoch
   and the fetch offset with its leader-epoch cache and answers DivergingEpoch (epoch, end
   offset) when this log has a tail the leader never had; the fetcher truncates to the
@@ -38,7 +41,6 @@ from typing import TYPE_CHECKING
 import attrs
 import trio
 
-from kafkapy.clients.network_client import BrokerConnection
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import (
     BrokerNotAvailableError,
@@ -59,6 +61,7 @@ from kafkapy.protocol.message_classes import (
     ListOffsetsTopic,
     PartitionData,
 )
+from kafkapy.server.replica_fetcher_blocking_send import ReplicaFetcherBlockingSend
 
 if TYPE_CHECKING:
     from kafkapy.server.replica_manager import ReplicaManager
@@ -167,7 +170,7 @@ class ReplicaFetcherThread:
         self._template_epoch = -1
         self._wakeup = trio.Event()
         self.cancel_scope = trio.CancelScope()
-        self.conn = BrokerConnection(
+        self.conn = ReplicaFetcherBlockingSend(
             host, port, client_id=f"broker-{manager.node_id}-fetcher-{fetcher_id}",
             timeout_s=(manager.replica_config("replica_socket_timeout_ms", 30000) +
                        manager.replica_config("replica_fetch_wait_max_ms", 500)) / 1000)
