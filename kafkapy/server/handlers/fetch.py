@@ -23,9 +23,7 @@ Kafka's ``KafkaApis.handleFetchRequest`` for v4-12:
   after which clients start over with a full fetch.
 - Record bytes are not copied: the response is encoded with each partition's records left
   out, and the connection sends them from the segment files with ``os.sendfile`` between the
-  encoded pieces. A response with at most ``INLINE_RECORDS_MAX_BYTES`` of records (a caught-up
-  follower's or consumer's usual answer) is read and encoded whole instead, so it leaves in
-  one send and wakes its receiver once.
+  encoded pieces.
 """
 
 from __future__ import annotations
@@ -53,12 +51,6 @@ from kafkapy.server.replica_manager import (
 from kafkapy.server.request_context import Handler, Parked, RequestContext
 
 __all__ = ["HANDLERS", "handle_fetch"]
-
-# A response carrying at most this many bytes of records is sent as one buffer, the records
-# read (pread) and encoded inline, rather than as a head and then sendfile: one send, so
-# the receiver (a follower, a long-polling consumer) wakes once per response instead of
-# once for the head and again for the records. Larger reads keep the zero-copy path.
-INLINE_RECORDS_MAX_BYTES = 16384
 
 
 
@@ -98,7 +90,6 @@ def _respond(context: RequestContext[FetchRequest], params: FetchParams,
              results: list[tuple[TopicPartition, FetchPartitionResult]]) -> SendResponse:
     committed = params.isolation_level == READ_COMMITTED
     topics: list[FetchableTopicResponse] = []
-    inline = sum(r.size for _, r in results) <= INLINE_RECORDS_MAX_BYTES
     for tp, r in results:
         if not topics or topics[-1].topic != tp.topic:
             topics.append(FetchableTopicResponse(topic=tp.topic, partitions=[]))
@@ -117,7 +108,7 @@ def _respond(context: RequestContext[FetchRequest], params: FetchParams,
             log_start_offset=r.log_start_offset,
             aborted_transactions=aborted,
             preferred_read_replica=-1,
-            records=(data.read() if inline else data) if data is not None and r.size else b""))
+            records=data if r.size else b""))
     body = FetchResponse(throttle_time_ms=0, error_code=0, session_id=0, responses=topics)
     parts = encode_response_parts(ApiKey.FETCH, context.api_version, context.correlation_id, body)
     rest: list[Any] = []
