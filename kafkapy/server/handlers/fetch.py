@@ -108,7 +108,7 @@ def _respond(context: RequestContext[FetchRequest], params: FetchParams,
             log_start_offset=r.log_start_offset,
             aborted_transactions=aborted,
             preferred_read_replica=-1,
-            records=data if r.size else b""))
+            records=data if data is not None and data.size else b""))
     body = FetchResponse(throttle_time_ms=0, error_code=0, session_id=0, responses=topics)
     parts = encode_response_parts(ApiKey.FETCH, context.api_version, context.correlation_id, body)
     rest: list[Any] = []
