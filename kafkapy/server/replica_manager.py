@@ -136,12 +136,10 @@ class FetchPartitionResult:
     last_stable_offset: int = -1
     log_start_offset: int = -1
     diverging_epoch: tuple[int, int] | None = None     # (epoch, end offset) for a replica
-    # The bytes read, summed once: the fetch path asks for it several times per partition.
-    size: int = attrs.field(init=False, default=0)
 
-    def __attrs_post_init__(self) -> None:
-        if self.data is not None:
-            self.size = self.data.size
+    @property
+    def size(self) -> int:
+        return 0 if self.data is None else self.data.size
 
 
 def _as_kafka_error(tp: TopicPartition, exc: Exception) -> KafkaError:
@@ -641,11 +639,7 @@ class ReplicaManager:
                     return FetchPartitionResult(None, None, hw, lso, start,
                                                 diverging_epoch=(epoch, end))
             leo = partition.log_end_offset
-            if req.fetch_offset == leo:
-                # Caught up (a follower's usual fetch): nothing to read.
-                data = FetchData(leo, [], start, leo, hw)
-            else:
-                data = partition.read(req.fetch_offset, max_bytes, 0, min_one, replica=True)
+            data = partition.read(req.fetch_offset, max_bytes, 0, min_one, replica=True)
         except Exception as exc:
             return FetchPartitionResult(_as_kafka_error(tp, exc), None, hw, lso, start)
         if update_fetch_state and partition.update_follower_fetch_state(
