@@ -3,6 +3,8 @@
     PYTHONPATH=. python -m benchmarks.replication_bench [--reps 5] [--small 1000000]
         [--large 300000] [--sizes 100,1024] [--rates 2000] [--latency-seconds 10]
         [--variant replica.fetch.max.bytes=10485760]   # a third side: RF 3, other settings
+        [--baseline /path/to/other/tree]   # a side: RF 3, brokers from another source tree
+        [--sides rf3,rf3-base]             # only these sides
         [--out results.md]
         [--profile DIR [--profile-load throughput|latency] [--skip-bench]]   # py-spy
 
@@ -36,10 +38,15 @@ In each side's cluster, per repetition:
   reference); a long-polling consumer on the leader; p50, p99, p99.9 of receive - send. On
   RF 3 a record reaches the consumer only once the high watermark passes it: a follower
   fetch round trip.
+- ``--baseline DIR``: a side ``rf3-base``, RF 3 again with the broker processes importing
+  kafkapy from ``DIR`` (a checkout of the code before a change), interleaved with the others:
+  before and after on the same machine at the same time.
 - **CPU**: around every measured window, each broker's and ZooKeeper's CPU
   (/proc/<pid>/stat), the clients' own, the harness's, and the machine's busy time
   (/proc/stat); *other CPU* = busy - all of these, in cores (the kernel's page-cache
-  writeback shows here). The **follower fetch cost** is the followers' CPU milliseconds per MB
+  writeback shows here). Under the latency load, each broker's **CPU per message** (ms of
+  CPU / messages sent; the followers' averaged): the figure a busy machine moves least. The
+  **follower fetch cost** is the followers' CPU milliseconds per MB
   of values replicated to one follower (sum over brokers 2 and 3 / (2 x MB produced)); the
   leader's CPU per MB (ms) is shown on both sides (the leader-side cost of serving the followers
   is the difference).
