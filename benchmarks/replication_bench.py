@@ -3,6 +3,8 @@
     PYTHONPATH=. python -m benchmarks.replication_bench [--reps 5] [--small 1000000]
         [--large 300000] [--sizes 100,1024] [--rates 2000] [--latency-seconds 10]
         [--variant replica.fetch.max.bytes=10485760]   # a third side: RF 3, other settings
+        [--baseline /path/to/other/tree]   # a side: RF 3, brokers from another source tree
+        [--sides rf3,rf3-base]             # only these sides
         [--out results.md]
         [--profile DIR [--profile-load throughput|latency] [--skip-bench]]   # py-spy
 
@@ -36,10 +38,15 @@ In each side's cluster, per repetition:
   reference); a long-polling consumer on the leader; p50, p99, p99.9 of receive - send. On
   RF 3 a record reaches the consumer only once the high watermark passes it: a follower
   fetch round trip.
+- ``--baseline DIR``: a side ``rf3-base``, RF 3 again with the broker processes importing
+  kafkapy from ``DIR`` (a checkout of the code before a change), interleaved with the others:
+  before and after on the same machine at the same time.
 - **CPU**: around every measured window, each broker's and ZooKeeper's CPU
   (/proc/<pid>/stat), the clients' own, the harness's, and the machine's busy time
   (/proc/stat); *other CPU* = busy - all of these, in cores (the kernel's page-cache
-  writeback shows here). The **follower fetch cost** is the followers' CPU milliseconds per MB
+  writeback shows here). Under the latency load, each broker's **CPU per message** (ms of
+  CPU / messages sent; the followers' averaged): the figure a busy machine moves least. The
+  **follower fetch cost** is the followers' CPU milliseconds per MB
   of values replicated to one follower (sum over brokers 2 and 3 / (2 x MB produced)); the
   leader's CPU per MB (ms) is shown on both sides (the leader-side cost of serving the followers
   is the difference).
@@ -84,6 +91,7 @@ from benchmarks.peers import proc_cpu_seconds
 
 SIDES = {"rf3": (3, "all"), "single": (1, "1")}
 VARIANT = "rf3-variant"       # --variant: rf3 again with other broker settings
+BASELINE = "rf3-base"         # --baseline: rf3 again, the brokers running another source tree
 
 
 class ClusterMeter:
@@ -118,9 +126,14 @@ class ClusterMeter:
         return out
 
 
-def _start(side: str, settings: dict[str, str]) -> kafkapy.Cluster:
-    brokers, _ = SIDES["rf3" if side == VARIANT else side]
-    return kafkapy.Cluster(brokers, settings, timeout=90, log_level="WARNING")
+def _start(side: str, settings: dict[str, str], baseline: str = "") -> kafkapy.Cluster:
+    brokers, _ = SIDES["rf3" if side in (VARIANT, BASELINE) else side]
+    cluster = kafkapy.Cluster(brokers, settings, timeout=90, log_level="WARNING")
+    if side == BASELINE:
+        # The broker processes import kafkapy from the baseline tree (before and after a
+        # change, interleaved); this process and the clients stay as they are.
+        cluster.env["PYTHONPATH"] = baseline + os.pathsep + cluster.env["PYTHONPATH"]
+    return cluster
 
 
 def _topic(cluster: kafkapy.Cluster, topic: str) -> None:
@@ -163,9 +176,10 @@ def _measure(cluster: kafkapy.Cluster, clients: Sequence[tuple[Callable[..., dic
 
 def run_side(args: argparse.Namespace, side: str, rep: int) -> Run:
     run = Run(side, rep)
-    brokers, acks = SIDES["rf3" if side == VARIANT else side]
+    brokers, acks = SIDES["rf3" if side in (VARIANT, BASELINE) else side]
     try:
-        with _start(side, args.variant_settings if side == VARIANT else {}) as cluster:
+        with _start(side, args.variant_settings if side == VARIANT else {},
+                    args.baseline) as cluster:
             bootstrap = cluster.bootstrap_servers
             for size in args.sizes:
                 topic = f"repl-{size}"
@@ -200,6 +214,12 @@ def run_side(args: argparse.Namespace, side: str, rep: int) -> Run:
                 for q in ("p50", "p99", "p999"):
                     run.values[f"latency_{q}_{rate:g}"] = results[0][q]
                 run.values[f"other_latency_{rate:g}"] = cpu["other_cores"]
+                # CPU per message sent (ms): the figure least moved by a busy machine.
+                run.values[f"leader_cpu_per_msg_{rate:g}"] = cpu["broker-1"] / n * 1e3
+                if brokers > 1:
+                    run.values[f"follower_cpu_per_msg_{rate:g}"] = sum(
+                        cpu[f"broker-{i}"] for i in range(2, brokers + 1)) / (
+                        (brokers - 1) * n) * 1e3
                 run.cpu[f"latency_{rate:g}"] = cpu
     except Exception as e:          # one failed run is reported, the rest goes on
         run.error = f"{type(e).__name__}: {e}"[:800]
@@ -233,8 +253,9 @@ def _cell(values: Sequence[float]) -> str:
 def report(runs: Sequence[Run], probes: tuple[tuple[float, float], tuple[float, float]],
            args: argparse.Namespace, started: float, load: tuple[float, float]) -> str:
     ceiling = min(probes[0][1], probes[1][1])
-    rf3 = [s for s in ("rf3", VARIANT) if any(r.side == s for r in runs)]
+    rf3 = [s for s in ("rf3", BASELINE, VARIANT) if any(r.side == s for r in runs)]
     names = {"rf3": "3 brokers, RF 3, acks=all",
+             BASELINE: f"the same, brokers from {args.baseline}",
              VARIANT: "the same with " + ", ".join(f"{k}={v}" for k, v in
                                                    args.variant_settings.items())}
     head = (f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(started))}, one machine with "
@@ -273,6 +294,10 @@ def report(runs: Sequence[Run], probes: tuple[tuple[float, float], tuple[float, 
         for q, target in (("p50", ""), ("p99", "<= 5 ms (Kafka: 5 ms)"), ("p999", "")):
             row(f"produce-to-consume {q} at {rate:,.0f} msg/s, ms", f"latency_{q}_{rate:g}",
                 f"other_latency_{rate:g}", target if rate == 2000 else "")
+        row(f"leader CPU ms per message at {rate:,.0f} msg/s", f"leader_cpu_per_msg_{rate:g}",
+            f"other_latency_{rate:g}")
+        row(f"follower CPU ms per message (each) at {rate:,.0f} msg/s",
+            f"follower_cpu_per_msg_{rate:g}", f"other_latency_{rate:g}")
     every = ["| side | rep | " + " | ".join(k for k in _keys(runs)) + " |",
              "|---|---|" + "---|" * len(_keys(runs))]
     for r in runs:
@@ -379,6 +404,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--variant", default="",
                     help="key=value,...: also run RF 3 with these broker settings, "
                     f"interleaved, as {VARIANT}")
+    ap.add_argument("--baseline", default="",
+                    help="a source tree: also run RF 3 with brokers importing kafkapy from "
+                    f"it, interleaved, as {BASELINE} (before/after a change)")
+    ap.add_argument("--sides", default="",
+                    help="comma-separated subset of the sides to run (default: all)")
     ap.add_argument("--latency-seconds", type=float, default=10.0)
     ap.add_argument("--out", default="", help="write the tables here too")
     ap.add_argument("--profile", default="",
@@ -396,7 +426,10 @@ def main(argv: list[str] | None = None) -> None:
         probe_start = memory_write_probe()
         load_start = os.getloadavg()[0]
         runs: list[Run] = []
-        sides = [*SIDES, *([VARIANT] if args.variant_settings else [])]
+        sides = [*SIDES, *([VARIANT] if args.variant_settings else []),
+                 *([BASELINE] if args.baseline else [])]
+        if args.sides:
+            sides = [s for s in sides if s in args.sides.split(",")]
         for rep in range(args.reps):
             k = rep % len(sides)
             for side in sides[k:] + sides[:k]:

@@ -7,7 +7,10 @@ Theory of operation
   (fetch offset = the follower's LEO, the leader epoch it follows, the epoch of its last
   fetched batch, a back-off deadline). It sends one Fetch v12 for all ready partitions as a
   replica (ReplicaId = this broker, sessionless: SessionId 0, SessionEpoch -1, with
-  CurrentLeaderEpoch and LastFetchedEpoch), over its own ``BrokerConnection``.
+  CurrentLeaderEpoch and LastFetchedEpoch), over its own connection
+  (``ReplicaFetcherBlockingSend``). The request is a template kept between fetches
+  (``FetchTemplate``) while the set of ready partitions stays the same: only the offsets and
+  epochs in it change.
 - Truncation (KIP-101/279 through Fetch, KIP-595 style): the leader compares LastFetchedEpoch
   and the fetch offset with its leader-epoch cache and answers DivergingEpoch (epoch, end
   offset) when this log has a tail the leader never had; the fetcher truncates to the
@@ -38,7 +41,6 @@ from typing import TYPE_CHECKING
 import attrs
 import trio
 
-from kafkapy.clients.network_client import BrokerConnection
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import (
     BrokerNotAvailableError,
@@ -59,11 +61,12 @@ from kafkapy.protocol.message_classes import (
     ListOffsetsTopic,
     PartitionData,
 )
+from kafkapy.server.replica_fetcher_blocking_send import ReplicaFetcherBlockingSend
 
 if TYPE_CHECKING:
     from kafkapy.server.replica_manager import ReplicaManager
 
-__all__ = ["InitialFetchState", "PartitionFetchState", "ReplicaFetcherThread"]
+__all__ = ["FetchTemplate", "InitialFetchState", "PartitionFetchState", "ReplicaFetcherThread"]
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +98,60 @@ class PartitionFetchState:
     delayed_until: float = 0.0
 
 
+@attrs.define(eq=False)
+class FetchTemplate:
+    """The Fetch request for one set of ready partitions, kept between fetches (Kafka's
+    fetcher keeps its FetchSessionHandler's builder state the same way): ``refresh`` copies
+    each partition's fetch offset, last fetched epoch and log start offset into it.
+
+    ``by_key`` finds the partition of a response entry by (topic name, index) without
+    building a TopicPartition; ``next_change`` is when a partition backing off now becomes
+    ready (the set, hence the template, changes then).
+    """
+
+    request: FetchRequest
+    entries: list[tuple[FetchPartition, PartitionFetchState, TopicPartition]]
+    by_key: dict[tuple[str, int], tuple[TopicPartition, PartitionFetchState]]
+    next_change: float
+
+    @classmethod
+    def build(cls, rm: ReplicaManager, ready: dict[TopicPartition, PartitionFetchState],
+              next_change: float) -> FetchTemplate:
+        max_bytes = rm.replica_config("replica_fetch_max_bytes", 1048576)
+        topics: dict[str, FetchTopic] = {}
+        entries = []
+        by_key = {}
+        for tp, s in ready.items():
+            topic = topics.setdefault(tp.topic, FetchTopic(topic=tp.topic, topic_id=s.topic_id,
+                                                           partitions=[]))
+            fp = FetchPartition(partition=tp.partition, current_leader_epoch=s.leader_epoch,
+                                fetch_offset=s.fetch_offset,
+                                last_fetched_epoch=s.last_fetched_epoch,
+                                partition_max_bytes=max_bytes)
+            topic.partitions.append(fp)
+            entries.append((fp, s, tp))
+            by_key[(tp.topic, tp.partition)] = (tp, s)
+        request = FetchRequest(
+            replica_id=rm.node_id,
+            max_wait_ms=rm.replica_config("replica_fetch_wait_max_ms", 500),
+            min_bytes=rm.replica_config("replica_fetch_min_bytes", 1),
+            max_bytes=rm.replica_config("replica_fetch_response_max_bytes", 10485760),
+            isolation_level=0, session_id=0, session_epoch=-1,
+            topics=list(topics.values()), forgotten_topics_data=[], rack_id="")
+        return cls(request, entries, by_key, next_change)
+
+    def refresh(self, rm: ReplicaManager) -> FetchRequest:
+        """The request with every partition's current position."""
+        partitions = rm.partitions
+        for fp, s, tp in self.entries:
+            fp.fetch_offset = s.fetch_offset
+            fp.last_fetched_epoch = s.last_fetched_epoch
+            partition = partitions.get(tp)
+            fp.log_start_offset = partition.log.log_start_offset if partition is not None \
+                else -1
+        return self.request
+
+
 class ReplicaFetcherThread:
     """One fetch loop to one leader; see the module docstring."""
 
@@ -106,9 +163,14 @@ class ReplicaFetcherThread:
         self.host = host
         self.port = port
         self.partitions: dict[TopicPartition, PartitionFetchState] = {}
+        # Bumped whenever the set of fetchable partitions may change; the template of the
+        # last fetch is reused while it stays the same.
+        self._epoch = 0
+        self._template: FetchTemplate | None = None
+        self._template_epoch = -1
         self._wakeup = trio.Event()
         self.cancel_scope = trio.CancelScope()
-        self.conn = BrokerConnection(
+        self.conn = ReplicaFetcherBlockingSend(
             host, port, client_id=f"broker-{manager.node_id}-fetcher-{fetcher_id}",
             timeout_s=(manager.replica_config("replica_socket_timeout_ms", 30000) +
                        manager.replica_config("replica_fetch_wait_max_ms", 500)) / 1000)
@@ -122,11 +184,13 @@ class ReplicaFetcherThread:
     def add_partition(self, tp: TopicPartition, state: InitialFetchState) -> None:
         self.partitions[tp] = PartitionFetchState(state.topic_id, state.init_offset,
                                                   state.leader_epoch, state.last_fetched_epoch)
+        self._changed()
         self._wakeup.set()
 
     def remove_partitions(self, tps: set[TopicPartition]) -> None:
         for tp in tps:
             self.partitions.pop(tp, None)
+        self._changed()
 
     def shutdown(self) -> None:
         self.cancel_scope.cancel()
@@ -140,10 +204,8 @@ class ReplicaFetcherThread:
         with self.cancel_scope:
             try:
                 while True:
-                    now = trio.current_time()
-                    ready = {tp: s for tp, s in self.partitions.items()
-                             if s.delayed_until <= now}
-                    if not ready:
+                    session = self._session(trio.current_time())
+                    if session is None:
                         wake = min((s.delayed_until for s in self.partitions.values()),
                                    default=math.inf)
                         with trio.move_on_at(wake):
@@ -152,7 +214,7 @@ class ReplicaFetcherThread:
                         continue
                     try:
                         response: FetchResponse = await self.conn.request(
-                            ApiKey.FETCH, FETCH_VERSION, self._build_fetch(ready))
+                            ApiKey.FETCH, FETCH_VERSION, session.refresh(self._rm))
                     except BrokerNotAvailableError as e:
                         log.info("%r: fetch failed: %s", self, e)
                         await trio.sleep(self._backoff_s())
@@ -161,56 +223,64 @@ class ReplicaFetcherThread:
                         log.info("%r: fetch refused: %s", self, error_name(response.error_code))
                         await trio.sleep(self._backoff_s())
                         continue
-                    await self._process(ready, response)
+                    await self._process(session, response)
             finally:
                 await self.conn.close()
 
-    def _build_fetch(self, ready: dict[TopicPartition, PartitionFetchState]) -> FetchRequest:
-        rm = self._rm
-        max_bytes = rm.replica_config("replica_fetch_max_bytes", 1048576)
-        topics: dict[str, FetchTopic] = {}
-        for tp, s in ready.items():
-            partition = rm.partitions.get(tp)
-            start = partition.log_start_offset if partition is not None else -1
-            topic = topics.setdefault(tp.topic, FetchTopic(topic=tp.topic, topic_id=s.topic_id,
-                                                           partitions=[]))
-            topic.partitions.append(FetchPartition(
-                partition=tp.partition, current_leader_epoch=s.leader_epoch,
-                fetch_offset=s.fetch_offset, last_fetched_epoch=s.last_fetched_epoch,
-                log_start_offset=start, partition_max_bytes=max_bytes))
-        return FetchRequest(
-            replica_id=rm.node_id,
-            max_wait_ms=rm.replica_config("replica_fetch_wait_max_ms", 500),
-            min_bytes=rm.replica_config("replica_fetch_min_bytes", 1),
-            max_bytes=rm.replica_config("replica_fetch_response_max_bytes", 10485760),
-            isolation_level=0, session_id=0, session_epoch=-1,
-            topics=list(topics.values()), forgotten_topics_data=[], rack_id="")
+    def _session(self, now: float) -> FetchTemplate | None:
+        """The request template for the partitions ready now, rebuilt only when that set
+        may have changed (a partition added, removed or backed off, a back-off over): a
+        caught-up follower sends the same request over and over with new offsets, so it
+        refreshes three integers per partition instead of building the request anew."""
+        t = self._template
+        if t is not None and self._template_epoch == self._epoch and now < t.next_change:
+            return t
+        ready = {tp: s for tp, s in self.partitions.items() if s.delayed_until <= now}
+        later = min((s.delayed_until for s in self.partitions.values()
+                     if s.delayed_until > now), default=math.inf)
+        self._template = t = FetchTemplate.build(self._rm, ready, later) if ready else None
+        self._template_epoch = self._epoch
+        return t
 
-    async def _process(self, sent: dict[TopicPartition, PartitionFetchState],
-                       response: FetchResponse) -> None:
+    def _changed(self) -> None:
+        """The set of partitions or a back-off changed: the next fetch rebuilds its
+        template."""
+        self._epoch += 1
+
+    def _back_off(self, state: PartitionFetchState) -> None:
+        state.delayed_until = trio.current_time() + self._backoff_s()
+        self._changed()
+
+    def _drop(self, tp: TopicPartition) -> None:
+        self.partitions.pop(tp, None)
+        self._changed()
+
+    async def _process(self, sent: FetchTemplate, response: FetchResponse) -> None:
         for topic in response.responses:
             for pd in topic.partitions:
-                tp = TopicPartition(topic.topic, pd.partition_index)
-                state = sent.get(tp)
-                if state is None or self.partitions.get(tp) is not state:
+                entry = sent.by_key.get((topic.topic, pd.partition_index))
+                if entry is None:
+                    continue
+                tp, state = entry
+                if self.partitions.get(tp) is not state:
                     continue        # removed or restarted meanwhile
                 try:
                     await self._process_partition(tp, state, pd)
                 except KafkaError as e:
                     log.warning("%r: %s: %s; backing off", self, tp, e)
-                    state.delayed_until = trio.current_time() + self._backoff_s()
+                    self._back_off(state)
                 except Exception:
                     # A storage error on this log must not stop the other partitions (Kafka
                     # marks the partition failed; here it backs off and tries again).
                     log.exception("%r: %s: appending the leader's data failed", self, tp)
-                    state.delayed_until = trio.current_time() + self._backoff_s()
+                    self._back_off(state)
 
     async def _process_partition(self, tp: TopicPartition, state: PartitionFetchState,
                                  pd: PartitionData) -> None:
         partition = self._rm.partitions.get(tp)
         if partition is None or partition.is_leader or \
                 partition.leader_epoch != state.leader_epoch:
-            self.partitions.pop(tp, None)
+            self._drop(tp)
             return
         error = pd.error_code
         if error == OffsetOutOfRangeError.code:
@@ -219,11 +289,11 @@ class ReplicaFetcherThread:
         if error == FencedLeaderEpochError.code:
             log.info("%r: %s: fenced at leader epoch %d; waiting for LeaderAndIsr", self, tp,
                      state.leader_epoch)
-            self.partitions.pop(tp, None)
+            self._drop(tp)
             return
         if error != 0:
             log.debug("%r: %s: %s; backing off", self, tp, error_name(error))
-            state.delayed_until = trio.current_time() + self._backoff_s()
+            self._back_off(state)
             return
         plog = partition.log
         diverging = pd.diverging_epoch
