@@ -5,6 +5,7 @@
         [--variant replica.fetch.max.bytes=10485760]   # a third side: RF 3, other settings
         [--baseline /path/to/other/tree]   # a side: RF 3, brokers from another source tree
         [--sides rf3,rf3-base]             # only these sides
+        [--stall-ms 300]                   # SIGSTOP the leader that long in each latency run
         [--out results.md]
         [--profile DIR [--profile-load throughput|latency] [--skip-bench]]   # py-spy
 
@@ -64,6 +65,7 @@ import os
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -174,6 +176,28 @@ def _measure(cluster: kafkapy.Cluster, clients: Sequence[tuple[Callable[..., dic
     return results, meter.window(sum(r["cpu"] for r in results))
 
 
+def _stall(cluster: kafkapy.Cluster, stall_ms: float, after_s: float
+           ) -> threading.Thread | None:
+    """``--stall-ms``: SIGSTOP the leader (broker 1) ``after_s`` into the window for
+    ``stall_ms`` (far below the ZooKeeper session: no failover), as a GC pause or a noisy
+    neighbour would: the clients' requests queue up meanwhile, and the figure is how the
+    cluster gets back to the rate afterwards."""
+    if stall_ms <= 0:
+        return None
+
+    def stall() -> None:
+        time.sleep(after_s)
+        cluster.pause(1)
+        try:
+            time.sleep(stall_ms / 1000)
+        finally:
+            cluster.resume(1)
+
+    thread = threading.Thread(target=stall, daemon=True)
+    thread.start()
+    return thread
+
+
 def run_side(args: argparse.Namespace, side: str, rep: int) -> Run:
     run = Run(side, rep)
     brokers, acks = SIDES["rf3" if side in (VARIANT, BASELINE) else side]
@@ -207,10 +231,13 @@ def run_side(args: argparse.Namespace, side: str, rep: int) -> Run:
                 _topic(cluster, topic)
                 leader = cluster.brokers[1].bootstrap
                 n = int(rate * args.latency_seconds)
+                stall = _stall(cluster, args.stall_ms, args.latency_seconds / 3)
                 results, cpu = _measure(cluster, [
                     (latency_consumer, LatencyConsumerJob(leader, topic, n)),
                     (latency_producer, LatencyProducerJob(bootstrap, topic, rate,
                                                           args.latency_seconds, acks))])
+                if stall is not None:
+                    stall.join()
                 for q in ("p50", "p99", "p999"):
                     run.values[f"latency_{q}_{rate:g}"] = results[0][q]
                 run.values[f"other_latency_{rate:g}"] = cpu["other_cores"]
@@ -410,6 +437,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--sides", default="",
                     help="comma-separated subset of the sides to run (default: all)")
     ap.add_argument("--latency-seconds", type=float, default=10.0)
+    ap.add_argument("--stall-ms", type=float, default=0.0,
+                    help="SIGSTOP the leader this long, a third into each latency window")
     ap.add_argument("--out", default="", help="write the tables here too")
     ap.add_argument("--profile", default="",
                     help="a directory: py-spy profiles of the leader and a follower")
