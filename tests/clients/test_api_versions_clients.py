@@ -212,7 +212,7 @@ async def test_raw_sockets_fallback_and_unknown_key() -> None:
 
 def _advertised(bootstrap: str) -> dict[int, tuple[int, int]]:
     """What kafka-python reads from a real broker's ApiVersions."""
-    host, port = bootstrap.rsplit(":", 1)
+    _host, port = bootstrap.rsplit(":", 1)
     connected, api_versions, _ = kafka_python_connect(int(port))
     assert connected
     return {key: (low, high) for key, (low, high) in api_versions.items()}
