@@ -20,7 +20,8 @@ Kafka's ``DescribeTopicPartitionsRequestHandler`` with ``KRaftMetadataCache.desc
   no endpoint on the request's listener is reported as -1; replicas and ISR are listed whole,
   with the offline replicas. kafkapy has no ELR (KIP-966 is KRaft's): EligibleLeaderReplicas
   and LastKnownElr are empty lists, as Kafka reports a partition without ELR.
-- TopicAuthorizedOperations is always set: every topic operation (no authorizer).
+- TopicAuthorizedOperations is set on every listed topic, missing ones included: every topic
+  operation (no authorizer). Only a whole-request error leaves it "not requested".
 """
 
 from __future__ import annotations
@@ -143,7 +144,8 @@ def _missing(name: str) -> DescribeTopicPartitionsResponseTopic:
     except InvalidTopicError:
         code = InvalidTopicError.code
     return DescribeTopicPartitionsResponseTopic(error_code=code, name=name,
-                                                is_internal=name in INTERNAL_TOPICS)
+                                                is_internal=name in INTERNAL_TOPICS,
+                                                topic_authorized_operations=TOPIC_OPERATIONS)
 
 
 HANDLERS: dict[int, Handler] = {
