@@ -1282,11 +1282,11 @@ cdef inline int _record_verdict(int32_t key_len, int64_t ts, bint log_append_bat
 
 cdef int _scan_verdicts(const uint8_t* d, Py_ssize_t n, const uint8_t* header,
                         bint compacted, bint create_time, int64_t now, int64_t before_max,
-                        int64_t after_max, list out) except -2:
-    """Check the records section ``d[0:n]`` of the batch ``header``. With ``out`` None: GIL
-    held but no object made, returns the number of refused records (-1: malformed records,
-    left to the CRC and framing checks). Otherwise appends ``(kind, index, timestamp,
-    offset, key length, value length)`` for each refused record."""
+                        int64_t after_max, int64_t* out, Py_ssize_t cap) noexcept nogil:
+    """Check the records section ``d[0:n]`` of the batch ``header``: the number of refused
+    records (-1: malformed records, left to the CRC and framing checks). With ``out``, the
+    first ``cap`` refused records' ``(kind, index, timestamp, offset, key length, value
+    length)`` are written there, six int64s each. GIL-free."""
     cdef Py_ssize_t pos = 0, hpos
     cdef int32_t i, j, count = batch_records_count(header)
     cdef int64_t base_ts = batch_base_timestamp(header), ts
@@ -1296,6 +1296,7 @@ cdef int _scan_verdicts(const uint8_t* d, Py_ssize_t n, const uint8_t* header,
     cdef RecordFields f
     cdef HeaderFields h
     cdef int verdict, bad = 0
+    cdef int64_t* o
     for i in range(count):
         if pos >= n or read_record(d, n, &pos, &f) != R_OK:
             return -1
@@ -1309,11 +1310,15 @@ cdef int _scan_verdicts(const uint8_t* d, Py_ssize_t n, const uint8_t* header,
         verdict = _record_verdict(f.key_len, ts, lat, compacted, create_time, now,
                                   before_max, after_max)
         if verdict:
+            if out != NULL and bad < cap:
+                o = out + 6 * bad
+                o[0] = verdict
+                o[1] = i
+                o[2] = ts
+                o[3] = <int64_t>(<uint64_t>base_offset + <uint64_t><int64_t>f.offset_delta)
+                o[4] = f.key_len
+                o[5] = f.val_len
             bad += 1
-            if out is not None:
-                out.append((verdict, i, ts,
-                            <int64_t>(<uint64_t>base_offset + <uint64_t><int64_t>f.offset_delta),
-                            f.key_len, f.val_len))
     return bad
 
 
@@ -1339,9 +1344,11 @@ def record_errors(buf, *, bint compacted, bint create_time, int64_t now,
     cdef _Buffer blob
     cdef const uint8_t* d = b.data
     cdef const uint8_t* p
-    cdef Py_ssize_t n = b.size, pos = 0, size = 0
+    cdef const uint8_t* recs
+    cdef Py_ssize_t n = b.size, pos = 0, size = 0, recs_size, k
     cdef int codec, bad
     cdef int64_t max_ts
+    cdef int64_t* found
     cdef bint lat, scan
     cdef list out
     while pos < n:
@@ -1362,8 +1369,7 @@ def record_errors(buf, *, bint compacted, bint create_time, int64_t now,
         if scan:
             codec = batch_flags(p) & ATTR_COMPRESSION_MASK
             if codec == 0:
-                bad = _scan_verdicts(p + RECORDS_OFFSET, size - RECORDS_OFFSET, p, compacted,
-                                     create_time, now, before_max_ms, after_max_ms, None)
+                recs, recs_size = p + RECORDS_OFFSET, size - RECORDS_OFFSET
             elif codec > 4:
                 return None
             else:
@@ -1372,18 +1378,24 @@ def record_errors(buf, *, bint compacted, bint create_time, int64_t now,
                                                                pos + size), False), False)
                 except Exception:
                     return None
-                bad = _scan_verdicts(blob.data, blob.size, p, compacted, create_time, now,
-                                     before_max_ms, after_max_ms, None)
+                recs, recs_size = blob.data, blob.size
+            with nogil:
+                bad = _scan_verdicts(recs, recs_size, p, compacted, create_time, now,
+                                     before_max_ms, after_max_ms, NULL, 0)
             if bad < 0:
                 return None
             if bad > 0:
-                out = []
-                if codec == 0:
-                    _scan_verdicts(p + RECORDS_OFFSET, size - RECORDS_OFFSET, p, compacted,
-                                   create_time, now, before_max_ms, after_max_ms, out)
-                else:
-                    _scan_verdicts(blob.data, blob.size, p, compacted, create_time, now,
-                                   before_max_ms, after_max_ms, out)
+                # The rejected batch only: now the refused records' details.
+                found = <int64_t*>PyMem_Malloc(6 * bad * sizeof(int64_t))
+                if found == NULL:
+                    raise MemoryError()
+                try:
+                    with nogil:
+                        _scan_verdicts(recs, recs_size, p, compacted, create_time, now,
+                                       before_max_ms, after_max_ms, found, bad)
+                    out = [tuple(found[6 * k + j] for j in range(6)) for k in range(bad)]
+                finally:
+                    PyMem_Free(found)
                 return (codec != 0, out)
         pos += size
     return None
