@@ -167,6 +167,8 @@ class FetchPartitionResult:
 def _as_kafka_error(tp: TopicPartition, exc: Exception) -> KafkaError:
     if isinstance(exc, KafkaError):
         return exc
+    if isinstance(exc, RecordValidationError):
+        return exc.invalid
     if isinstance(exc, OSError):
         log.error("%s: storage error: %s", tp, exc)
         return KafkaStorageError(f"{tp}: {exc}")
