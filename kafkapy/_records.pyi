@@ -173,6 +173,16 @@ def assign_offsets(
     max_batch_size: int = -1,
 ) -> AssignResult: ...
 
+def record_errors(
+    buf: Buffer,
+    *,
+    compacted: bool,
+    create_time: bool,
+    now: int,
+    before_max_ms: int,
+    after_max_ms: int,
+) -> tuple[bool, list[tuple[int, int, int, int, int, int]]] | None: ...
+
 class LegacyMessage:
     offset: int
     magic: int

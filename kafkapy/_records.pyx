@@ -1255,6 +1255,152 @@ def assign_offsets(buf, int64_t base_offset, *, log_append_time=None,
     return r
 
 
+# ---------------------------------------------------- per-record validation (KIP-467)
+
+# Why a record is refused (Kafka's LogValidator.validateKey / validateTimestamp).
+cdef enum:
+    RV_NO_KEY = 1           # a compacted topic's record without a key (INVALID_RECORD)
+    RV_TIMESTAMP = 2        # CreateTime outside [now - before.max, now + after.max]
+    RV_APPEND_TIME = 3      # the producer set the LogAppendTime bit (INVALID_TIMESTAMP)
+
+
+cdef inline int _record_verdict(int32_t key_len, int64_t ts, bint log_append_batch,
+                                bint compacted, bint create_time, int64_t now,
+                                int64_t before_max, int64_t after_max) noexcept nogil:
+    # Kafka's validateKey, then validateTimestamp, with Java's wrapping long arithmetic.
+    cdef int64_t diff
+    if compacted and key_len < 0:
+        return RV_NO_KEY
+    if create_time and ts != -1:
+        diff = <int64_t>(<uint64_t>now - <uint64_t>ts)
+        if diff > before_max or <int64_t>(<uint64_t>0 - <uint64_t>diff) > after_max:
+            return RV_TIMESTAMP
+    elif log_append_batch:
+        return RV_APPEND_TIME
+    return 0
+
+
+cdef int _scan_verdicts(const uint8_t* d, Py_ssize_t n, const uint8_t* header,
+                        bint compacted, bint create_time, int64_t now, int64_t before_max,
+                        int64_t after_max, int64_t* out, Py_ssize_t cap) noexcept nogil:
+    """Check the records section ``d[0:n]`` of the batch ``header``: the number of refused
+    records (-1: malformed records, left to the CRC and framing checks). With ``out``, the
+    first ``cap`` refused records' ``(kind, index, timestamp, offset, key length, value
+    length)`` are written there, six int64s each. GIL-free."""
+    cdef Py_ssize_t pos = 0, hpos
+    cdef int32_t i, j, count = batch_records_count(header)
+    cdef int64_t base_ts = batch_base_timestamp(header), ts
+    cdef int64_t max_ts = batch_max_timestamp(header)
+    cdef int64_t base_offset = batch_base_offset(header)
+    cdef bint lat = (batch_flags(header) & ATTR_TIMESTAMP_TYPE) != 0
+    cdef RecordFields f
+    cdef HeaderFields h
+    cdef int verdict, bad = 0
+    cdef int64_t* o
+    for i in range(count):
+        if pos >= n or read_record(d, n, &pos, &f) != R_OK:
+            return -1
+        hpos = pos
+        for j in range(f.header_count):
+            if read_record_header(d, f.end, &hpos, &h) != R_OK:
+                return -1
+        pos = f.end
+        # Kafka's readers give every record of a LogAppendTime batch its maxTimestamp.
+        ts = max_ts if lat else <int64_t>(<uint64_t>base_ts + <uint64_t>f.ts_delta)
+        verdict = _record_verdict(f.key_len, ts, lat, compacted, create_time, now,
+                                  before_max, after_max)
+        if verdict:
+            if out != NULL and bad < cap:
+                o = out + 6 * bad
+                o[0] = verdict
+                o[1] = i
+                o[2] = ts
+                o[3] = <int64_t>(<uint64_t>base_offset + <uint64_t><int64_t>f.offset_delta)
+                o[4] = f.key_len
+                o[5] = f.val_len
+            bad += 1
+    return bad
+
+
+def record_errors(buf, *, bint compacted, bint create_time, int64_t now,
+                  int64_t before_max_ms, int64_t after_max_ms):
+    """Kafka's per-record checks of a leader append (LogValidator.validateRecord, KIP-467):
+    a compacted topic's records need a key; under CreateTime a record's timestamp must lie in
+    [now - before_max_ms, now + after_max_ms]; the producer may not set LogAppendTime.
+
+    Runs before offsets are assigned (messages name the producer's offsets). The good case
+    stays off records where the batch header proves them fine: no key check unless
+    ``compacted``, and the timestamps are read record by record only when
+    ``before_max_ms`` is finite (a record can be older than the batch's first) or the header's
+    maxTimestamp is too new; compressed batches are decompressed only then. Malformed
+    batches or records are skipped: the CRC and framing checks that follow report them.
+
+    Returns None when every record passes, else the first refusing batch's refused records
+    as ``(kind, index in batch, timestamp, offset, key length, value length)`` with kind 1
+    (no key), 2 (timestamp out of range) or 3 (LogAppendTime set by the producer), plus
+    whether that batch is compressed: ``(compressed, [...])``.
+    """
+    cdef _Buffer b = _acquire(buf, False)
+    cdef _Buffer blob
+    cdef const uint8_t* d = b.data
+    cdef const uint8_t* p
+    cdef const uint8_t* recs
+    cdef Py_ssize_t n = b.size, pos = 0, size = 0, recs_size, k
+    cdef int codec, bad
+    cdef int64_t max_ts
+    cdef int64_t* found
+    cdef bint lat, scan
+    cdef list out
+    while pos < n:
+        if batch_frame(d, n, pos, &size) != FRAME_OK:
+            return None
+        p = d + pos
+        lat = (batch_flags(p) & ATTR_TIMESTAMP_TYPE) != 0
+        max_ts = batch_max_timestamp(p)
+        if lat:
+            # Every record carries maxTimestamp: the header decides for all of them.
+            scan = compacted or _record_verdict(0, max_ts, True, False, create_time, now,
+                                                before_max_ms, after_max_ms) != 0
+        else:
+            scan = compacted or (create_time and (
+                before_max_ms != 0x7FFFFFFFFFFFFFFF or
+                _record_verdict(0, max_ts, False, False, True, now, before_max_ms,
+                                after_max_ms) != 0))
+        if scan:
+            codec = batch_flags(p) & ATTR_COMPRESSION_MASK
+            if codec == 0:
+                recs, recs_size = p + RECORDS_OFFSET, size - RECORDS_OFFSET
+            elif codec > 4:
+                return None
+            else:
+                try:
+                    blob = _acquire(_decompress(codec, b.slice(pos + RECORDS_OFFSET,
+                                                               pos + size), False), False)
+                except Exception:
+                    return None
+                recs, recs_size = blob.data, blob.size
+            with nogil:
+                bad = _scan_verdicts(recs, recs_size, p, compacted, create_time, now,
+                                     before_max_ms, after_max_ms, NULL, 0)
+            if bad < 0:
+                return None
+            if bad > 0:
+                # The rejected batch only: now the refused records' details.
+                found = <int64_t*>PyMem_Malloc(6 * bad * sizeof(int64_t))
+                if found == NULL:
+                    raise MemoryError()
+                try:
+                    with nogil:
+                        _scan_verdicts(recs, recs_size, p, compacted, create_time, now,
+                                       before_max_ms, after_max_ms, found, bad)
+                    out = [tuple(found[6 * k + j] for j in range(6)) for k in range(bad)]
+                finally:
+                    PyMem_Free(found)
+                return (codec != 0, out)
+        pos += size
+    return None
+
+
 # ------------------------------------------------------------------------ legacy messages
 
 cdef class LegacyMessage:

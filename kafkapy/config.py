@@ -460,6 +460,9 @@ _TABLE: tuple[Setting, ...] = (
     _s("auto.create.topics.enable", _B, "true", "Create a topic when a client asks for an "
        "unknown one in a Metadata request."),
     _s("delete.topic.enable", _B, "true", "Allow DeleteTopics; false refuses it."),
+    _s("max.request.partition.size.limit", _I, "2000", "Most partitions one "
+       "DescribeTopicPartitions response describes (the request's limit is capped by it).",
+       at_least=1),
     _s("num.partitions", _I, "1", "Partitions of a topic created without a count.",
        at_least=1),
     _s("default.replication.factor", _I, "1", "Replication factor of a topic created without "
@@ -915,6 +918,7 @@ class BrokerConfig:
     fetch_max_bytes: int = attrs.field(init=False, eq=False, repr=False)
     auto_create_topics_enable: bool = attrs.field(init=False, eq=False, repr=False)
     delete_topic_enable: bool = attrs.field(init=False, eq=False, repr=False)
+    max_request_partition_size_limit: int = attrs.field(init=False, eq=False, repr=False)
     num_partitions: int = attrs.field(init=False, eq=False, repr=False)
     default_replication_factor: int = attrs.field(init=False, eq=False, repr=False)
     min_insync_replicas: int = attrs.field(init=False, eq=False, repr=False)

@@ -247,6 +247,7 @@ KAFKA_DEFAULTS: dict[str, tuple[str | None, str]] = {
     "fetch.max.bytes": ("57671680", "SC FETCH_MAX_BYTES_DEFAULT (55 MiB)"),
     "auto.create.topics.enable": ("true", "SLC AUTO_CREATE_TOPICS_ENABLE_DEFAULT"),
     "delete.topic.enable": ("true", "SC DELETE_TOPIC_ENABLE_DEFAULT"),
+    "max.request.partition.size.limit": ("2000", "SC MAX_REQUEST_PARTITION_SIZE_LIMIT_..."),
     "num.partitions": ("1", "SLC NUM_PARTITIONS_DEFAULT"),
     "default.replication.factor": ("1", "RC DEFAULT_REPLICATION_FACTOR"),
     "min.insync.replicas": ("1", "SLC MIN_IN_SYNC_REPLICAS_DEFAULT"),

@@ -48,7 +48,6 @@ from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import (
     CorruptMessageError,
     InvalidRecordError,
-    InvalidTimestampError,
     KafkaStorageError,
     OffsetOutOfRangeError,
     RecordListTooLargeError,
@@ -62,6 +61,7 @@ from kafkapy.log.checkpoints import (
 from kafkapy.log.config import LogConfig
 from kafkapy.log.index import NO_TIMESTAMP, TimestampOffset
 from kafkapy.log.leader_epoch import LeaderEpochCache
+from kafkapy.log.log_validator import validate_records
 from kafkapy.log.producer_state import (
     AppendOrigin,
     CompletedTxn,
@@ -440,8 +440,10 @@ class Log:
         leader epoch, and the timestamp for LogAppendTime). ``records`` is changed in place
         if writable, else copied. Raises CorruptMessageError (bad CRC, length or framing),
         UnsupportedForMessageFormatError (magic != 2), MessageTooLargeError,
-        RecordListTooLargeError, InvalidRecordError, InvalidTimestampError (CreateTime
-        outside ``message.timestamp.before/after.max.ms``), KafkaStorageError, and for batches
+        RecordListTooLargeError, InvalidRecordError, RecordValidationError (particular records
+        refused: no key on a compacted topic, a CreateTime timestamp outside
+        ``message.timestamp.before/after.max.ms``, LogAppendTime set by the producer; see
+        :mod:`kafkapy.log.log_validator`), KafkaStorageError, and for batches
         with a producer id the producer state's errors (OutOfOrderSequenceNumberError,
         InvalidProducerEpochError, InvalidTxnStateError, TransactionCoordinatorFencedError);
         in every case nothing is appended. ``origin`` COORDINATOR: transaction markers and
@@ -457,11 +459,18 @@ class Log:
         now = self.clock()
         append_time = now if self.config.log_append_time else None
         first = self.log_end_offset
+        cfg = self.config
+        # Before offsets are assigned (Kafka's messages name the producer's offsets and its
+        # timestamp type); raised after the CRC and size checks, which Kafka makes first.
+        refused = validate_records(view, self.topic_partition, compacted=cfg.compact,
+                                   create_time=append_time is None, now=now,
+                                   before_max_ms=cfg.message_timestamp_before_max_ms,
+                                   after_max_ms=cfg.message_timestamp_after_max_ms)
         r = assign_offsets(buf, first, log_append_time=append_time,
                            partition_leader_epoch=leader_epoch if leader_epoch >= 0 else None,
                            verify=True, max_batch_size=self.config.max_message_bytes)
-        if append_time is None:
-            self._check_timestamps(r.max_timestamp, now)
+        if refused is not None:
+            raise refused
         if r.stateful_batches:
             return self._append_with_producer_state(buf, first, r.next_offset - 1, r.batches,
                                                     r.records, r.size, r.max_timestamp,
@@ -529,23 +538,6 @@ class Log:
             state.complete_txn(txn)
         state.update_map_end_offset(self.log_end_offset)
         return result
-
-    def _check_timestamps(self, max_timestamp: int, now: int) -> None:
-        """``message.timestamp.after.max.ms`` / ``before.max.ms`` for CreateTime topics
-        (Kafka's LogValidator.validateTimestamp), from the largest timestamp of the append:
-        exact for "too far in the future"; "too old" is refused when even the newest record
-        is too old (a record older than a newer one in the same append is not seen: that
-        needs a per-record pass)."""
-        cfg = self.config
-        if max_timestamp == NO_TIMESTAMP:
-            return
-        if max_timestamp - now > cfg.message_timestamp_after_max_ms or \
-                now - max_timestamp > cfg.message_timestamp_before_max_ms:
-            raise InvalidTimestampError(
-                f"{self.topic_partition}: timestamp {max_timestamp} is out of range: it must "
-                f"be within [{now - cfg.message_timestamp_before_max_ms}, "
-                f"{now + cfg.message_timestamp_after_max_ms}] (message.timestamp.before.max.ms, "
-                f"message.timestamp.after.max.ms)")
 
     def append_as_follower(self, records: Buffer) -> LogAppendInfo:
         """Append batches that carry their offsets (a replica fetch, a restore), as they

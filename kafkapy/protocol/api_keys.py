@@ -36,6 +36,7 @@ _MODULES = (
     "describe_producers", "describe_transactions", "list_transactions",
     "consumer_group_heartbeat", "consumer_group_describe", "alter_partition",
     "elect_leaders", "alter_partition_reassignments", "list_partition_reassignments",
+    "describe_quorum", "update_features", "list_config_resources", "describe_topic_partitions",
 )
 
 
@@ -85,13 +86,17 @@ class ApiKey(enum.IntEnum):
     ALTER_PARTITION_REASSIGNMENTS = 45
     LIST_PARTITION_REASSIGNMENTS = 46
     OFFSET_DELETE = 47
+    DESCRIBE_QUORUM = 55
     ALTER_PARTITION = 56
+    UPDATE_FEATURES = 57
     DESCRIBE_CLUSTER = 60
     DESCRIBE_PRODUCERS = 61
     DESCRIBE_TRANSACTIONS = 65
     LIST_TRANSACTIONS = 66
     CONSUMER_GROUP_HEARTBEAT = 68
     CONSUMER_GROUP_DESCRIBE = 69
+    LIST_CONFIG_RESOURCES = 74
+    DESCRIBE_TOPIC_PARTITIONS = 75
 
 
 @attrs.frozen

@@ -2835,6 +2835,115 @@ class OffsetDeleteResponse:
 
 @attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
         weakref_slot=False)
+class DescribeQuorumRequestPartitionData:
+    """DescribeQuorumRequestPartitionData in DescribeQuorumRequest."""
+
+    partition_index: int = 0
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class DescribeQuorumRequestTopicData:
+    """DescribeQuorumRequestTopicData in DescribeQuorumRequest."""
+
+    topic_name: str = ''
+    partitions: list[DescribeQuorumRequestPartitionData] = attr.Factory(list)
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class DescribeQuorumRequest:
+    """DescribeQuorumRequest."""
+
+    topics: list[DescribeQuorumRequestTopicData] = attr.Factory(list)
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class DescribeQuorumResponseReplicaState:
+    """DescribeQuorumResponseReplicaState in DescribeQuorumResponse."""
+
+    replica_id: int = 0
+    replica_directory_id: uuid.UUID = ZERO_UUID
+    log_end_offset: int = 0
+    last_fetch_timestamp: int = -1
+    last_caught_up_timestamp: int = -1
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class DescribeQuorumResponsePartitionData:
+    """DescribeQuorumResponsePartitionData in DescribeQuorumResponse."""
+
+    partition_index: int = 0
+    error_code: int = 0
+    error_message: str | None = None
+    leader_id: int = 0
+    leader_epoch: int = 0
+    high_watermark: int = 0
+    current_voters: list[DescribeQuorumResponseReplicaState] = attr.Factory(list)
+    observers: list[DescribeQuorumResponseReplicaState] = attr.Factory(list)
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class DescribeQuorumResponseTopicData:
+    """DescribeQuorumResponseTopicData in DescribeQuorumResponse."""
+
+    topic_name: str = ''
+    partitions: list[DescribeQuorumResponsePartitionData] = attr.Factory(list)
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class Listener:
+    """Listener in DescribeQuorumResponse."""
+
+    name: str = ''
+    host: str = ''
+    port: int = 0
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class Node:
+    """Node in DescribeQuorumResponse."""
+
+    node_id: int = 0
+    listeners: list[Listener] = attr.Factory(list)
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class DescribeQuorumResponse:
+    """DescribeQuorumResponse."""
+
+    error_code: int = 0
+    error_message: str | None = None
+    topics: list[DescribeQuorumResponseTopicData] = attr.Factory(list)
+    nodes: list[Node] = attr.Factory(list)
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
 class AlterPartitionBrokerState:
     """AlterPartitionBrokerState in AlterPartitionRequest."""
 
@@ -2919,6 +3028,56 @@ class AlterPartitionResponse:
     throttle_time_ms: int = 0
     error_code: int = 0
     topics: list[AlterPartitionResponseAlterPartitionTopicData] = attr.Factory(list)
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class FeatureUpdateKey:
+    """FeatureUpdateKey in UpdateFeaturesRequest."""
+
+    feature: str = ''
+    max_version_level: int = 0
+    allow_downgrade: bool = False
+    upgrade_type: int = 1
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class UpdateFeaturesRequest:
+    """UpdateFeaturesRequest."""
+
+    timeout_ms: int = 60000
+    feature_updates: list[FeatureUpdateKey] = attr.Factory(list)
+    validate_only: bool = False
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class UpdatableFeatureResult:
+    """UpdatableFeatureResult in UpdateFeaturesResponse."""
+
+    feature: str = ''
+    error_code: int = 0
+    error_message: str | None = None
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class UpdateFeaturesResponse:
+    """UpdateFeaturesResponse."""
+
+    throttle_time_ms: int = 0
+    error_code: int = 0
+    error_message: str | None = None
+    results: list[UpdatableFeatureResult] = attr.Factory(list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
         default=(), repr=False, kw_only=True)
 
@@ -3273,6 +3432,117 @@ class ConsumerGroupDescribeResponse:
         default=(), repr=False, kw_only=True)
 
 
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class ListConfigResourcesRequest:
+    """ListConfigResourcesRequest."""
+
+    resource_types: list[int] = attr.Factory(list)
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class ConfigResource:
+    """ConfigResource in ListConfigResourcesResponse."""
+
+    resource_name: str = ''
+    resource_type: int = 16
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class ListConfigResourcesResponse:
+    """ListConfigResourcesResponse."""
+
+    throttle_time_ms: int = 0
+    error_code: int = 0
+    config_resources: list[ConfigResource] = attr.Factory(list)
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class DescribeTopicPartitionsRequestTopicRequest:
+    """DescribeTopicPartitionsRequestTopicRequest in DescribeTopicPartitionsRequest."""
+
+    name: str = ''
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class Cursor:
+    """Cursor in DescribeTopicPartitionsRequest."""
+
+    topic_name: str = ''
+    partition_index: int = 0
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class DescribeTopicPartitionsRequest:
+    """DescribeTopicPartitionsRequest."""
+
+    topics: list[DescribeTopicPartitionsRequestTopicRequest] = attr.Factory(list)
+    response_partition_limit: int = 2000
+    cursor: Cursor | None = None
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class DescribeTopicPartitionsResponsePartition:
+    """DescribeTopicPartitionsResponsePartition in DescribeTopicPartitionsResponse."""
+
+    error_code: int = 0
+    partition_index: int = 0
+    leader_id: int = 0
+    leader_epoch: int = -1
+    replica_nodes: list[int] = attr.Factory(list)
+    isr_nodes: list[int] = attr.Factory(list)
+    eligible_leader_replicas: list[int] | None = None
+    last_known_elr: list[int] | None = None
+    offline_replicas: list[int] = attr.Factory(list)
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class DescribeTopicPartitionsResponseTopic:
+    """DescribeTopicPartitionsResponseTopic in DescribeTopicPartitionsResponse."""
+
+    error_code: int = 0
+    name: str | None = ''
+    topic_id: uuid.UUID = ZERO_UUID
+    is_internal: bool = False
+    partitions: list[DescribeTopicPartitionsResponsePartition] = attr.Factory(list)
+    topic_authorized_operations: int = -2147483648
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class DescribeTopicPartitionsResponse:
+    """DescribeTopicPartitionsResponse."""
+
+    throttle_time_ms: int = 0
+    topics: list[DescribeTopicPartitionsResponseTopic] = attr.Factory(list)
+    next_cursor: Cursor | None = None
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
 CLASSES: dict[tuple[str, str], type] = {
     ('RequestHeader', 'RequestHeader'): RequestHeader,
     ('ResponseHeader', 'ResponseHeader'): ResponseHeader,
@@ -3499,6 +3769,15 @@ CLASSES: dict[tuple[str, str], type] = {
     ('OffsetDeleteResponse', 'OffsetDeleteResponsePartition'): OffsetDeleteResponsePartition,
     ('OffsetDeleteResponse', 'OffsetDeleteResponseTopic'): OffsetDeleteResponseTopic,
     ('OffsetDeleteResponse', 'OffsetDeleteResponse'): OffsetDeleteResponse,
+    ('DescribeQuorumRequest', 'DescribeQuorumRequestPartitionData'): DescribeQuorumRequestPartitionData,
+    ('DescribeQuorumRequest', 'DescribeQuorumRequestTopicData'): DescribeQuorumRequestTopicData,
+    ('DescribeQuorumRequest', 'DescribeQuorumRequest'): DescribeQuorumRequest,
+    ('DescribeQuorumResponse', 'DescribeQuorumResponseReplicaState'): DescribeQuorumResponseReplicaState,
+    ('DescribeQuorumResponse', 'DescribeQuorumResponsePartitionData'): DescribeQuorumResponsePartitionData,
+    ('DescribeQuorumResponse', 'DescribeQuorumResponseTopicData'): DescribeQuorumResponseTopicData,
+    ('DescribeQuorumResponse', 'Listener'): Listener,
+    ('DescribeQuorumResponse', 'Node'): Node,
+    ('DescribeQuorumResponse', 'DescribeQuorumResponse'): DescribeQuorumResponse,
     ('AlterPartitionRequest', 'AlterPartitionBrokerState'): AlterPartitionBrokerState,
     ('AlterPartitionRequest', 'AlterPartitionPartitionData'): AlterPartitionRequestAlterPartitionPartitionData,
     ('AlterPartitionRequest', 'AlterPartitionTopicData'): AlterPartitionRequestAlterPartitionTopicData,
@@ -3506,6 +3785,10 @@ CLASSES: dict[tuple[str, str], type] = {
     ('AlterPartitionResponse', 'AlterPartitionPartitionData'): AlterPartitionResponseAlterPartitionPartitionData,
     ('AlterPartitionResponse', 'AlterPartitionTopicData'): AlterPartitionResponseAlterPartitionTopicData,
     ('AlterPartitionResponse', 'AlterPartitionResponse'): AlterPartitionResponse,
+    ('UpdateFeaturesRequest', 'FeatureUpdateKey'): FeatureUpdateKey,
+    ('UpdateFeaturesRequest', 'UpdateFeaturesRequest'): UpdateFeaturesRequest,
+    ('UpdateFeaturesResponse', 'UpdatableFeatureResult'): UpdatableFeatureResult,
+    ('UpdateFeaturesResponse', 'UpdateFeaturesResponse'): UpdateFeaturesResponse,
     ('DescribeClusterRequest', 'DescribeClusterRequest'): DescribeClusterRequest,
     ('DescribeClusterResponse', 'DescribeClusterBroker'): DescribeClusterBroker,
     ('DescribeClusterResponse', 'DescribeClusterResponse'): DescribeClusterResponse,
@@ -3533,6 +3816,16 @@ CLASSES: dict[tuple[str, str], type] = {
     ('ConsumerGroupDescribeResponse', 'Member'): Member,
     ('ConsumerGroupDescribeResponse', 'DescribedGroup'): ConsumerGroupDescribeResponseDescribedGroup,
     ('ConsumerGroupDescribeResponse', 'ConsumerGroupDescribeResponse'): ConsumerGroupDescribeResponse,
+    ('ListConfigResourcesRequest', 'ListConfigResourcesRequest'): ListConfigResourcesRequest,
+    ('ListConfigResourcesResponse', 'ConfigResource'): ConfigResource,
+    ('ListConfigResourcesResponse', 'ListConfigResourcesResponse'): ListConfigResourcesResponse,
+    ('DescribeTopicPartitionsRequest', 'DescribeTopicPartitionsRequestTopicRequest'): DescribeTopicPartitionsRequestTopicRequest,
+    ('DescribeTopicPartitionsRequest', 'Cursor'): Cursor,
+    ('DescribeTopicPartitionsRequest', 'DescribeTopicPartitionsRequest'): DescribeTopicPartitionsRequest,
+    ('DescribeTopicPartitionsResponse', 'DescribeTopicPartitionsResponsePartition'): DescribeTopicPartitionsResponsePartition,
+    ('DescribeTopicPartitionsResponse', 'DescribeTopicPartitionsResponseTopic'): DescribeTopicPartitionsResponseTopic,
+    ('DescribeTopicPartitionsResponse', 'Cursor'): Cursor,
+    ('DescribeTopicPartitionsResponse', 'DescribeTopicPartitionsResponse'): DescribeTopicPartitionsResponse,
 }
 """``(message name, struct name)`` -> its class (for ``classes.class_for``)."""
 
@@ -3569,6 +3862,7 @@ __all__ = [
     'ApiVersionsRequest',
     'ApiVersionsResponse',
     'BatchIndexAndErrorMessage',
+    'ConfigResource',
     'ConsumerGroupDescribeRequest',
     'ConsumerGroupDescribeResponse',
     'ConsumerGroupDescribeResponseAssignment',
@@ -3600,6 +3894,7 @@ __all__ = [
     'CreatePartitionsTopicResult',
     'CreateTopicsRequest',
     'CreateTopicsResponse',
+    'Cursor',
     'DeletableGroupResult',
     'DeletableTopicResult',
     'DeleteAclsFilter',
@@ -3641,6 +3936,18 @@ __all__ = [
     'DescribeLogDirsTopic',
     'DescribeProducersRequest',
     'DescribeProducersResponse',
+    'DescribeQuorumRequest',
+    'DescribeQuorumRequestPartitionData',
+    'DescribeQuorumRequestTopicData',
+    'DescribeQuorumResponse',
+    'DescribeQuorumResponsePartitionData',
+    'DescribeQuorumResponseReplicaState',
+    'DescribeQuorumResponseTopicData',
+    'DescribeTopicPartitionsRequest',
+    'DescribeTopicPartitionsRequestTopicRequest',
+    'DescribeTopicPartitionsResponse',
+    'DescribeTopicPartitionsResponsePartition',
+    'DescribeTopicPartitionsResponseTopic',
     'DescribeTransactionsRequest',
     'DescribeTransactionsResponse',
     'DescribeTransactionsResponseTransactionState',
@@ -3652,6 +3959,7 @@ __all__ = [
     'ElectLeadersTopicPartitions',
     'EndTxnRequest',
     'EndTxnResponse',
+    'FeatureUpdateKey',
     'FetchPartition',
     'FetchRequest',
     'FetchResponse',
@@ -3687,6 +3995,8 @@ __all__ = [
     'LeaderAndIsrTopicState',
     'LeaveGroupRequest',
     'LeaveGroupResponse',
+    'ListConfigResourcesRequest',
+    'ListConfigResourcesResponse',
     'ListGroupsRequest',
     'ListGroupsResponse',
     'ListOffsetsPartition',
@@ -3702,6 +4012,7 @@ __all__ = [
     'ListTransactionsResponse',
     'ListTransactionsResponseTransactionState',
     'ListedGroup',
+    'Listener',
     'Member',
     'MemberIdentity',
     'MemberResponse',
@@ -3711,6 +4022,7 @@ __all__ = [
     'MetadataResponseBroker',
     'MetadataResponsePartition',
     'MetadataResponseTopic',
+    'Node',
     'OffsetCommitRequest',
     'OffsetCommitRequestPartition',
     'OffsetCommitRequestTopic',
@@ -3785,6 +4097,9 @@ __all__ = [
     'TxnOffsetCommitResponse',
     'TxnOffsetCommitResponsePartition',
     'TxnOffsetCommitResponseTopic',
+    'UpdatableFeatureResult',
+    'UpdateFeaturesRequest',
+    'UpdateFeaturesResponse',
     'UpdateMetadataBroker',
     'UpdateMetadataEndpoint',
     'UpdateMetadataPartitionState',

@@ -45,6 +45,7 @@ from kafkapy._records import (
     crc32c,
     decode_control_record,
     decode_legacy,
+    record_errors,
     scan_batches,
 )
 
@@ -72,6 +73,7 @@ __all__ = [
     "crc32c",
     "decode_control_record",
     "decode_legacy",
+    "record_errors",
     "scan_batches",
 ]
 

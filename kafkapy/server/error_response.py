@@ -88,7 +88,8 @@ def _topics(source: str, target: str, names: Mapping[str, str], partitions: Mirr
 # kafka/common/requests). An API missing here gets the default: the top-level ErrorCode (with
 # the "api" message) wherever its version has one. That default is Kafka's shape for the group,
 # SASL, transaction-control, DescribeAcls, DescribeLogDirs, DescribeCluster, OffsetDelete,
-# UpdateMetadata, ControlledShutdown and KIP-848 heartbeat APIs. LeaderAndIsr and StopReplica
+# UpdateMetadata, ControlledShutdown, KIP-848 heartbeat, ListConfigResources and
+# UpdateFeatures (no per-feature results) APIs. LeaderAndIsr and StopReplica
 # also listed every partition with the error in Kafka 3.x; they are controller-to-broker APIs
 # that Kafka 4.0 removed and that a single broker never advertises, so only their top-level
 # ErrorCode is set here.
@@ -240,6 +241,12 @@ ERROR_SHAPES: Mapping[int, ErrorShape] = MappingProxyType({
     # DeleteGroups: one result per group.
     ApiKey.DELETE_GROUPS: ErrorShape(Shape(arrays=(
         Mirror("groups_names", "results", Shape(keys={"group_id": ELEMENT})),
+    ))),
+    # DescribeTopicPartitions: every requested topic, no partitions, not internal (TopicId
+    # zero, TopicAuthorizedOperations "not requested"); none when every topic was asked for.
+    ApiKey.DESCRIBE_TOPIC_PARTITIONS: ErrorShape(Shape(arrays=(
+        Mirror("topics", "topics", Shape(keys={"name": "name"},
+                                         fields={"is_internal": False})),
     ))),
     # ConsumerGroupDescribe: one entry per group, no message.
     ApiKey.CONSUMER_GROUP_DESCRIBE: ErrorShape(Shape(arrays=(

@@ -89,9 +89,11 @@ from kafkapy.server.error_response import error_response
 from kafkapy.server.handlers import (
     api_versions,
     cluster,
+    config_resources,
     configs,
     consumer_group_protocol,
     controller,
+    describe_topic_partitions,
     fetch,
     group_and_offsets,
     list_offsets,
@@ -121,7 +123,10 @@ log = logging.getLogger(__name__)
 # directly). The
 # reference's "don't advertise" for ConsumerGroupHeartbeat 68 held until KIP-848 was
 # implemented (kafkapy/coordinator/group/consumer_group_coordinator.py); 68 and 69 are advertised at
-# Kafka 4.x's ranges. DescribeTopicPartitions (75, "optional") joins when it is declared.
+# Kafka 4.x's ranges. DescribeTopicPartitions (75, "optional") is served as a Kafka 3.8+
+# (KRaft) broker serves it. DescribeQuorum (55) is declared but not served: ZooKeeper-mode
+# brokers neither advertise nor serve it (its listeners are KRaft's "broker" and
+# "controller").
 RECOMMENDED_VERSIONS: Mapping[int, tuple[int, int]] = MappingProxyType({
     # advertise from 0 (old librdkafka enables compression only when the range contains v0),
     # serve 3-11 (v0-2 are rejected, KAFKA-18659)
@@ -169,6 +174,8 @@ RECOMMENDED_VERSIONS: Mapping[int, tuple[int, int]] = MappingProxyType({
                                                 # TransactionalIdPattern
     ApiKey.CONSUMER_GROUP_HEARTBEAT: (0, 1),    # librdkafka (group.protocol=consumer) sends 1
     ApiKey.CONSUMER_GROUP_DESCRIBE: (0, 1),     # 1 adds MemberType (KIP-1099)
+    ApiKey.LIST_CONFIG_RESOURCES: (0, 1),       # 0 is ListClientMetricsResources, 1 KIP-1142
+    ApiKey.DESCRIBE_TOPIC_PARTITIONS: (0, 0),   # KIP-966, paginated describe
     # ZooKeeper mode, answered by the active controller (handlers/controller.py)
     ApiKey.CONTROLLED_SHUTDOWN: (0, 3),
     ApiKey.ALTER_PARTITION: (0, 3),
@@ -184,7 +191,8 @@ RECOMMENDED_VERSIONS: Mapping[int, tuple[int, int]] = MappingProxyType({
 
 # Every module of kafkapy/server/handlers, each exporting ``HANDLERS: {api_key: handler}``.
 HANDLER_MODULES = (api_versions, metadata, produce, fetch, list_offsets, topics_admin, configs,
-                   cluster, group_and_offsets, consumer_group_protocol, transaction)
+                   cluster, group_and_offsets, consumer_group_protocol, transaction,
+                   describe_topic_partitions, config_resources)
 # The inter-broker APIs of ZooKeeper mode (the controller's requests to brokers, the brokers'
 # requests to the controller): served, and advertised, only by a broker with
 # zookeeper.connect, as Kafka 3.x's ZooKeeper-mode brokers do.

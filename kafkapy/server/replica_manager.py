@@ -59,6 +59,7 @@ from kafkapy.errors import (
 )
 from kafkapy.log.log import FetchData
 from kafkapy.log.log_manager import LogManager
+from kafkapy.log.log_validator import RecordError, RecordValidationError
 from kafkapy.protocol.message_classes import (
     LeaderAndIsrPartitionError,
     LeaderAndIsrPartitionState,
@@ -113,6 +114,10 @@ class ProducePartitionResult:
     log_append_time: int = -1
     log_start_offset: int = -1
     last_offset: int = -1
+    # KIP-467: the records that made ``error`` (Produce v8+ RecordErrors), and the message
+    # Kafka sends as ErrorMessage (only for such record-validation errors).
+    record_errors: tuple[RecordError, ...] = ()
+    error_message: str | None = None
 
 
 @attrs.frozen
@@ -162,6 +167,8 @@ class FetchPartitionResult:
 def _as_kafka_error(tp: TopicPartition, exc: Exception) -> KafkaError:
     if isinstance(exc, KafkaError):
         return exc
+    if isinstance(exc, RecordValidationError):
+        return exc.invalid
     if isinstance(exc, OSError):
         log.error("%s: storage error: %s", tp, exc)
         return KafkaStorageError(f"{tp}: {exc}")
@@ -557,6 +564,14 @@ class ReplicaManager:
             try:
                 partition = self.get_partition(tp)
                 info = partition.append_records_to_leader(records, required_acks)
+            except RecordValidationError as rve:
+                # Kafka's appendToLocalLog: the log start offset, the refused records and
+                # the exception's message (hasCustomErrorMessage) go back to the client.
+                result.error = rve.invalid
+                result.record_errors = rve.record_errors
+                result.error_message = rve.invalid.message
+                result.log_start_offset = partition.log.log_start_offset
+                continue
             except Exception as exc:
                 result.error = _as_kafka_error(tp, exc)
                 continue

@@ -145,7 +145,9 @@ def describe_topic(admin: AdminClient, topic: str) -> dict[str, ConfigEntry]:
 def produce(bootstrap: str, topic: str, count: int, partition: int = 0) -> None:
     producer = confluent_kafka.Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})
     for i in range(count):
-        producer.produce(topic, f"value-{i}".encode(), partition=partition)
+        # Keyed: some topics here are compacted, whose leader refuses keyless records.
+        producer.produce(topic, f"value-{i}".encode(), key=f"key-{i}".encode(),
+                         partition=partition)
     assert producer.flush(TIMEOUT) == 0
 
 

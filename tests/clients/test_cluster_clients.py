@@ -152,6 +152,34 @@ def test_kcat_and_kafka_python_see_the_same_cluster(cluster: Cluster) -> None:
             client.close()
 
 
+
+def test_every_broker_describes_topic_partitions_alike(cluster: Cluster) -> None:
+    # DescribeTopicPartitions (kafka-python's describe_topic_partitions) from the ZooKeeper
+    # metadata cache: the same pages from every broker, matching Metadata; ListConfigResources
+    # lists every live broker.
+    create(cluster, "dtp-view", partitions=3)
+    expected = view(cluster.brokers[1].bootstrap)["topics"]["dtp-view"]
+    for broker in cluster.brokers.values():
+        client = KafkaAdminClient(bootstrap_servers=broker.bootstrap, request_timeout_ms=10_000)
+        try:
+            first = client.describe_topic_partitions(["dtp-view"], response_partition_limit=2)
+            rest = client.describe_topic_partitions(["dtp-view"], cursor=first["next_cursor"])
+            assert first["next_cursor"] == {"topic_name": "dtp-view", "partition_index": 2}
+            assert rest["next_cursor"] is None
+            partitions = first["topics"][0]["partitions"] + rest["topics"][0]["partitions"]
+            assert {p["partition_index"]: (p["leader_id"], tuple(p["replica_nodes"]),
+                                           tuple(sorted(p["isr_nodes"])))
+                    for p in partitions} == expected
+            assert all(p["error_code"] == 0 and p["offline_replicas"] == []
+                       for p in partitions)
+            resources = client.list_config_resources(["BROKER"])
+            assert sorted(resources["broker"]) == ["1", "2", "3"]
+            # A ZooKeeper-mode broker does not serve DescribeQuorum (55).
+            assert 55 not in client.api_versions()
+        finally:
+            client.close()
+
+
 # ------------------------------------------------------------------- admin
 
 

@@ -46,7 +46,9 @@ _text = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_si
 def _primitive(p: Primitive) -> st.SearchStrategy[Any]:
     if p in _INTS:
         lo, hi = _INTS[p]
-        return st.one_of(st.integers(lo, hi), st.sampled_from([lo, hi, -1, 0]))
+        # -1 is a common sentinel, but not for the unsigned types (UINT16 ports).
+        return st.one_of(st.integers(lo, hi),
+                         st.sampled_from([lo, hi, 0] + ([-1] if lo < 0 else [])))
     if p is BOOL:
         return st.booleans()
     if p is FLOAT64:

@@ -36,6 +36,8 @@ REQUIRED = {
     "DescribeTransactions": (65, 0, 0), "ListTransactions": (66, 0, 2),
     "ConsumerGroupHeartbeat": (68, 0, 1),
     "ConsumerGroupDescribe": (69, 0, 1), "AlterPartition": (56, 0, 3),
+    "DescribeQuorum": (55, 0, 2), "UpdateFeatures": (57, 0, 2),
+    "ListConfigResources": (74, 0, 1), "DescribeTopicPartitions": (75, 0, 0),
 }
 
 

@@ -362,7 +362,7 @@ TOP_LEVEL_CASES = [
 def test_top_level_cases_cover_every_such_api() -> None:
     keys = {key for key, _ in TOP_LEVEL_CASES}
     assert keys == {1, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14, 16, 17, 18, 22, 24, 25, 26, 29,
-                    35, 36, 43, 45, 46, 47, 56, 60, 66, 68}
+                    35, 36, 43, 45, 46, 47, 55, 56, 57, 60, 66, 68, 74}
 
 
 @pytest.mark.parametrize(("api_key", "version"), TOP_LEVEL_CASES,
@@ -508,6 +508,19 @@ def test_metadata_error_per_requested_topic() -> None:
             assert decoded.error_code == 5
     all_topics = error_response(3, 12, request_class(3)(topics=None), RuntimeError())
     assert all_topics.topics == []
+
+
+def test_describe_topic_partitions_error_per_requested_topic() -> None:
+    # Kafka's DescribeTopicPartitionsRequest.getErrorResponse.
+    topic = element(75, "request", "topics")
+    request = request_class(75)(topics=[topic(name="a"), topic(name="b")])
+    body = error_response(75, 0, request, errors.InvalidRequestError("bad cursor"))
+    payload = encode_response(75, 0, CORRELATION_ID, body)
+    decoded = kp_decode(75, 0, payload)
+    assert [(t.name, t.error_code, t.is_internal, t.partitions,
+             t.topic_authorized_operations) for t in decoded.topics] == \
+        [("a", 42, False, [], -(2**31)), ("b", 42, False, [], -(2**31))]
+    assert decoded.next_cursor is None
 
 
 @pytest.mark.parametrize("version", [0, 1, 2])

@@ -40,10 +40,13 @@ from kafkapy.protocol.message_classes import (
     DescribeClusterRequest,
     DescribeConfigsRequest,
     DescribeConfigsResource,
+    DescribeTopicPartitionsRequest,
+    DescribeTopicPartitionsRequestTopicRequest,
     FindCoordinatorRequest,
     IncrementalAlterConfigsRequest,
     IncrementalAlterConfigsRequestAlterableConfig,
     IncrementalAlterConfigsRequestAlterConfigsResource,
+    ListConfigResourcesRequest,
     MetadataRequest,
     MetadataRequestTopic,
     UpdateMetadataBroker,
@@ -212,6 +215,33 @@ def test_update_metadata_feeds_every_broker_alike(cluster: Harness) -> None:
     for b in IDS:
         d = h.request(b, ApiKey.DESCRIBE_CLUSTER, 0, DescribeClusterRequest())
         assert d.controller_id == h.controller() and len(d.brokers) == 3
+
+
+def test_describe_topic_partitions_from_the_cache(cluster: Harness) -> None:
+    # Kafka's describeTopicResponse: partitions never carry an error (a dead leader is -1,
+    # where Metadata says LEADER_NOT_AVAILABLE), pages cut at the partition limit.
+    h = cluster
+    h.update_metadata({"dtp": {0: (1, [1, 2], [1, 2]), 1: (4, [4, 1], [1]),
+                               2: (2, [2, 3], [2])}})
+    request = DescribeTopicPartitionsRequest(
+        topics=[DescribeTopicPartitionsRequestTopicRequest(name="dtp")],
+        response_partition_limit=2)
+    answers = [h.request(b, ApiKey.DESCRIBE_TOPIC_PARTITIONS, 0, request) for b in IDS]
+    assert answers[0] == answers[1] == answers[2]
+    (topic,) = answers[0].topics
+    assert (topic.error_code, topic.name, topic.topic_id) == (0, "dtp", h.topic_ids["dtp"])
+    assert [(p.error_code, p.partition_index, p.leader_id, p.leader_epoch, p.replica_nodes,
+             p.isr_nodes) for p in topic.partitions] == [
+        (0, 0, 1, 1, [1, 2], [1, 2]), (0, 1, -1, 1, [4, 1], [1])]
+    cursor = answers[0].next_cursor
+    assert (cursor.topic_name, cursor.partition_index) == ("dtp", 2)
+    request.cursor = cursor
+    (rest,) = h.request(3, ApiKey.DESCRIBE_TOPIC_PARTITIONS, 0, request).topics
+    assert [(p.partition_index, p.leader_id) for p in rest.partitions] == [(2, 2)]
+    # ListConfigResources names every live broker.
+    listed = h.request(2, ApiKey.LIST_CONFIG_RESOURCES, 1,
+                       ListConfigResourcesRequest(resource_types=[4]))
+    assert [r.resource_name for r in listed.config_resources] == ["1", "2", "3"]
 
 
 def test_stale_epochs_and_deletion(cluster: Harness) -> None:

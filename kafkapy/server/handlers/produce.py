@@ -48,6 +48,7 @@ from kafkapy.errors import (
 from kafkapy.network.request_channel import CloseConnection, NoResponse
 from kafkapy.protocol import ApiKey
 from kafkapy.protocol.message_classes import (
+    BatchIndexAndErrorMessage,
     PartitionProduceResponse,
     ProduceRequest,
     ProduceResponse,
@@ -185,9 +186,13 @@ def _response(version: int, order: list[tuple[str, list[int]]],
                 index=index, error_code=0 if error is None else error.code,
                 base_offset=r.base_offset if error is None else -1,
                 log_append_time_ms=r.log_append_time if error is None else -1,
-                log_start_offset=r.log_start_offset if error is None else -1,
-                record_errors=[],
-                error_message=None if error is None else error.message))
+                log_start_offset=r.log_start_offset if error is None or r.record_errors
+                else -1,
+                record_errors=[BatchIndexAndErrorMessage(batch_index=e.batch_index,
+                                                         batch_index_error_message=e.message)
+                               for e in r.record_errors],
+                error_message=None if error is None else
+                r.error_message if r.record_errors else error.message))
         topics.append(TopicProduceResponse(name=name, partition_responses=partitions))
     return ProduceResponse(responses=topics, throttle_time_ms=0)
 
