@@ -12,9 +12,9 @@ alternating) so that machine noise falls on both alike:
   current librdkafka (Produce v9+, magic 2 batches) and from librdkafka with
   ``api.version.request=false``, ``broker.version.fallback=0.9.0.0`` (Produce v1, magic 0
   message sets, converted to batches on append);
-- fetch MB/s: all N read back from offset 0 (timed from the first message) by a current consumer (Fetch v12+, batches sent
-  from the segment files) and by a 0.9 consumer (Fetch v1: each read converted down to magic
-  0 in memory, KIP-283's sizing);
+- fetch MB/s: all N read back from offset 0 (timed from the first message) by a current
+  consumer (Fetch v12+, batches sent from the segment files) and by a 0.9 consumer (Fetch v1:
+  each read converted down to magic 0 in memory, KIP-283's sizing);
 - the compiled conversions alone, in this process: ``up_convert`` of 1,000 messages and
   ``down_convert`` of one 1,000-record batch, MB/s of input.
 
