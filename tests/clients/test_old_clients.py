@@ -63,13 +63,15 @@ from kafka.protocol.old.produce import (
 )
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
+from kafkapy.common.topic_partition import TopicPartition as KafkapyTopicPartition
 from kafkapy.protocol import API_KEYS
 from kafkapy.protocol.classes import struct_classes
+from kafkapy.protocol.records import scan_batches
 from kafkapy.testing import BrokerHandle
 from tests.clients.client_support import TIMEOUT, RawClient, produce_body, request_frame
 
 PRODUCE, FETCH = 0, 1
-UNSUPPORTED_VERSION = 35
+UNSUPPORTED_VERSION, INVALID_RECORD, UNSUPPORTED_COMPRESSION_TYPE = 35, 87, 76
 CODECS = ("none", "gzip", "snappy", "lz4")
 T0 = 1_700_000_000_000
 FETCH_REQUEST = struct_classes(API_KEYS[FETCH].request.body)
@@ -412,3 +414,34 @@ def test_downconversion_disabled(broker: BrokerHandle) -> None:
     assert [v for *_r, v, _ts, _h in rd_consume(broker, topic, 3)] == \
         [v for _k, v, _ts in messages(3, "x")]
 
+
+
+def test_topic_settings_apply_to_converted_messages(broker: BrokerHandle) -> None:
+    """A legacy message set is written as Kafka 3.x's LogValidator writes it: with the topic's
+    compression.type, refused (INVALID_RECORD) when a compacted topic gets a null key; a zstd
+    topic cannot be fetched below Fetch v10 (UNSUPPORTED_COMPRESSION_TYPE)."""
+    gzip_topic = new_topic(broker, "gzip", {"compression.type": "gzip"})
+    compacted = new_topic(broker, "compacted", {"cleanup.policy": "compact"})
+    zstd_topic = new_topic(broker, "zstd", {"compression.type": "zstd"})
+    msgs = [(None, b"no key", T0), (b"k", b"keyed", T0 + 1)]
+    with RawClient(broker.bootstrap_servers) as client:
+        for topic, expected in ((gzip_topic, 0), (compacted, INVALID_RECORD),
+                                (zstd_topic, 0)):
+            response = raw_round_trip(client, ProduceRequest_v2(
+                acks=-1, timeout_ms=int(TIMEOUT * 1000),
+                topic_data=[(topic, [(0, legacy(1, msgs))])]), ProduceResponse_v2)
+            [(_name, [part])] = response.responses
+            assert part[1] == expected, (topic, part)
+        fetched = raw_round_trip(client, FetchRequest_v3(
+            replica_id=-1, max_wait_ms=100, min_bytes=1, max_bytes=1 << 20,
+            topics=[(zstd_topic, [(0, 0, 1 << 20)])]), FetchResponse_v3)
+        [(_name, [p])] = fetched.responses
+        assert (p[1], bytes(p[-1])) == (UNSUPPORTED_COMPRESSION_TYPE, b"")
+    server = broker.server
+    log = broker.call(lambda: server.replica_manager.partitions[
+        KafkapyTopicPartition(gzip_topic, 0)].log)
+    [header] = scan_batches(broker.call(lambda: log.read(0, 1 << 20).read())).batches
+    assert (header.compression, header.record_count) == (1, 2)      # gzip, the topic's
+    stored = broker.read_all(gzip_topic)
+    assert [(r.key, r.value, r.timestamp) for r in stored] == msgs
+    assert broker.read_all(compacted) == []
