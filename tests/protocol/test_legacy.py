@@ -16,6 +16,8 @@ import struct
 import zlib
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from kafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchBuilder
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 from kafka.record.memory_records import MemoryRecords
@@ -24,6 +26,7 @@ from kafkapy.errors import (
     CorruptMessageError,
     InvalidRecordError,
     InvalidTimestampError,
+    KafkaError,
     UnsupportedCompressionTypeError,
 )
 from kafkapy.protocol.records import (
@@ -282,3 +285,27 @@ def test_down_convert_cuts_as_kip_283() -> None:
 def test_down_convert_refuses_zstd() -> None:
     with pytest.raises(UnsupportedCompressionTypeError, match="zstandard"):
         down_convert(build_batch(V2_RECORDS, compression=4), 1, 0)
+
+
+# ========================================================================= hostile input
+
+_GOOD_LEGACY = [legacy_set(m, c, RECORDS) for m in (0, 1) for c in (0, 1)]
+_GOOD_V2 = [build_batch(V2_RECORDS, base_offset=100, compression=c) for c in (0, 1, 2)]
+
+
+@settings(max_examples=400, deadline=None)
+@given(data=st.data())
+def test_mutated_input_raises_kafka_errors_only(data: st.DataObject) -> None:
+    """Flipped bytes, cut and stretched buffers: a KafkaError or a result, never a crash."""
+    base = bytearray(data.draw(st.sampled_from(_GOOD_LEGACY + _GOOD_V2)))
+    for _ in range(data.draw(st.integers(0, 4))):
+        i = data.draw(st.integers(0, len(base) - 1))
+        base[i] = data.draw(st.integers(0, 255))
+    base = base[:data.draw(st.integers(0, len(base)))] + \
+        data.draw(st.binary(max_size=30))
+    for convert in (lambda b: up_convert(b), lambda b: down_convert(b, 1, 100),
+                    lambda b: down_convert(b, 0, 0)):
+        try:
+            convert(bytes(base))
+        except KafkaError:
+            pass
