@@ -360,6 +360,15 @@ def test_raw_produce_v0_2_and_fetch_v0_3(broker: BrokerHandle, version: int,
                                       "topics": [(topic, [(0, 0, 1 << 20)])]}
             if fetch_version == 3:
                 fields["max_bytes"] = 1 << 20
+            theirs = freq_cls(**fields)
+            theirs.with_header(correlation_id=1, client_id="kafkapy-raw")
+            ours = FETCH_REQUEST["FetchRequest"](
+                replica_id=-1, max_wait_ms=100, min_bytes=1, max_bytes=1 << 20,
+                topics=[FETCH_REQUEST["FetchTopic"](topic=topic, partitions=[
+                    FETCH_REQUEST["FetchPartition"](partition=0, fetch_offset=0,
+                                                    partition_max_bytes=1 << 20)])])
+            assert theirs.encode(header=True, framed=True) == \
+                request_frame(FETCH, fetch_version, ours)
             fetched = raw_round_trip(client, freq_cls(**fields), fresp_cls)
             [(name, [p])] = fetched.responses
             assert (name, p[0], p[1], p[2]) == (topic, 0, 0, 3)
