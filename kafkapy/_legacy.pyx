@@ -304,8 +304,81 @@ cdef void _write_v2_header(uint8_t* h, Py_ssize_t total, int codec, Py_ssize_t c
     wr32(h + CRC_OFFSET, batch_compute_crc(h, total))
 
 
+# What _validate found (Kafka's LogValidator.validateRecord, every record of the set).
+cdef struct Check:
+    Py_ssize_t first_record_error       # -1: none
+    int record_error_kind               # an index of _RECORD_ERRORS
+    Py_ssize_t timestamp_errors
+    Py_ssize_t first_timestamp_error
+    bint lat_error                      # the first was a producer's LogAppendTime
+    int64_t max_timestamp
+
+_RECORD_ERRORS = (
+    "its magic does not match its wrapper's",
+    "Compressed outer record should not have an inner record with a compression attribute set",
+    "Compacted topic cannot accept message without key",
+)
+
+
+cdef void _validate(Msg* msgs, Py_ssize_t count, bint wrapped, int wrapper_magic,
+                    int wrapper_attrs, int64_t wrapper_ts, bint log_append_time,
+                    bint require_key, int64_t now, int64_t before_max, int64_t after_max,
+                    Check* c) noexcept nogil:
+    # Per record: the wrapper's magic and no compression inside it (INVALID_RECORD), a key
+    # for a compacted topic (INVALID_RECORD), then the timestamp (INVALID_TIMESTAMP): within
+    # [now - before_max, now + after_max] on a CreateTime topic when it has one, else not a
+    # producer's LogAppendTime. A LogAppendTime wrapper's inner messages take its timestamp.
+    cdef Py_ssize_t i
+    cdef bint lat
+    cdef int kind
+    cdef int64_t ts
+    c.first_record_error = -1
+    c.record_error_kind = 0
+    c.timestamp_errors = 0
+    c.first_timestamp_error = 0
+    c.lat_error = False
+    c.max_timestamp = NO_TIMESTAMP
+    for i in range(count):
+        kind = -1
+        if wrapped:
+            if msgs[i].magic != wrapper_magic:
+                kind = 0
+            elif msgs[i].attrs & ATTR_COMPRESSION_MASK:
+                kind = 1
+            if wrapper_attrs & TS_TYPE_BIT and msgs[i].magic == 1:
+                msgs[i].timestamp = wrapper_ts
+            lat = (wrapper_attrs & TS_TYPE_BIT) != 0
+        else:
+            lat = msgs[i].magic == 1 and (msgs[i].attrs & TS_TYPE_BIT) != 0
+        if kind < 0 and require_key and msgs[i].key == NULL:
+            kind = 2
+        if kind >= 0:
+            if c.first_record_error < 0:
+                c.first_record_error = i
+                c.record_error_kind = kind
+            continue
+        ts = msgs[i].timestamp
+        if not log_append_time and ts != NO_TIMESTAMP:
+            # Unsigned differences: no overflow whatever the producer wrote.
+            if (ts < now and <uint64_t>now - <uint64_t>ts > <uint64_t>before_max) or \
+                    (ts > now and <uint64_t>ts - <uint64_t>now > <uint64_t>after_max):
+                if c.timestamp_errors == 0:
+                    c.first_timestamp_error = i
+                    c.lat_error = False
+                c.timestamp_errors += 1
+        elif lat:
+            if c.timestamp_errors == 0:
+                c.first_timestamp_error = i
+                c.lat_error = True
+            c.timestamp_errors += 1
+        if ts > c.max_timestamp:
+            c.max_timestamp = ts
+
+
 def up_convert(buf, int target_codec=-1, bint log_append_time=False,
-               bint require_key=False):
+               bint require_key=False, int64_t now=0,
+               int64_t before_max_ms=0x7FFFFFFFFFFFFFFF,
+               int64_t after_max_ms=0x7FFFFFFFFFFFFFFF):
     """A Produce v0-2 partition's records as Kafka 3.x's log validator converts them: None
     when they begin with a magic 2 batch (nothing to convert), else one magic 2 batch (a
     bytearray, which the log rewrites in place,
@@ -315,13 +388,16 @@ def up_convert(buf, int target_codec=-1, bint log_append_time=False,
     ``target_codec``: the topic's ``compression.type`` as a codec id, -1 for "producer"
     (the messages' own codec). ``log_append_time``: the topic's timestamp type is
     LogAppendTime (the log then stamps the batch). ``require_key``: the topic is compacted.
+    ``now``, ``before_max_ms``, ``after_max_ms``: the broker's clock and the topic's
+    ``message.timestamp.before/after.max.ms``, checked per message on a CreateTime topic.
     Timestamps are kept (magic 0 has none: -1); a partial message at the end is ignored, as
     Kafka trims it.
 
     Raises CorruptMessageError (CRC-32, lengths, a cut compressed set), InvalidRecordError
     (several messages beside a compressed one, a compressed inner message, inner magic unlike
     its wrapper's, no message, a null key for a compacted topic, magic 2 after legacy
-    messages), InvalidTimestampError (a producer's LogAppendTime message),
+    messages), InvalidTimestampError (a timestamp out of range, a producer's LogAppendTime
+    message; this one wins when messages have both kinds of error, as in Kafka),
     UnsupportedCompressionTypeError (a codec magic 0/1 does not have).
     """
     cdef _View v = _View(buf)
@@ -329,7 +405,7 @@ def up_convert(buf, int target_codec=-1, bint log_append_time=False,
     cdef int codec = 0, magic = 0, code
     cdef Msg first
     cdef _View inner = None
-    first.size = 0
+    memset(&first, 0, sizeof(Msg))
     first.value_len = -1
     if v.size >= LOG_OVERHEAD + M_MAGIC + 1 and v.data[LOG_OVERHEAD + M_MAGIC] >= CURRENT_MAGIC:
         return None
@@ -374,7 +450,7 @@ def up_convert(buf, int target_codec=-1, bint log_append_time=False,
     o.len = 0
     o.cap = 0
     cdef int64_t max_ts = NO_TIMESTAMP, base_ts
-    cdef bint batch_lat
+    cdef Check check
     cdef int out_codec
     cdef Py_ssize_t header = 0, total
     try:
@@ -382,28 +458,21 @@ def up_convert(buf, int target_codec=-1, bint log_append_time=False,
             code = _collect(d, n, msgs, count, &pos)
         if code != L_OK:
             raise _message_error(code, pos, codec != 0)
-        for i in range(count):
-            if codec:
-                if msgs[i].magic != wrapper_magic:
-                    raise InvalidRecordError(
-                        f"Record {i} has magic {msgs[i].magic}, but its wrapper has magic "
-                        f"{wrapper_magic}")
-                if msgs[i].attrs & ATTR_COMPRESSION_MASK:
-                    raise InvalidRecordError("Compressed outer record should not have an inner "
-                                             "record with a compression attribute set")
-                if wrapper_attrs & TS_TYPE_BIT and msgs[i].magic == 1:
-                    msgs[i].timestamp = wrapper_ts
-                batch_lat = (wrapper_attrs & TS_TYPE_BIT) != 0
-            else:
-                batch_lat = msgs[i].magic == 1 and (msgs[i].attrs & TS_TYPE_BIT) != 0
-            if batch_lat and (log_append_time or msgs[i].timestamp == NO_TIMESTAMP):
-                raise InvalidTimestampError(
-                    f"Invalid timestamp type in message {i}. Producer should not set timestamp "
-                    f"type to LogAppendTime.")
-            if require_key and msgs[i].key == NULL:
-                raise InvalidRecordError("Compacted topic cannot accept message without key")
-            if msgs[i].timestamp > max_ts:
-                max_ts = msgs[i].timestamp
+        with nogil:
+            _validate(msgs, count, codec != 0, wrapper_magic, wrapper_attrs, wrapper_ts,
+                      log_append_time, require_key, now, before_max_ms, after_max_ms, &check)
+        if check.timestamp_errors:
+            # Kafka collects every record's error and answers INVALID_TIMESTAMP if any is one
+            # (LogValidator.processRecordErrors).
+            raise InvalidTimestampError(
+                f"One or more records have been rejected due to invalid timestamp (the first: "
+                f"message {check.first_timestamp_error}, "
+                f"{'LogAppendTime set by the producer' if check.lat_error else 'out of range'})")
+        if check.first_record_error >= 0:
+            raise InvalidRecordError(
+                f"message {check.first_record_error}: "
+                f"{_RECORD_ERRORS[check.record_error_kind]}")
+        max_ts = check.max_timestamp
         base_ts = msgs[0].timestamp
         out_codec = codec if target_codec < 0 else target_codec
         header = 0 if out_codec else RECORD_BATCH_OVERHEAD

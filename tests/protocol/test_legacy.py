@@ -179,6 +179,27 @@ def test_up_convert_producer_log_append_time() -> None:
     assert [r.timestamp for r in BatchHeader(converted).records()] == [77_777] * 4
 
 
+def test_up_convert_checks_every_timestamp() -> None:
+    """CreateTime: each message's timestamp within message.timestamp.before/after.max.ms of
+    the broker's clock (not only the newest); INVALID_TIMESTAMP wins over INVALID_RECORD when
+    messages have both, as Kafka's processRecordErrors decides."""
+    now = 10_000
+    ok = up_convert(legacy_set(1, 0, RECORDS), now=now, before_max_ms=9_100,
+                    after_max_ms=0)
+    assert ok is not None                             # 999 .. 2000 are within [900, 10000]
+    with pytest.raises(InvalidTimestampError, match="out of range"):
+        up_convert(legacy_set(1, 0, RECORDS), now=now, before_max_ms=9_000)   # 999 < 1000
+    with pytest.raises(InvalidTimestampError, match="out of range"):
+        up_convert(legacy_set(1, 0, RECORDS), now=1500, after_max_ms=100)      # 2000 > 1600
+    # Magic 0 has no timestamp: nothing to check.
+    assert up_convert(legacy_set(0, 0, RECORDS), now=now, before_max_ms=0) is not None
+    # LogAppendTime topics stamp the batch: producers' timestamps are not checked.
+    assert up_convert(legacy_set(1, 0, RECORDS), log_append_time=True, now=now,
+                      before_max_ms=0) is not None
+    with pytest.raises(InvalidTimestampError):
+        up_convert(legacy_set(1, 0, RECORDS), require_key=True, now=now, before_max_ms=0)
+
+
 def test_up_convert_refuses_zstd_wrapper() -> None:
     wrapped = bytearray(_wrapper(1, 1, legacy_set(1, 0, RECORDS), 3))
     wrapped[17] = 4                                  # attributes: zstd

@@ -82,7 +82,9 @@ def check_batch_header(records: object, version: int,
     if version < 3 and log is not None:
         config = log.config
         converted = up_convert(records, _TARGET_CODEC[config.compression_type],
-                               config.log_append_time, config.compact)
+                               config.log_append_time, config.compact, log.clock(),
+                               config.message_timestamp_before_max_ms,
+                               config.message_timestamp_after_max_ms)
         if converted is not None:
             return memoryview(converted), BatchHeader(converted)
     return memoryview(records).cast("B"), check_produce_batch(records, version)
