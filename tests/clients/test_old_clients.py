@@ -41,6 +41,13 @@ from confluent_kafka import (
     Producer,
     TopicPartition,
 )
+from confluent_kafka.admin import (
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    ResourceType,
+)
 from kafka import KafkaConsumer, KafkaProducer
 from kafka import TopicPartition as KPTopicPartition
 from kafka.protocol.old.fetch import (
@@ -454,3 +461,52 @@ def test_topic_settings_apply_to_converted_messages(broker: BrokerHandle) -> Non
     stored = broker.read_all(gzip_topic)
     assert [(r.key, r.value, r.timestamp) for r in stored] == msgs
     assert broker.read_all(compacted) == []
+
+
+def test_downconversion_setting_is_dynamic(broker: BrokerHandle) -> None:
+    """message.downconversion.enable changes take effect at once, per topic
+    (IncrementalAlterConfigs on the topic) and per broker (log.message.downconversion.enable,
+    the topics' default)."""
+    topic = new_topic(broker, "dynamic-downconversion")
+    rd_produce(broker, topic, messages(2, "d"))
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+
+    def alter(resource: ConfigResource) -> None:
+        for future in admin.incremental_alter_configs([resource]).values():
+            future.result(TIMEOUT)
+
+    def fetch_v1_error() -> int:
+        with RawClient(broker.bootstrap_servers) as client:
+            fetched = raw_round_trip(client, FetchRequest_v1(
+                replica_id=-1, max_wait_ms=100, min_bytes=1,
+                topics=[(topic, [(0, 0, 1 << 20)])]), FetchResponse_v1)
+            [(_name, [p])] = fetched.responses
+            return int(p[1])
+
+    def wait_for(error: int) -> None:
+        deadline = time.monotonic() + TIMEOUT
+        while fetch_v1_error() != error and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert fetch_v1_error() == error
+
+    def setting(value: str | None) -> ConfigEntry:
+        op = AlterConfigOpType.DELETE if value is None else AlterConfigOpType.SET
+        return ConfigEntry("message.downconversion.enable", value or "",
+                           incremental_operation=op)
+
+    wait_for(0)
+    alter(ConfigResource(ResourceType.TOPIC, topic, incremental_configs=[setting("false")]))
+    wait_for(UNSUPPORTED_VERSION)
+    alter(ConfigResource(ResourceType.TOPIC, topic, incremental_configs=[setting(None)]))
+    wait_for(0)
+    node = str(broker.server.node_id)
+    broker_setting = ConfigEntry("log.message.downconversion.enable", "false",
+                                 incremental_operation=AlterConfigOpType.SET)
+    alter(ConfigResource(ResourceType.BROKER, node, incremental_configs=[broker_setting]))
+    try:
+        wait_for(UNSUPPORTED_VERSION)
+    finally:
+        broker_setting = ConfigEntry("log.message.downconversion.enable", "",
+                                     incremental_operation=AlterConfigOpType.DELETE)
+        alter(ConfigResource(ResourceType.BROKER, node, incremental_configs=[broker_setting]))
+    wait_for(0)
