@@ -510,3 +510,43 @@ def test_downconversion_setting_is_dynamic(broker: BrokerHandle) -> None:
                                      incremental_operation=AlterConfigOpType.DELETE)
         alter(ConfigResource(ResourceType.BROKER, node, incremental_configs=[broker_setting]))
     wait_for(0)
+
+
+def test_librdkafka_0_9_group_resumes_from_committed_offsets(broker: BrokerHandle) -> None:
+    """A 0.9 consumer group end to end: commit (OffsetCommit v2), then a subscribed member
+    (JoinGroup/SyncGroup/Heartbeat v0) resumes from the committed offset (OffsetFetch v1) with
+    Fetch v1. (Starting without a committed offset needs ListOffsets v0, not advertised.)"""
+    topic = new_topic(broker, "group-0.9")
+    group = f"old-group-{uuid.uuid4().hex[:6]}"
+    sent = messages(5, "g")
+    rd_produce(broker, topic, sent[:3], **old_conf("0.9.0.0"))
+    first = Consumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": group,
+                      "enable.auto.commit": False, **old_conf("0.9.0.0")})
+    try:
+        first.assign([TopicPartition(topic, 0, 0)])
+        got = []
+        deadline = time.monotonic() + TIMEOUT
+        while len(got) < 3 and time.monotonic() < deadline:
+            msg = first.poll(0.2)
+            if msg is not None and msg.error() is None:
+                got.append(msg.value())
+        assert got == [v for _k, v, _ts in sent[:3]]
+        first.commit(asynchronous=False)
+    finally:
+        first.close()
+    assert broker.committed_offsets(group) == {(topic, 0): 3}
+    rd_produce(broker, topic, sent[3:], **old_conf("0.9.0.0"))
+    member = Consumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": group,
+                       "enable.auto.commit": False, "session.timeout.ms": 6000,
+                       **old_conf("0.9.0.0")})
+    try:
+        member.subscribe([topic])
+        rest: list[tuple[int, bytes]] = []
+        deadline = time.monotonic() + 3 * TIMEOUT
+        while len(rest) < 2 and time.monotonic() < deadline:
+            msg = member.poll(0.2)
+            if msg is not None and msg.error() is None:
+                rest.append((msg.offset(), msg.value()))
+    finally:
+        member.close()
+    assert rest == [(3, sent[3][1]), (4, sent[4][1])]
