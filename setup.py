@@ -6,6 +6,7 @@ Each extension is the single implementation of its hot path (no pure-Python twin
   kafkapy._frames   cuts size-prefixed request frames out of a TCP byte stream
   kafkapy._log      the log's hot paths: index lookup, the append/recovery batch walk
   kafkapy._arrow    record batches decoded into Arrow column buffers (the Spark reader)
+  kafkapy._legacy   message formats v0/v1 converted to and from record batches (old clients)
 """
 
 from Cython.Build import cythonize
@@ -17,6 +18,9 @@ EXTENSIONS = [
     Extension("kafkapy._frames", ["kafkapy/_frames.pyx"]),
     Extension("kafkapy._log", ["kafkapy/_log.pyx"], include_dirs=["kafkapy"]),
     Extension("kafkapy._arrow", ["kafkapy/_arrow.pyx"], include_dirs=["kafkapy"]),
+    # CRC-32 (IEEE) of the legacy messages: zlib's, which CPython's zlib module links too.
+    Extension("kafkapy._legacy", ["kafkapy/_legacy.pyx"], include_dirs=["kafkapy"],
+              libraries=["z"]),
 ]
 
 setup(

@@ -805,12 +805,35 @@ cdef object _decompress(int codec, object data, bint legacy_magic0):
     raise UnsupportedCompressionTypeError(f"unknown compression codec {codec}")
 
 
-def decompress(int codec, data):
+def decompress(int codec, data, bint legacy_magic0=False):
     """The decompressed records section of a batch compressed with ``codec`` (1 gzip,
     2 snappy raw or xerial, 3 lz4 frame, 4 zstd): the one codec dispatch of kafkapy, shared
-    with the Spark reader (kafkapy._arrow). Raises CorruptMessageError,
+    with the Spark reader (kafkapy._arrow) and the message format conversion
+    (kafkapy._legacy). ``legacy_magic0``: the value of a magic 0 wrapper message, whose lz4
+    frame may carry Kafka 0.8/0.9's broken descriptor checksum. Raises CorruptMessageError,
     UnsupportedCompressionTypeError."""
-    return _decompress(codec, data, False)
+    return _decompress(codec, data, legacy_magic0)
+
+
+def compress(int codec, data, bint legacy_magic0=False):
+    """``data`` compressed with ``codec`` (1-4) as Kafka's producers frame it (snappy in
+    xerial blocks, lz4 frames of independent blocks); with ``legacy_magic0`` an lz4 frame
+    carries the descriptor checksum Kafka's magic 0 writer computes (over the frame magic
+    too: KafkaLZ4BlockOutputStream's useBrokenFlagDescriptorChecksum). For the message
+    format conversion (kafkapy._legacy)."""
+    cdef bytes out = _compress(codec, data)
+    cdef bytearray broken
+    cdef uint8_t* p
+    cdef Py_ssize_t desc_end
+    if codec != 3 or not legacy_magic0 or len(out) < 7:
+        return out
+    broken = bytearray(out)
+    p = <uint8_t*><char*>broken
+    desc_end = 6 + (8 if p[4] & 0x08 else 0) + (4 if p[4] & 0x01 else 0)
+    if desc_end >= len(broken) or desc_end >= 16:      # _xxh32_small's limit
+        return out
+    p[desc_end] = <uint8_t>((_xxh32_small(p, desc_end) >> 8) & 0xFF)
+    return bytes(broken)
 
 
 _CODEC_NAMES = ("none", "gzip", "snappy", "lz4", "zstd", "5", "6", "7")

@@ -524,6 +524,11 @@ _TABLE: tuple[Setting, ...] = (
        mode=_CW, dynamic=True),
     _s("log.message.timestamp.type", _S, "CreateTime", "CreateTime or LogAppendTime.",
        kind="tstype", mode=_CW, dynamic=True),
+    _s("log.message.downconversion.enable", _B, "true", "Answer Fetch v0-3 (message formats "
+       "0 and 1) by converting batches down; false answers UNSUPPORTED_VERSION.", mode=_CW,
+       dynamic=True),
+    _s("log.message.format.version", _S, "3.0-IV1", "Deprecated (Kafka 3.0): accepted and "
+       "ignored, the log always stores message format v2.", kind="msgversion"),
     _s("log.message.timestamp.before.max.ms", _L, _LMAX, "How far a CreateTime timestamp may "
        "be behind the broker's clock.", at_least=0, mode=_CW, dynamic=True),
     # Kafka 4.0's default (KIP-1030), as LogConfig applies it.
@@ -951,6 +956,8 @@ class BrokerConfig:
     log_segment_delete_delay_ms: int = attrs.field(init=False, eq=False, repr=False)
     log_preallocate: bool = attrs.field(init=False, eq=False, repr=False)
     log_message_timestamp_type: str = attrs.field(init=False, eq=False, repr=False)
+    log_message_downconversion_enable: bool = attrs.field(init=False, eq=False, repr=False)
+    log_message_format_version: str = attrs.field(init=False, eq=False, repr=False)
     log_message_timestamp_before_max_ms: int = attrs.field(init=False, eq=False, repr=False)
     log_message_timestamp_after_max_ms: int = attrs.field(init=False, eq=False, repr=False)
     log_cleaner_enable: bool = attrs.field(init=False, eq=False, repr=False)

@@ -277,6 +277,10 @@ KAFKA_DEFAULTS: dict[str, tuple[str | None, str]] = {
     "log.segment.delete.delay.ms": ("60000", "SLC LOG_DELETE_DELAY_MS_DEFAULT"),
     "log.preallocate": ("false", "LogConfig DEFAULT_PREALLOCATE"),
     "log.message.timestamp.type": ("CreateTime", "SLC LOG_MESSAGE_TIMESTAMP_TYPE_DEFAULT"),
+    "log.message.downconversion.enable": ("true",
+                                          "LogConfig DEFAULT_MESSAGE_DOWNCONVERSION_ENABLE"),
+    "log.message.format.version": ("3.0-IV1", "LogConfig DEFAULT_MESSAGE_FORMAT_VERSION "
+                                   "(3.x: IBP_3_0_IV1)"),
     "log.message.timestamp.before.max.ms": (LMAX, "SLC LOG_MESSAGE_TIMESTAMP_BEFORE_MAX_MS_..."),
     "log.message.timestamp.after.max.ms": ("3600000", "SLC, Kafka 4.0 (KIP-1030)"),
     "log.cleaner.enable": ("true", "CC LOG_CLEANER_ENABLE_DEFAULT"),
@@ -849,7 +853,8 @@ KAFKAPY_DYNAMIC = {
     "log.index.size.max.bytes", "log.index.interval.bytes", "log.flush.interval.messages",
     "log.flush.interval.ms", "log.segment.delete.delay.ms", "log.preallocate",
     "log.message.timestamp.type", "log.message.timestamp.before.max.ms",
-    "log.message.timestamp.after.max.ms", "log.cleaner.delete.retention.ms",
+    "log.message.timestamp.after.max.ms", "log.message.downconversion.enable",
+    "log.cleaner.delete.retention.ms",
     "log.cleaner.min.compaction.lag.ms", "log.cleaner.max.compaction.lag.ms",
     "log.cleaner.min.cleanable.ratio",
 }

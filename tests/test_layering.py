@@ -3,10 +3,10 @@ module, and shown to fail on deliberate violations.
 
 The layers, bottom up; a layer imports only what is listed for it (and itself):
 
-- compiled modules (``_codec``, ``_records``, ``_frames``, ``_log``, ``_arrow``) and ``errors``:
-  the floor;
+- compiled modules (``_codec``, ``_records``, ``_frames``, ``_log``, ``_arrow``,
+  ``_legacy``) and ``errors``: the floor;
 - ``common`` (TopicPartition, the clock, the purgatory): ``errors``;
-- ``protocol``, sans-IO: ``errors``, ``_codec``, ``_records``; never trio or a socket;
+- ``protocol``, sans-IO: ``errors``, ``_codec``, ``_records``, ``_legacy``; never trio or a socket;
 - ``log``: ``common``, ``protocol``, ``errors``, ``_log``, ``_records``; never ``network``,
   ``server``, the coordinators; of its modules only ``log_manager`` (which owns the background
   tasks) imports trio, so the Spark reader pulls in no event loop;
@@ -47,12 +47,13 @@ PACKAGE = ROOT / "kafkapy"
 SPARK = ROOT / "spark_integration" / "pyspark_kafkapy"
 
 COMPILED = ("kafkapy._codec", "kafkapy._records", "kafkapy._frames", "kafkapy._log",
-            "kafkapy._arrow")
+            "kafkapy._arrow", "kafkapy._legacy")
 
 # layer -> the kafkapy modules/packages it may import (besides itself)
 ALLOWED: dict[str, tuple[str, ...]] = {
     "kafkapy.common": ("kafkapy.errors",),
-    "kafkapy.protocol": ("kafkapy.errors", "kafkapy._codec", "kafkapy._records"),
+    "kafkapy.protocol": ("kafkapy.errors", "kafkapy._codec", "kafkapy._records",
+                         "kafkapy._legacy"),
     "kafkapy.log": ("kafkapy.common", "kafkapy.protocol", "kafkapy.errors", "kafkapy._log",
                     "kafkapy._records"),
     "kafkapy.config": ("kafkapy.log.config", "kafkapy.errors"),

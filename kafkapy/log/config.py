@@ -15,6 +15,7 @@ unknown topic-level name.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 import attrs
@@ -69,6 +70,12 @@ TOPIC_CONFIG_SPEC: dict[str, tuple[str, str, object, tuple[tuple[str, int], ...]
     "unclean.leader.election.enable": ("unclean_leader_election_enable", "bool", False,
                                        (("unclean.leader.election.enable", 1),)),
     "preallocate": ("preallocate", "bool", False, (("log.preallocate", 1),)),
+    # Fetch v0-3 (message format 0/1) answered by converting batches down (Kafka 3.x).
+    "message.downconversion.enable": ("message_downconversion_enable", "bool", True,
+                                      (("log.message.downconversion.enable", 1),)),
+    # Deprecated in Kafka 3.0 and ignored: the log always stores magic 2 (KIP-724).
+    "message.format.version": ("message_format_version", "msgversion", "3.0-IV1",
+                               (("log.message.format.version", 1),)),
 }
 
 TOPIC_CONFIG_NAMES = tuple(TOPIC_CONFIG_SPEC)
@@ -81,6 +88,8 @@ _MIN = {"segment_bytes": 14, "segment_index_bytes": 4, "index_interval_bytes": 0
         "min_compaction_lag_ms": 0, "max_compaction_lag_ms": 1, "file_delete_delay_ms": 0,
         "max_message_bytes": 0, "message_timestamp_before_max_ms": 0,
         "message_timestamp_after_max_ms": 0, "min_insync_replicas": 1}
+# Kafka's MetadataVersion strings up to 3.x (0.8.0 ... 0.11.0-IV2, 1.0 ... 3.9-IV0).
+_MESSAGE_FORMAT_VERSION = re.compile(r"(0\.(8|9|10|11)\.\d|[1-3]\.\d+)(-IV\d)?")
 _COMPRESSION = ("producer", "uncompressed", "gzip", "snappy", "lz4", "zstd")
 
 
@@ -111,6 +120,10 @@ def parse_value(name: str, kind: str, raw: object, scale: int = 1) -> object:
         if kind == "tstype":
             if text not in ("CreateTime", "LogAppendTime"):
                 raise ValueError("must be CreateTime or LogAppendTime")
+            return text
+        if kind == "msgversion":
+            if not _MESSAGE_FORMAT_VERSION.fullmatch(text):
+                raise ValueError("not a Kafka version such as 0.10.0 or 2.8")
             return text
         if kind == "compression":
             if text not in _COMPRESSION:
@@ -155,6 +168,8 @@ class LogConfig:
     min_insync_replicas: int = 1
     unclean_leader_election_enable: bool = False
     preallocate: bool = False
+    message_downconversion_enable: bool = True
+    message_format_version: str = "3.0-IV1"
 
     def __attrs_post_init__(self) -> None:
         for attr, low in _MIN.items():

@@ -16,12 +16,13 @@ Who calls what:
   ``BATCH_HEADER_SIZE`` (Python code reads header fields only through ``BatchHeader``);
 - consumers of record contents (compaction, transactions, tools, tests): ``records()``.
 
-Legacy message format policy. Magic 0 and 1 message sets are *decode only*
-(``decode_legacy``). The broker never accepts them: Produce v3+ requires exactly one magic-2
-batch and kafkapy answers INVALID_RECORD (87) otherwise, as Kafka's ProduceRequest validation
-does; Produce v0-2, the versions that carried legacy sets, are refused with
-UNSUPPORTED_VERSION (35), as in Kafka 4.0. ``decode_legacy`` exists for tools and for reading
-segment files written by old brokers.
+Legacy message formats (magic 0 and 1, Kafka 0.8-0.10), as a Kafka 3.x broker treats them:
+the log stores magic 2 only. Produce v0-2 may carry legacy message sets, which
+``up_convert`` turns into one magic 2 batch before the log sees them; Produce v3+ requires
+exactly one magic-2 batch (INVALID_RECORD otherwise, Kafka's ProduceRequest validation).
+Fetch v0-3 answers with ``down_convert``'s legacy messages (magic 0 for v0-1, magic 1 for
+v2-3). Both are compiled (``kafkapy._legacy``); ``decode_legacy`` reads legacy sets for tools
+and tests.
 
 Errors (from ``kafkapy.errors``, each with its Kafka ``code``): CorruptMessageError (2),
 InvalidRecordError (87), UnsupportedForMessageFormatError (43),
@@ -30,6 +31,7 @@ UnsupportedCompressionTypeError (76).
 
 from __future__ import annotations
 
+from kafkapy._legacy import down_convert, up_convert
 from kafkapy._records import (
     BATCH_HEADER_SIZE,
     AssignResult,
@@ -73,8 +75,10 @@ __all__ = [
     "crc32c",
     "decode_control_record",
     "decode_legacy",
+    "down_convert",
     "record_errors",
     "scan_batches",
+    "up_convert",
 ]
 
 COMPRESSION_NONE = 0

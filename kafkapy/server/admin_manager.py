@@ -118,7 +118,7 @@ _JAVA_INT = re.compile(r"[+-]?[0-9]+")
 _TOPIC_CONFIG_TYPES = {"int": ConfigType.INT, "long": ConfigType.LONG,
                        "ratio": ConfigType.DOUBLE, "policy": ConfigType.LIST,
                        "bool": ConfigType.BOOLEAN, "tstype": ConfigType.STRING,
-                       "compression": ConfigType.STRING}
+                       "compression": ConfigType.STRING, "msgversion": ConfigType.STRING}
 
 
 def api_error(exc: BaseException) -> tuple[int, str | None]:

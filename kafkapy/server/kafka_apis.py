@@ -128,10 +128,9 @@ log = logging.getLogger(__name__)
 # brokers neither advertise nor serve it (its listeners are KRaft's "broker" and
 # "controller").
 RECOMMENDED_VERSIONS: Mapping[int, tuple[int, int]] = MappingProxyType({
-    # advertise from 0 (old librdkafka enables compression only when the range contains v0),
-    # serve 3-11 (v0-2 are rejected, KAFKA-18659)
+    # from 0 as Kafka 3.x: v0-2 carry message formats 0/1, converted on append
     ApiKey.PRODUCE: (0, 11),
-    ApiKey.FETCH: (4, 12),                      # 13+ needs topic IDs
+    ApiKey.FETCH: (0, 12),                      # 0-3 down-convert; 13+ needs topic IDs
     ApiKey.LIST_OFFSETS: (1, 10),
     ApiKey.METADATA: (0, 12),                   # 13 adds only a top-level ErrorCode
     ApiKey.OFFSET_COMMIT: (2, 9),               # 10 uses topic IDs

@@ -173,12 +173,15 @@ def test_api_versions_newer_than_the_broker(broker: BrokerHandle) -> None:
         check_serving(broker, client)
 
 
-def test_produce_v2_is_refused_with_unsupported_version(broker: BrokerHandle) -> None:
-    """Produce v0-2 are advertised (for old librdkafka) but refused (KAFKA-18659)."""
+def test_produce_v2_accepts_a_magic_2_batch(broker: BrokerHandle) -> None:
+    """Produce v0-2 are served as Kafka 3.x serves them: a magic 2 batch in v2 is appended
+    as in v3+ (legacy message sets: tests/clients/test_old_clients.py)."""
     with RawClient(broker.bootstrap_servers) as client:
         body = client.request(PRODUCE, 2, produce_body(TOPIC, batch(b"old")))
         [part] = body.responses[0].partition_responses
-        assert (part.error_code, part.base_offset) == (UNSUPPORTED_VERSION, -1)
+        assert (part.error_code, part.log_append_time_ms) == (0, -1)
+        [record] = [r for r in broker.read_all(TOPIC, 0) if r.offset == part.base_offset]
+        assert record.value == b"old"
         check_serving(broker, client)
 
 
@@ -344,7 +347,7 @@ def test_api_versions_request_body(broker: BrokerHandle) -> None:
         ranges = {k.api_key: (k.min_version, k.max_version) for k in body.api_keys}
         assert {key: ranges[key] for key in (PRODUCE, FETCH, LIST_OFFSETS, METADATA,
                                              API_VERSIONS)} == \
-            {PRODUCE: (0, 11), FETCH: (4, 12), LIST_OFFSETS: (1, 10), METADATA: (0, 12),
+            {PRODUCE: (0, 11), FETCH: (0, 12), LIST_OFFSETS: (1, 10), METADATA: (0, 12),
              API_VERSIONS: (0, 4)}
 
 

@@ -120,7 +120,7 @@ def test_advertises_only_apis_with_a_handler() -> None:
     assert [(k.api_key, k.min_version, k.max_version) for k in response.api_keys] == [
         (1, *RECOMMENDED_VERSIONS[1]), (3, *RECOMMENDED_VERSIONS[3]),
         (11, *RECOMMENDED_VERSIONS[11]), (18, 0, 4)]
-    assert (1, 4, 12) in more.api_versions and (3, 0, 12) in more.api_versions
+    assert (1, 0, 12) in more.api_versions and (3, 0, 12) in more.api_versions
 
 
 def _raw_request(version: int, body: bytes, correlation_id: int = CORRELATION_ID) -> bytes:

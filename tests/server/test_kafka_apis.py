@@ -223,16 +223,16 @@ def test_version_not_advertised_closes(caplog: pytest.LogCaptureFixture) -> None
         return response_class(1)()
 
     apis = apis_with({1: fetch})
-    assert apis.advertised(1) is not None and str(apis.advertised(1)) == "4-12"
+    assert apis.advertised(1) is not None and str(apis.advertised(1)) == "0-12"
     with caplog.at_level(logging.INFO, logger="kafkapy"):
-        for version in (0, 3, 13, 18):
+        for version in (13, 18):
             assert isinstance(handle(apis, make_frame(1, version)), CloseConnection)
     assert calls == []
-    assert len(records(caplog)) == 4
-    assert "Fetch (1) v13 is outside the advertised versions 4-12" in records(caplog)[2].message
-    for version in (4, 12):
+    assert len(records(caplog)) == 2
+    assert "Fetch (1) v13 is outside the advertised versions 0-12" in records(caplog)[0].message
+    for version in (0, 3, 4, 12):
         assert isinstance(handle(apis, make_frame(1, version)), SendResponse)
-    assert calls == [4, 12]
+    assert calls == [0, 3, 4, 12]
 
 
 def test_body_that_does_not_decode_closes(caplog: pytest.LogCaptureFixture) -> None:
@@ -326,7 +326,7 @@ def test_recommended_versions_are_servable() -> None:
     assert RECOMMENDED_VERSIONS[27] == (1, 1)
     assert (RECOMMENDED_VERSIONS[68], RECOMMENDED_VERSIONS[69]) == ((0, 1), (0, 1))
     assert (RECOMMENDED_VERSIONS[0], RECOMMENDED_VERSIONS[1], RECOMMENDED_VERSIONS[3],
-            RECOMMENDED_VERSIONS[18]) == ((0, 11), (4, 12), (0, 12), (0, 4))
+            RECOMMENDED_VERSIONS[18]) == ((0, 11), (0, 12), (0, 12), (0, 4))
     for key, (low, high) in RECOMMENDED_VERSIONS.items():
         assert low <= high
         if key in API_KEYS:   # DescribeTopicPartitions (75) is not declared yet

@@ -1,6 +1,6 @@
 """Fetch (API key 1): read record batches, for consumers and for follower replicas.
 
-Kafka's ``KafkaApis.handleFetchRequest`` for v4-12:
+Kafka 3.x's ``KafkaApis.handleFetchRequest`` for v0-12:
 
 - Limits: each partition's ``PartitionMaxBytes``, the response's ``MaxBytes`` (capped by the
   broker's ``fetch.max.bytes``), with the first non-empty partition returning at least one
@@ -26,17 +26,33 @@ Kafka's ``KafkaApis.handleFetchRequest`` for v4-12:
   cache is full: a full fetch (epoch 0 or -1) is answered with session id 0, so the client
   keeps sending full fetches; an incremental one (epoch > 0) gets FETCH_SESSION_ID_NOT_FOUND,
   after which clients start over with a full fetch.
-- Record bytes are not copied: the response is encoded with each partition's records left
-  out, and the connection sends them from the segment files with ``os.sendfile`` between the
-  encoded pieces.
+- Record bytes are not copied (v4+): the response is encoded with each partition's records
+  left out, and the connection sends them from the segment files with ``os.sendfile`` between
+  the encoded pieces.
+- v0-3 (old clients, message formats 0 and 1): each partition's read is converted down, to
+  magic 0 for v0-1 and magic 1 for v2-3 (``_legacy.down_convert``: headers and control
+  batches dropped, aborted transactions not filtered, KIP-283's sizing), as Kafka 3.x's
+  ``maybeConvertFetchedData``: a consumer's fetch of a topic with
+  ``message.downconversion.enable=false`` gets UNSUPPORTED_VERSION, a topic with
+  ``compression.type=zstd`` (or a zstd batch) UNSUPPORTED_COMPRESSION_TYPE, a storage error
+  NOT_LEADER_OR_FOLLOWER (old clients do not know KAFKA_STORAGE_ERROR).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import attrs
+
 from kafkapy.common.topic_partition import TopicPartition
-from kafkapy.errors import FetchSessionIdNotFoundError
+from kafkapy.errors import (
+    FetchSessionIdNotFoundError,
+    KafkaError,
+    KafkaStorageError,
+    NotLeaderOrFollowerError,
+    UnsupportedCompressionTypeError,
+    UnsupportedVersionError,
+)
 from kafkapy.network.request_channel import SendResponse
 from kafkapy.protocol import ApiKey, encode_response_parts
 from kafkapy.protocol.message_classes import (
@@ -47,6 +63,7 @@ from kafkapy.protocol.message_classes import (
     FetchResponseEpochEndOffset,
     PartitionData,
 )
+from kafkapy.protocol.records import down_convert
 from kafkapy.server.partition import READ_COMMITTED
 from kafkapy.server.replica_manager import (
     FetchParams,
@@ -57,7 +74,6 @@ from kafkapy.server.replica_selector import ClientMetadata
 from kafkapy.server.request_context import Handler, Parked, RequestContext
 
 __all__ = ["HANDLERS", "handle_fetch"]
-
 
 
 async def handle_fetch(
@@ -99,11 +115,17 @@ async def handle_fetch(
 def _respond(context: RequestContext[FetchRequest], params: FetchParams,
              results: list[tuple[TopicPartition, FetchPartitionResult]]) -> SendResponse:
     committed = params.isolation_level == READ_COMMITTED
+    version = context.api_version
+    offsets = {} if version >= 4 else \
+        {(t.topic, p.partition): p.fetch_offset for t in context.body.topics for p in t.partitions}
     topics: list[FetchableTopicResponse] = []
     for tp, r in results:
         if not topics or topics[-1].topic != tp.topic:
             topics.append(FetchableTopicResponse(topic=tp.topic, partitions=[]))
         data = r.data
+        records: Any = data if data is not None and data.size else b""
+        if version < 4:
+            r, records = _down_converted(context, params, tp, r, offsets[tp.topic, tp.partition])
         aborted: list[AbortedTransaction] | None = None
         if committed and r.error is None and r.preferred_read_replica < 0:
             aborted = [AbortedTransaction(producer_id=t.producer_id, first_offset=t.first_offset)
@@ -118,7 +140,7 @@ def _respond(context: RequestContext[FetchRequest], params: FetchParams,
             log_start_offset=r.log_start_offset,
             aborted_transactions=aborted,
             preferred_read_replica=r.preferred_read_replica,
-            records=data if data is not None and data.size else b""))
+            records=records))
     body = FetchResponse(throttle_time_ms=0, error_code=0, session_id=0, responses=topics)
     parts = encode_response_parts(ApiKey.FETCH, context.api_version, context.correlation_id, body)
     rest: list[Any] = []
@@ -129,6 +151,39 @@ def _respond(context: RequestContext[FetchRequest], params: FetchParams,
         else:
             rest.extend(piece.slices)
     return SendResponse(parts[0], rest)
+
+
+def _down_converted(context: RequestContext[FetchRequest], params: FetchParams,
+                    tp: TopicPartition, r: FetchPartitionResult,
+                    fetch_offset: int) -> tuple[FetchPartitionResult, bytes]:
+    """A v0-3 partition's result and records, converted to the magic its version allows."""
+    if r.error is not None:
+        if isinstance(r.error, KafkaStorageError):
+            # Fetch v5 and older clients do not know KAFKA_STORAGE_ERROR (Kafka's
+            # maybeDownConvertStorageError).
+            return attrs.evolve(r, error=NotLeaderOrFollowerError(r.error.message)), b""
+        return r, b""
+    partition = context.server.replica_manager.partitions.get(tp)
+    config = partition.log.config if partition is not None else None
+    error: KafkaError | None = None
+    if config is not None and config.compression_type == "zstd":
+        error = UnsupportedCompressionTypeError(
+            f"{tp}: zstd-compressed topics need Fetch v10 or later")
+    elif params.replica_id < 0 and config is not None and \
+            not config.message_downconversion_enable:
+        error = UnsupportedVersionError(
+            f"{tp}: conversion to message format {0 if context.api_version <= 1 else 1} is "
+            f"disabled (message.downconversion.enable=false)")
+    elif r.data is not None and r.data.size:
+        try:
+            return r, down_convert(r.data.read(), 0 if context.api_version <= 1 else 1,
+                                   fetch_offset)
+        except UnsupportedCompressionTypeError as e:
+            error = e
+    if error is None:
+        return r, b""
+    # Kafka's FetchResponse.partitionResponse: the error alone, no offsets.
+    return FetchPartitionResult(error, None), b""
 
 
 HANDLERS: dict[int, Handler] = {ApiKey.FETCH: handle_fetch}

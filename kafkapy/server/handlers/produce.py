@@ -1,14 +1,18 @@
 """Produce (API key 0): append a client's record batches.
 
-Kafka's ``KafkaApis.handleProduceRequest`` for v3-11 (v0-2 are advertised for old librdkafka's
-sake but refused with UNSUPPORTED_VERSION, as Kafka 4.0 does, KAFKA-18659):
+Kafka 3.x's ``KafkaApis.handleProduceRequest`` for v0-11:
 
 - ``Acks`` must be -1, 0 or 1 (else INVALID_REQUIRED_ACKS on every partition).
 - Per partition, before the log sees it (header bytes only, no record is decoded): exactly
   one batch of magic 2 (INVALID_RECORD otherwise, older magics included, as Kafka's
   ``ProduceRequest.validateRecords``), base offset 0 and no control batch (INVALID_RECORD),
   zstd only from v7
-  (UNSUPPORTED_COMPRESSION_TYPE). Then the log checks the CRC (CORRUPT_MESSAGE), the size
+  (UNSUPPORTED_COMPRESSION_TYPE). Produce v0-2 (old clients: librdkafka with
+  ``broker.version.fallback`` < 0.11, kafka-python pinned to ``api_version`` (0, 10)) may
+  carry legacy message sets (magic 0/1), which are converted into one magic 2 batch here, as
+  Kafka 3.x's LogValidator converts them on append (``_legacy.up_convert``: the topic's
+  ``compression.type``, timestamp type and compaction apply); a magic 2 batch in v0-2 is
+  checked as in v3+. Then the log checks the CRC (CORRUPT_MESSAGE), the size
   against ``max.message.bytes`` (MESSAGE_TOO_LARGE), the record count (INVALID_RECORD) and the
   timestamps (INVALID_TIMESTAMP), assigns offsets and appends. A partition this broker only
   follows, or one of the cluster it does not host: NOT_LEADER_OR_FOLLOWER; one the cluster
@@ -43,8 +47,8 @@ from kafkapy.errors import (
     KafkaError,
     NotCoordinatorError,
     TransactionalIdAuthorizationFailedError,
-    UnsupportedVersionError,
 )
+from kafkapy.log.log import Log
 from kafkapy.network.request_channel import CloseConnection, NoResponse
 from kafkapy.protocol import ApiKey
 from kafkapy.protocol.message_classes import (
@@ -54,7 +58,7 @@ from kafkapy.protocol.message_classes import (
     ProduceResponse,
     TopicProduceResponse,
 )
-from kafkapy.protocol.records import BatchHeader, check_produce_batch
+from kafkapy.protocol.records import BatchHeader, check_produce_batch, up_convert
 from kafkapy.server.add_partitions_to_txn_manager import needs_verification
 from kafkapy.server.replica_manager import ProducePartitionResult
 from kafkapy.server.request_context import Handler, Parked, RequestContext
@@ -63,13 +67,27 @@ __all__ = ["HANDLERS", "check_batch_header", "handle_produce"]
 
 _Answer: TypeAlias = ProduceResponse | NoResponse | CloseConnection
 
+# compression.type -> the codec a converted batch is written with (-1: the producer's).
+_TARGET_CODEC = {"producer": -1, "uncompressed": 0, "gzip": 1, "snappy": 2, "lz4": 3,
+                 "zstd": 4}
 
-def check_batch_header(records: object, version: int) -> tuple[memoryview, BatchHeader]:
+
+def check_batch_header(records: object, version: int,
+                       log: Log | None = None) -> tuple[memoryview, BatchHeader]:
     """The checks Kafka's produce path makes on the bytes before the log (see the module
-    doc), in one compiled call. Returns the records as a memoryview and their header view."""
+    doc), in one compiled call. Returns the records as a memoryview and their header view.
+    Produce v0-2's legacy message sets come back converted for ``log``'s topic."""
     if not isinstance(records, memoryview | bytes | bytearray):
         # A decoded request's records are a view into its frame; None is a null field.
         raise InvalidRecordError("the produce request carries null records")
+    if version < 3 and log is not None:
+        config = log.config
+        converted = up_convert(records, _TARGET_CODEC[config.compression_type],
+                               config.log_append_time, config.compact, log.clock(),
+                               config.message_timestamp_before_max_ms,
+                               config.message_timestamp_after_max_ms)
+        if converted is not None:
+            return memoryview(converted), BatchHeader(converted)
     return memoryview(records).cast("B"), check_produce_batch(records, version)
 
 
@@ -118,9 +136,6 @@ async def _verify_elsewhere(context: RequestContext[ProduceRequest], transaction
 async def handle_produce(context: RequestContext[ProduceRequest]) -> _Answer | Parked:
     version = context.api_version
     body = context.body
-    if version < 3:
-        raise UnsupportedVersionError(f"Produce v{version} is not supported (message format "
-                                      f"v2 needs Produce v3 or later)")
     acks = body.acks
     if acks not in (-1, 0, 1):
         raise InvalidRequiredAcksError(f"acks must be -1, 0 or 1, not {acks}")
@@ -139,7 +154,7 @@ async def handle_produce(context: RequestContext[ProduceRequest]) -> _Answer | P
                 early[tp] = rm.not_hosted_error(tp)
                 continue
             try:
-                view, header = check_batch_header(part.records, version)
+                view, header = check_batch_header(part.records, version, partition.log)
                 if header.is_transactional and \
                         not _verified_here(context, body.transactional_id, tp, header) and \
                         needs_verification(partition.log, header.producer_id,
