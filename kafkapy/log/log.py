@@ -684,6 +684,29 @@ class Log:
                     return found
         return None
 
+    def legacy_offsets_before(self, timestamp: int, max_num_offsets: int, now_ms: int
+                              ) -> list[int]:
+        """ListOffsets v0 (Kafka's ``legacyFetchOffsetsBefore``): candidate offsets, each
+        segment's base (raised to the log start) with the segment file's last-modified
+        time, plus the log end offset at ``now_ms`` when the active segment holds data;
+        LATEST_TIMESTAMP starts from the last, EARLIEST_TIMESTAMP from the first, a
+        timestamp from the last one modified at or before it; then up to
+        ``max_num_offsets`` of them going back, in descending order."""
+        candidates = [(max(seg.base_offset, self.log_start_offset),
+                       os.fstat(seg.fd).st_mtime_ns // 1_000_000) for seg in self.segments]
+        if self.segments and self.segments[-1].size > 0:
+            candidates.append((self.log_end_offset, now_ms))
+        if timestamp == LATEST_TIMESTAMP:
+            start = len(candidates) - 1
+        elif timestamp == EARLIEST_TIMESTAMP:
+            start = 0
+        else:
+            start = len(candidates) - 1
+            while start >= 0 and candidates[start][1] > timestamp:
+                start -= 1
+        count = max(0, min(max_num_offsets, start + 1))
+        return sorted((candidates[start - j][0] for j in range(count)), reverse=True)
+
     def _max_timestamp_offset(self) -> TimestampOffset | None:
         best = None
         for seg in self.segments:

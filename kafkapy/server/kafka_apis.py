@@ -131,7 +131,7 @@ RECOMMENDED_VERSIONS: Mapping[int, tuple[int, int]] = MappingProxyType({
     # from 0 as Kafka 3.x: v0-2 carry message formats 0/1, converted on append
     ApiKey.PRODUCE: (0, 11),
     ApiKey.FETCH: (0, 12),                      # 0-3 down-convert; 13+ needs topic IDs
-    ApiKey.LIST_OFFSETS: (1, 10),
+    ApiKey.LIST_OFFSETS: (0, 10),
     ApiKey.METADATA: (0, 12),                   # 13 adds only a top-level ErrorCode
     ApiKey.OFFSET_COMMIT: (2, 9),               # 10 uses topic IDs
     ApiKey.OFFSET_FETCH: (1, 9),

@@ -60,6 +60,7 @@ from kafka.protocol.old.fetch import (
     FetchResponse_v2,
     FetchResponse_v3,
 )
+from kafka.protocol.old.list_offsets import ListOffsetsRequest_v0, ListOffsetsResponse_v0
 from kafka.protocol.old.produce import (
     ProduceRequest_v0,
     ProduceRequest_v1,
@@ -71,6 +72,7 @@ from kafka.protocol.old.produce import (
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
 from kafkapy.common.topic_partition import TopicPartition as KafkapyTopicPartition
+from kafkapy.errors import UnknownTopicOrPartitionError
 from kafkapy.protocol import API_KEYS
 from kafkapy.protocol.classes import struct_classes
 from kafkapy.protocol.records import scan_batches
@@ -550,3 +552,52 @@ def test_librdkafka_0_9_group_resumes_from_committed_offsets(broker: BrokerHandl
     finally:
         member.close()
     assert rest == [(3, sent[3][1]), (4, sent[4][1])]
+
+
+@pytest.mark.parametrize("api_version", [(0, 10), (0, 9)], ids=["0.10", "0.9"])
+@pytest.mark.parametrize("reset", ["earliest", "latest"])
+def test_an_old_consumer_without_a_committed_offset_resets(
+        broker: BrokerHandle, api_version: tuple[int, int], reset: str) -> None:
+    """No committed offset: the consumer asks ListOffsets v0 for the earliest or latest
+    offset (``auto_offset_reset``), as kafka-python pinned to 0.9 / 0.10 does."""
+    topic = new_topic(broker, f"reset-{api_version[1]}-{reset}")
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap_servers,
+                             api_version=api_version)
+    for i in range(5):
+        producer.send(topic, f"before-{i}".encode(), partition=0)
+    producer.flush(TIMEOUT)
+    consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap_servers,
+                             api_version=api_version, enable_auto_commit=False,
+                             auto_offset_reset=reset, group_id=None,
+                             consumer_timeout_ms=int(TIMEOUT * 1000))
+    try:
+        tp = KPTopicPartition(topic, 0)
+        consumer.assign([tp])
+        assert consumer.position(tp) == (0 if reset == "earliest" else 5)
+        producer.send(topic, b"after", partition=0)
+        producer.flush(TIMEOUT)
+        expected = [f"before-{i}".encode() for i in range(5)] if reset == "earliest" else []
+        got = []
+        for m in consumer:
+            got.append(m.value)
+            if m.value == b"after":
+                break
+        assert got == [*expected, b"after"]
+    finally:
+        consumer.close()
+        producer.close()
+
+
+def test_raw_list_offsets_v0(broker: BrokerHandle) -> None:
+    topic = new_topic(broker, "offsets-v0")
+    rd_produce(broker, topic, [(None, b"v%d" % i, 1000 + i) for i in range(7)])
+    with RawClient(broker.bootstrap_servers) as client:
+        response = raw_round_trip(client, ListOffsetsRequest_v0(
+            replica_id=-1, topics=[(topic, [(0, -1, 5), (1, -1, 1)])]), ListOffsetsResponse_v0)
+        [(name, parts)] = response.topics
+        # One segment: the log end, then its base; partition 1 does not exist.
+        assert (name, parts[0]) == (topic, (0, 0, [7, 0]))
+        assert parts[1][:2] == (1, UnknownTopicOrPartitionError.code)
+        response = raw_round_trip(client, ListOffsetsRequest_v0(
+            replica_id=-1, topics=[(topic, [(0, -2, 1)])]), ListOffsetsResponse_v0)
+        assert response.topics[0][1][0] == (0, 0, [0])

@@ -1250,3 +1250,28 @@ def test_idempotent_appends_keep_the_last_five_batches_and_answer_retries(
     log = reopen(log)
     assert log.append_as_leader(_idempotent(21)).duplicate
     assert log.append_as_leader(_idempotent(24)).first_offset == end + 3
+
+
+def test_legacy_offsets_before(tmp_path: Path) -> None:
+    """ListOffsets v0's offsets (Kafka's legacyFetchOffsetsBefore): segment bases and the log
+    end, by segment file time, newest first, at most max_num_offsets."""
+    log = open_log(tmp_path)
+    leader_append(log, recs(3, 1000))
+    log.roll()
+    leader_append(log, recs(2, 2000))
+    log.roll()
+    leader_append(log, recs(4, 3000))
+    assert [s.base_offset for s in log.segments] == [0, 3, 5]
+    now = 10**13
+    assert log.legacy_offsets_before(-1, 1, now) == [9]
+    assert log.legacy_offsets_before(-1, 10, now) == [9, 5, 3, 0]
+    assert log.legacy_offsets_before(-2, 10, now) == [0]
+    # Every segment file was modified just now: none before an old time, all before now.
+    assert log.legacy_offsets_before(1000, 10, now) == []
+    assert log.legacy_offsets_before(now - 1, 2, now) == [5, 3]
+    log.update_high_watermark(9)
+    log.delete_records(4)
+    assert log.legacy_offsets_before(-1, 10, now) == [9, 5, 4, 4]
+    log.roll()                          # an empty active segment adds no log-end entry
+    assert log.legacy_offsets_before(-1, 10, now) == [9, 5, 4, 4]
+    log.close()

@@ -1,7 +1,9 @@
 """ListOffsets (API key 2): offsets by timestamp, earliest, latest, max timestamp; and
 OffsetForLeaderEpoch (API key 23): where a leader epoch ends.
 
-Kafka's ``KafkaApis.handleListOffsetRequest`` (v1+) for v1-10. Per partition:
+Kafka's ``KafkaApis.handleListOffsetRequest`` for v0-10. v0 (old clients: ``MaxNumOffsets``,
+``OldStyleOffsets``) answers Kafka's ``legacyFetchOffsetsBefore``: segment base offsets and
+the log end offset, by segment file time; v1+, per partition:
 
 - ``Timestamp`` -2 (earliest): the log start offset; -4 (earliest local, v8+): the same
   without tiered storage; -1 (latest): the high watermark for read_uncommitted consumers, the
@@ -36,12 +38,14 @@ from kafkapy.protocol.message_classes import (
     OffsetForLeaderEpochResponseEpochEndOffset,
     OffsetForLeaderTopicResult,
 )
+from kafkapy.server.partition import Partition
 from kafkapy.server.request_context import Handler, RequestContext
 
 __all__ = ["HANDLERS", "handle_list_offsets", "handle_offset_for_leader_epoch"]
 
 CONSUMER = -1
 DEBUGGING = -2
+LATEST_TIMESTAMP = -1
 
 
 async def handle_list_offsets(context: RequestContext[ListOffsetsRequest]) -> ListOffsetsResponse:
@@ -70,6 +74,12 @@ async def handle_list_offsets(context: RequestContext[ListOffsetsRequest]) -> Li
                     partition.check_leader_epoch(part.current_leader_epoch)
                 else:
                     partition.check_leader(part.current_leader_epoch)
+                if version == 0:
+                    out.old_style_offsets = _old_style_offsets(
+                        partition, part.timestamp, part.max_num_offsets,
+                        body.replica_id != DEBUGGING, context.server.time.milliseconds())
+                    partitions.append(out)
+                    continue
                 ts, offset, epoch = partition.fetch_offset_for_timestamp(
                     part.timestamp, isolation if body.replica_id == CONSUMER else None)
                 out.timestamp, out.offset = ts, offset
@@ -88,6 +98,19 @@ async def handle_list_offsets(context: RequestContext[ListOffsetsRequest]) -> Li
             partitions.append(out)
         topics.append(ListOffsetsTopicResponse(name=topic.name, partitions=partitions))
     return ListOffsetsResponse(throttle_time_ms=0, topics=topics)
+
+
+def _old_style_offsets(partition: Partition, timestamp: int, max_num_offsets: int,
+                       consumer: bool, now_ms: int) -> list[int]:
+    """ListOffsets v0 (Kafka's ``legacyFetchOffsetsForTimestamp``): the log's offsets before
+    ``timestamp``; for the latest, a consumer sees none above the high watermark (the high
+    watermark comes first instead)."""
+    offsets = partition.log.legacy_offsets_before(timestamp, max_num_offsets, now_ms)
+    if consumer and timestamp == LATEST_TIMESTAMP:
+        hw = partition.high_watermark
+        if any(o > hw for o in offsets):
+            offsets = [hw, *(o for o in offsets if o <= hw)]
+    return offsets
 
 
 async def handle_offset_for_leader_epoch(
