@@ -77,6 +77,7 @@ class KafkaWriteError(RuntimeError):
 class TaskReport(WriterCommitMessage):
     """What one task reports to the driver (Spark's WriterCommitMessage)."""
 
+    write_id: str        # the streaming query's id, or the batch write's
     partition_id: int
     attempt: int
     batch_id: int
@@ -90,7 +91,7 @@ class TaskReport(WriterCommitMessage):
     topics: tuple[str, ...]
 
     def as_json(self) -> dict[str, Any]:
-        return {"partition_id": self.partition_id, "attempt": self.attempt,
+        return {"write_id": self.write_id, "partition_id": self.partition_id, "attempt": self.attempt,
                 "batch_id": self.batch_id, "rows": self.rows, "bytes": self.bytes,
                 "committed": self.committed, "skipped": self.skipped,
                 "transactional_id": self.transactional_id, "topics": list(self.topics)}
@@ -143,11 +144,13 @@ def write_task(batches: Iterable[pa.RecordBatch], options: SinkOptions, cols: Si
     first, rest = _first_rows(batches)
     if first is None:
         # Nothing to write: no transaction, no marker (a replay of this task is empty too).
-        return TaskReport(partition_id, attempt, batch_id, 0, 0, True, False, None, ())
+        return TaskReport(write_id, partition_id, attempt, batch_id, 0, 0, True, False, None,
+                          ())
     if options.exactly_once:
         return _write_transaction(first, rest, options, cols, write_id, batch_id,
                                   partition_id, attempt)
-    return _write_at_least_once(first, rest, options, cols, batch_id, partition_id, attempt)
+    return _write_at_least_once(first, rest, options, cols, write_id, batch_id, partition_id,
+                                attempt)
 
 
 def _produce_all(producer: Any, first: pa.RecordBatch, rest: Iterator[pa.RecordBatch],
@@ -165,8 +168,8 @@ def _produce_all(producer: Any, first: pa.RecordBatch, rest: Iterator[pa.RecordB
 
 
 def _write_at_least_once(first: pa.RecordBatch, rest: Iterator[pa.RecordBatch],
-                         options: SinkOptions, cols: SinkColumns, batch_id: int,
-                         partition_id: int, attempt: int) -> TaskReport:
+                         options: SinkOptions, cols: SinkColumns, write_id: str,
+                         batch_id: int, partition_id: int, attempt: int) -> TaskReport:
     import confluent_kafka
 
     deliveries = _Deliveries()
@@ -181,8 +184,8 @@ def _write_at_least_once(first: pa.RecordBatch, rest: Iterator[pa.RecordBatch],
     if deliveries.error is not None or remaining:
         raise KafkaWriteError(f"kafkapy sink: task {partition_id} (attempt {attempt}) failed: "
                               f"{deliveries.describe() or f'{remaining} records not delivered'}")
-    return TaskReport(partition_id, attempt, batch_id, rows, size, True, False, None,
-                      tuple(sorted(topics)))
+    return TaskReport(write_id, partition_id, attempt, batch_id, rows, size, True, False,
+                      None, tuple(sorted(topics)))
 
 
 def _describe(exc: BaseException) -> str:
@@ -230,7 +233,8 @@ def _write_transaction(first: pa.RecordBatch, rest: Iterator[pa.RecordBatch],
         if done.offset > batch_id:
             # An earlier attempt committed this task's transaction (module doc).
             before = json.loads(done.metadata or "{}")
-            return TaskReport(partition_id, attempt, batch_id, int(before.get("rows", 0)),
+            return TaskReport(write_id, partition_id, attempt, batch_id,
+                              int(before.get("rows", 0)),
                               int(before.get("bytes", 0)), True, True, tid,
                               tuple(before.get("topics", ())))
         producer.begin_transaction()
@@ -244,8 +248,8 @@ def _write_transaction(first: pa.RecordBatch, rest: Iterator[pa.RecordBatch],
             consumer.consumer_group_metadata(), TIMEOUT)
         producer.commit_transaction(TIMEOUT)
         in_transaction = False
-        return TaskReport(partition_id, attempt, batch_id, rows, size, True, False, tid,
-                          tuple(sorted(topics)))
+        return TaskReport(write_id, partition_id, attempt, batch_id, rows, size, True, False,
+                          tid, tuple(sorted(topics)))
     except confluent_kafka.KafkaException as exc:
         _abort(producer, in_transaction)
         raise KafkaWriteError(f"{where} failed: {_describe(exc)}. "

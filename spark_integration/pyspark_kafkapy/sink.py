@@ -171,21 +171,16 @@ class KafkaSinkStreamWriter(DataSourceStreamArrowWriter):
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         reports = _reports(messages, f"micro-batch {batchId}")
-        ids = {r.transactional_id.rsplit("-", 1)[0] for r in reports if r.transactional_id}
-        name = f"batch-{batchId}" if not ids else f"{min(ids)}-batch-{batchId}"
-        _write_stats(self.options, name, reports)
+        if reports:
+            _write_stats(self.options, f"{reports[0].write_id}-batch-{batchId}", reports)
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         from pyspark_kafkapy._task_writer import TaskReport, fence
 
         # The query id is known only from a task that reported.
-        known = [m for m in messages if isinstance(m, TaskReport) and m.transactional_id]
+        known = [m for m in messages if isinstance(m, TaskReport)]
         if self.options.exactly_once and known:
-            tid = known[0].transactional_id
-            assert tid is not None
-            prefix = f"{self.options.transactional_id_prefix}-"
-            write_id = tid[len(prefix):].rsplit("-", 1)[0]
-            fence(self.options, write_id, _failed(messages))
+            fence(self.options, known[0].write_id, _failed(messages))
 
 
 class KafkaSinkDataSource(DataSource):
