@@ -66,6 +66,11 @@ class SinkOptions:
     # unless given: the same writeId makes a re-run of the whole job skip the tasks that
     # committed). Streaming writes use the query's id instead (kept in the checkpoint).
     write_id: str | None = None
+    # Batch writes: the micro-batch of a ``foreachBatch`` writing through ``df.write`` (needs
+    # ``writeId``, the query's id): the same protocol as the streaming writer's, so a replayed
+    # micro-batch's tasks skip. Update output mode goes through this (Spark 4.3 refuses
+    # update mode for Python data source sinks).
+    batch_id: int = 0
     # A directory where the driver writes each committed write's task reports (diagnostics,
     # tests).
     write_stats_dir: str | None = None
@@ -126,11 +131,23 @@ def parse_sink_options(options: Mapping[str, Any]) -> SinkOptions:
     if write_id is not None and not _IDENT.fullmatch(write_id):
         raise ValueError(f"option 'writeId'={write_id!r} may hold only letters, digits, '.', "
                          "'_' and '-'")
+    raw_batch = opts.get("batchid")
+    batch_id = 0
+    if raw_batch is not None:
+        if write_id is None:
+            raise ValueError("option 'batchId' needs option 'writeId' (the streaming query's "
+                             "id, e.g. from foreachBatch)")
+        try:
+            batch_id = int(raw_batch)
+        except ValueError:
+            batch_id = -1
+        if batch_id < 0:
+            raise ValueError(f"option 'batchId'={raw_batch!r} must be an integer >= 0")
     topic = opts.get("topic")
     if topic is not None and not topic.strip():
         raise ValueError("option 'topic' must not be empty")
     return SinkOptions(topic=topic, producer=producer, exactly_once=exactly_once,
-                       transactional_id_prefix=prefix, write_id=write_id,
+                       transactional_id_prefix=prefix, write_id=write_id, batch_id=batch_id,
                        write_stats_dir=opts.get("writestatsdir"))
 
 

@@ -91,8 +91,9 @@ class TaskReport(WriterCommitMessage):
     topics: tuple[str, ...]
 
     def as_json(self) -> dict[str, Any]:
-        return {"write_id": self.write_id, "partition_id": self.partition_id, "attempt": self.attempt,
-                "batch_id": self.batch_id, "rows": self.rows, "bytes": self.bytes,
+        return {"write_id": self.write_id, "partition_id": self.partition_id,
+                "attempt": self.attempt, "batch_id": self.batch_id, "rows": self.rows,
+                "bytes": self.bytes,
                 "committed": self.committed, "skipped": self.skipped,
                 "transactional_id": self.transactional_id, "topics": list(self.topics)}
 
@@ -189,8 +190,8 @@ def _write_at_least_once(first: pa.RecordBatch, rest: Iterator[pa.RecordBatch],
 
 
 def _describe(exc: BaseException) -> str:
-    err = exc.args[0] if exc.args else None
-    if hasattr(err, "name") and hasattr(err, "str"):
+    err: Any = exc.args[0] if exc.args else None
+    if err is not None and hasattr(err, "name") and hasattr(err, "str"):
         return f"{err.name()}: {err.str()}"
     return str(exc)
 
@@ -269,7 +270,7 @@ def _abort(producer: Any, in_transaction: bool) -> None:
         return
     try:
         producer.abort_transaction(30)
-    except Exception:  # noqa: BLE001, S110 - the original error is the one to report
+    except Exception:   # the original error is the one to report
         pass
 
 
@@ -283,5 +284,5 @@ def fence(options: SinkOptions, write_id: str, partition_ids: Iterable[int]) -> 
             producer = confluent_kafka.Producer({
                 **options.producer, "transactional.id": transactional_id(options, write_id, pid)})
             producer.init_transactions(30)
-        except Exception:  # noqa: BLE001, S112 - best effort: the task's retry fences too
+        except Exception:   # best effort: the task's retry fences too
             continue

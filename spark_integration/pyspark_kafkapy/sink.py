@@ -33,7 +33,11 @@ micro-batch execution sets on every job (``sql.streaming.queryId``,
 ``streaming.sql.batchId``); the query id is the checkpoint's, the same after a restart.
 
 Save modes: append (and Spark's default, errorifexists) as Spark's Kafka sink; overwrite is an
-error. Output modes: append, update and complete (each micro-batch's rows are written).
+error. Output modes: append and complete (each micro-batch's rows are written). Spark 4.3
+refuses update mode for every Python data source sink ("does not support Update mode"); for
+update mode write each micro-batch in ``foreachBatch`` with ``df.write.format("kafkapy")`` and
+the options ``writeId`` (the query's id) and ``batchId``: the same transactions and markers,
+so a replayed micro-batch writes nothing twice either (``pipelines/topic_totals.py``).
 """
 
 from __future__ import annotations
@@ -119,11 +123,15 @@ class KafkaSinkWriter(DataSourceArrowWriter):
     def write(self, iterator: Iterator[pa.RecordBatch]) -> TaskReport:
         from pyspark_kafkapy._task_writer import write_task
 
-        return write_task(iterator, self.options, self.cols, self.write_id, 0)
+        return write_task(iterator, self.options, self.cols, self.write_id,
+                          self.options.batch_id)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         reports = _reports(messages, f"write {self.write_id}")
-        _write_stats(self.options, f"write-{self.write_id}", reports)
+        name = f"write-{self.write_id}"
+        if self.options.batch_id:
+            name += f"-batch-{self.options.batch_id}"
+        _write_stats(self.options, name, reports)
         if self.options.exactly_once and self.options.write_id is None:
             # A random write id is never used again: its marker groups are dead weight.
             self._delete_markers([r.transactional_id for r in reports if r.transactional_id])
@@ -140,10 +148,10 @@ class KafkaSinkWriter(DataSourceArrowWriter):
         try:
             from confluent_kafka.admin import AdminClient
 
-            admin = AdminClient(self.options.consumer)
+            admin = AdminClient(dict[str, Any](self.options.consumer))
             for future in admin.delete_consumer_groups(groups, request_timeout=10).values():
                 future.result(timeout=15)
-        except Exception:  # noqa: BLE001, S110 - cleanup only: they expire by themselves
+        except Exception:   # cleanup only: the groups expire by themselves
             pass
 
 

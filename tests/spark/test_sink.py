@@ -118,6 +118,7 @@ def test_string_columns_topic_option_and_default_partitioner(spark: Any,
      "cannot be used with exactlyOnce=true"),
     ("value binary", {"topic": "sink-bad", "kafka.no.such.setting": "1"},
      "No such configuration property"),
+    ("value binary", {"topic": "sink-bad", "batchId": "3"}, "needs option 'writeId'"),
 ])
 def test_bad_schema_or_options_fail_before_producing(spark: Any, broker: BrokerHandle,
                                                      ddl: str, options: dict[str, str],
@@ -140,7 +141,7 @@ def test_overwrite_mode_and_missing_bootstrap_are_errors(spark: Any,
     with pytest.raises(Exception, match="Save mode Overwrite not allowed"):
         (df.write.format("kafkapy").option("kafka.bootstrap.servers", broker.bootstrap_servers)
          .option("topic", "sink-bad").mode("overwrite").save())
-    with pytest.raises(Exception, match="kafka.bootstrap.servers' must be specified"):
+    with pytest.raises(Exception, match=r"kafka\.bootstrap\.servers' must be specified"):
         df.write.format("kafkapy").option("topic", "sink-bad").mode("append").save()
 
 
