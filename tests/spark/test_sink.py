@@ -34,6 +34,14 @@ def _committed(broker: BrokerHandle, topic: str) -> list[tuple[Any, ...]]:
     return sorted(((r[0], r[1], r[3], r[4], r[7]) for r in rows), key=repr)
 
 
+def _groups(broker: BrokerHandle) -> list[str]:
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+    listed = admin.list_consumer_groups(request_timeout=10).result(timeout=20)
+    return [g.group_id for g in listed.valid]
+
+
 def _end_offsets(broker: BrokerHandle, topic: str) -> int:
     return sum(broker.end_offsets(topic).values())
 
@@ -81,6 +89,8 @@ def test_every_column_type_round_trips(spark: Any, broker: BrokerHandle) -> None
     expected = sorted(((t, p, k, v, h) for t, p, k, v, h in rows), key=repr)
     got = _committed(broker, "sink-a") + _committed(broker, "sink-b")
     assert sorted(got, key=repr) == expected
+    # A random write id is never used again: the driver deleted its marker groups.
+    assert not [g for g in _groups(broker) if g.startswith("kafkapy-sink-")]
 
 
 def test_string_columns_topic_option_and_default_partitioner(spark: Any,
@@ -177,6 +187,8 @@ def test_task_counts_reach_the_driver_and_same_write_id_skips(spark: Any, broker
     assert not any(t["skipped"] for t in first["tasks"])
     assert {t["transactional_id"] for t in first["tasks"]} == {
         f"kafkapy-sink-job-7-{p}" for p in range(3)}
+    # A writeId given is kept for re-runs: so are its markers.
+    assert {f"kafkapy-sink-job-7-{p}" for p in range(3)} <= set(_groups(broker))
     # The job again with the same writeId: every task finds its marker and writes nothing.
     _write(df, broker, topic="sink-rerun", writeId="job-7", writeStatsDir=str(stats))
     second = json.loads((stats / "write-job-7.json").read_text())
