@@ -154,18 +154,33 @@ def write_task(batches: Iterable[pa.RecordBatch], options: SinkOptions, cols: Si
                                 attempt)
 
 
+class _Progress:
+    """Rows handed to the producer so far (for the error of a task that fails part way)."""
+
+    rows = 0
+
+
 def _produce_all(producer: Any, first: pa.RecordBatch, rest: Iterator[pa.RecordBatch],
-                 options: SinkOptions, cols: SinkColumns) -> tuple[int, int, set[str]]:
+                 options: SinkOptions, cols: SinkColumns,
+                 progress: _Progress | None = None) -> tuple[int, int, set[str]]:
     from pyspark_kafkapy._sink_rows import batch_bytes, produce_batch
 
-    rows = size = 0
+    progress = progress or _Progress()
+    size = 0
     topics: set[str] = set()
     produce, poll = producer.produce, producer.poll
     for batch in chain((first,), rest):
         topics |= produce_batch(produce, poll, batch, cols, options.topic)
-        rows += batch.num_rows
+        progress.rows += batch.num_rows
         size += batch_bytes(batch, cols)
-    return rows, size, topics
+    return progress.rows, size, topics
+
+
+def _note_aborted(exc: BaseException, where: str, progress: _Progress) -> None:
+    """Say in the task's error how far it got (Python 3.11+ shows notes in tracebacks)."""
+    if hasattr(exc, "add_note"):
+        exc.add_note(f"{where}: failed after producing {progress.rows} rows in its "
+                     "transaction, which was aborted (none of them is committed)")
 
 
 def _write_at_least_once(first: pa.RecordBatch, rest: Iterator[pa.RecordBatch],
@@ -221,6 +236,7 @@ def _write_transaction(first: pa.RecordBatch, rest: Iterator[pa.RecordBatch],
     marker_tp = confluent_kafka.TopicPartition(_marker_topic(options, cols, first), 0)
     consumer: Any = None
     in_transaction = False
+    progress = _Progress()
     try:
         producer.init_transactions(TIMEOUT)          # fences every predecessor (module doc)
         consumer = confluent_kafka.Consumer({
@@ -240,7 +256,7 @@ def _write_transaction(first: pa.RecordBatch, rest: Iterator[pa.RecordBatch],
                               tuple(before.get("topics", ())))
         producer.begin_transaction()
         in_transaction = True
-        rows, size, topics = _produce_all(producer, first, rest, options, cols)
+        rows, size, topics = _produce_all(producer, first, rest, options, cols, progress)
         marker = json.dumps({"rows": rows, "bytes": size, "topics": sorted(topics),
                              "attempt": attempt})
         producer.send_offsets_to_transaction(
@@ -255,7 +271,9 @@ def _write_transaction(first: pa.RecordBatch, rest: Iterator[pa.RecordBatch],
         _abort(producer, in_transaction)
         raise KafkaWriteError(f"{where} failed: {_describe(exc)}. "
                               f"{deliveries.describe()}".rstrip(". ")) from exc
-    except BaseException:
+    except BaseException as exc:
+        if in_transaction:
+            _note_aborted(exc, where, progress)
         _abort(producer, in_transaction)
         raise
     finally:

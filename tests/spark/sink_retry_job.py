@@ -51,7 +51,8 @@ def main(bootstrap: str, raise_topic: str, kill_topic: str, stats: str, rows: in
              .config("spark.driver.memory", "512m")
              .config("spark.sql.execution.arrow.maxRecordsPerBatch", "200")
              .getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
+    # WARN: the failed attempts' errors ("Lost task ...") reach stderr, for the test to read.
+    spark.sparkContext.setLogLevel("WARN")
     try:
         for topic, mode in ((raise_topic, "raise"), (kill_topic, "kill")):
             df = (spark.range(0, rows, numPartitions=2)
