@@ -115,7 +115,7 @@ def test_stop_mid_way_and_restart_writes_each_record_once(spark: Any, broker: Br
                                                           tmp_path: Path) -> None:
     broker.create_topic("ss-in", 2)
     broker.create_topic("ss-out", 3)
-    _produce(broker, "ss-in", 0, 4000, 2)
+    _produce(broker, "ss-in", 0, 2400, 2)
     ckpt, stats = tmp_path / "ckpt", tmp_path / "stats"
     query = _query(spark, broker, "ss-in", "ss-out", ckpt, stats, available_now=False,
                    max_offsets=300)
@@ -125,10 +125,10 @@ def test_stop_mid_way_and_restart_writes_each_record_once(spark: Any, broker: Br
         time.sleep(0.05)
     query.stop()        # mid-way: later micro-batches (maybe one in flight) not done
     written = sum(_values(broker, "ss-out").values())
-    assert 0 < written < 4000
-    _produce(broker, "ss-in", 4000, 5000, 2)      # more input while it is stopped
+    assert 0 < written < 2400
+    _produce(broker, "ss-in", 2400, 3000, 2)      # more input while it is stopped
     _run(_query(spark, broker, "ss-in", "ss-out", ckpt, stats))
-    assert _values(broker, "ss-out") == Counter(range(5000))
+    assert _values(broker, "ss-out") == Counter(range(3000))
 
 
 @pytest.mark.parametrize("exactly_once", [True, False])
