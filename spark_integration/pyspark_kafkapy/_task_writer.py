@@ -248,7 +248,10 @@ def _write_transaction(first: pa.RecordBatch, rest: Iterator[pa.RecordBatch],
         if done.error is not None:
             raise confluent_kafka.KafkaException(done.error)
         if done.offset > batch_id:
-            # An earlier attempt committed this task's transaction (module doc).
+            # An earlier attempt committed this task's transaction (module doc). The input
+            # is still read to its end, as Spark expects of a task.
+            for _ in rest:
+                pass
             before = json.loads(done.metadata or "{}")
             return TaskReport(write_id, partition_id, attempt, batch_id,
                               int(before.get("rows", 0)),
