@@ -22,7 +22,7 @@ the workers' PYTHONPATH itself). Prints a markdown table for docs/spark.md.
    A timed write ends when every record is acknowledged (the task's commit, or ``flush``).
 3. Rounds in an order that rotates by round (interleaved, so a noisy machine's drift hits
    every case alike); one untimed warm-up of each first. Medians of rows/s and of the per-
-   round ratios Spark / (a), in wall time and in CPU seconds of every process of the run
+   round ratios Spark / (a), in rows/s and in rows per CPU second of every process of the run
    (this one, the broker, Spark's JVM and Python workers: ``spark_harness.tree_cpu_seconds``).
    The load average (the machine's other CPU use) is printed before, per round and after.
 
@@ -195,7 +195,8 @@ def report(times: dict[str, list[float]], cpu: dict[str, list[float]], n: int, r
           f"{PARTITIONS} partitions through one kafkapy broker; medians of {rounds} "
           f"interleaved rounds; load average after each round: "
           f"{', '.join(f'{x:.1f}' for x in loads)}\n")
-    print("| write | median s | rows/s | vs (a) | CPU s | rows/CPU s | CPU vs (a) | rounds (s) |")
+    print("| write | median s | rows/s | vs (a) | CPU s | rows/CPU s | rows/CPU s vs (a) "
+          "| rounds (s) |")
     print("|---|---|---|---|---|---|---|---|")
     for name, ts in times.items():
         median = statistics.median(ts)
@@ -207,8 +208,10 @@ def report(times: dict[str, list[float]], cpu: dict[str, list[float]], n: int, r
         print(f"| {name} | {median:.2f} | {n / median / 1e3:.0f} k | {vs} | {cpu_s:.1f} | "
               f"{n / cpu_s / 1e3:.0f} k | {cpu_vs} | " + ", ".join(f"{t:.2f}" for t in ts)
               + " |")
-    print("\nTarget: >= 1.0x (a) in rows/s. vs: median of per-round wall-time ratios "
-          "(a) / Spark. CPU: every process of the run; CPU vs: Spark's CPU seconds over (a)'s.")
+    print("\nTarget: >= 1.0x (a) in rows/s. vs (a): median of the per-round ratios of rows/s "
+          "(Spark's over (a)'s). CPU s: every process of the run (harness, broker, Spark's JVM "
+          "and Python workers); rows/CPU s vs (a): median of the per-round ratios of rows per "
+          "CPU second.")
 
 
 if __name__ == "__main__":
