@@ -32,12 +32,14 @@ Streaming tasks learn their query id and micro-batch id from the local propertie
 micro-batch execution sets on every job (``sql.streaming.queryId``,
 ``streaming.sql.batchId``); the query id is the checkpoint's, the same after a restart.
 
-Save modes: append (and Spark's default, errorifexists) as Spark's Kafka sink; overwrite is an
-error. Output modes: append and complete (each micro-batch's rows are written). Spark 4.3
-refuses update mode for every Python data source sink ("does not support Update mode"); for
-update mode write each micro-batch in ``foreachBatch`` with ``df.write.format("kafkapy")`` and
-the options ``writeId`` (the query's id) and ``batchId``: the same transactions and markers,
-so a replayed micro-batch writes nothing twice either (``pipelines/topic_totals.py``).
+Save modes: append; overwrite is an error (as in Spark's Kafka sink). Spark refuses its default
+mode, errorifexists, for every Python data source ("UNSUPPORTED_DATA_SOURCE_SAVE_MODE"), which
+Spark's Kafka sink accepts: say ``.mode("append")``. Output modes: append and complete (each
+micro-batch's rows are written). Spark 4.3 refuses update mode for every Python data source
+sink ("does not support Update mode"); for update mode write each micro-batch in
+``foreachBatch`` with ``df.write.format("kafkapy")`` and the options ``writeId`` (the query's
+id) and ``batchId``: the same transactions and markers, so a replayed micro-batch writes
+nothing twice either (``pipelines/topic_totals.py``).
 """
 
 from __future__ import annotations

@@ -145,7 +145,7 @@ def test_bad_schema_or_options_fail_before_producing(spark: Any, broker: BrokerH
     assert _end_offsets(broker, "sink-bad") == 0
 
 
-def test_overwrite_mode_and_missing_bootstrap_are_errors(spark: Any,
+def test_overwrite_mode_missing_bootstrap_and_reads_are_errors(spark: Any,
                                                          broker: BrokerHandle) -> None:
     df = spark.createDataFrame([(b"v",)], "value binary")
     with pytest.raises(Exception, match="Save mode Overwrite not allowed"):
@@ -153,6 +153,8 @@ def test_overwrite_mode_and_missing_bootstrap_are_errors(spark: Any,
          .option("topic", "sink-bad").mode("overwrite").save())
     with pytest.raises(Exception, match=r"kafka\.bootstrap\.servers' must be specified"):
         df.write.format("kafkapy").option("topic", "sink-bad").mode("append").save()
+    with pytest.raises(Exception, match="is a sink; read topics with"):
+        spark.read.format("kafkapy").load().collect()
 
 
 def test_null_topic_row_fails_the_task_and_nothing_is_committed(spark: Any,
