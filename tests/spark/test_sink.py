@@ -167,14 +167,17 @@ def test_null_topic_row_fails_the_task_and_nothing_is_committed(spark: Any,
     assert consume(broker, "sink-nulltopic", isolation="read_committed") == []
 
 
-def test_broker_error_fails_the_job_with_the_brokers_error(spark: Any,
-                                                           broker: BrokerHandle) -> None:
-    broker.create_topic("sink-small", 1, {"max.message.bytes": "2000"})
+@pytest.mark.parametrize("exactly_once", ["true", "false"])
+def test_broker_error_fails_the_job_with_the_brokers_error(spark: Any, broker: BrokerHandle,
+                                                           exactly_once: str) -> None:
+    topic = f"sink-small-{exactly_once}"
+    broker.create_topic(topic, 1, {"max.message.bytes": "2000"})
     df = spark.createDataFrame([(b"x" * 100,)] * 10 + [(b"y" * 10_000,)], "value binary")
     with pytest.raises(Exception, match="MSG_SIZE_TOO_LARGE") as info:
-        _write(df.coalesce(1), broker, topic="sink-small")
+        _write(df.coalesce(1), broker, topic=topic, exactlyOnce=exactly_once)
     assert "kafkapy sink: task 0" in str(info.value)
-    assert consume(broker, "sink-small", isolation="read_committed") == []
+    if exactly_once == "true":      # the task's transaction was aborted: nothing committed
+        assert consume(broker, topic, isolation="read_committed") == []
 
 
 def test_task_counts_reach_the_driver_and_same_write_id_skips(spark: Any, broker: BrokerHandle,
