@@ -90,7 +90,7 @@ def plain_producer(bootstrap: str, topic: str, keys: list[bytes], values: list[b
                 produce(topic, v, k)
                 break
             except BufferError:
-                poll(0.05)
+                poll(0.005)
     left = producer.flush(300)
     if left:
         raise RuntimeError(f"{left} records not delivered")

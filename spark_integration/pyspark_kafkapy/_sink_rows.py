@@ -117,7 +117,8 @@ def produce_batch(produce: Callable[..., None], poll: Callable[[float], int],
     """Produce every row of ``batch`` (``topic``: the option, or None for the column); returns
     the topics written. Raises ValueError for a bad row before producing any row
     of the batch. ``produce`` raising BufferError (librdkafka's queue full) is waited out with
-    ``poll``."""
+    short ``poll``s: with failures-only delivery reports a poll has nothing to serve and sleeps
+    its whole timeout, so a long one would idle while librdkafka drains the queue."""
     n = batch.num_rows
     if n == 0:
         return set()
@@ -150,7 +151,7 @@ def produce_batch(produce: Callable[..., None], poll: Callable[[float], int],
                     produce(t, v, k, p, headers=h)
                     break
                 except BufferError:
-                    poll(0.05)
+                    poll(0.005)
     else:
         for t, v, k, p in zip(topics, values, keys, parts, strict=False):
             while True:
@@ -158,6 +159,6 @@ def produce_batch(produce: Callable[..., None], poll: Callable[[float], int],
                     produce(t, v, k, p)
                     break
                 except BufferError:
-                    poll(0.05)
+                    poll(0.005)
     poll(0)
     return names
