@@ -55,7 +55,8 @@ PARTITIONS = 4
 KEYS = 1000
 VALUE_SIZE = 100
 # What the sink sets on its producers (pyspark_kafkapy._sink_options), for (a) too.
-PRODUCER = {"enable.idempotence": True, "acks": "all", "partitioner": "murmur2_random"}
+PRODUCER: dict[str, object] = {"enable.idempotence": True, "acks": "all",
+                               "partitioner": "murmur2_random"}
 
 
 class Topics:
@@ -101,7 +102,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--records", type=int, default=1_000_000)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--dir", default=None, help="make the log dir inside this directory")
+    ap.add_argument("--producer-option", action="append", default=[], metavar="NAME=VALUE",
+                    help="a librdkafka setting for every producer, the sink's (as kafka.NAME) "
+                         "and (a)'s alike; repeatable")
     args = ap.parse_args(argv)
+    for setting in args.producer_option:
+        name, _, value = setting.partition("=")
+        PRODUCER[name] = value
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
           f"({os.cpu_count()} CPUs)", flush=True)
     tmp = Path(tempfile.mkdtemp(prefix="kafkapy-sink-bench-", dir=args.dir))
@@ -147,10 +154,13 @@ def run(bootstrap: str, n: int, rounds: int) -> None:
 
     def spark_write(exactly_once: bool) -> Callable[[], None]:
         def go() -> None:
-            (df.write.format("kafkapy").option("kafka.bootstrap.servers", bootstrap)
-             .option("topic", topics.new())
-             .option("exactlyOnce", "true" if exactly_once else "false")
-             .mode("append").save())
+            writer = (df.write.format("kafkapy").option("kafka.bootstrap.servers", bootstrap)
+                      .option("topic", topics.new())
+                      .option("exactlyOnce", "true" if exactly_once else "false"))
+            for name, value in PRODUCER.items():
+                if name not in ("enable.idempotence", "acks", "partitioner"):
+                    writer = writer.option(f"kafka.{name}", str(value))
+            writer.mode("append").save()
         return go
 
     def plain() -> None:
@@ -191,6 +201,7 @@ def report(times: dict[str, list[float]], cpu: dict[str, list[float]], n: int, r
     def ratio(ours: list[float], other: list[float]) -> float:
         return statistics.median(o / t for t, o in zip(ours, other, strict=True))
 
+    print(f"\nproducer settings: {PRODUCER}")
     print(f"\n{n:,} records ({VALUE_SIZE} B values, 8 B keys, {KEYS:,} keys) into a topic of "
           f"{PARTITIONS} partitions through one kafkapy broker; medians of {rounds} "
           f"interleaved rounds; load average after each round: "
