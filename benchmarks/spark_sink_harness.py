@@ -17,9 +17,13 @@ the workers' PYTHONPATH itself). Prints a markdown table for docs/spark.md.
      task) and ``exactlyOnce=false`` (idempotent producer, as Spark's own sink).
    - **(a) plain producer**: one confluent-kafka Producer in this process, the same records
      from Python lists built beforehand (untimed), one ``produce()`` per record, then
-     ``flush()``: the same librdkafka settings as the sink's producers (idempotent,
-     acks=all, murmur2 partitioner, librdkafka's default batching), no delivery callback.
+     ``flush()``: idempotent, acks=all, murmur2 partitioner as the sink's producers, and
+     librdkafka's default batching (linger.ms 5; the sink's default is 20, which a single
+     producer gains nothing from: 736k against 735k rows/s measured, ``--producer-option
+     linger.ms=20`` gives both the same), no delivery callback.
    A timed write ends when every record is acknowledged (the task's commit, or ``flush``).
+   - **(b) null sink**: the same DataFrame written to a Python Arrow sink that only counts
+     its rows: what Spark and the data source API cost before any producing.
 3. Rounds in an order that rotates by round (interleaved, so a noisy machine's drift hits
    every case alike); one untimed warm-up of each first. Medians of rows/s and of the per-
    round ratios Spark / (a), in rows/s and in rows per CPU second of every process of the run
@@ -40,6 +44,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -57,6 +62,44 @@ VALUE_SIZE = 100
 # What the sink sets on its producers (pyspark_kafkapy._sink_options), for (a) too.
 PRODUCER: dict[str, object] = {"enable.idempotence": True, "acks": "all",
                                "partitioner": "murmur2_random"}
+
+
+class NullSink:
+    """(b): ``format("bench-null-sink")``, a Python Arrow sink that only counts the rows it is
+    handed: what Spark and the API cost before any producing (the write path's ceiling)."""
+
+    @staticmethod
+    def source() -> type:
+        from pyspark.sql.datasource import (
+            DataSource,
+            DataSourceArrowWriter,
+            WriterCommitMessage,
+        )
+
+        class Count(WriterCommitMessage):
+            def __init__(self, rows: int) -> None:
+                self.rows = rows
+
+        class Writer(DataSourceArrowWriter):
+            def write(self, iterator: Any) -> Count:
+                return Count(sum(batch.num_rows for batch in iterator))
+
+            def commit(self, messages: Any) -> None:
+                assert sum(m.rows for m in messages) == int(self.expected)
+
+            expected = 0
+
+        class Source(DataSource):
+            @classmethod
+            def name(cls) -> str:
+                return "bench-null-sink"
+
+            def writer(self, schema: Any, overwrite: bool) -> Writer:
+                w = Writer()
+                w.expected = int(self.options["rows"])
+                return w
+
+        return Source
 
 
 class Topics:
@@ -158,7 +201,7 @@ def run(bootstrap: str, n: int, rounds: int) -> None:
                       .option("topic", topics.new())
                       .option("exactlyOnce", "true" if exactly_once else "false"))
             for name, value in PRODUCER.items():
-                if name not in ("enable.idempotence", "acks", "partitioner"):
+                if name not in ("enable.idempotence", "acks", "partitioner"):  # the sink's own
                     writer = writer.option(f"kafka.{name}", str(value))
             writer.mode("append").save()
         return go
@@ -166,10 +209,16 @@ def run(bootstrap: str, n: int, rounds: int) -> None:
     def plain() -> None:
         plain_producer(bootstrap, topics.new(), keys, values)
 
+    spark.dataSource.register(NullSink.source())
+
+    def null_sink() -> None:
+        df.write.format("bench-null-sink").option("rows", str(n)).mode("append").save()
+
     cases: dict[str, Callable[[], None]] = {
         "Spark local[2] kafkapy sink, exactly once": spark_write(True),
         "Spark local[2] kafkapy sink, exactlyOnce=false": spark_write(False),
         "(a) one confluent-kafka producer": plain,
+        "(b) Spark local[2] null Arrow sink (the API's ceiling)": null_sink,
     }
     names = list(cases)
     for name in names:
@@ -212,7 +261,7 @@ def report(times: dict[str, list[float]], cpu: dict[str, list[float]], n: int, r
     for name, ts in times.items():
         median = statistics.median(ts)
         vs = cpu_vs = ""
-        if not name.startswith("(a)"):
+        if not name.startswith(("(a)", "(b)")):
             vs = f"{ratio(ts, a):.2f}x"
             cpu_vs = f"{ratio(cpu[name], cpu_a):.2f}x"
         cpu_s = statistics.median(cpu[name])

@@ -51,6 +51,7 @@ _DEFAULT_PREFIX = "kafkapy-sink"
 # longer than a minute. A task killed mid-transaction is fenced by its retry (or by the driver's
 # abort) long before this, so a long timeout costs nothing in the common failures.
 _TRANSACTION_TIMEOUT_MS = "600000"
+_LINGER_MS = "20"
 
 
 @dataclass(frozen=True)
@@ -123,6 +124,11 @@ def parse_sink_options(options: Mapping[str, Any]) -> SinkOptions:
     # Java's default partitioner (murmur2 of the key; Spark's sink uses it), not librdkafka's
     # CRC32 one: a key lands in the partition a Java producer would choose.
     producer.setdefault("partitioner", "murmur2_random")
+    # A task writes in bulk, and its end (commit_transaction, flush) sends what lingers at
+    # once, so a longer linger costs a task no latency; it gives fuller batches (several
+    # tasks share the broker: half the requests at 20 ms than at librdkafka's 5 ms, measured
+    # in benchmarks/spark_sink_harness.py).
+    producer.setdefault("linger.ms", _LINGER_MS)
     prefix = opts.get("transactionalidprefix", _DEFAULT_PREFIX)
     if not _IDENT.fullmatch(prefix):
         raise ValueError(f"option 'transactionalIdPrefix'={prefix!r} may hold only letters, "
