@@ -28,7 +28,8 @@ the workers' PYTHONPATH itself). Prints a markdown table for docs/spark.md.
    every case alike); one untimed warm-up of each first. Medians of rows/s and of the per-
    round ratios Spark / (a), in rows/s and in rows per CPU second of every process of the run
    (this one, the broker, Spark's JVM and Python workers: ``spark_harness.tree_cpu_seconds``).
-   The load average (the machine's other CPU use) is printed before, per round and after.
+   The machine's other CPU use (other jobs: /proc/stat busy time less the run's) is measured
+   during every case and shown beside each figure; the load average before, per round, after.
 
 Target (issue 23): Spark local[2] >= 1.0x the plain producer's rows/s.
 """
@@ -62,6 +63,14 @@ VALUE_SIZE = 100
 # What the sink sets on its producers (pyspark_kafkapy._sink_options), for (a) too.
 PRODUCER: dict[str, object] = {"enable.idempotence": True, "acks": "all",
                                "partitioner": "murmur2_random"}
+
+
+def machine_busy_seconds() -> float:
+    """CPU seconds every process of the machine has used (/proc/stat, all CPUs: everything
+    but idle and iowait)."""
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    return (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
 
 
 class NullSink:
@@ -225,26 +234,31 @@ def run(bootstrap: str, n: int, rounds: int) -> None:
         cases[name]()
     times: dict[str, list[float]] = {name: [] for name in names}
     cpu: dict[str, list[float]] = {name: [] for name in names}
+    other: dict[str, list[float]] = {name: [] for name in names}
     loads: list[float] = []
     for r in range(rounds):
         order = names[r % len(names):] + names[:r % len(names)]
         for name in order:
-            cpu_before = tree_cpu_seconds()
+            cpu_before, busy_before = tree_cpu_seconds(), machine_busy_seconds()
             started = time.perf_counter()
             cases[name]()
-            times[name].append(time.perf_counter() - started)
+            wall = time.perf_counter() - started
+            times[name].append(wall)
             cpu[name].append(tree_cpu_seconds() - cpu_before)
+            # The machine's other CPU use meanwhile (other jobs), in cores.
+            other[name].append(max(0.0, machine_busy_seconds() - busy_before
+                                   - cpu[name][-1]) / wall)
         loads.append(os.getloadavg()[0])
         print(f"round {r + 1} (load {loads[-1]:.2f}):", flush=True)
         for name in names:
-            print(f"    {times[name][-1]:7.2f} s  {cpu[name][-1]:6.2f} CPU s  {name}",
-                  flush=True)
+            print(f"    {times[name][-1]:7.2f} s  {cpu[name][-1]:6.2f} CPU s  "
+                  f"other {other[name][-1]:.2f} cores  {name}", flush=True)
     spark.stop()
-    report(times, cpu, n, rounds, loads)
+    report(times, cpu, other, n, rounds, loads)
 
 
-def report(times: dict[str, list[float]], cpu: dict[str, list[float]], n: int, rounds: int,
-           loads: list[float]) -> None:
+def report(times: dict[str, list[float]], cpu: dict[str, list[float]],
+           other: dict[str, list[float]], n: int, rounds: int, loads: list[float]) -> None:
     a, cpu_a = times["(a) one confluent-kafka producer"], cpu["(a) one confluent-kafka producer"]
 
     def ratio(ours: list[float], other: list[float]) -> float:
@@ -256,8 +270,8 @@ def report(times: dict[str, list[float]], cpu: dict[str, list[float]], n: int, r
           f"interleaved rounds; load average after each round: "
           f"{', '.join(f'{x:.1f}' for x in loads)}\n")
     print("| write | median s | rows/s | vs (a) | CPU s | rows/CPU s | rows/CPU s vs (a) "
-          "| rounds (s) |")
-    print("|---|---|---|---|---|---|---|---|")
+          "| other CPU (median, max cores) | rounds (s) |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for name, ts in times.items():
         median = statistics.median(ts)
         vs = cpu_vs = ""
@@ -266,12 +280,13 @@ def report(times: dict[str, list[float]], cpu: dict[str, list[float]], n: int, r
             cpu_vs = f"{ratio(cpu[name], cpu_a):.2f}x"
         cpu_s = statistics.median(cpu[name])
         print(f"| {name} | {median:.2f} | {n / median / 1e3:.0f} k | {vs} | {cpu_s:.1f} | "
-              f"{n / cpu_s / 1e3:.0f} k | {cpu_vs} | " + ", ".join(f"{t:.2f}" for t in ts)
-              + " |")
+              f"{n / cpu_s / 1e3:.0f} k | {cpu_vs} | {statistics.median(other[name]):.2f}, "
+              f"{max(other[name]):.2f} | " + ", ".join(f"{t:.2f}" for t in ts) + " |")
     print("\nTarget: >= 1.0x (a) in rows/s. vs (a): median of the per-round ratios of rows/s "
           "(Spark's over (a)'s). CPU s: every process of the run (harness, broker, Spark's JVM "
           "and Python workers); rows/CPU s vs (a): median of the per-round ratios of rows per "
-          "CPU second.")
+          "CPU second. other CPU: the machine's busy CPU (/proc/stat) not used by the run's "
+          "processes, during that case, in cores.")
 
 
 if __name__ == "__main__":
