@@ -121,6 +121,10 @@ and registers their ``DefaultSource``) when it is importable by Spark's Python w
 (installed with kafkapy, ``pip install 'kafkapy[spark]'``). Otherwise call
 ``register(spark)``. Importing this package loads neither pyspark nor kafkapy:
 ``DefaultSource`` is resolved on first access.
+
+The sink ``format("kafkapy")`` (writes through the brokers, exactly once) is
+``pyspark_kafkapy.sink``, registered by the top-level module ``pyspark_kafkapy_sink`` (Spark
+registers one ``DefaultSource`` per module) or by ``register(spark)``.
 """
 
 from __future__ import annotations
@@ -147,8 +151,11 @@ def __getattr__(name: str) -> Any:
 
 
 def register(spark: SparkSession) -> None:
-    """Register ``kafkapy-log`` with ``spark`` (needed only where Spark's workers cannot
-    import ``pyspark_kafkapy`` by themselves)."""
+    """Register ``kafkapy-log`` and the sink ``kafkapy`` with ``spark`` (needed only where
+    Spark's workers cannot import ``pyspark_kafkapy`` and ``pyspark_kafkapy_sink`` by
+    themselves)."""
     from pyspark_kafkapy.datasource import KafkaLogDataSource
+    from pyspark_kafkapy.sink import KafkaSinkDataSource
 
     spark.dataSource.register(KafkaLogDataSource)
+    spark.dataSource.register(KafkaSinkDataSource)

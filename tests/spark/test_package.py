@@ -38,6 +38,22 @@ def test_import_loads_nothing_and_default_source_is_a_data_source() -> None:
     assert out.stdout.split("\n")[:2] == ["[]", "kafkapy-log"]
 
 
+def test_sink_module_loads_nothing_and_registers_kafkapy() -> None:
+    # Spark registers one DefaultSource per top-level pyspark_* module: the sink has its own.
+    code = ("import sys, pyspark_kafkapy_sink\n"
+            "print(sorted({m.split('.')[0] for m in sys.modules} & "
+            "{'pyspark', 'kafkapy', 'pyarrow', 'numpy', 'py4j', 'confluent_kafka'}))\n"
+            "from pyspark.sql.datasource import DataSource\n"
+            "import pyspark_kafkapy.sink as sink\n"
+            "assert pyspark_kafkapy_sink.DefaultSource is sink.KafkaSinkDataSource\n"
+            "assert issubclass(pyspark_kafkapy_sink.DefaultSource, DataSource)\n"
+            "print(pyspark_kafkapy_sink.DefaultSource.name())\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env={"PYTHONPATH": f"{ROOT}:{SPARK_INTEGRATION}"},
+                         timeout=60)
+    assert out.stdout.split("\n")[:2] == ["[]", "kafkapy"]
+
+
 def test_unknown_attributes_raise() -> None:
     import pyspark_kafkapy
 

@@ -1,0 +1,293 @@
+"""Spark write speed harness (issue 23): the ``kafkapy`` sink against one plain producer.
+
+    PYTHONPATH=.:spark_integration .venv/bin/python benchmarks/spark_sink_harness.py \\
+        [--records N] [--rounds R]
+
+(needs ``pip install 'kafkapy[spark]' confluent-kafka`` and a JDK; it sets PYSPARK_PYTHON and
+the workers' PYTHONPATH itself). Prints a markdown table for docs/spark.md.
+
+1. A kafkapy broker in a child process (``e2e_harness.BrokerProcess``, a temporary log dir).
+   Every timed write goes to a new topic of 4 partitions (created beforehand, untimed).
+2. The records: N (default 1,000,000) of 100-byte values and 8-byte keys (1,000 distinct),
+   null partition (the partitioner chooses: murmur2 of the key).
+   - **Spark**: ``spark.range(N, numPartitions=2)`` turned into ``key``/``value`` binary
+     columns, cached and counted before any timing (Spark reads them from memory), written
+     with ``df.write.format("kafkapy")`` from ``local[2]``: two tasks, each its own
+     producer. Timed twice: exactly once (the default: a transaction and a marker per
+     task) and ``exactlyOnce=false`` (idempotent producer, as Spark's own sink).
+   - **(a) plain producer**: one confluent-kafka Producer in this process, the same records
+     from Python lists built beforehand (untimed), one ``produce()`` per record, then
+     ``flush()``: idempotent, acks=all, murmur2 partitioner as the sink's producers, and
+     librdkafka's default batching (linger.ms 5; the sink's default is 20, which a single
+     producer gains nothing from: 736k against 735k rows/s measured, ``--producer-option
+     linger.ms=20`` gives both the same), no delivery callback.
+   A timed write ends when every record is acknowledged (the task's commit, or ``flush``).
+   - **(b) null sink**: the same DataFrame written to a Python Arrow sink that only counts
+     its rows: what Spark and the data source API cost before any producing.
+3. Rounds in an order that rotates by round (interleaved, so a noisy machine's drift hits
+   every case alike); one untimed warm-up of each first. Medians of rows/s and of the per-
+   round ratios Spark / (a), in rows/s and in rows per CPU second of every process of the run
+   (this one, the broker, Spark's JVM and Python workers: ``spark_harness.tree_cpu_seconds``).
+   The machine's other CPU use (other jobs: /proc/stat busy time less the run's) is measured
+   during every case and shown beside each figure; the load average before, per round, after.
+
+Target (issue 23): Spark local[2] >= 1.0x the plain producer's rows/s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from benchmarks.e2e_harness import BrokerProcess
+from benchmarks.spark_harness import tree_cpu_seconds
+
+ROOT = Path(__file__).resolve().parent.parent
+PARTITIONS = 4
+KEYS = 1000
+VALUE_SIZE = 100
+# What the sink sets on its producers (pyspark_kafkapy._sink_options), for (a) too.
+PRODUCER: dict[str, object] = {"enable.idempotence": True, "acks": "all",
+                               "partitioner": "murmur2_random"}
+
+
+def machine_busy_seconds() -> float:
+    """CPU seconds every process of the machine has used (/proc/stat, all CPUs: everything
+    but idle and iowait)."""
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    return (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
+
+
+class NullSink:
+    """(b): ``format("bench-null-sink")``, a Python Arrow sink that only counts the rows it is
+    handed: what Spark and the API cost before any producing (the write path's ceiling)."""
+
+    @staticmethod
+    def source() -> type:
+        from pyspark.sql.datasource import (
+            DataSource,
+            DataSourceArrowWriter,
+            WriterCommitMessage,
+        )
+
+        class Count(WriterCommitMessage):
+            def __init__(self, rows: int) -> None:
+                self.rows = rows
+
+        class Writer(DataSourceArrowWriter):
+            def write(self, iterator: Any) -> Count:
+                return Count(sum(batch.num_rows for batch in iterator))
+
+            def commit(self, messages: Any) -> None:
+                assert sum(m.rows for m in messages) == int(self.expected)
+
+            expected = 0
+
+        class Source(DataSource):
+            @classmethod
+            def name(cls) -> str:
+                return "bench-null-sink"
+
+            def writer(self, schema: Any, overwrite: bool) -> Writer:
+                w = Writer()
+                w.expected = int(self.options["rows"])
+                return w
+
+        return Source
+
+
+class Topics:
+    """A fresh 4-partition topic for every timed write."""
+
+    def __init__(self, bootstrap: str) -> None:
+        self.admin = AdminClient({"bootstrap.servers": bootstrap})
+        self.n = 0
+
+    def new(self) -> str:
+        self.n += 1
+        name = f"sink-bench-{self.n}"
+        for future in self.admin.create_topics([NewTopic(name, PARTITIONS, 1)]).values():
+            future.result(timeout=60)
+        return name
+
+
+def records(n: int) -> tuple[list[bytes], list[bytes]]:
+    """The records of (a): the same keys and values as the Spark DataFrame's."""
+    keys = [b"%08d" % (i % KEYS) for i in range(n)]
+    values = [(b"%032X" % (i * 2654435761)) * 3 + b"%04d" % (i % 10_000) for i in range(n)]
+    assert all(len(v) == VALUE_SIZE for v in values[:10])
+    return keys, values
+
+
+def plain_producer(bootstrap: str, topic: str, keys: list[bytes], values: list[bytes]) -> None:
+    producer = Producer({"bootstrap.servers": bootstrap, **PRODUCER})
+    produce, poll = producer.produce, producer.poll
+    for k, v in zip(keys, values, strict=True):
+        while True:
+            try:
+                produce(topic, v, k)
+                break
+            except BufferError:
+                poll(0.005)
+    left = producer.flush(300)
+    if left:
+        raise RuntimeError(f"{left} records not delivered")
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--records", type=int, default=1_000_000)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--dir", default=None, help="make the log dir inside this directory")
+    ap.add_argument("--producer-option", action="append", default=[], metavar="NAME=VALUE",
+                    help="a librdkafka setting for every producer, the sink's (as kafka.NAME) "
+                         "and (a)'s alike; repeatable")
+    args = ap.parse_args(argv)
+    for setting in args.producer_option:
+        name, _, value = setting.partition("=")
+        PRODUCER[name] = value
+    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
+          f"({os.cpu_count()} CPUs)", flush=True)
+    tmp = Path(tempfile.mkdtemp(prefix="kafkapy-sink-bench-", dir=args.dir))
+    config = {"log.dirs": str(tmp / "log"), "num.partitions": str(PARTITIONS),
+              "transaction.state.log.num.partitions": "4",
+              "offsets.topic.num.partitions": "4"}
+    try:
+        with BrokerProcess(config) as bootstrap:
+            run(bootstrap, args.records, args.rounds)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+def run(bootstrap: str, n: int, rounds: int) -> None:
+    os.environ["PYSPARK_PYTHON"] = os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [str(ROOT), str(ROOT / "spark_integration"),
+         *filter(None, [os.environ.get("PYTHONPATH")])])
+    from pyspark.sql import SparkSession
+    from pyspark.sql import functions as F
+
+    spark = (SparkSession.builder.master("local[2]").appName("kafkapy-sink-bench")
+             .config("spark.ui.enabled", "false")
+             .config("spark.ui.showConsoleProgress", "false")
+             .config("spark.driver.bindAddress", "127.0.0.1")
+             .config("spark.driver.host", "127.0.0.1")
+             .config("spark.driver.memory", "1g")
+             .getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    df = (spark.range(0, n, numPartitions=2)
+          .select(F.format_string("%08d", F.col("id") % KEYS).cast("binary").alias("key"),
+                  F.concat(F.repeat(F.lpad(F.hex(F.col("id") * 2654435761), 32, "0"), 3),
+                           F.format_string("%04d", F.col("id") % 10_000))
+                  .cast("binary").alias("value"))
+          .cache())
+    assert df.count() == n
+    sample = df.limit(3).collect()
+    keys, values = records(n)
+    assert [bytes(r.key) for r in sample] == keys[:3], (sample, keys[:3])
+    assert [bytes(r.value) for r in sample] == values[:3], (sample, values[:3])
+    topics = Topics(bootstrap)
+
+    def spark_write(exactly_once: bool) -> Callable[[], None]:
+        def go() -> None:
+            writer = (df.write.format("kafkapy").option("kafka.bootstrap.servers", bootstrap)
+                      .option("topic", topics.new())
+                      .option("exactlyOnce", "true" if exactly_once else "false"))
+            for name, value in PRODUCER.items():
+                if name not in ("enable.idempotence", "acks", "partitioner"):  # the sink's own
+                    writer = writer.option(f"kafka.{name}", str(value))
+            writer.mode("append").save()
+        return go
+
+    def plain() -> None:
+        plain_producer(bootstrap, topics.new(), keys, values)
+
+    spark.dataSource.register(NullSink.source())
+
+    def null_sink() -> None:
+        df.write.format("bench-null-sink").option("rows", str(n)).mode("append").save()
+
+    cases: dict[str, Callable[[], None]] = {
+        "Spark local[2] kafkapy sink, exactly once": spark_write(True),
+        "Spark local[2] kafkapy sink, exactlyOnce=false": spark_write(False),
+        "(a) one confluent-kafka producer": plain,
+        "(b) Spark local[2] null Arrow sink (the API's ceiling)": null_sink,
+    }
+    names = list(cases)
+    for name in names:
+        cases[name]()
+    times: dict[str, list[float]] = {name: [] for name in names}
+    cpu: dict[str, list[float]] = {name: [] for name in names}
+    other: dict[str, list[float]] = {name: [] for name in names}
+    loads: list[float] = []
+    for r in range(rounds):
+        order = names[r % len(names):] + names[:r % len(names)]
+        for name in order:
+            cpu_before, busy_before = tree_cpu_seconds(), machine_busy_seconds()
+            started = time.perf_counter()
+            cases[name]()
+            wall = time.perf_counter() - started
+            times[name].append(wall)
+            cpu[name].append(tree_cpu_seconds() - cpu_before)
+            # The machine's other CPU use meanwhile (other jobs), in cores.
+            other[name].append(max(0.0, machine_busy_seconds() - busy_before
+                                   - cpu[name][-1]) / wall)
+        loads.append(os.getloadavg()[0])
+        print(f"round {r + 1} (load {loads[-1]:.2f}):", flush=True)
+        for name in names:
+            print(f"    {times[name][-1]:7.2f} s  {cpu[name][-1]:6.2f} CPU s  "
+                  f"other {other[name][-1]:.2f} cores  {name}", flush=True)
+    spark.stop()
+    report(times, cpu, other, n, rounds, loads)
+
+
+def report(times: dict[str, list[float]], cpu: dict[str, list[float]],
+           other: dict[str, list[float]], n: int, rounds: int, loads: list[float]) -> None:
+    a, cpu_a = times["(a) one confluent-kafka producer"], cpu["(a) one confluent-kafka producer"]
+
+    def ratio(ours: list[float], other: list[float]) -> float:
+        return statistics.median(o / t for t, o in zip(ours, other, strict=True))
+
+    print(f"\nproducer settings: {PRODUCER}")
+    print(f"\n{n:,} records ({VALUE_SIZE} B values, 8 B keys, {KEYS:,} keys) into a topic of "
+          f"{PARTITIONS} partitions through one kafkapy broker; medians of {rounds} "
+          f"interleaved rounds; load average after each round: "
+          f"{', '.join(f'{x:.1f}' for x in loads)}\n")
+    print("| write | median s | rows/s | vs (a) | CPU s | rows/CPU s | rows/CPU s vs (a) "
+          "| other CPU (median, max cores) | rounds (s) |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name, ts in times.items():
+        median = statistics.median(ts)
+        vs = cpu_vs = ""
+        if not name.startswith(("(a)", "(b)")):
+            vs = f"{ratio(ts, a):.2f}x"
+            cpu_vs = f"{ratio(cpu[name], cpu_a):.2f}x"
+        cpu_s = statistics.median(cpu[name])
+        print(f"| {name} | {median:.2f} | {n / median / 1e3:.0f} k | {vs} | {cpu_s:.1f} | "
+              f"{n / cpu_s / 1e3:.0f} k | {cpu_vs} | {statistics.median(other[name]):.2f}, "
+              f"{max(other[name]):.2f} | " + ", ".join(f"{t:.2f}" for t in ts) + " |")
+    print("\nTarget: >= 1.0x (a) in rows/s. vs (a): median of the per-round ratios of rows/s "
+          "(Spark's over (a)'s). CPU s: every process of the run (harness, broker, Spark's JVM "
+          "and Python workers); rows/CPU s vs (a): median of the per-round ratios of rows per "
+          "CPU second. other CPU: the machine's busy CPU (/proc/stat) not used by the run's "
+          "processes, during that case, in cores.")
+
+
+if __name__ == "__main__":
+    main()
