@@ -347,7 +347,7 @@ def test_api_versions_request_body(broker: BrokerHandle) -> None:
         ranges = {k.api_key: (k.min_version, k.max_version) for k in body.api_keys}
         assert {key: ranges[key] for key in (PRODUCE, FETCH, LIST_OFFSETS, METADATA,
                                              API_VERSIONS)} == \
-            {PRODUCE: (0, 11), FETCH: (0, 12), LIST_OFFSETS: (1, 10), METADATA: (0, 12),
+            {PRODUCE: (0, 11), FETCH: (0, 12), LIST_OFFSETS: (0, 10), METADATA: (0, 12),
              API_VERSIONS: (0, 4)}
 
 
