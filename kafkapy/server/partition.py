@@ -296,8 +296,11 @@ class Partition:
         if self.pending_isr is not change:
             return False        # a LeaderAndIsr came in between
         if error in _RESET_TO_COMMITTED:
+            # The maximal ISR shrinks back: the high watermark may pass now what the refused
+            # member held back. Nothing else would move it: the remaining followers' log
+            # ends need not change again (a dead would-be member left acks=all waiting).
             self.pending_isr = None
-            return False
+            return self.maybe_increment_leader_hw(now_ms)
         if error != 0 or leader_epoch != self.leader_epoch or \
                 partition_epoch < self.partition_epoch:
             self._isr_blocked = True

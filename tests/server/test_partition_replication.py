@@ -178,3 +178,21 @@ def test_an_expansion_certainly_not_applied_goes_back(tmp_path: Path, error: int
     [change] = rec.changes
     assert not p.on_alter_partition(change, error, -1, [], -1, 200)
     assert p.pending_isr is None and p.maximal_isr == [1, 2]
+
+
+@pytest.mark.parametrize("error", [55, 107])
+def test_a_refused_expansion_releases_the_high_watermark(tmp_path: Path, error: int) -> None:
+    """A shutting-down broker, caught up, is proposed for the ISR and dies; the leader's
+    appends reach the other in-sync follower but the HW waits for the pending member. The
+    refusal (INELIGIBLE_REPLICA from the new controller) moves the HW at once: no further
+    fetch need change a log end for acks=all produces to complete."""
+    p, rec = new_partition(tmp_path)
+    p.make_leader(PartitionState(1, 0, (1, 3), 0, (1, 2, 3)), now_ms=0)
+    p.update_follower_fetch_state(2, 0, 0, 100, 0)          # 2 caught up: proposed
+    [change] = rec.changes
+    p.append_records_to_leader(batch(4), 1)                 # LEO 4
+    assert not p.update_follower_fetch_state(3, 4, 0, 200, 4)
+    assert p.high_watermark == 0                            # 2 (pending) is at 0
+    assert not p.update_follower_fetch_state(3, 4, 0, 300, 4)
+    assert p.on_alter_partition(change, error, -1, [], -1, 400)
+    assert p.high_watermark == 4 and p.maximal_isr == [1, 3]
