@@ -29,6 +29,7 @@ __all__ = [
     "StopReplicaAnswered",
     "TopicChange",
     "TopicDeletion",
+    "UpdateFeaturesEvent",
 ]
 
 T = TypeVar("T")
@@ -114,6 +115,16 @@ class ControlledShutdownEvent(ControllerEvent):
 class ElectLeadersEvent(ControllerEvent):
     election_type: int                  # 0 preferred, 1 unclean
     partitions: Any                     # list of TopicPartition, or None: all
+    reply: Reply[Any]
+
+
+@attrs.frozen(eq=False)
+class UpdateFeaturesEvent(ControllerEvent):
+    """UpdateFeatures: ``updates`` (a list of common.features.FeatureUpdate); answered with
+    (the /feature znode version now, per feature None or the error)."""
+    updates: Any
+    validate_only: bool
+    atomic: bool
     reply: Reply[Any]
 
 

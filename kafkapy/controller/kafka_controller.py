@@ -65,8 +65,9 @@ from typing import Any
 import attrs
 import trio
 from kazoo.client import KazooState
-from kazoo.exceptions import KazooException, NodeExistsError
+from kazoo.exceptions import BadVersionError, KazooException, NodeExistsError
 
+from kafkapy.common.features import FeatureUpdate, apply_feature_updates, default_finalized
 from kafkapy.common.time import Time
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.config import BrokerConfig
@@ -90,6 +91,7 @@ from kafkapy.controller.controller_events import (
     StopReplicaAnswered,
     TopicChange,
     TopicDeletion,
+    UpdateFeaturesEvent,
 )
 from kafkapy.controller.partition_leader_election import (
     controlled_shutdown_leader,
@@ -101,6 +103,7 @@ from kafkapy.errors import (
     BrokerNotAvailableError,
     ElectionNotNeededError,
     EligibleLeadersNotAvailableError,
+    FeatureUpdateFailedError,
     FencedLeaderEpochError,
     IneligibleReplicaError,
     InvalidReplicaAssignmentError,
@@ -129,6 +132,7 @@ from kafkapy.zk.zk_data import (
     DELETE_TOPICS_PATH,
     REASSIGN_PARTITIONS_PATH,
     TOPICS_PATH,
+    FeatureZNode,
     LeaderAndIsr,
     ReplicaAssignment,
     TopicAssignment,
@@ -270,6 +274,16 @@ class KafkaController:
         self.enqueue(ReassignmentsEvent(targets, reply))
         return await reply.wait()
 
+    async def update_features(self, updates: list[FeatureUpdate], validate_only: bool,
+                              atomic: bool) -> tuple[int, dict[str, KafkaError | None]]:
+        """UpdateFeatures (the caller checked this broker is the controller): the version of
+        ``/feature`` now (the finalized features' epoch, -1 if it does not exist) and per
+        feature None (applied, or valid under ``validate_only``) or the error. Raises
+        NotControllerError."""
+        reply: Reply[tuple[int, dict[str, KafkaError | None]]] = Reply()
+        self.enqueue(UpdateFeaturesEvent(updates, validate_only, atomic, reply))
+        return await reply.wait()
+
     def list_reassignments(self, partitions: list[TopicPartition] | None
                            ) -> dict[TopicPartition, ReplicaAssignment]:
         """The reassignments in progress (of ``partitions``, or all). Raises
@@ -377,7 +391,7 @@ class KafkaController:
 
     def _retry_later(self, event: ControllerEvent) -> None:
         if isinstance(event, AlterPartitionEvent | ControlledShutdownEvent | ElectLeadersEvent
-                      | ReassignmentsEvent):
+                      | ReassignmentsEvent | UpdateFeaturesEvent):
             return                          # the requester retries
         assert self._nursery is not None
 
@@ -426,6 +440,8 @@ class KafkaController:
             event.reply.set(await self._on_reassignments(ctx, event.targets))
         elif isinstance(event, LegacyReassignment):
             await self._on_legacy_reassignment(ctx)
+        elif isinstance(event, UpdateFeaturesEvent):
+            event.reply.set(await self._on_update_features(ctx, event))
 
     # ============================================================== helpers
 
@@ -507,6 +523,7 @@ class KafkaController:
         await self._load_topics(ctx, topics)
         if not self.active or self.epoch != ctx.epoch:
             return
+        await self._enable_feature_versioning(ctx)
         self.context = ctx
         batch = self._batch(ctx)
         await self._online_new_partitions(ctx, self._partitions_without_state(ctx), batch)
@@ -956,6 +973,55 @@ class KafkaController:
             RemainingPartition(topic_name=tp.topic, partition_index=tp.partition)
             for tp in ctx.partitions_led_by(broker_id) if len(ctx.replicas(tp)) > 1]
         return response
+
+    # ========================================================== features
+
+    async def _enable_feature_versioning(self, ctx: ControllerContext) -> None:
+        """Kafka's ``enableFeatureVersioning`` (IBP >= 2.7): a new cluster's ``/feature`` is
+        created with every supported feature at its highest level; a disabled one is enabled
+        with no features; an enabled one is left alone (its levels are the cluster's)."""
+        current = await self._zk(self.client.get_feature_znode)
+        if current is None:
+            node, version = FeatureZNode(default_finalized()), None
+        elif current[0].status != 1:
+            node, version = FeatureZNode({}), current[1]
+        else:
+            return
+        try:
+            await self._zk(self.client.write_feature_znode, ctx.epoch_zk_version, node, version)
+            log.info("Controller %d: finalized features %s", self.broker_id,
+                     dict(node.features) or "none")
+        except (BadVersionError, NodeExistsError):
+            pass                            # an UpdateFeatures of a former controller won
+
+    async def _on_update_features(self, ctx: ControllerContext, event: UpdateFeaturesEvent
+                                  ) -> tuple[int, dict[str, KafkaError | None]]:
+        """Kafka's ``processFeatureUpdates``: each update checked against the finalized
+        levels in ``/feature``, this broker's supported ranges and every registered
+        broker's; the valid ones written (all or none when ``atomic``) in one conditional
+        set. A write that loses a race fails the valid updates with FEATURE_UPDATE_FAILED."""
+        current = await self._zk(self.client.get_feature_znode)
+        existing: dict[str, int] = {}
+        version = -1
+        if current is not None:
+            version = current[1]
+            if current[0].status == 1:
+                existing = dict(current[0].features)
+        target, errors = apply_feature_updates(
+            existing, event.updates,
+            [b.registration.features for b in ctx.live_brokers.values()],
+            atomic=event.atomic)
+        if event.validate_only or target == existing:
+            return version, errors
+        try:
+            version = await self._zk(self.client.write_feature_znode, ctx.epoch_zk_version,
+                                     FeatureZNode(target), None if current is None else version)
+        except (BadVersionError, NodeExistsError) as e:
+            failed = FeatureUpdateFailedError(f"/feature changed meanwhile: {e!r}")
+            return version, {f: failed if err is None else err for f, err in errors.items()}
+        log.info("Controller %d: finalized features %s (epoch %d)", self.broker_id,
+                 target or "none", version)
+        return version, errors
 
     # ========================================================== ElectLeaders
 

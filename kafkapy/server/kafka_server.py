@@ -31,6 +31,7 @@ from collections.abc import Mapping
 
 import trio
 
+from kafkapy.common.features import registration_ranges
 from kafkapy.common.time import SYSTEM_TIME, Time
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.config import BrokerConfig, Endpoint
@@ -47,6 +48,7 @@ from kafkapy.server.admin_manager import AdminManager
 from kafkapy.server.config_change_listener import ConfigChangeListener
 from kafkapy.server.controlled_shutdown import controlled_shutdown
 from kafkapy.server.coordinator_partitions import BrokerCoordinatorPartitions
+from kafkapy.server.finalized_feature_cache import FinalizedFeatureCache
 from kafkapy.server.handler_pool import KafkaRequestHandlerPool
 from kafkapy.server.kafka_apis import KafkaApis
 from kafkapy.server.kafka_healthcheck import KafkaHealthcheck
@@ -80,6 +82,7 @@ class KafkaServer:
         self.coordinator_partitions = BrokerCoordinatorPartitions(self)
         self.healthcheck: KafkaHealthcheck | None = None
         self.controller: KafkaController | None = None      # with zookeeper.connect
+        self.features = FinalizedFeatureCache()
         self.socket_server: SocketServer | None = None
         self._scope: trio.CancelScope | None = None
         self._stopped = trio.Event()
@@ -138,12 +141,14 @@ class KafkaServer:
                 store = ZkMetadataStore(self.healthcheck.client, self.metadata_cache,
                                         self.node_id)
                 await trio.to_thread.run_sync(store.load)
+                self.features.watch(self.healthcheck.client.zk)
             except BaseException:
                 with trio.CancelScope(shield=True):     # no kazoo thread left behind
                     await self.healthcheck.close()
                 raise
         else:
             store = FileMetadataStore(cfg.log_dirs[0])
+            self.features.update(*store.finalized_features)
         self.metadata_store = store
         dynamic = store.broker_configs
         if dynamic.get(""):
@@ -260,7 +265,8 @@ class KafkaServer:
             self.node_id,
             tuple((e.name, protocols.get(e.name, e.name), e.host, e.port)
                   for e in self.advertised_endpoints.values()),
-            rack=self.config.broker_rack, timestamp_ms=self.time.milliseconds())
+            rack=self.config.broker_rack, timestamp_ms=self.time.milliseconds(),
+            features=registration_ranges())
 
     async def _serve_sockets(self, *, task_status: trio.TaskStatus[None]) -> None:
         assert self.socket_server is not None

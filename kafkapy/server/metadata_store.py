@@ -8,6 +8,10 @@ rename it over the old one, fsync the directory): a crash leaves the old or the 
 never a mix. The log loader ignores plain files, so the document lives beside the partition
 folders as Kafka's checkpoint files do.
 
+The single broker's document also holds the cluster's finalized feature levels and their
+epoch (``FileMetadataStore.finalized_features``: the broker is its own controller); in
+ZooKeeper mode they are ``/feature``'s (``server.finalized_feature_cache``).
+
 The interface (``MetadataStore``) is what the controller issue replaces with a replicated
 store: the broker only reads ``topics`` / ``broker_configs`` and calls the mutators, each of
 which is durable when it returns. Names and values are validated by the callers (the admin
@@ -28,6 +32,7 @@ from typing import TYPE_CHECKING
 import attrs
 import trio
 
+from kafkapy.common.features import default_finalized
 from kafkapy.errors import (
     InvalidPartitionsError,
     TopicAlreadyExistsError,
@@ -113,6 +118,10 @@ class FileMetadataStore(MetadataStore):
         self._topics: dict[str, TopicRecord] = {}
         self._broker_configs: dict[str, dict[str, str]] = {}
         self._next_producer_id = 0
+        # A new broker's cluster starts with every feature at its highest level, as does one
+        # whose file predates feature versioning (what it served then: KIP-848 included).
+        self._features: dict[str, int] = default_finalized()
+        self._features_epoch = 0
         if self.path.exists():
             self._read()
 
@@ -131,6 +140,10 @@ class FileMetadataStore(MetadataStore):
             if type(next_producer_id) is not int or next_producer_id < 0:
                 raise ValueError(f"next_producer_id {next_producer_id!r} is not a producer id")
             self._next_producer_id = next_producer_id
+            features = doc.get("finalized_features")
+            if features is not None:
+                self._features = {str(k): int(v) for k, v in features["levels"].items()}
+                self._features_epoch = int(features["epoch"])
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
             raise ValueError(f"{self.path}: cannot read the cluster metadata: {e}") from e
 
@@ -142,6 +155,7 @@ class FileMetadataStore(MetadataStore):
                        for t in self._topics.values()},
             "broker_configs": self._broker_configs,
             "next_producer_id": self._next_producer_id,
+            "finalized_features": {"levels": self._features, "epoch": self._features_epoch},
         }
         data = json.dumps(doc, indent=1, sort_keys=True).encode()
         tmp = self.path.with_name(self.path.name + ".tmp")
@@ -228,6 +242,23 @@ class FileMetadataStore(MetadataStore):
         except BaseException:
             self._broker_configs = before
             raise
+
+    @property
+    def finalized_features(self) -> tuple[Mapping[str, int], int]:
+        """The cluster's finalized feature levels and their epoch (the single broker is its
+        own controller: UpdateFeatures changes them here)."""
+        return self._features, self._features_epoch
+
+    def set_finalized_features(self, levels: Mapping[str, int]) -> int:
+        """Store new levels durably; their epoch (one more than before)."""
+        before = self._features, self._features_epoch
+        self._features, self._features_epoch = dict(levels), self._features_epoch + 1
+        try:
+            self._write()
+        except BaseException:
+            self._features, self._features_epoch = before
+            raise
+        return self._features_epoch
 
     def allocate_producer_id_block(self, size: int) -> int:
         if size < 1:

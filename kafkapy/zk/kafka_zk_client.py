@@ -50,12 +50,14 @@ from kafkapy.zk.zk_data import (
     CONTROLLER_EPOCH_PATH,
     CONTROLLER_PATH,
     DELETE_TOPICS_PATH,
+    FEATURE_PATH,
     PERSISTENT_PATHS,
     PRODUCER_ID_BLOCK_PATH,
     REASSIGN_PARTITIONS_PATH,
     TOPICS_PATH,
     BrokerRegistration,
     ControllerRegistration,
+    FeatureZNode,
     LeaderAndIsr,
     ProducerIdBlock,
     TopicAssignment,
@@ -415,6 +417,30 @@ class KafkaZkClient:
             # the cause is the one that is not.
             if isinstance(result, Exception) and not isinstance(result, RolledBackError):
                 raise result
+
+    # =================================================================== features
+
+    def get_feature_znode(self) -> tuple[FeatureZNode, int] | None:
+        """``/feature`` and its znode version (the finalized features' epoch); None when
+        absent."""
+        try:
+            data, stat = self.zk.get(FEATURE_PATH)
+        except NoNodeError:
+            return None
+        return FeatureZNode.decode(data), int(stat.version)
+
+    def write_feature_znode(self, epoch_zk_version: int, node: FeatureZNode,
+                            expected_version: int | None) -> int:
+        """Create ``/feature`` (``expected_version`` None) or replace it at that version,
+        fenced by the controller epoch; the new znode version. Raises BadVersionError or
+        NodeExistsError when someone else changed it first."""
+        def build(txn: Any) -> None:
+            if expected_version is None:
+                txn.create(FEATURE_PATH, node.encode())
+            else:
+                txn.set_data(FEATURE_PATH, node.encode(), expected_version)
+        self._raise_first(self.controller_transaction(epoch_zk_version, build))
+        return 0 if expected_version is None else expected_version + 1
 
     # =============================================================== producer ids
 

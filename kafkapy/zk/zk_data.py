@@ -33,6 +33,10 @@ The znodes (under the chroot of ``zookeeper.connect``, if any)::
                                                    "partition":..}]}
     /latest_producer_id_block                     {"version":1,"broker":1,"block_start":"0",
                                                    "block_end":"999"}
+    /feature                                      {"version":2,"status":1,"features":
+                                                   {"group.version":{"max_version_level":1}}};
+                                                  the znode version is the finalized
+                                                  features' epoch (KIP-584)
 
 Errors: a decode of bytes that are not the znode's format raises ``ZkDataError`` (a
 KafkaError, UNKNOWN_SERVER_ERROR) naming the znode and the bytes.
@@ -60,6 +64,7 @@ __all__ = [
     "CONTROLLER_EPOCH_PATH",
     "CONTROLLER_PATH",
     "DELETE_TOPICS_PATH",
+    "FEATURE_PATH",
     "ISR_CHANGE_PATH",
     "PERSISTENT_PATHS",
     "PRODUCER_ID_BLOCK_PATH",
@@ -67,6 +72,7 @@ __all__ = [
     "TOPICS_PATH",
     "BrokerRegistration",
     "ControllerRegistration",
+    "FeatureZNode",
     "LeaderAndIsr",
     "ProducerIdBlock",
     "ReplicaAssignment",
@@ -107,6 +113,7 @@ REASSIGN_PARTITIONS_PATH = "/admin/reassign_partitions"
 ISR_CHANGE_PATH = "/isr_change_notification"
 ISR_CHANGE_PREFIX = "isr_change_"
 PRODUCER_ID_BLOCK_PATH = "/latest_producer_id_block"
+FEATURE_PATH = "/feature"
 
 # What a broker creates at start if missing (Kafka's ZkData.PersistentZkPaths).
 PERSISTENT_PATHS = (
@@ -438,3 +445,50 @@ class ProducerIdBlock:
         return cls(_field(PRODUCER_ID_BLOCK_PATH, obj, "broker", int),
                    _field(PRODUCER_ID_BLOCK_PATH, obj, "block_start", int),
                    _field(PRODUCER_ID_BLOCK_PATH, obj, "block_end", int))
+
+
+# ======================================================================= features
+
+@attrs.frozen
+class FeatureZNode:
+    """``/feature``: the cluster's finalized feature levels (Kafka's ``FeatureZNode``).
+
+    ``status`` 1 (enabled) or 0 (disabled: versioning off, the features to be ignored).
+    Version 2 (Kafka from 3.3) writes ``{"max_version_level": n}`` per feature; version 1
+    also a ``min_version_level`` (read, and written equal to the max, as Kafka writes it).
+    Every level is >= 1."""
+
+    features: Mapping[str, int] = attrs.field(factory=dict)
+    status: int = 1
+    version: int = 2
+
+    def encode(self) -> bytes:
+        features: dict[str, dict[str, int]] = {}
+        for name, level in sorted(self.features.items()):
+            features[name] = {"max_version_level": level}
+            if self.version == 1:
+                features[name]["min_version_level"] = level
+        return _dumps({"version": self.version, "status": self.status, "features": features})
+
+    @classmethod
+    def decode(cls, data: bytes) -> FeatureZNode:
+        obj = _loads(FEATURE_PATH, data)
+        version = _field(FEATURE_PATH, obj, "version", int)
+        if version not in (1, 2):
+            raise ZkDataError(f"{FEATURE_PATH}: unsupported version {version}: {data!r}")
+        status = _field(FEATURE_PATH, obj, "status", int)
+        if status not in (0, 1):
+            raise ZkDataError(f"{FEATURE_PATH}: malformed status {status}: {data!r}")
+        raw = _field(FEATURE_PATH, obj, "features", dict)
+        features: dict[str, int] = {}
+        for name, levels in raw.items():
+            if not isinstance(levels, dict):
+                raise ZkDataError(f"{FEATURE_PATH}: feature {name!r} is {levels!r}")
+            high = _field(FEATURE_PATH, levels, "max_version_level", int)
+            low = levels.get("min_version_level") if version == 1 else None
+            if version == 1:
+                low = _field(FEATURE_PATH, levels, "min_version_level", int)
+            if high < 1 or (low is not None and not 1 <= low <= high):
+                raise ZkDataError(f"{FEATURE_PATH}: feature {name!r} has levels {levels!r}")
+            features[name] = high
+        return cls(features, status, version)

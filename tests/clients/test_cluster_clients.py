@@ -39,7 +39,13 @@ from kafkapy.cluster import Cluster
 from kafkapy.coordinator.internal_topic import partition_for
 from kafkapy.errors import CoordinatorLoadInProgressError, NotCoordinatorError
 from kafkapy.protocol import ApiKey
-from kafkapy.protocol.message_classes import OffsetFetchRequest, OffsetFetchRequestTopic
+from kafkapy.protocol.message_classes import (
+    ApiVersionsRequest,
+    FeatureUpdateKey,
+    OffsetFetchRequest,
+    OffsetFetchRequestTopic,
+    UpdateFeaturesRequest,
+)
 from tests.clients.client_support import (
     Msg,
     RawClient,
@@ -484,3 +490,71 @@ def test_consumer_group_and_transactions_on_the_cluster(cluster: Cluster) -> Non
         assert topic not in md["topics"]       # internal: left out of view(); check ZooKeeper
         assert cluster.partition_state(topic, 0) is not None
         assert len(cluster.isr_of(topic, 0)) == 3
+
+
+# ------------------------------------------------------------------- features (KIP-584)
+
+
+def _api_versions(bootstrap: str) -> Any:
+    with RawClient(bootstrap) as c:
+        return c.request(ApiKey.API_VERSIONS, 4, ApiVersionsRequest(
+            client_software_name="kafkapy-tests", client_software_version="1.0"))
+
+
+def _finalized(bootstrap: str) -> tuple[dict[str, int], int]:
+    r = _api_versions(bootstrap)
+    return {f.name: f.max_version_level for f in r.finalized_features}, \
+        r.finalized_features_epoch
+
+
+def _every_broker_has(cluster: Cluster, levels: dict[str, int], epoch: int) -> None:
+    for b in cluster.brokers.values():
+        cluster.wait_until(lambda b=b: _finalized(b.bootstrap) == (levels, epoch),
+                           f"broker {b.broker_id} at finalized features {levels} epoch {epoch}",
+                           timeout=30)
+
+
+def test_features_live_in_zookeeper_and_change_through_the_controller(cluster: Cluster
+                                                                      ) -> None:
+    """The controller created ``/feature`` (Kafka's FeatureZNode v2) with group.version 1;
+    every broker registered what it supports and answers the znode's version as the epoch.
+    UpdateFeatures goes to the controller (kafka-python finds it; any other broker answers
+    NOT_CONTROLLER); every broker follows the change through its watch; a broker started
+    later reads it; KIP-848 is served again after the upgrade back."""
+    zk = cluster._zk()
+    data, stat = zk.get(cluster._path("/feature"))
+    assert json.loads(data) == {"version": 2, "status": 1,
+                                "features": {"group.version": {"max_version_level": 1}}}
+    for b in (1, 2, 3):
+        registration = json.loads(zk.get(cluster._path(f"/brokers/ids/{b}"))[0])
+        assert registration["features"] == {"group.version": {"min_version": 1,
+                                                              "max_version": 1}}
+    epoch = stat.version
+    _every_broker_has(cluster, {"group.version": 1}, epoch)
+    controller = cluster.controller()
+    other = next(b for b in (1, 2, 3) if b != controller)
+    with RawClient(cluster.brokers[other].bootstrap) as c:
+        r = c.request(ApiKey.UPDATE_FEATURES, 1, UpdateFeaturesRequest(
+            timeout_ms=10000, feature_updates=[FeatureUpdateKey(
+                feature="group.version", max_version_level=0, upgrade_type=2)]))
+    assert (r.error_code, r.results) == (41, [])                    # NOT_CONTROLLER
+    a = KafkaAdminClient(bootstrap_servers=cluster.brokers[other].bootstrap)
+    try:
+        assert a.update_features({"group.version": ("SAFE_DOWNGRADE", 0)},
+                                 validate_only=True) == {"group.version": "OK"}
+        assert zk.get(cluster._path("/feature"))[1].version == epoch
+        assert a.update_features({"group.version": ("SAFE_DOWNGRADE", 0)}) == \
+            {"group.version": "OK"}
+        _every_broker_has(cluster, {}, epoch + 1)
+        assert ApiKey.CONSUMER_GROUP_HEARTBEAT not in \
+            {k.api_key for k in _api_versions(cluster.brokers[other].bootstrap).api_keys}
+        cluster.stop(other)
+        restore(cluster, other)
+        assert _finalized(cluster.brokers[other].bootstrap) == ({}, epoch + 1)
+        assert a.update_features({"group.version": 1}) == {"group.version": "OK"}
+        _every_broker_has(cluster, {"group.version": 1}, epoch + 2)
+    finally:
+        a.close()
+    for b in cluster.brokers.values():
+        assert ApiKey.CONSUMER_GROUP_HEARTBEAT in \
+            {k.api_key for k in _api_versions(b.bootstrap).api_keys}

@@ -13,6 +13,7 @@ from kafkapy.zk.zk_data import (
     PERSISTENT_PATHS,
     BrokerRegistration,
     ControllerRegistration,
+    FeatureZNode,
     LeaderAndIsr,
     ProducerIdBlock,
     ReplicaAssignment,
@@ -182,3 +183,36 @@ def test_persistent_paths_are_kafkas() -> None:
         "/admin/delete_topics", "/brokers/seqid", "/isr_change_notification",
         "/latest_producer_id_block", "/log_dir_event_notification", "/config/topics",
         "/config/clients", "/config/users", "/config/brokers", "/config/ips"}
+
+
+def test_feature_znode_is_kafkas() -> None:
+    """Kafka's FeatureZNode: v2 (3.3+) writes only max_version_level; v1 also the min (equal
+    to the max when Kafka writes it) and requires it when read."""
+    node = FeatureZNode({"group.version": 1, "a.version": 3})
+    assert json.loads(node.encode()) == {
+        "version": 2, "status": 1,
+        "features": {"a.version": {"max_version_level": 3},
+                     "group.version": {"max_version_level": 1}}}
+    assert FeatureZNode.decode(node.encode()) == node
+    v1 = FeatureZNode({"a.version": 2}, version=1)
+    assert json.loads(v1.encode())["features"] == {
+        "a.version": {"max_version_level": 2, "min_version_level": 2}}
+    assert FeatureZNode.decode(
+        b'{"version":1,"status":1,"features":{"f":{"min_version_level":1,'
+        b'"max_version_level":4}}}') == FeatureZNode({"f": 4}, version=1)
+    assert FeatureZNode.decode(b'{"version":2,"status":0,"features":{}}') == \
+        FeatureZNode({}, status=0)
+
+
+@pytest.mark.parametrize("data", [
+    b'{"version":3,"status":1,"features":{}}',                  # unknown version
+    b'{"version":2,"features":{}}',                             # no status
+    b'{"version":2,"status":7,"features":{}}',                  # malformed status
+    b'{"version":2,"status":1}',                                # no features
+    b'{"version":2,"status":1,"features":{"f":{"max_version_level":0}}}',
+    b'{"version":1,"status":1,"features":{"f":{"max_version_level":2}}}',   # v1 needs a min
+    b'{"version":1,"status":1,"features":{"f":{"min_version_level":3,"max_version_level":2}}}',
+])
+def test_feature_znode_refuses_what_kafka_refuses(data: bytes) -> None:
+    with pytest.raises(ZkDataError):
+        FeatureZNode.decode(data)

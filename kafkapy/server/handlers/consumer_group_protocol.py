@@ -13,12 +13,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from kafkapy.common.features import GROUP_VERSION
 from kafkapy.coordinator.group.consumer_group import (
     DescribedTopicPartitions,
     HeartbeatRequest,
 )
 from kafkapy.coordinator.group.consumer_group_coordinator import ConsumerGroupCoordinator
-from kafkapy.errors import KafkaError
+from kafkapy.errors import KafkaError, UnsupportedVersionError
 from kafkapy.protocol import ApiKey
 from kafkapy.protocol.message_classes import (
     ConsumerGroupDescribeRequest,
@@ -41,6 +42,13 @@ __all__ = ["HANDLERS"]
 
 
 def _groups(context: RequestContext[Any]) -> ConsumerGroupCoordinator:
+    """The consumer groups, or UNSUPPORTED_VERSION while ``group.version`` is below 1 (Kafka
+    4.0's ``isConsumerGroupProtocolEnabled``: the whole request is answered with it)."""
+    if not context.server.features.consumer_group_protocol:
+        raise UnsupportedVersionError(
+            f"{ApiKey(context.api_key).name} is not served: the cluster's finalized "
+            f"group.version is {context.server.features.level(GROUP_VERSION)}, the consumer "
+            f"group protocol (KIP-848) needs 1")
     return context.server.group_coordinator.consumer_groups
 
 
