@@ -455,6 +455,21 @@ def test_topic_settings_apply_to_converted_messages(broker: BrokerHandle) -> Non
             topics=[(zstd_topic, [(0, 0, 1 << 20)])]), FetchResponse_v3)
         [(_name, [p])] = fetched.responses
         assert (p[1], bytes(p[-1])) == (UNSUPPORTED_COMPRESSION_TYPE, b"")
+        # v4-9 too (Kafka's maybeConvertFetchedData, KIP-110); v10 on reads it.
+        for version in range(4, 13):       # v13+ names topics by id
+            body = FETCH_REQUEST["FetchRequest"](
+                replica_id=-1, max_wait_ms=100, min_bytes=1, max_bytes=1 << 20,
+                isolation_level=0, topics=[FETCH_REQUEST["FetchTopic"](
+                    topic=zstd_topic, partitions=[
+                        FETCH_REQUEST["FetchPartition"](partition=0, fetch_offset=0,
+                                                        partition_max_bytes=1 << 20)])])
+            [part] = client.request(FETCH, version, body).responses[0].partitions
+            if version < 10:
+                assert (part.error_code, part.high_watermark) == \
+                    (UNSUPPORTED_COMPRESSION_TYPE, -1), version
+            else:
+                assert (part.error_code, part.high_watermark) == (0, 2), version
+                assert len(part.records) > 0
     server = broker.server
     log = broker.call(lambda: server.replica_manager.partitions[
         KafkapyTopicPartition(gzip_topic, 0)].log)

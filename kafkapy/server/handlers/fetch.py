@@ -29,6 +29,9 @@ Kafka 3.x's ``KafkaApis.handleFetchRequest`` for v0-12:
 - Record bytes are not copied (v4+): the response is encoded with each partition's records
   left out, and the connection sends them from the segment files with ``os.sendfile`` between
   the encoded pieces.
+- v4-9: a consumer's fetch of a topic with ``compression.type=zstd`` is answered
+  UNSUPPORTED_COMPRESSION_TYPE for that partition (Kafka's ``maybeConvertFetchedData``;
+  zstd needs v10, KIP-110).
 - v0-3 (old clients, message formats 0 and 1): each partition's read is converted down, to
   magic 0 for v0-1 and magic 1 for v2-3 (``_legacy.down_convert``: headers and control
   batches dropped, aborted transactions not filtered, KIP-283's sizing), as Kafka 3.x's
@@ -126,6 +129,11 @@ def _respond(context: RequestContext[FetchRequest], params: FetchParams,
         records: Any = data if data is not None and data.size else b""
         if version < 4:
             r, records = _down_converted(context, params, tp, r, offsets[tp.topic, tp.partition])
+        elif version < 10 and params.replica_id < 0 and _zstd_topic(context, tp):
+            # Kafka's maybeConvertFetchedData: before v10 (KIP-110) a consumer cannot read a
+            # zstd topic; the error replaces the partition's answer.
+            r, records = FetchPartitionResult(UnsupportedCompressionTypeError(
+                f"{tp}: zstd-compressed topics need Fetch v10 or later"), None), b""
         aborted: list[AbortedTransaction] | None = None
         if committed and r.error is None and r.preferred_read_replica < 0:
             aborted = [AbortedTransaction(producer_id=t.producer_id, first_offset=t.first_offset)
@@ -151,6 +159,11 @@ def _respond(context: RequestContext[FetchRequest], params: FetchParams,
         else:
             rest.extend(piece.slices)
     return SendResponse(parts[0], rest)
+
+
+def _zstd_topic(context: RequestContext[FetchRequest], tp: TopicPartition) -> bool:
+    partition = context.server.replica_manager.partitions.get(tp)
+    return partition is not None and partition.log.config.compression_type == "zstd"
 
 
 def _down_converted(context: RequestContext[FetchRequest], params: FetchParams,
