@@ -1,5 +1,7 @@
-"""Responses with file slices: the size prefix covers payload and slices, the slices go out with
-os.sendfile on the non-blocking socket, through partial sends, and the connection carries on."""
+"""Responses with file slices: the size prefix covers payload and slices; slices of more than
+COPY_SLICES_BYTES go out with os.sendfile on the non-blocking socket, through partial sends,
+smaller ones are read and sent with the rest in one buffer; the connection carries on. A
+slice that cannot be read closes the connection (after what was sent before it)."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import attrs
 import pytest
 
 from kafkapy.network import Request, Response, SendResponse
+from kafkapy.network.socket_server import COPY_SLICES_BYTES
 from tests.network.support import (
     frame,
     receive_exactly,
@@ -104,24 +107,49 @@ async def test_slice_only_response(segment: tuple[int, bytes]) -> None:
 
 
 @trio_test
+async def test_small_slices_are_copied_into_one_send(segment: tuple[int, bytes],
+                                                     sendfile_calls: list[str]) -> None:
+    """A follower's fetch answer: header, records, the body's tail: no sendfile, one buffer;
+    up to COPY_SLICES_BYTES of slices."""
+    fd, data = segment
+    half = COPY_SLICES_BYTES // 2
+    slices = [FileSlice(fd, 7, half), b"mid", FileSlice(fd, 3 * half, half), b"tail"]
+
+    async def respond(request: Request) -> Response:
+        return SendResponse(b"head", slices)
+
+    async with serving(respond) as h:
+        stream = await h.connect()
+        assert await h.round_trip(stream, b"x") == \
+            b"head" + data[7:7 + half] + b"mid" + data[3 * half:4 * half] + b"tail"
+    assert sendfile_calls == []
+
+
+@pytest.mark.parametrize("size", [100, COPY_SLICES_BYTES + 100])
+@trio_test
 async def test_slice_past_the_end_of_the_file_closes_the_connection(
-        segment: tuple[int, bytes], caplog: pytest.LogCaptureFixture) -> None:
+        segment: tuple[int, bytes], caplog: pytest.LogCaptureFixture, size: int) -> None:
+    """A copied slice fails before anything is sent; a sent file fails after the header and
+    what the file had."""
     fd, data = segment
 
     async def respond(request: Request) -> Response:
         if request.frame == b"bad":
-            return SendResponse(b"h", [FileSlice(fd, len(data) - 10, 100)])
+            return SendResponse(b"h", [FileSlice(fd, len(data) - 10, size)])
         return SendResponse(b"fine")
 
     async with serving(respond) as h:
         stream = await h.connect()
         await stream.send_all(frame(b"bad"))
         received = await receive_until_closed(stream)
-        assert received == struct.pack(">i", 101) + b"h" + data[-10:]  # then closed
+        if size <= COPY_SLICES_BYTES:
+            assert received == b""
+        else:
+            assert received == struct.pack(">i", 1 + size) + b"h" + data[-10:]
         other = await h.connect()
         assert await h.round_trip(other, b"ok?") == b"fine"
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
-    assert len(warnings) == 1 and "90 bytes early" in warnings[0].getMessage()
+    assert len(warnings) == 1 and f"{size - 10} bytes early" in warnings[0].getMessage()
 
 
 @trio_test
@@ -138,18 +166,21 @@ async def test_large_payload_through_partial_sends() -> None:
         assert await receive_frame(stream) == payload
 
 
+@pytest.mark.parametrize("size", [10, COPY_SLICES_BYTES + 10])
 @trio_test
 async def test_unreadable_slice_closes_the_connection(tmp_path: Path,
-                                                      caplog: pytest.LogCaptureFixture) -> None:
-    directory_fd = os.open(tmp_path, os.O_RDONLY)  # sendfile cannot read a directory
+                                                      caplog: pytest.LogCaptureFixture,
+                                                      size: int) -> None:
+    directory_fd = os.open(tmp_path, os.O_RDONLY)  # nothing can read a directory
     try:
         async def respond(request: Request) -> Response:
-            return SendResponse(b"h", [FileSlice(directory_fd, 0, 10)])
+            return SendResponse(b"h", [FileSlice(directory_fd, 0, size)])
 
         async with serving(respond) as h:
             stream = await h.connect()
             await stream.send_all(frame(b"x"))
-            assert await receive_until_closed(stream) == struct.pack(">i", 11) + b"h"
+            expected = b"" if size <= COPY_SLICES_BYTES else struct.pack(">i", 1 + size) + b"h"
+            assert await receive_until_closed(stream) == expected
     finally:
         os.close(directory_fd)
     (warning,) = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
