@@ -54,7 +54,7 @@ FAST_GROUPS = {"group.initial.rebalance.delay.ms": "100",
                "group.min.session.timeout.ms": "1000",
                "group.max.session.timeout.ms": "60000",
                "offsets.topic.num.partitions": "3"}
-SESSION_MS = 4000
+SESSION_MS = 6000      # a member starved by a loaded CI machine must not expire
 HEARTBEAT_MS = 300
 TIMEOUT = 10.0
 
