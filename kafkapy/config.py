@@ -457,6 +457,8 @@ _TABLE: tuple[Setting, ...] = (
     _s("message.max.bytes", _I, "1048588", "Largest record batch accepted (after compression); "
        "the default of topics' max.message.bytes.", at_least=0, mode=_CW, dynamic=True),
     _s("fetch.max.bytes", _I, "57671680", "Most bytes returned by one fetch.", at_least=1024),
+    _s("max.incremental.fetch.session.cache.slots", _I, "1000", "Most incremental fetch "
+       "sessions (KIP-227) the broker keeps; 0 refuses every session.", at_least=0),
     _s("auto.create.topics.enable", _B, "true", "Create a topic when a client asks for an "
        "unknown one in a Metadata request."),
     _s("delete.topic.enable", _B, "true", "Allow DeleteTopics; false refuses it."),
@@ -921,6 +923,8 @@ class BrokerConfig:
     # requests and topics
     message_max_bytes: int = attrs.field(init=False, eq=False, repr=False)
     fetch_max_bytes: int = attrs.field(init=False, eq=False, repr=False)
+    max_incremental_fetch_session_cache_slots: int = attrs.field(init=False, eq=False,
+                                                                 repr=False)
     auto_create_topics_enable: bool = attrs.field(init=False, eq=False, repr=False)
     delete_topic_enable: bool = attrs.field(init=False, eq=False, repr=False)
     max_request_partition_size_limit: int = attrs.field(init=False, eq=False, repr=False)

@@ -245,6 +245,8 @@ KAFKA_DEFAULTS: dict[str, tuple[str | None, str]] = {
     "max.connection.creation.rate": (IMAX, "SSC MAX_CONNECTION_CREATION_RATE_DEFAULT"),
     "message.max.bytes": ("1048588", "SLC MAX_MESSAGE_BYTES_DEFAULT (1 MiB + LOG_OVERHEAD)"),
     "fetch.max.bytes": ("57671680", "SC FETCH_MAX_BYTES_DEFAULT (55 MiB)"),
+    "max.incremental.fetch.session.cache.slots": (
+        "1000", "SC MAX_INCREMENTAL_FETCH_SESSION_CACHE_SLOTS_DEFAULT"),
     "auto.create.topics.enable": ("true", "SLC AUTO_CREATE_TOPICS_ENABLE_DEFAULT"),
     "delete.topic.enable": ("true", "SC DELETE_TOPIC_ENABLE_DEFAULT"),
     "max.request.partition.size.limit": ("2000", "SC MAX_REQUEST_PARTITION_SIZE_LIMIT_..."),

@@ -48,6 +48,7 @@ from kafkapy.server.admin_manager import AdminManager
 from kafkapy.server.config_change_listener import ConfigChangeListener
 from kafkapy.server.controlled_shutdown import controlled_shutdown
 from kafkapy.server.coordinator_partitions import BrokerCoordinatorPartitions
+from kafkapy.server.fetch_session import FetchSessionCache
 from kafkapy.server.finalized_feature_cache import FinalizedFeatureCache
 from kafkapy.server.handler_pool import KafkaRequestHandlerPool
 from kafkapy.server.kafka_apis import KafkaApis
@@ -83,6 +84,7 @@ class KafkaServer:
         self.healthcheck: KafkaHealthcheck | None = None
         self.controller: KafkaController | None = None      # with zookeeper.connect
         self.features = FinalizedFeatureCache()
+        self.fetch_sessions = FetchSessionCache(config.max_incremental_fetch_session_cache_slots)
         self.socket_server: SocketServer | None = None
         self._scope: trio.CancelScope | None = None
         self._stopped = trio.Event()

@@ -5,12 +5,14 @@ Theory of operation
 -------------------
 - The fetcher owns a set of partitions led by one broker, each with a ``PartitionFetchState``
   (fetch offset = the follower's LEO, the leader epoch it follows, the epoch of its last
-  fetched batch, a back-off deadline). It sends one Fetch v12 for all ready partitions as a
-  replica (ReplicaId = this broker, sessionless: SessionId 0, SessionEpoch -1, with
-  CurrentLeaderEpoch and LastFetchedEpoch), over its own connection
-  (``ReplicaFetcherBlockingSend``). The request is a template kept between fetches
-  (``FetchTemplate``) while the set of ready partitions stays the same: only the offsets and
-  epochs in it change.
+  fetched batch, a back-off deadline). It fetches the ready partitions with Fetch v12 as a
+  replica (ReplicaId = this broker, with CurrentLeaderEpoch and LastFetchedEpoch) over its own
+  connection (``ReplicaFetcherBlockingSend``), in an incremental fetch session (KIP-227,
+  ``FetchSessionHandler``): the first fetch lists every partition, the next ones only those
+  whose position changed (and the ones it stopped fetching as forgotten), and the leader
+  answers only the partitions with news. A follower of a leader of many quiet partitions
+  (``__consumer_offsets``) then moves one partition per round, not all of them. A session
+  error or a failed request starts a new session with a full fetch.
 - Truncation (KIP-101/279 through Fetch, KIP-595 style): the leader compares LastFetchedEpoch
   and the fetch offset with its leader-epoch cache and answers DivergingEpoch (epoch, end
   offset) when this log has a tail the leader never had; the fetcher truncates to the
@@ -41,6 +43,7 @@ from typing import TYPE_CHECKING
 import attrs
 import trio
 
+from kafkapy.clients.fetch_session_handler import FetchBuild, FetchSessionHandler
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import (
     BrokerNotAvailableError,
@@ -55,6 +58,7 @@ from kafkapy.protocol.message_classes import (
     FetchRequest,
     FetchResponse,
     FetchTopic,
+    ForgottenTopic,
     ListOffsetsPartition,
     ListOffsetsRequest,
     ListOffsetsResponse,
@@ -66,13 +70,15 @@ from kafkapy.server.replica_fetcher_blocking_send import ReplicaFetcherBlockingS
 if TYPE_CHECKING:
     from kafkapy.server.replica_manager import ReplicaManager
 
-__all__ = ["FetchTemplate", "InitialFetchState", "PartitionFetchState", "ReplicaFetcherThread"]
+__all__ = ["InitialFetchState", "PartitionFetchState", "ReplicaFetcherThread"]
 
 log = logging.getLogger(__name__)
 
 FETCH_VERSION = 12
 LIST_OFFSETS_VERSION = 4
 _LATEST = -1
+# FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH: start over at once.
+_SESSION_ERRORS = (70, 71)
 _EARLIEST = -2
 
 
@@ -98,60 +104,6 @@ class PartitionFetchState:
     delayed_until: float = 0.0
 
 
-@attrs.define(eq=False)
-class FetchTemplate:
-    """The Fetch request for one set of ready partitions, kept between fetches (Kafka's
-    fetcher keeps its FetchSessionHandler's builder state the same way): ``refresh`` copies
-    each partition's fetch offset, last fetched epoch and log start offset into it.
-
-    ``by_key`` finds the partition of a response entry by (topic name, index) without
-    building a TopicPartition; ``next_change`` is when a partition backing off now becomes
-    ready (the set, hence the template, changes then).
-    """
-
-    request: FetchRequest
-    entries: list[tuple[FetchPartition, PartitionFetchState, TopicPartition]]
-    by_key: dict[tuple[str, int], tuple[TopicPartition, PartitionFetchState]]
-    next_change: float
-
-    @classmethod
-    def build(cls, rm: ReplicaManager, ready: dict[TopicPartition, PartitionFetchState],
-              next_change: float) -> FetchTemplate:
-        max_bytes = rm.replica_config("replica_fetch_max_bytes", 1048576)
-        topics: dict[str, FetchTopic] = {}
-        entries = []
-        by_key = {}
-        for tp, s in ready.items():
-            topic = topics.setdefault(tp.topic, FetchTopic(topic=tp.topic, topic_id=s.topic_id,
-                                                           partitions=[]))
-            fp = FetchPartition(partition=tp.partition, current_leader_epoch=s.leader_epoch,
-                                fetch_offset=s.fetch_offset,
-                                last_fetched_epoch=s.last_fetched_epoch,
-                                partition_max_bytes=max_bytes)
-            topic.partitions.append(fp)
-            entries.append((fp, s, tp))
-            by_key[(tp.topic, tp.partition)] = (tp, s)
-        request = FetchRequest(
-            replica_id=rm.node_id,
-            max_wait_ms=rm.replica_config("replica_fetch_wait_max_ms", 500),
-            min_bytes=rm.replica_config("replica_fetch_min_bytes", 1),
-            max_bytes=rm.replica_config("replica_fetch_response_max_bytes", 10485760),
-            isolation_level=0, session_id=0, session_epoch=-1,
-            topics=list(topics.values()), forgotten_topics_data=[], rack_id="")
-        return cls(request, entries, by_key, next_change)
-
-    def refresh(self, rm: ReplicaManager) -> FetchRequest:
-        """The request with every partition's current position."""
-        partitions = rm.partitions
-        for fp, s, tp in self.entries:
-            fp.fetch_offset = s.fetch_offset
-            fp.last_fetched_epoch = s.last_fetched_epoch
-            partition = partitions.get(tp)
-            fp.log_start_offset = partition.log.log_start_offset if partition is not None \
-                else -1
-        return self.request
-
-
 class ReplicaFetcherThread:
     """One fetch loop to one leader; see the module docstring."""
 
@@ -163,11 +115,7 @@ class ReplicaFetcherThread:
         self.host = host
         self.port = port
         self.partitions: dict[TopicPartition, PartitionFetchState] = {}
-        # Bumped whenever the set of fetchable partitions may change; the template of the
-        # last fetch is reused while it stays the same.
-        self._epoch = 0
-        self._template: FetchTemplate | None = None
-        self._template_epoch = -1
+        self.sessions = FetchSessionHandler()
         self._wakeup = trio.Event()
         self.cancel_scope = trio.CancelScope()
         self.conn = ReplicaFetcherBlockingSend(
@@ -184,13 +132,11 @@ class ReplicaFetcherThread:
     def add_partition(self, tp: TopicPartition, state: InitialFetchState) -> None:
         self.partitions[tp] = PartitionFetchState(state.topic_id, state.init_offset,
                                                   state.leader_epoch, state.last_fetched_epoch)
-        self._changed()
         self._wakeup.set()
 
     def remove_partitions(self, tps: set[TopicPartition]) -> None:
         for tp in tps:
             self.partitions.pop(tp, None)
-        self._changed()
 
     def shutdown(self) -> None:
         self.cancel_scope.cancel()
@@ -204,66 +150,92 @@ class ReplicaFetcherThread:
         with self.cancel_scope:
             try:
                 while True:
-                    session = self._session(trio.current_time())
-                    if session is None:
+                    ready = self._ready(trio.current_time())
+                    if not ready:
                         wake = min((s.delayed_until for s in self.partitions.values()),
                                    default=math.inf)
                         with trio.move_on_at(wake):
                             await self._wakeup.wait()
                         self._wakeup = trio.Event()
                         continue
+                    build, request = self._request(ready)
                     try:
                         response: FetchResponse = await self.conn.request(
-                            ApiKey.FETCH, FETCH_VERSION, session.refresh(self._rm))
+                            ApiKey.FETCH, FETCH_VERSION, request)
                     except BrokerNotAvailableError as e:
                         log.info("%r: fetch failed: %s", self, e)
+                        self.sessions.handle_error()
                         await trio.sleep(self._backoff_s())
                         continue
-                    if response.error_code != 0:
-                        log.info("%r: fetch refused: %s", self, error_name(response.error_code))
-                        await trio.sleep(self._backoff_s())
+                    if not self.sessions.handle_response(build, response.error_code,
+                                                         response.session_id):
+                        error = response.error_code
+                        if error in _SESSION_ERRORS:
+                            log.debug("%r: fetch session %d: %s; starting a new one", self,
+                                      build.session_id, error_name(error))
+                        else:
+                            log.info("%r: fetch refused: %s", self, error_name(error))
+                            await trio.sleep(self._backoff_s())
                         continue
-                    await self._process(session, response)
+                    await self._process(ready, response)
             finally:
                 await self.conn.close()
 
-    def _session(self, now: float) -> FetchTemplate | None:
-        """The request template for the partitions ready now, rebuilt only when that set
-        may have changed (a partition added, removed or backed off, a back-off over): a
-        caught-up follower sends the same request over and over with new offsets, so it
-        refreshes three integers per partition instead of building the request anew."""
-        t = self._template
-        if t is not None and self._template_epoch == self._epoch and now < t.next_change:
-            return t
-        ready = {tp: s for tp, s in self.partitions.items() if s.delayed_until <= now}
-        later = min((s.delayed_until for s in self.partitions.values()
-                     if s.delayed_until > now), default=math.inf)
-        self._template = t = FetchTemplate.build(self._rm, ready, later) if ready else None
-        self._template_epoch = self._epoch
-        return t
+    def _ready(self, now: float) -> dict[TopicPartition, PartitionFetchState]:
+        """The partitions not backing off at ``now``."""
+        return {tp: s for tp, s in self.partitions.items() if s.delayed_until <= now}
 
-    def _changed(self) -> None:
-        """The set of partitions or a back-off changed: the next fetch rebuilds its
-        template."""
-        self._epoch += 1
+    def _request(self, ready: dict[TopicPartition, PartitionFetchState]
+                 ) -> tuple[FetchBuild, FetchRequest]:
+        """The next Fetch: the session's view of ``ready`` (Kafka's FetchSessionHandler
+        builder), the partitions it lists grouped by topic."""
+        rm = self._rm
+        max_bytes = rm.replica_config("replica_fetch_max_bytes", 1048576)
+        hosted = rm.partitions
+        wanted = {}
+        for tp, s in ready.items():
+            partition = hosted.get(tp)
+            wanted[tp] = (s.topic_id, s.fetch_offset,
+                          partition.log.log_start_offset if partition is not None else -1,
+                          s.leader_epoch, s.last_fetched_epoch, max_bytes)
+        build = self.sessions.build(wanted)
+        topics: dict[str, FetchTopic] = {}
+        for tp, (topic_id, offset, start, epoch, fetched, limit) in build.to_send.items():
+            topic = topics.get(tp.topic)
+            if topic is None:
+                topic = topics[tp.topic] = FetchTopic(topic=tp.topic, topic_id=topic_id,
+                                                      partitions=[])
+            topic.partitions.append(FetchPartition(
+                partition=tp.partition, current_leader_epoch=epoch, fetch_offset=offset,
+                last_fetched_epoch=fetched, log_start_offset=start, partition_max_bytes=limit))
+        forgotten: dict[str, ForgottenTopic] = {}
+        for tp in build.forgotten:
+            forgotten.setdefault(tp.topic, ForgottenTopic(topic=tp.topic)).partitions.append(
+                tp.partition)
+        request = FetchRequest(
+            replica_id=rm.node_id,
+            max_wait_ms=rm.replica_config("replica_fetch_wait_max_ms", 500),
+            min_bytes=rm.replica_config("replica_fetch_min_bytes", 1),
+            max_bytes=rm.replica_config("replica_fetch_response_max_bytes", 10485760),
+            isolation_level=0, session_id=build.session_id, session_epoch=build.epoch,
+            topics=list(topics.values()), forgotten_topics_data=list(forgotten.values()),
+            rack_id="")
+        return build, request
 
     def _back_off(self, state: PartitionFetchState) -> None:
         state.delayed_until = trio.current_time() + self._backoff_s()
-        self._changed()
 
     def _drop(self, tp: TopicPartition) -> None:
         self.partitions.pop(tp, None)
-        self._changed()
 
-    async def _process(self, sent: FetchTemplate, response: FetchResponse) -> None:
+    async def _process(self, sent: dict[TopicPartition, PartitionFetchState],
+                       response: FetchResponse) -> None:
         for topic in response.responses:
             for pd in topic.partitions:
-                entry = sent.by_key.get((topic.topic, pd.partition_index))
-                if entry is None:
-                    continue
-                tp, state = entry
-                if self.partitions.get(tp) is not state:
-                    continue        # removed or restarted meanwhile
+                tp = TopicPartition(topic.topic, pd.partition_index)
+                state = sent.get(tp)
+                if state is None or self.partitions.get(tp) is not state:
+                    continue        # not fetched, removed or restarted meanwhile
                 try:
                     await self._process_partition(tp, state, pd)
                 except KafkaError as e:

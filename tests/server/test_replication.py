@@ -570,3 +570,44 @@ def test_a_restarted_follower_resumes_from_its_log(
     finally:
         cluster.pop(5, None)
         follower.stop()
+
+
+def test_followers_fetch_in_incremental_sessions(cluster: dict[int, kafkapy.Broker]) -> None:
+    """KIP-227 between brokers: each follower's fetcher holds a session on the leader covering
+    every partition it follows there, and keeps it (its epoch grows fetch after fetch)
+    while only the partition written to moves."""
+    topics = [new_topic() for _ in range(4)]
+    for topic, tid in topics:
+        for b in (1, 2, 3):
+            assert leader_and_isr(cluster, b, topic, tid, 1, 0, [1, 2, 3], [1, 2, 3]) == [0, 0]
+    busy = topics[0][0]
+    for i in range(3):
+        assert produce(cluster[1], busy, [b"s%d" % i])[0] == 0
+
+    def fetcher_session(b: int) -> tuple[int, int, set[str]]:
+        def read() -> tuple[int, int, set[str]]:
+            fetchers = cluster[b].server.replica_manager.fetcher_manager.fetchers
+            [handler] = [f.sessions for f in fetchers.values() if f.leader_id == 1]
+            return handler.session_id, handler.epoch, {tp.topic for tp in handler.sent}
+        result: tuple[int, int, set[str]] = cluster[b].call(read)
+        return result
+
+    names = {t for t, _ in topics}
+    wait_for(lambda: all(names <= fetcher_session(b)[2] for b in (2, 3)),
+             "the followers' sessions to cover every partition")
+    before = {b: fetcher_session(b) for b in (2, 3)}
+    assert all(s[0] != 0 and s[1] >= 1 for s in before.values()), before
+    for i in range(3, 8):
+        assert produce(cluster[1], busy, [b"s%d" % i])[0] == 0
+    after = {b: fetcher_session(b) for b in (2, 3)}
+    for b in (2, 3):
+        assert after[b][0] == before[b][0] and after[b][1] > before[b][1], (before, after)
+
+    def leader_sessions() -> dict[int, set[str]]:
+        return {sid: {tp.topic for tp in s.partitions}
+                for sid, s in cluster[1].server.fetch_sessions.sessions.items() if s.privileged}
+    on_leader = cluster[1].call(leader_sessions)
+    for b in (2, 3):
+        assert names <= on_leader[after[b][0]]
+    wait_for(lambda: all(state(cluster[b], busy)["leo"] == 8 for b in (2, 3)),  # type: ignore[index]
+             "the followers to hold all eight records")

@@ -22,10 +22,11 @@ Kafka 3.x's ``KafkaApis.handleFetchRequest`` for v0-12:
   records (see ``replica_selector``); a follower serves v11+ consumers up to its own high
   watermark / LSO. Replicas and consumers of v10 and older read from the leader only
   (NOT_LEADER_OR_FOLLOWER elsewhere).
-- Fetch sessions (KIP-227, v7+) are declined the way Kafka declines them when its session
-  cache is full: a full fetch (epoch 0 or -1) is answered with session id 0, so the client
-  keeps sending full fetches; an incremental one (epoch > 0) gets FETCH_SESSION_ID_NOT_FOUND,
-  after which clients start over with a full fetch.
+- Fetch sessions (KIP-227, v7+; ``fetch_session``): a full fetch with SessionEpoch 0 opens a
+  session when the cache has room, an incremental one lists only what changed and is
+  answered with only the partitions that have news; session errors
+  (FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH) are answered at the top with no
+  partitions, and the fetcher starts over with a full fetch.
 - Record bytes are not copied (v4+): the response is encoded with each partition's records
   left out, and the connection sends them from the segment files with ``os.sendfile`` between
   the encoded pieces.
@@ -49,7 +50,7 @@ import attrs
 
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import (
-    FetchSessionIdNotFoundError,
+    InvalidFetchSessionEpochError,
     KafkaError,
     KafkaStorageError,
     NotLeaderOrFollowerError,
@@ -67,6 +68,7 @@ from kafkapy.protocol.message_classes import (
     PartitionData,
 )
 from kafkapy.protocol.records import down_convert
+from kafkapy.server.fetch_session import INVALID_SESSION_ID, CachedPartition, FetchContext
 from kafkapy.server.partition import READ_COMMITTED
 from kafkapy.server.replica_manager import (
     FetchParams,
@@ -84,11 +86,22 @@ async def handle_fetch(
     body = context.body
     version = context.api_version
     server = context.server
-    if version >= 7 and body.session_epoch > 0:
-        # An incremental fetch of a session this broker never created.
-        return FetchResponse(
-            throttle_time_ms=0, error_code=FetchSessionIdNotFoundError.code,
-            session_id=0, responses=[])
+    requested = [CachedPartition(TopicPartition(topic.topic, part.partition),
+                                 part.fetch_offset, max(part.partition_max_bytes, 0),
+                                 part.current_leader_epoch,
+                                 part.last_fetched_epoch if version >= 12 else -1,
+                                 part.log_start_offset)
+                 for topic in body.topics for part in topic.partitions]
+    if version >= 7:
+        session = server.fetch_sessions.new_context(
+            body.session_id, body.session_epoch, requested,
+            [TopicPartition(t.topic, p) for t in body.forgotten_topics_data
+             for p in t.partitions], server.time.milliseconds())
+        if session.error is not None:
+            return FetchResponse(throttle_time_ms=0, error_code=session.error.code,
+                                 session_id=INVALID_SESSION_ID, responses=[])
+    else:
+        session = FetchContext("sessionless", requested)
     params = FetchParams(
         max_wait_ms=max(body.max_wait_ms, 0), min_bytes=max(body.min_bytes, 0),
         max_bytes=max(0, body.max_bytes if body.replica_id >= 0 else
@@ -98,33 +111,40 @@ async def handle_fetch(
         client_metadata=ClientMetadata(
             body.rack_id or "", context.client_id, context.request.client_host,
             context.request.listener_name) if version >= 11 else None)
-    requests = [FetchPartitionRequest(TopicPartition(topic.topic, part.partition),
-                                      part.fetch_offset, max(part.partition_max_bytes, 0),
-                                      part.current_leader_epoch,
-                                      part.last_fetched_epoch if version >= 12 else -1,
-                                      part.log_start_offset)
-                for topic in body.topics for part in topic.partitions]
+    requests = [FetchPartitionRequest(p.tp, p.fetch_offset, p.max_bytes,
+                                      p.current_leader_epoch, p.last_fetched_epoch,
+                                      p.log_start_offset)
+                for p in session.partitions]
     results, parked = server.replica_manager.fetch_messages(params, requests)
     if parked is None:
-        return _respond(context, params, results)
+        return _respond(context, params, session, results)
 
-    async def finish() -> SendResponse:
+    async def finish() -> SendResponse | FetchResponse:
         await parked.wait()
-        return _respond(context, params, parked.results)
+        return _respond(context, params, session, parked.results)
 
     return Parked(finish)
 
 
-def _respond(context: RequestContext[FetchRequest], params: FetchParams,
-             results: list[tuple[TopicPartition, FetchPartitionResult]]) -> SendResponse:
+def _respond(context: RequestContext[FetchRequest], params: FetchParams, session: FetchContext,
+             results: list[tuple[TopicPartition, FetchPartitionResult]]
+             ) -> SendResponse | FetchResponse:
     committed = params.isolation_level == READ_COMMITTED
     version = context.api_version
+    cache = context.server.fetch_sessions
+    session_id = INVALID_SESSION_ID
+    live = session.session if session.kind == "incremental" else None
+    if live is not None:
+        session_id = live.id
+        if live.epoch != session.expected_epoch or cache.sessions.get(session_id) is not live:
+            # A request of the same session came in between (Kafka: a duplicate request).
+            return FetchResponse(throttle_time_ms=0,
+                                 error_code=InvalidFetchSessionEpochError.code,
+                                 session_id=session_id, responses=[])
     offsets = {} if version >= 4 else \
         {(t.topic, p.partition): p.fetch_offset for t in context.body.topics for p in t.partitions}
     topics: list[FetchableTopicResponse] = []
-    for tp, r in results:
-        if not topics or topics[-1].topic != tp.topic:
-            topics.append(FetchableTopicResponse(topic=tp.topic, partitions=[]))
+    for cached, (tp, r) in zip(session.partitions, results, strict=True):
         data = r.data
         records: Any = data if data is not None and data.size else b""
         if version < 4:
@@ -134,6 +154,17 @@ def _respond(context: RequestContext[FetchRequest], params: FetchParams,
             # zstd topic; the error replaces the partition's answer.
             r, records = FetchPartitionResult(UnsupportedCompressionTypeError(
                 f"{tp}: zstd-compressed topics need Fetch v10 or later"), None), b""
+        news = cached.must_respond(
+            bool(records), r.high_watermark, r.last_stable_offset, r.log_start_offset,
+            r.error is not None, r.diverging_epoch is not None, r.preferred_read_replica >= 0)
+        if live is not None:
+            if not news:
+                continue
+            # Answered partitions go to the end: the next reads start with the others (Kafka
+            # moves them so that max_bytes does not always favour the same ones).
+            live.partitions[tp] = live.partitions.pop(tp)
+        if not topics or topics[-1].topic != tp.topic:
+            topics.append(FetchableTopicResponse(topic=tp.topic, partitions=[]))
         aborted: list[AbortedTransaction] | None = None
         if committed and r.error is None and r.preferred_read_replica < 0:
             aborted = [AbortedTransaction(producer_id=t.producer_id, first_offset=t.first_offset)
@@ -149,7 +180,11 @@ def _respond(context: RequestContext[FetchRequest], params: FetchParams,
             aborted_transactions=aborted,
             preferred_read_replica=r.preferred_read_replica,
             records=records))
-    body = FetchResponse(throttle_time_ms=0, error_code=0, session_id=0, responses=topics)
+    if session.kind == "full":
+        session_id = cache.maybe_create_session(session.partitions, params.replica_id >= 0,
+                                                context.server.time.milliseconds())
+    body = FetchResponse(throttle_time_ms=0, error_code=0, session_id=session_id,
+                         responses=topics)
     parts = encode_response_parts(ApiKey.FETCH, context.api_version, context.correlation_id, body)
     rest: list[Any] = []
     for piece in parts[1:]:
