@@ -90,7 +90,9 @@ class ReplicaAlterLogDirsManager:
         ``destination``)."""
         if self._nursery is None:
             raise RuntimeError("the ReplicaManager is not running")
-        self.abort(tp)
+        previous = self.moves.pop(tp, None)
+        if previous is not None:       # its future log is already discarded (``abort``)
+            previous.scope.cancel()
         move = _Move(tp, destination, future)
         self.moves[tp] = move
         self._nursery.start_soon(self._run, move, name=f"alter-log-dirs {tp}")
@@ -170,7 +172,9 @@ class ReplicaAlterLogDirsManager:
     async def _copy(self, move: _Move) -> bool:
         """Copy until swapped in (True) or no longer wanted (False)."""
         lm = self._rm.log_manager
-        chunk = max(self._rm.replica_config("replica_fetch_max_bytes", 1048576), 1)
+        # An append may not exceed segment.bytes: the chunk never does.
+        chunk = max(1, min(self._rm.replica_config("replica_fetch_max_bytes", 1048576),
+                           move.future.config.segment_bytes))
         unflushed = 0
         window_start, window_bytes = time.monotonic(), 0
         # The truncations before the move started are in the copy already.
@@ -187,8 +191,7 @@ class ReplicaAlterLogDirsManager:
             if fetch.size < chunk:
                 # The tail, then the swap, without yielding: appends wait for this step.
                 if fetch.size:
-                    future.append_as_follower(fetch.read())
-                    move.copied_bytes += fetch.size
+                    move.copied_bytes += future.append_as_follower(fetch.read()).valid_bytes
                 if future.log_end_offset == current.log_end_offset:
                     self._swap(move, current, future)
                     return True
@@ -203,9 +206,9 @@ class ReplicaAlterLogDirsManager:
             if current.truncated_below is not None or \
                     current.log_start_offset > future.log_end_offset:
                 continue        # what was read may be gone: follow the current log first
-            future.append_as_follower(data)
-            move.copied_bytes += len(data)
-            unflushed += len(data)
+            appended = future.append_as_follower(data).valid_bytes
+            move.copied_bytes += appended
+            unflushed += appended
             if unflushed >= _FLUSH_EVERY:
                 unflushed = 0
                 await lm.flush_log(future)
