@@ -31,6 +31,14 @@ from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
 from kafka.admin import NewTopic
 
 from kafkapy import Broker
+from kafkapy.errors import NotLeaderOrFollowerError
+from kafkapy.protocol import ApiKey
+from kafkapy.protocol.message_classes import (
+    AlterReplicaLogDir,
+    AlterReplicaLogDirsRequest,
+    AlterReplicaLogDirTopic,
+)
+from kafkapy.server.error_response import error_response
 from tests.clients.test_durability import ChildBroker
 
 T = TypeVar("T")
@@ -354,3 +362,18 @@ def test_kill_9_in_the_middle_of_a_move(tmp_path: Path) -> None:
         assert seen == acked
     finally:
         child.kill()
+
+
+def test_error_response_lists_every_partition() -> None:
+    # Kafka's AlterReplicaLogDirsRequest.getErrorResponse: one result per topic of each dir,
+    # every partition with the error (what KafkaApis answers if the handler fails).
+    request = AlterReplicaLogDirsRequest(dirs=[
+        AlterReplicaLogDir(path="/a", topics=[
+            AlterReplicaLogDirTopic(name="x", partitions=[0, 1])]),
+        AlterReplicaLogDir(path="/b", topics=[AlterReplicaLogDirTopic(name="y", partitions=[2])]),
+    ])
+    for version in (0, 1, 2):
+        body = error_response(ApiKey.ALTER_REPLICA_LOG_DIRS, version, request,
+                              NotLeaderOrFollowerError("z"))
+        assert [(t.topic_name, [(p.partition_index, p.error_code) for p in t.partitions])
+                for t in body.results] == [("x", [(0, 6), (1, 6)]), ("y", [(2, 6)])]
