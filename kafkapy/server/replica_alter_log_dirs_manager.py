@@ -50,7 +50,7 @@ from kafkapy.log.segment import FileSlice
 if TYPE_CHECKING:
     from kafkapy.server.replica_manager import ReplicaManager
 
-__all__ = ["IO_MAX_BYTES_PER_SECOND", "ReplicaAlterLogDirsManager"]
+__all__ = ["IO_MAX_BYTES_PER_SECOND", "ReplicaAlterLogDirsManager", "follow_current"]
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +62,24 @@ _FLUSH_EVERY = 64 * 1024 * 1024
 
 def _read_slices(slices: Sequence[FileSlice]) -> bytes:
     return b"".join(s.read() for s in slices)
+
+
+def follow_current(current: Log, future: Log) -> None:
+    """Repeat on the future log what the current one did since the last look: a truncation
+    (a follower's divergence from its leader, an unclean election), a raised log start offset
+    (retention, DeleteRecords); the high watermark follows too. Event loop only."""
+    cut = current.truncated_below
+    if cut is not None:
+        current.truncated_below = None
+        if future.log_end_offset > cut:
+            future.truncate_to(cut)
+    if future.log_end_offset > current.log_end_offset:
+        future.truncate_to(current.log_end_offset)
+    if current.log_start_offset > future.log_end_offset:
+        future.truncate_fully_and_start_at(current.log_start_offset)
+    future.update_high_watermark(current.high_watermark)
+    if current.log_start_offset > future.log_start_offset:
+        future.delete_records(min(current.log_start_offset, future.high_watermark))
 
 
 @attrs.define(eq=False)
@@ -152,23 +170,6 @@ class ReplicaAlterLogDirsManager:
             return None
         return current, move.future
 
-    @staticmethod
-    def _follow_current(current: Log, future: Log) -> None:
-        """Repeat on the future log what the current one did since the last look: a
-        truncation, a raised log start offset."""
-        cut = current.truncated_below
-        if cut is not None:
-            current.truncated_below = None
-            if future.log_end_offset > cut:
-                future.truncate_to(cut)
-        if future.log_end_offset > current.log_end_offset:
-            future.truncate_to(current.log_end_offset)
-        if current.log_start_offset > future.log_end_offset:
-            future.truncate_fully_and_start_at(current.log_start_offset)
-        future.update_high_watermark(current.high_watermark)
-        if current.log_start_offset > future.log_start_offset:
-            future.delete_records(min(current.log_start_offset, future.high_watermark))
-
     async def _copy(self, move: _Move) -> bool:
         """Copy until swapped in (True) or no longer wanted (False)."""
         lm = self._rm.log_manager
@@ -186,7 +187,7 @@ class ReplicaAlterLogDirsManager:
             if logs is None:
                 return False
             current, future = logs
-            self._follow_current(current, future)
+            follow_current(current, future)
             fetch = current.read(future.log_end_offset, chunk)
             if fetch.size < chunk:
                 # The tail, then the swap, without yielding: appends wait for this step.

@@ -31,14 +31,19 @@ from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
 from kafka.admin import NewTopic
 
 from kafkapy import Broker
+from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import NotLeaderOrFollowerError
+from kafkapy.log.config import LogConfig
+from kafkapy.log.log import Log, future_dir_name
 from kafkapy.protocol import ApiKey
 from kafkapy.protocol.message_classes import (
     AlterReplicaLogDir,
     AlterReplicaLogDirsRequest,
     AlterReplicaLogDirTopic,
 )
+from kafkapy.protocol.records import build_batch
 from kafkapy.server.error_response import error_response
+from kafkapy.server.replica_alter_log_dirs_manager import follow_current
 from tests.clients.test_durability import ChildBroker
 
 T = TypeVar("T")
@@ -377,3 +382,51 @@ def test_error_response_lists_every_partition() -> None:
                               NotLeaderOrFollowerError("z"))
         assert [(t.topic_name, [(p.partition_index, p.error_code) for p in t.partitions])
                 for t in body.results] == [("x", [(0, 6), (1, 6)]), ("y", [(2, 6)])]
+
+
+def _copy_some(current: Log, future: Log, max_bytes: int) -> None:
+    follow_current(current, future)
+    data = current.read(future.log_end_offset, max_bytes).read()
+    if data:
+        future.append_as_follower(data)
+
+
+def test_the_copy_follows_truncation_and_log_start(tmp_path: Path) -> None:
+    # The mover's bookkeeping on real logs: a follower's truncation (and new data from the
+    # new leader at the same offsets) and a raised log start are repeated on the copy.
+    config = LogConfig.resolve({}, {"log.segment.bytes": 8192})
+    current = Log.open(tmp_path / "a" / "orders-0", config)
+    future = Log.open(tmp_path / "b" / future_dir_name(TopicPartition("orders", 0)), config)
+    assert future.is_future
+
+    def batch(tag: bytes, epoch: int) -> bytes:
+        return bytes(build_batch([(None, tag * 300, None, int(time.time() * 1000))],
+                                 partition_leader_epoch=epoch))
+    for _ in range(40):
+        current.append_as_leader(batch(b"a", 0), leader_epoch=0)
+    current.update_high_watermark(20)
+    _copy_some(current, future, 8000)
+    assert 0 < future.log_end_offset < 40
+    copied = future.log_end_offset
+    # The follower diverged: truncated below what was copied, then new batches at epoch 1.
+    current.truncate_to(copied - 3)
+    for _ in range(5):
+        current.append_as_leader(batch(b"b", 1), leader_epoch=1)
+    while future.log_end_offset < current.log_end_offset or current.truncated_below is not None:
+        _copy_some(current, future, 8000)
+    assert future.read(0, 1 << 20).read() == current.read(0, 1 << 20).read()
+    assert future.epochs.entries == current.epochs.entries
+    # DeleteRecords past the copy's end: the copy starts over there.
+    for _ in range(30):
+        current.append_as_leader(batch(b"c", 1), leader_epoch=1)
+    current.update_high_watermark(current.log_end_offset)
+    current.delete_records(current.log_end_offset - 4)
+    follow_current(current, future)
+    assert future.log_start_offset == future.log_end_offset == current.log_start_offset
+    _copy_some(current, future, 8000)
+    assert future.read(future.log_start_offset, 1 << 20).read() == \
+        current.read(current.log_start_offset, 1 << 20).read()
+    follow_current(current, future)     # the next round takes the high watermark along
+    assert future.high_watermark == current.high_watermark
+    current.close()
+    future.close()
