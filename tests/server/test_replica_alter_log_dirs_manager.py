@@ -430,3 +430,33 @@ def test_the_copy_follows_truncation_and_log_start(tmp_path: Path) -> None:
     assert future.high_watermark == current.high_watermark
     current.close()
     future.close()
+
+
+def test_kill_9_around_the_swap(tmp_path: Path) -> None:
+    # Unthrottled moves killed a few milliseconds after they were asked for: each restart
+    # finds one complete copy of the partition (current, or moved), never a -future dir.
+    dirs = two_dirs(tmp_path)
+    config = {k: str(v) for k, v in settings(dirs).items()}
+    child = ChildBroker(dirs[0], config)
+    try:
+        admin = admin_for(child.bootstrap)
+        admin.create_topics([NewTopic(TOPIC, 1, 1)])
+        acked = produce(child.bootstrap, 0, 3000)
+        admin.close()
+        outcomes = []
+        for delay_ms in (0, 2, 5, 10, 20, 40, 80):
+            src = current_dir(dirs)
+            (dst,) = [d for d in dirs if d != src]
+            admin = admin_for(child.bootstrap)
+            assert alter(admin, {(TOPIC, 0): str(dst)}) == {(TOPIC, 0): 0}
+            time.sleep(delay_ms / 1000)
+            child.kill()
+            admin.close()
+            child = ChildBroker(dirs[0], config)
+            assert sorted(holding(src) + holding(dst)) == [f"{TOPIC}-0"]
+            outcomes.append(current_dir(dirs) == dst)
+            seen = consume_all(child.bootstrap, len(acked))
+            assert seen == acked, (delay_ms, anomalies(acked, seen))
+        print("moved before the kill:", outcomes)
+    finally:
+        child.kill()
