@@ -21,6 +21,11 @@ Kafka's UnifiedLog and LocalLog in one class, without tiered storage. It owns:
   recovery point. The flush policy (``flush.messages``, ``flush.ms``) is reported by
   ``flush_due``; kafkapy.log.log_manager runs the jobs off the event loop.
 - loading and recovery (``Log.open``): see ``_load``;
+- replica moves between log dirs (AlterReplicaLogDirs): a *future* log lives in
+  ``<topic>-<partition>.<id>-future`` (``is_future``) and is filled with
+  ``append_as_follower``; ``truncated_below`` tells its copier how far this log was truncated
+  since it last looked; ``take_over_from`` gives a caught-up future log the current one's log
+  start, high watermark, epochs and producer state; ``rename_dir`` renames an open log;
 - the producer state (kafkapy.log.producer_state): idempotent producers' sequences and epochs
   checked on every client append that carries a producer id (a duplicate batch is answered
   with its first offsets and not appended again), open transactions and the last stable
