@@ -460,3 +460,27 @@ def test_kill_9_around_the_swap(tmp_path: Path) -> None:
         print("moved before the kill:", outcomes)
     finally:
         child.kill()
+
+
+def test_deleting_the_topic_during_a_move(tmp_path: Path) -> None:
+    dirs = two_dirs(tmp_path)
+    config = settings(dirs, **{"replica.alter.log.dirs.io.max.bytes.per.second": 1_000_000})
+    with Broker(config) as broker:
+        admin = admin_for(broker.bootstrap_servers)
+        admin.create_topics([NewTopic(TOPIC, 1, 1)])
+        produce(broker.bootstrap_servers, 0, 4000)
+        src = current_dir(dirs)
+        (dst,) = [d for d in dirs if d != src]
+        assert alter(admin, {(TOPIC, 0): str(dst)}) == {(TOPIC, 0): 0}
+        wait_until(lambda: any(e["is_future_key"] for e in log_dir_entries(admin)),
+                   "the move under way")
+        admin.delete_topics([TOPIC])
+        wait_until(lambda: holding(src) == [] and holding(dst) == [],
+                   "both copies removed with the topic")
+        # The broker is fine, and the topic can come back, empty.
+        wait_until(lambda: TOPIC not in admin.list_topics(), "the topic gone")
+        admin.create_topics([NewTopic(TOPIC, 1, 1)])
+        acked = wait_until(lambda: produce(broker.bootstrap_servers, 0, 100), "a new produce")
+        assert consume_all(broker.bootstrap_servers, len(acked)) == acked
+        assert log_dir_entries(admin)[0]["is_future_key"] is False
+        admin.close()
