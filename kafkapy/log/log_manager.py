@@ -649,13 +649,16 @@ class LogManager:
 
     async def clean_pass(self) -> int:
         """One log-cleaner pass: the dirtiest compacted log is compacted in a worker thread,
-        then its segments are swapped on the event loop (appends never wait)."""
-        candidate = self.cleaner.pick(self.logs, self._dir_of)
+        then its segments are swapped on the event loop (appends never wait). A partition
+        being moved to another dir is not cleaned meanwhile (Kafka's abortAndPauseCleaning:
+        the copy would carry the old segments' records anyway)."""
+        logs = {tp: log for tp, log in self.logs.items() if tp not in self.future_logs}
+        candidate = self.cleaner.pick(logs, self._dir_of)
         if candidate is None:
             return 0
         plan = await trio.to_thread.run_sync(self.cleaner.compact, candidate)
-        if plan is None:
-            return 0
+        if plan is None or self.logs.get(candidate.tp) is not candidate.log:
+            return 0        # nothing to do, or the log was replaced (moved, deleted) meanwhile
         return self.cleaner.swap(plan, self._dir_of.get(candidate.tp, self.log_dirs[0]))
 
     # ======================================================================== shutdown

@@ -226,6 +226,15 @@ def test_move_while_producing_and_consuming_then_restart(tmp_path: Path) -> None
         assert (lost, duplicated, reordered) == (0, 0, 0), sorted(set(work.acked) -
                                                                   set(work.seen))[:5]
         assert work.seen[:len(work.acked)] == work.acked
+        # Both dirs' checkpoint files follow the move at once (not at the next interval).
+        def checkpointed() -> bool:
+            files = {d: d / "recovery-point-offset-checkpoint" for d in (src, dst)}
+            if not all(f.exists() for f in files.values()):
+                return False
+            entries = {d: f.read_text().split("\n") for d, f in files.items()}
+            return any(e.startswith(f"{TOPIC} 0 ") for e in entries[dst]) and \
+                not any(e.startswith(f"{TOPIC} 0 ") for e in entries[src])
+        wait_until(checkpointed, "the checkpoints of both dirs")
         # The old dir's copy goes after log.segment.delete.delay.ms.
         wait_until(lambda: holding(src) == [], "the old copy removed")
         files = {p.suffix for p in (dst / f"{TOPIC}-0").iterdir()}
