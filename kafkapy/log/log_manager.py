@@ -461,6 +461,9 @@ class LogManager:
                 from e
         if current.log_start_offset > 0:
             future.truncate_fully_and_start_at(current.log_start_offset)
+        # From now on the copier must hear of the current log's truncations (none before
+        # matter: the copy starts at the log start).
+        current.truncated_below = None
         self.future_logs[tp] = future
         self._future_dir_of[tp] = d
         return future

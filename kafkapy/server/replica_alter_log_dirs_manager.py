@@ -7,7 +7,8 @@ ReplicaManager's nursery:
 1. ``LogManager.create_future_log`` opened an empty *future* log in the destination dir
    (``<topic>-<partition>.<id>-future``) starting at the current log's start offset.
 2. The task copies the current log's batches into it, oldest first, while the partition keeps
-   serving produce and fetch: each chunk (``replica.fetch.max.bytes``, at least one batch)
+   serving produce and fetch: each chunk
+   (``replica.fetch.max.bytes``, at most ``segment.bytes``, at least one batch)
    is located on the event loop (``Log.read``: file slices), its bytes are read in a worker
    thread, and appended on the event loop with ``Log.append_as_follower`` (compiled framing
    and CRC checks, per batch; no per-record Python). Before each append the copy follows what
@@ -23,8 +24,9 @@ ReplicaManager's nursery:
    new log; then every checkpoint file of both dirs is written.
 
 A request naming another destination for a partition in flight cancels its move (the future
-log is discarded) and starts a new one (``alter``); so do deletion and StopReplica (the log
-manager discards the future log, the task sees it gone). A move is not resumed after a
+log is discarded) and starts a new one (``ReplicaManager.alter_replica_log_dirs``); deletion
+and StopReplica stop it (the log manager discards the future log, the task sees it gone). The
+partition is not compacted while it moves. A move is not resumed after a
 restart: the future dir is removed on load (the current log is complete).
 
 Everything here runs on the broker's event loop; the worker thread only reads bytes from the
@@ -178,10 +180,6 @@ class ReplicaAlterLogDirsManager:
                            move.future.config.segment_bytes))
         unflushed = 0
         window_start, window_bytes = time.monotonic(), 0
-        # The truncations before the move started are in the copy already.
-        current0 = lm.logs.get(move.tp)
-        if current0 is not None:
-            current0.truncated_below = None
         while True:
             logs = self._still_wanted(move)
             if logs is None:
