@@ -401,6 +401,9 @@ _TABLE: tuple[Setting, ...] = (
        "leader (below replica.lag.time.max.ms).", at_least=0),
     _s("replica.fetch.backoff.ms", _I, "1000", "Sleep of a fetcher after a fetch error.",
        at_least=0),
+    _s("replica.alter.log.dirs.io.max.bytes.per.second", _L, _LMAX, "Bytes per second a "
+       "replica move between log dirs (AlterReplicaLogDirs) may copy.", at_least=1,
+       mode="per-broker", dynamic=True, attr=None),
     _s("replica.fetch.response.max.bytes", _I, "10485760", "Bytes a follower asks for per "
        "fetch, all partitions together.", at_least=0),
     _s("replica.socket.timeout.ms", _I, "30000", "Socket timeout of follower fetches.",

@@ -221,6 +221,8 @@ KAFKA_DEFAULTS: dict[str, tuple[str | None, str]] = {
     "replica.fetch.min.bytes": ("1", "RC REPLICA_FETCH_MIN_BYTES_DEFAULT"),
     "replica.fetch.wait.max.ms": ("500", "RC REPLICA_FETCH_WAIT_MAX_MS_DEFAULT"),
     "replica.fetch.backoff.ms": ("1000", "RC REPLICA_FETCH_BACKOFF_MS_DEFAULT"),
+    "replica.alter.log.dirs.io.max.bytes.per.second": (
+        LMAX, "QuotaConfig QUOTA_BYTES_PER_SECOND_DEFAULT (Long.MAX_VALUE)"),
     "replica.fetch.response.max.bytes": ("10485760", "RC REPLICA_FETCH_RESPONSE_MAX_BYTES_"
                                          "DEFAULT"),
     "replica.socket.timeout.ms": ("30000", "RC REPLICA_SOCKET_TIMEOUT_MS_DEFAULT"),
@@ -848,7 +850,8 @@ def test_load_errors(tmp_path: Path) -> None:
 # What kafkapy can change at runtime: the topic defaults LogManager re-resolves, the connection
 # limits and the handler count. Everything else is read-only.
 KAFKAPY_DYNAMIC = {
-    "num.io.threads", "max.connections", "max.connections.per.ip",
+    "num.io.threads", "replica.alter.log.dirs.io.max.bytes.per.second", "max.connections",
+    "max.connections.per.ip",
     "max.connections.per.ip.overrides", "message.max.bytes", "min.insync.replicas",
     "unclean.leader.election.enable", "compression.type", "log.segment.bytes", "log.roll.ms",
     "log.roll.jitter.ms", "log.retention.ms", "log.retention.bytes", "log.cleanup.policy",

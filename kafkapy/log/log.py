@@ -21,6 +21,11 @@ Kafka's UnifiedLog and LocalLog in one class, without tiered storage. It owns:
   recovery point. The flush policy (``flush.messages``, ``flush.ms``) is reported by
   ``flush_due``; kafkapy.log.log_manager runs the jobs off the event loop.
 - loading and recovery (``Log.open``): see ``_load``;
+- replica moves between log dirs (AlterReplicaLogDirs): a *future* log lives in
+  ``<topic>-<partition>.<id>-future`` (``is_future``) and is filled with
+  ``append_as_follower``; ``truncated_below`` tells its copier how far this log was truncated
+  since it last looked; ``take_over_from`` gives a caught-up future log the current one's log
+  start, high watermark, epochs and producer state; ``rename_dir`` renames an open log;
 - the producer state (kafkapy.log.producer_state): idempotent producers' sequences and epochs
   checked on every client append that carries a producer id (a duplicate batch is answered
   with its first offsets and not appended again), open transactions and the last stable
@@ -82,6 +87,8 @@ __all__ = [
     "Log",
     "LogAppendInfo",
     "UnexpectedAppendOffsetError",
+    "future_dir_name",
+    "parse_log_dir_name",
     "parse_topic_partition",
 ]
 
@@ -98,6 +105,7 @@ EARLIEST_LOCAL_TIMESTAMP = -4
 CLEANED_SUFFIX = ".cleaned"
 SWAP_SUFFIX = ".swap"
 DELETE_DIR_SUFFIX = "-delete"
+FUTURE_DIR_SUFFIX = "-future"
 
 
 class UnexpectedAppendOffsetError(InvalidRecordError):
@@ -111,6 +119,25 @@ def parse_topic_partition(name: str) -> TopicPartition:
     if not sep or not topic or not partition.isdigit():
         raise ValueError(f"{name!r} is not a <topic>-<partition> directory name")
     return TopicPartition(topic, int(partition))
+
+
+def parse_log_dir_name(name: str) -> tuple[TopicPartition, str]:
+    """A log's directory name -> (partition, kind): kind is "" for ``<topic>-<partition>``,
+    "-future" / "-delete" for Kafka's ``<topic>-<partition>.<32 hex digits><suffix>`` (a
+    future log of AlterReplicaLogDirs, a log awaiting removal). Raises ValueError otherwise."""
+    for suffix in (FUTURE_DIR_SUFFIX, DELETE_DIR_SUFFIX):
+        if name.endswith(suffix):
+            base, dot, unique = name[: -len(suffix)].rpartition(".")
+            if not dot or len(unique) != 32 or not all(c in "0123456789abcdef"
+                                                       for c in unique):
+                raise ValueError(f"{name!r} is not a <topic>-<partition>.<id>{suffix} name")
+            return parse_topic_partition(base), suffix
+    return parse_topic_partition(name), ""
+
+
+def future_dir_name(tp: TopicPartition) -> str:
+    """Kafka's ``UnifiedLog.logFutureDirName``: ``<topic>-<partition>.<uuid hex>-future``."""
+    return f"{tp}.{uuid.uuid4().hex}{FUTURE_DIR_SUFFIX}"
 
 
 def _now_ms() -> int:
@@ -183,7 +210,9 @@ class Log:
                  clock: Callable[[], int] = _now_ms,
                  producer_id_expiration_ms: int = 86400000) -> None:
         self.dir = Path(directory)
-        self.topic_partition = parse_topic_partition(self.dir.name)
+        self.topic_partition, kind = parse_log_dir_name(self.dir.name)
+        # A future log (AlterReplicaLogDirs) until it replaces the current one.
+        self.is_future = kind == FUTURE_DIR_SUFFIX
         self.config = config
         self.clock = clock
         self.segments: list[LogSegment] = []
@@ -199,6 +228,9 @@ class Log:
         self._pending_deletes: list[tuple[int, LogSegment]] = []
         self._dir_dirty = False     # a file was created or renamed since the last flush
         self._unsynced_snapshots: list[Path] = []
+        # The lowest offset this log was truncated to since its future copy (a replica
+        # move) last looked: the copy must drop what it holds from there on.
+        self.truncated_below: int | None = None
         self.closed = False
 
     # =============================================================== opening and recovery
@@ -782,6 +814,7 @@ class Log:
             raise ValueError(f"cannot truncate to a negative offset {target}")
         if target >= self.log_end_offset:
             return False
+        self._note_truncation(target)
         if target < self.log_start_offset:
             self.truncate_fully_and_start_at(target)
             return True
@@ -805,6 +838,7 @@ class Log:
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
         """Delete every segment and start empty at ``offset`` (a follower far behind)."""
+        self._note_truncation(min(offset, self.log_end_offset))
         for seg in list(self.segments):
             self._remove_segment(seg)
             self._delete_later(seg)
@@ -815,6 +849,51 @@ class Log:
         self.high_watermark = self.recovery_point = offset
         self.epochs.clear()
         self.producer_state.truncate_fully_and_start_at(offset)
+
+    def _note_truncation(self, offset: int) -> None:
+        if self.truncated_below is None or offset < self.truncated_below:
+            self.truncated_below = offset
+
+    # ================================================================ replica moves
+
+    def rename_dir(self, new_dir: Path) -> None:
+        """Rename this open log's directory (Kafka's ``renameDir``): the directory, then every
+        path the segments, indexes, epoch checkpoint and producer snapshots remember. Open
+        descriptors and index mappings stay valid across the rename (POSIX)."""
+        new_dir = Path(new_dir)
+        os.rename(self.dir, new_dir)
+        self.dir = new_dir
+        self.topic_partition, kind = parse_log_dir_name(new_dir.name)
+        self.is_future = kind == FUTURE_DIR_SUFFIX
+        for seg in self.segments + [seg for _due, seg in self._pending_deletes]:
+            seg.directory = new_dir
+            for idx in (seg.offset_index, seg.time_index):
+                idx.path = new_dir / idx.path.name
+            seg.txn_index.path = new_dir / seg.txn_index.path.name
+        self.epochs.path = new_dir / self.epochs.path.name
+        self.producer_state.move_to(new_dir)
+        self._unsynced_snapshots = [new_dir / p.name for p in self._unsynced_snapshots]
+
+    def take_over_from(self, current: Log) -> None:
+        """A future log that has caught up with ``current`` (the same log end offset) takes
+        over what the copied batches do not carry: the log start offset and high watermark,
+        the leader epoch cache (entries whose batches were deleted before the copy), the
+        producer state (producers whose batches are gone, KIP-360), snapshotted here so a
+        restart finds it. Called on the event loop with appends to ``current`` held."""
+        if current.log_end_offset != self.log_end_offset:
+            raise ValueError(f"{self.topic_partition}: the future log ends at "
+                             f"{self.log_end_offset}, the current one at "
+                             f"{current.log_end_offset}")
+        if current.log_start_offset > self.log_start_offset:
+            self.log_start_offset = current.log_start_offset
+        self.high_watermark = min(max(current.high_watermark, self.log_start_offset),
+                                  self.log_end_offset)
+        self.epochs.entries = list(current.epochs.entries)
+        self.epochs.dirty = True
+        self.producer_state.take_over_from(current.producer_state)
+        snapshot = self.producer_state.take_snapshot(sync=False)
+        if snapshot is not None:
+            self._unsynced_snapshots.append(snapshot)
 
     # ===================================================================== retention
 

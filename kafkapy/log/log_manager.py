@@ -10,6 +10,9 @@ Kafka's LogManager. Layout of each log dir (see kafkapy.log.checkpoints for the 
     replication-offset-checkpoint         per partition: the high watermark
     cleaner-offset-checkpoint             per compacted partition: where the dirty part starts
     <topic>-<partition>/                  one Log (kafkapy.log.log)
+    <topic>-<partition>.<id>-future/      a future log: the copy of a replica being moved
+                                          here from another log dir (AlterReplicaLogDirs)
+    <topic>-<partition>.<id>-delete/      a log awaiting removal (deleted, or moved away)
 
 Theory of operation:
 
@@ -28,6 +31,19 @@ Theory of operation:
   must be on disk before it is acknowledged.
 - ``shutdown`` flushes every log, closes them (trimming indexes), writes every checkpoint and
   finally the clean-shutdown marker.
+- Replica moves between log dirs (Kafka's KIP-113; the copying is
+  kafkapy.server.replica_alter_log_dirs_manager's): ``create_future_log`` opens an empty
+  *future* log for a partition in another dir, ``replace_current_with_future`` swaps it in
+  once it holds everything the current log holds. The swap is one synchronous step on the
+  event loop (no append can come between): a ``replaced-by-future`` marker file is written
+  into the current log's directory, the future directory is renamed ``<topic>-<partition>``
+  in its dir, then the current one ``<topic>-<partition>.<id>-delete`` (removed after
+  ``log.segment.delete.delay.ms``; its descriptors stay open meanwhile for reads in flight).
+  ``load`` finishes or undoes an interrupted swap: two ``<topic>-<partition>`` directories
+  of one partition mean a crash between the renames, and the marked one is the old copy;
+  a marked one alone means a crash before them (the marker goes). Future logs are not
+  resumed after a restart: their directories are removed on load (the current log is
+  complete), and the move must be asked for again.
 
 Only the event-loop thread calls methods here, except ``load`` (before the loop uses the
 manager) and the worker-thread bodies this module itself hands to ``trio.to_thread``.
@@ -50,7 +66,7 @@ from pathlib import Path
 import trio
 
 from kafkapy.common.topic_partition import TopicPartition
-from kafkapy.errors import InvalidTopicError, KafkaStorageError
+from kafkapy.errors import InvalidTopicError, KafkaStorageError, LogDirNotFoundError
 from kafkapy.log.checkpoints import (
     CLEAN_SHUTDOWN_FILE,
     CLEANER_OFFSET_CHECKPOINT,
@@ -66,13 +82,21 @@ from kafkapy.log.checkpoints import (
 )
 from kafkapy.log.cleaner import LogCleaner
 from kafkapy.log.config import LogConfig
-from kafkapy.log.log import DELETE_DIR_SUFFIX, Log, parse_topic_partition
+from kafkapy.log.log import (
+    DELETE_DIR_SUFFIX,
+    FUTURE_DIR_SUFFIX,
+    Log,
+    future_dir_name,
+    parse_log_dir_name,
+)
 
 __all__ = ["LogManager", "MetaPropertiesError", "read_meta_properties", "validate_topic_name"]
 
 logger = logging.getLogger("kafkapy.log")
 
 META_PROPERTIES = "meta.properties"
+# Written into a log's directory just before a future log replaces it (see the module doc).
+REPLACED_MARKER = "replaced-by-future"
 _LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]+")
 _MAX_TOPIC_LENGTH = 249
 
@@ -166,6 +190,16 @@ class LogManager:
         self.logs: dict[TopicPartition, Log] = {}
         self._dir_of: dict[TopicPartition, Path] = {}
         self._deleted_dirs: list[tuple[int, Path]] = []
+        # Replica moves: the future logs and their dirs, the dir a partition not hosted yet
+        # is to be created in (Kafka's preferredLogDirs), the logs a future log replaced
+        # (closed and removed with their directory when due), and the dirs found offline.
+        self.future_logs: dict[TopicPartition, Log] = {}
+        self._future_dir_of: dict[TopicPartition, Path] = {}
+        self.preferred_dirs: dict[TopicPartition, Path] = {}
+        self._retired: list[tuple[int, Log]] = []
+        self.offline_dirs: set[Path] = set()
+        # Checkpoint files are replaced through one temporary file each: one writer at a time.
+        self._checkpoint_lock = trio.Lock()
         self.cleaner = LogCleaner(clock=self.clock)
         self.loaded = False
         self._closed = False
@@ -222,6 +256,7 @@ class LogManager:
         try:
             for d in self.log_dirs:
                 self.cluster_id = _ensure_meta_properties(d, self.node_id, self.cluster_id)
+            self._resolve_interrupted_moves()
             for d in self.log_dirs:
                 self._load_dir(d)
         except BaseException:
@@ -246,6 +281,42 @@ class LogManager:
             os.close(fd)        # closing the descriptor releases its flock
         self._locks = []
 
+    def _resolve_interrupted_moves(self) -> None:
+        """Finish or undo a replica move a crash interrupted (see the module doc), and drop
+        future logs: the current log is complete, the copy is not resumed."""
+        current: dict[TopicPartition, list[Path]] = {}
+        for d in self.log_dirs:
+            for p in sorted(d.iterdir()):
+                if not p.is_dir():
+                    continue
+                try:
+                    tp, kind = parse_log_dir_name(p.name)
+                except ValueError:
+                    continue
+                if kind == FUTURE_DIR_SUFFIX:
+                    logger.info("removing %s: a replica move that did not finish before the "
+                                "broker stopped (it is not resumed)", p)
+                    shutil.rmtree(p, ignore_errors=True)
+                elif kind == "":
+                    current.setdefault(tp, []).append(p)
+        for tp, paths in current.items():
+            marked = [p for p in paths if (p / REPLACED_MARKER).exists()]
+            if len(paths) > 1 and len(marked) == len(paths) - 1:
+                for p in marked:
+                    logger.info("%s: finishing a replica move interrupted by a crash: %s "
+                                "was replaced by %s", tp, p,
+                                next(q for q in paths if q not in marked))
+                    gone = p.with_name(f"{tp}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}")
+                    os.rename(p, gone)
+                    shutil.rmtree(gone, ignore_errors=True)
+            elif len(paths) > 1:
+                raise KafkaStorageError(
+                    f"Duplicate log directories for {tp} are found in "
+                    f"{', '.join(map(str, paths))}; delete all but one of them")
+            else:
+                for p in marked:
+                    (p / REPLACED_MARKER).unlink()
+
     def _load_dir(self, d: Path) -> None:
         clean = read_clean_shutdown(d)
         recovery = read_offsets(d / RECOVERY_POINT_CHECKPOINT)
@@ -260,9 +331,11 @@ class LogManager:
                 shutil.rmtree(p, ignore_errors=True)
                 continue
             try:
-                tp = parse_topic_partition(p.name)
+                tp, kind = parse_log_dir_name(p.name)
             except ValueError:
-                continue    # -future / -stray and foreign directories are not ours to load
+                continue    # -stray and foreign directories are not ours to load
+            if kind:
+                continue
             jobs.append((tp, p))
         if not clean and jobs:
             logger.info("%s was not shut down cleanly: recovering %d partition(s) with %d "
@@ -302,16 +375,28 @@ class LogManager:
         validate_topic_name(tp.topic)
         if tp.partition < 0:
             raise ValueError(f"negative partition {tp.partition}")
-        counts = {d: 0 for d in self.log_dirs}
-        for d in self._dir_of.values():
-            counts[d] += 1
-        d = min(self.log_dirs, key=lambda x: counts[x])
+        preferred = self.preferred_dirs.pop(tp, None)
+        if preferred is not None:
+            d = preferred
+        else:
+            counts = {d: 0 for d in self.log_dirs}
+            for d in self._dir_of.values():
+                counts[d] += 1
+            d = min(self.log_dirs, key=lambda x: counts[x])
         log = Log.open(d / str(tp), self.config_for(tp.topic), topic_id=topic_id,
                        clock=self.clock,
                        producer_id_expiration_ms=self.producer_id_expiration_ms)
         self.logs[tp] = log
         self._dir_of[tp] = d
         return log
+
+    def dir_of(self, tp: TopicPartition) -> Path | None:
+        """The log dir holding ``tp``'s current log."""
+        return self._dir_of.get(tp)
+
+    def future_dir_of(self, tp: TopicPartition) -> Path | None:
+        """The log dir ``tp``'s future log (a replica move in flight) is in."""
+        return self._future_dir_of.get(tp)
 
     def topic_id_of(self, tp: TopicPartition) -> uuid.UUID | None:
         log = self.logs.get(tp)
@@ -320,6 +405,8 @@ class LogManager:
     def delete_log(self, tp: TopicPartition) -> None:
         """Delete a partition's log: its dir is renamed ``<tp>.<id>-delete`` at once (so a
         re-created topic starts empty) and removed ``log.segment.delete.delay.ms`` later."""
+        self.discard_future_log(tp)
+        self.preferred_dirs.pop(tp, None)
         log = self.logs.pop(tp, None)
         d = self._dir_of.pop(tp, None)
         if log is None or d is None:
@@ -329,6 +416,106 @@ class LogManager:
         target = log.dir.with_name(f"{tp}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}")
         os.rename(log.dir, target)
         self._deleted_dirs.append((self.clock() + self.segment_delete_delay_ms, target))
+
+    # ================================================================== replica moves
+
+    def log_dir_for_path(self, path: str) -> Path:
+        """The configured log dir whose absolute path is ``path`` (Kafka compares
+        ``File.getAbsolutePath``). Raises LogDirNotFoundError."""
+        for d in self.log_dirs:
+            if os.path.abspath(d) == path:
+                return d
+        raise LogDirNotFoundError(f"Log dir {path} is not found in the config.")
+
+    def is_log_dir_online(self, d: Path) -> bool:
+        """Whether ``d`` (a configured dir) can take logs: not marked offline, and still a
+        writable directory (kafkapy has no log-dir failure handler; a dir that vanished or
+        turned read-only is found here)."""
+        if d in self.offline_dirs:
+            return False
+        return os.path.isdir(d) and os.access(d, os.W_OK | os.X_OK)
+
+    def maybe_update_preferred_log_dir(self, tp: TopicPartition, d: Path) -> None:
+        """Kafka's maybeUpdatePreferredLogDir: remember ``d`` for when ``tp``'s log is
+        created here, unless its current or future log is already there."""
+        if self._dir_of.get(tp) != d and self._future_dir_of.get(tp) != d:
+            self.preferred_dirs[tp] = d
+
+    def create_future_log(self, tp: TopicPartition, d: Path) -> Log:
+        """An empty future log of ``tp`` in ``d`` (``<tp>.<id>-future``), starting at the
+        current log's start offset, with its topic id. Raises KafkaStorageError (the dir is
+        then marked offline)."""
+        current = self.logs[tp]
+        if tp in self.future_logs:
+            raise ValueError(f"{tp} already has a future log in {self._future_dir_of[tp]}")
+        if self._dir_of[tp] == d:
+            raise ValueError(f"{tp}'s log is already in {d}")
+        topic_id = self.topic_id_of(tp)
+        try:
+            future = Log.open(d / future_dir_name(tp), self.config_for(tp.topic),
+                              topic_id=topic_id, clock=self.clock,
+                              producer_id_expiration_ms=self.producer_id_expiration_ms)
+        except OSError as e:
+            self.offline_dirs.add(d)
+            raise KafkaStorageError(f"cannot create the future log of {tp} in {d}: {e}") \
+                from e
+        if current.log_start_offset > 0:
+            future.truncate_fully_and_start_at(current.log_start_offset)
+        # From now on the copier must hear of the current log's truncations (none before
+        # matter: the copy starts at the log start).
+        current.truncated_below = None
+        self.future_logs[tp] = future
+        self._future_dir_of[tp] = d
+        return future
+
+    def discard_future_log(self, tp: TopicPartition) -> None:
+        """Drop ``tp``'s future log, if any (a move cancelled): closed, its directory renamed
+        ``-delete`` at once and removed soon."""
+        future = self.future_logs.pop(tp, None)
+        d = self._future_dir_of.pop(tp, None)
+        if future is None or d is None:
+            return
+        future.close_unclean()
+        target = future.dir.with_name(f"{tp}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}")
+        try:
+            os.rename(future.dir, target)
+        except OSError as e:
+            logger.warning("%s: cannot remove the future log %s: %s", tp, future.dir, e)
+            return
+        self._deleted_dirs.append((self.clock(), target))
+
+    def replace_current_with_future(self, tp: TopicPartition) -> Log:
+        """Kafka's replaceCurrentWithFutureLog: the future log, which must end where the
+        current one does, becomes ``tp``'s log (see the module doc for the steps and what a
+        crash between them leaves). Synchronous: the caller holds appends off by not
+        yielding. Returns the new current log; the old one is closed and removed
+        ``log.segment.delete.delay.ms`` later. The caller then writes the checkpoints
+        (``checkpoint_now``)."""
+        current = self.logs[tp]
+        future = self.future_logs[tp]
+        src, dst = self._dir_of[tp], self._future_dir_of[tp]
+        future.take_over_from(current)
+        (current.dir / REPLACED_MARKER).touch()
+        future.rename_dir(dst / str(tp))
+        del self.future_logs[tp], self._future_dir_of[tp]
+        self.logs[tp] = future
+        self._dir_of[tp] = dst
+        cleaner_offset = self.cleaner.checkpoint_of(src).get(tp)
+        self.cleaner.forget(src, tp)
+        if cleaner_offset is not None:
+            self.cleaner.load_checkpoint(dst, {**self.cleaner.checkpoint_of(dst),
+                                               tp: cleaner_offset})
+        current.rename_dir(src / f"{tp}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}")
+        self._retired.append((self.clock() + self.segment_delete_delay_ms, current))
+        logger.info("%s: the log in %s replaced the one in %s", tp, dst, src)
+        return future
+
+    async def checkpoint_now(self) -> None:
+        """Write every checkpoint file of every dir now (in a worker thread)."""
+        async with self._checkpoint_lock:
+            checkpoints = self._checkpoints()
+            await trio.to_thread.run_sync(
+                lambda: [self._write(name, snapshot) for name, snapshot in checkpoints])
 
     # ======================================================================= flushing
 
@@ -413,8 +600,9 @@ class LogManager:
     async def _checkpointer(self, which: int, interval_ms: int) -> None:
         while True:
             await trio.sleep(interval_ms / 1000)
-            name, snapshot = self._checkpoints()[which]
-            await trio.to_thread.run_sync(self._write, name, snapshot)
+            async with self._checkpoint_lock:
+                name, snapshot = self._checkpoints()[which]
+                await trio.to_thread.run_sync(self._write, name, snapshot)
 
     async def _flusher(self) -> None:
         while True:
@@ -449,6 +637,11 @@ class LogManager:
         now = self.clock()
         dirs = [p for when, p in self._deleted_dirs if when <= now]
         self._deleted_dirs = [(w, p) for w, p in self._deleted_dirs if w > now]
+        for when, retired in self._retired:
+            if when <= now:
+                retired.close_unclean()
+                dirs.append(retired.dir)
+        self._retired = [(w, r) for w, r in self._retired if w > now]
         if due or dirs:
             def remove() -> None:
                 for seg in due:
@@ -459,13 +652,16 @@ class LogManager:
 
     async def clean_pass(self) -> int:
         """One log-cleaner pass: the dirtiest compacted log is compacted in a worker thread,
-        then its segments are swapped on the event loop (appends never wait)."""
-        candidate = self.cleaner.pick(self.logs, self._dir_of)
+        then its segments are swapped on the event loop (appends never wait). A partition
+        being moved to another dir is not cleaned meanwhile (Kafka's abortAndPauseCleaning:
+        the copy would carry the old segments' records anyway)."""
+        logs = {tp: log for tp, log in self.logs.items() if tp not in self.future_logs}
+        candidate = self.cleaner.pick(logs, self._dir_of)
         if candidate is None:
             return 0
         plan = await trio.to_thread.run_sync(self.cleaner.compact, candidate)
-        if plan is None:
-            return 0
+        if plan is None or self.logs.get(candidate.tp) is not candidate.log:
+            return 0        # nothing to do, or the log was replaced (moved, deleted) meanwhile
         return self.cleaner.swap(plan, self._dir_of.get(candidate.tp, self.log_dirs[0]))
 
     # ======================================================================== shutdown
@@ -482,12 +678,14 @@ class LogManager:
             await ended.wait()
         for log in list(self.logs.values()):
             await self.flush_log(log)
-        await trio.to_thread.run_sync(self.close)
+        async with self._checkpoint_lock:
+            await trio.to_thread.run_sync(self.close)
 
     def close_unclean(self) -> None:
         """Close every log and release the dirs without flushing, checkpoints or the
         clean-shutdown marker: what a crash leaves behind (a failed load; tests)."""
-        for log in self.logs.values():
+        for log in [*self.logs.values(), *self.future_logs.values(),
+                    *(r for _w, r in self._retired)]:
             log.close_unclean()
         self._unlock_dirs()
         self._closed = True
@@ -504,7 +702,13 @@ class LogManager:
         for log in self.logs.values():
             log.flush()
             log.close()
+        for log in self.future_logs.values():
+            log.close_unclean()     # removed on the next load: moves are not resumed
         self.checkpoint_all()
+        for _when, retired in self._retired:
+            retired.close_unclean()
+            self._deleted_dirs.append((0, retired.dir))
+        self._retired = []
         for _when, p in self._deleted_dirs:
             shutil.rmtree(p, ignore_errors=True)
         self._deleted_dirs = []

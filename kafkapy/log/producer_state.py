@@ -716,6 +716,20 @@ class ProducerStateManager:
         if entry.current_txn_first_offset >= 0:
             self._ongoing[entry.current_txn_first_offset] = entry.producer_id
 
+    def move_to(self, log_dir: Path) -> None:
+        """The log's directory was renamed (a replica move): snapshots are there now."""
+        self.log_dir = Path(log_dir)
+        self._snapshots = {o: self.log_dir / p.name for o, p in self._snapshots.items()}
+
+    def take_over_from(self, other: ProducerStateManager) -> None:
+        """Adopt ``other``'s producers (a future log replacing the current one, at the same
+        log end offset): the current log's state includes producers whose batches were
+        deleted before the copy began, which replaying the copied batches cannot rebuild."""
+        self._clear()
+        for entry in other.producers.values():
+            self._load_entry(entry)
+        self.map_end_offset = other.map_end_offset
+
     def truncate_fully_and_start_at(self, offset: int) -> None:
         """Forget everything, snapshots included; the state now ends at ``offset``."""
         self._clear()

@@ -37,6 +37,7 @@ _MODULES = (
     "consumer_group_heartbeat", "consumer_group_describe", "alter_partition",
     "elect_leaders", "alter_partition_reassignments", "list_partition_reassignments",
     "describe_quorum", "update_features", "list_config_resources", "describe_topic_partitions",
+    "alter_replica_log_dirs",
 )
 
 
@@ -97,6 +98,7 @@ class ApiKey(enum.IntEnum):
     CONSUMER_GROUP_DESCRIBE = 69
     LIST_CONFIG_RESOURCES = 74
     DESCRIBE_TOPIC_PARTITIONS = 75
+    ALTER_REPLICA_LOG_DIRS = 34
 
 
 @attrs.frozen

@@ -2338,6 +2338,71 @@ class AlterConfigsResponse:
 
 @attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
         weakref_slot=False)
+class AlterReplicaLogDirTopic:
+    """AlterReplicaLogDirTopic in AlterReplicaLogDirsRequest."""
+
+    name: str = ''
+    partitions: list[int] = attr.Factory(list)
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class AlterReplicaLogDir:
+    """AlterReplicaLogDir in AlterReplicaLogDirsRequest."""
+
+    path: str = ''
+    topics: list[AlterReplicaLogDirTopic] = attr.Factory(list)
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class AlterReplicaLogDirsRequest:
+    """AlterReplicaLogDirsRequest."""
+
+    dirs: list[AlterReplicaLogDir] = attr.Factory(list)
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class AlterReplicaLogDirPartitionResult:
+    """AlterReplicaLogDirPartitionResult in AlterReplicaLogDirsResponse."""
+
+    partition_index: int = 0
+    error_code: int = 0
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class AlterReplicaLogDirTopicResult:
+    """AlterReplicaLogDirTopicResult in AlterReplicaLogDirsResponse."""
+
+    topic_name: str = ''
+    partitions: list[AlterReplicaLogDirPartitionResult] = attr.Factory(list)
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class AlterReplicaLogDirsResponse:
+    """AlterReplicaLogDirsResponse."""
+
+    throttle_time_ms: int = 0
+    results: list[AlterReplicaLogDirTopicResult] = attr.Factory(list)
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
 class DescribableLogDirTopic:
     """DescribableLogDirTopic in DescribeLogDirsRequest."""
 
@@ -3726,6 +3791,12 @@ CLASSES: dict[tuple[str, str], type] = {
     ('AlterConfigsRequest', 'AlterConfigsRequest'): AlterConfigsRequest,
     ('AlterConfigsResponse', 'AlterConfigsResourceResponse'): AlterConfigsResponseAlterConfigsResourceResponse,
     ('AlterConfigsResponse', 'AlterConfigsResponse'): AlterConfigsResponse,
+    ('AlterReplicaLogDirsRequest', 'AlterReplicaLogDirTopic'): AlterReplicaLogDirTopic,
+    ('AlterReplicaLogDirsRequest', 'AlterReplicaLogDir'): AlterReplicaLogDir,
+    ('AlterReplicaLogDirsRequest', 'AlterReplicaLogDirsRequest'): AlterReplicaLogDirsRequest,
+    ('AlterReplicaLogDirsResponse', 'AlterReplicaLogDirPartitionResult'): AlterReplicaLogDirPartitionResult,
+    ('AlterReplicaLogDirsResponse', 'AlterReplicaLogDirTopicResult'): AlterReplicaLogDirTopicResult,
+    ('AlterReplicaLogDirsResponse', 'AlterReplicaLogDirsResponse'): AlterReplicaLogDirsResponse,
     ('DescribeLogDirsRequest', 'DescribableLogDirTopic'): DescribableLogDirTopic,
     ('DescribeLogDirsRequest', 'DescribeLogDirsRequest'): DescribeLogDirsRequest,
     ('DescribeLogDirsResponse', 'DescribeLogDirsPartition'): DescribeLogDirsPartition,
@@ -3858,6 +3929,12 @@ __all__ = [
     'AlterPartitionResponse',
     'AlterPartitionResponseAlterPartitionPartitionData',
     'AlterPartitionResponseAlterPartitionTopicData',
+    'AlterReplicaLogDir',
+    'AlterReplicaLogDirPartitionResult',
+    'AlterReplicaLogDirTopic',
+    'AlterReplicaLogDirTopicResult',
+    'AlterReplicaLogDirsRequest',
+    'AlterReplicaLogDirsResponse',
     'ApiVersion',
     'ApiVersionsRequest',
     'ApiVersionsResponse',

@@ -63,9 +63,10 @@ class Shape:
 @attrs.frozen
 class Mirror:
     """Response array ``target`` gets one ``shape`` entry per element of request array
-    ``source``, in request ``versions`` only (elsewhere it stays empty)."""
+    ``source`` (or of what ``source(request struct)`` returns), in request ``versions`` only
+    (elsewhere it stays empty)."""
 
-    source: str
+    source: str | Callable[[Any], Any]
     target: str
     shape: Shape
     versions: Versions = _ALL
@@ -80,7 +81,8 @@ class ErrorShape:
     no_response: Callable[[Any], bool] | None = None
 
 
-def _topics(source: str, target: str, names: Mapping[str, str], partitions: Mirror) -> Mirror:
+def _topics(source: str | Callable[[Any], Any], target: str, names: Mapping[str, str],
+            partitions: Mirror) -> Mirror:
     return Mirror(source, target, Shape(keys=names, arrays=(partitions,)))
 
 
@@ -174,6 +176,12 @@ ERROR_SHAPES: Mapping[int, ErrorShape] = MappingProxyType({
         Mirror("topics", "responses",
                Shape(keys={"name": "name", "topic_id": "topic_id"}, message=None),
                versions=Versions(6, 0x7FFF)),
+    ))),
+    # AlterReplicaLogDirs: every partition, one result per topic of each directory.
+    ApiKey.ALTER_REPLICA_LOG_DIRS: ErrorShape(Shape(arrays=(
+        _topics(lambda body: [t for d in body.dirs for t in d.topics], "results",
+                {"topic_name": "name"},
+                Mirror("partitions", "partitions", Shape(keys={"partition_index": ELEMENT}))),
     ))),
     # DeleteRecords: every partition, low watermark -1.
     ApiKey.DELETE_RECORDS: ErrorShape(Shape(arrays=(
@@ -328,7 +336,12 @@ def _build(struct: Struct, source: Any, shape: Shape, version: int, code: int,
         if f is None or version not in mirror.versions:
             continue
         assert isinstance(f.type, Array) and isinstance(f.type.element, Struct)
-        items = getattr(source, mirror.source, None) if source is not None else None
+        if source is None:
+            items = None
+        elif callable(mirror.source):
+            items = mirror.source(source)
+        else:
+            items = getattr(source, mirror.source, None)
         setattr(obj, mirror.target, [
             _build(f.type.element, item, mirror.shape, version, code, messages)
             for item in items or ()])

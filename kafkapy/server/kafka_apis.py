@@ -188,6 +188,7 @@ RECOMMENDED_VERSIONS: Mapping[int, tuple[int, int]] = MappingProxyType({
     ApiKey.UPDATE_METADATA: (0, 8),
     ApiKey.LEADER_AND_ISR: (0, 7),
     ApiKey.STOP_REPLICA: (0, 4),
+    ApiKey.ALTER_REPLICA_LOG_DIRS: (0, 2),      # Kafka 3.x's range (4.0 removed v0, KIP-896)
 })
 
 # Every module of kafkapy/server/handlers, each exporting ``HANDLERS: {api_key: handler}``.

@@ -47,17 +47,19 @@ from kafkapy.errors import (
     FencedLeaderEpochError,
     InconsistentTopicIdError,
     InvalidRequiredAcksError,
+    InvalidTopicError,
     KafkaError,
     KafkaStorageError,
     NotEnoughReplicasAfterAppendError,
     NotLeaderOrFollowerError,
     OffsetOutOfRangeError,
+    ReplicaNotAvailableError,
     StaleBrokerEpochError,
     StaleControllerEpochError,
     UnknownServerError,
     UnknownTopicOrPartitionError,
 )
-from kafkapy.log.log import FetchData
+from kafkapy.log.log import FetchData, future_dir_name
 from kafkapy.log.log_manager import LogManager
 from kafkapy.log.log_validator import RecordError, RecordValidationError
 from kafkapy.protocol.message_classes import (
@@ -74,6 +76,7 @@ from kafkapy.server.alter_partition_manager import AlterPartitionManager
 from kafkapy.server.delayed_fetch import DelayedFetch
 from kafkapy.server.delayed_produce import DelayedProduce
 from kafkapy.server.partition import Partition, PartitionState, PendingIsr
+from kafkapy.server.replica_alter_log_dirs_manager import ReplicaAlterLogDirsManager
 from kafkapy.server.replica_fetcher_manager import ReplicaFetcherManager
 from kafkapy.server.replica_fetcher_thread import InitialFetchState
 from kafkapy.server.replica_selector import (
@@ -198,6 +201,7 @@ class ReplicaManager:
         self.leadership_listeners: list[LeadershipListener] = []
         self.fetcher_manager = ReplicaFetcherManager(self)
         self.alter_partition_manager = AlterPartitionManager(self)
+        self.alter_log_dirs_manager = ReplicaAlterLogDirsManager(self)
         self.replica_selector = create_replica_selector(
             server.config.replica_selector_class if server is not None else None)
 
@@ -239,6 +243,7 @@ class ReplicaManager:
             await nursery.start(self.produce_purgatory.run)
             await nursery.start(self.fetch_purgatory.run)
             self.fetcher_manager.start(nursery)
+            self.alter_log_dirs_manager.start(nursery)
             if self.cluster:
                 nursery.start_soon(self.alter_partition_manager.run)
                 nursery.start_soon(self._isr_expiration)
@@ -248,6 +253,7 @@ class ReplicaManager:
         """Stop the fetchers, complete every parked operation (their requests get answered)
         and stop the reapers."""
         self.fetcher_manager.shutdown()
+        self.alter_log_dirs_manager.shutdown()
         self.produce_purgatory.shutdown()
         self.fetch_purgatory.shutdown()
 
@@ -308,6 +314,54 @@ class ReplicaManager:
         if partition is None:
             raise self.not_hosted_error(tp)
         return partition
+
+    # ================================================================ log dir moves
+
+    def alter_replica_log_dirs(self, dirs: dict[TopicPartition, str]) -> dict[TopicPartition, int]:
+        """Kafka's ReplicaManager.alterReplicaLogDirs: move each partition's replica into the
+        log dir at the absolute path given; an error code per partition.
+
+        LOG_DIR_NOT_FOUND: the path is not a configured log dir; KAFKA_STORAGE_ERROR: that
+        dir is offline; INVALID_TOPIC_EXCEPTION: the future dir's name would exceed 255
+        characters (KAFKA-4893). A partition not hosted here gets its dir remembered (its log
+        is created there when it comes: LeaderAndIsr, topic creation) and
+        REPLICA_NOT_AVAILABLE (UNKNOWN_TOPIC_OR_PARTITION if the cluster does not know it).
+        A replica already in the dir, or moving there, is NONE and nothing changes; a move to
+        another dir in flight is cancelled first. The copy runs in the background
+        (kafkapy.server.replica_alter_log_dirs_manager)."""
+        lm = self.log_manager
+        out: dict[TopicPartition, int] = {}
+        for tp, path in dirs.items():
+            try:
+                if len(future_dir_name(tp)) > 255:
+                    raise InvalidTopicError("The topic name is too long.")
+                d = lm.log_dir_for_path(path)
+                if not lm.is_log_dir_online(d):
+                    raise KafkaStorageError(f"Log directory {path} is offline")
+                partition = self.partitions.get(tp)
+                if partition is not None and lm.future_dir_of(tp) not in (None, d):
+                    log.info("%s: cancelling the move to %s: now moving to %s", tp,
+                             lm.future_dir_of(tp), d)
+                    self.alter_log_dirs_manager.abort(tp)
+                # Where the log is created if it is not here yet (LeaderAndIsr, topic creation).
+                lm.maybe_update_preferred_log_dir(tp, d)
+                if partition is None or lm.get_log(tp) is None:
+                    error = self.not_hosted_error(tp)
+                    if isinstance(error, NotLeaderOrFollowerError):
+                        # Kafka keeps REPLICA_NOT_AVAILABLE here, for compatibility.
+                        error = ReplicaNotAvailableError(
+                            f"this broker does not host {tp}; its log will be created in "
+                            f"{path}")
+                    raise error
+                if lm.dir_of(tp) != d and lm.future_dir_of(tp) != d:
+                    future = lm.create_future_log(tp, d)
+                    self.alter_log_dirs_manager.add(tp, d, future)
+                    log.info("%s: moving from %s to %s", tp, lm.dir_of(tp), d)
+                out[tp] = 0
+            except KafkaError as e:
+                log.warning("Unable to alter log dirs for %s: %s", tp, e)
+                out[tp] = e.code
+        return out
 
     def leader_partition(self, tp: TopicPartition, current_leader_epoch: int = -1
                          ) -> Partition:

@@ -235,6 +235,7 @@ def test_every_advertised_api_round_trips() -> None:
         assert advertised == {key: RECOMMENDED_VERSIONS[key] for key in advertised}
         assert {ApiKey.DESCRIBE_TOPIC_PARTITIONS, ApiKey.LIST_CONFIG_RESOURCES} <= set(advertised)
         assert ApiKey.DESCRIBE_QUORUM not in advertised      # ZooKeeper mode does not serve it
+        assert advertised[ApiKey.ALTER_REPLICA_LOG_DIRS] == (0, 2)    # Kafka 3.x's range
         checked = 0
         with RawClient(broker.bootstrap_servers) as client:
             for key, (low, high) in sorted(advertised.items()):

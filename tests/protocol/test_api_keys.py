@@ -28,6 +28,7 @@ REQUIRED = {
     "AddOffsetsToTxn": (25, 0, 4), "EndTxn": (26, 0, 5), "WriteTxnMarkers": (27, 1, 2),
     "TxnOffsetCommit": (28, 0, 5), "DescribeAcls": (29, 0, 3), "CreateAcls": (30, 0, 3),
     "DeleteAcls": (31, 0, 3), "DescribeConfigs": (32, 0, 4), "AlterConfigs": (33, 0, 2),
+    "AlterReplicaLogDirs": (34, 0, 2),
     "DescribeLogDirs": (35, 0, 5), "SaslAuthenticate": (36, 0, 2),
     "CreatePartitions": (37, 0, 3), "DeleteGroups": (42, 0, 2), "ElectLeaders": (43, 0, 2),
     "IncrementalAlterConfigs": (44, 0, 1), "AlterPartitionReassignments": (45, 0, 0),

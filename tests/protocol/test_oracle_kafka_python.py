@@ -38,7 +38,7 @@ from tests.protocol.strategies import body
 # KIP-848 consumer group APIs). An API missing from kafkapy fails here; it is never skipped.
 REQUIRED = {
     0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27,
-    28, 29, 30, 31, 32, 33, 35, 36, 37, 42, 43, 44, 45, 46, 47, 55, 57, 60, 74, 75,
+    28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 42, 43, 44, 45, 46, 47, 55, 57, 60, 74, 75,
 }
 
 

@@ -1,4 +1,5 @@
-"""The cluster and its storage: DescribeCluster (60) and DescribeLogDirs (35).
+"""The cluster and its storage: DescribeCluster (60), DescribeLogDirs (35) and
+AlterReplicaLogDirs (34).
 
 - DescribeCluster v0-1 (Kafka's ``KafkaApis.handleDescribeCluster`` with
   ``AuthHelper.computeDescribeClusterResponse``): the cluster id, the controller (a broker
@@ -13,9 +14,15 @@
   (its absolute path), listing the requested partitions it holds (``Topics`` null: all) with
   their size on disk (the bytes of their segments' .log files), an offset lag of
   max(0, high watermark - log end offset), which is 0 on a single broker, and
-  ``IsFutureKey`` false (kafkapy has no AlterReplicaLogDirs); topics with no listed partition
-  are left out. v4 adds the file system's total and usable bytes (``os.statvfs``, as Java's
-  FileStore). A dir that cannot be examined is KAFKA_STORAGE_ERROR.
+  ``IsFutureKey`` false; a future log (a replica being moved into the dir by
+  AlterReplicaLogDirs) is listed too, with ``IsFutureKey`` true and an offset lag of the
+  current log's end offset less its own. Topics with no listed partition are left out. v4
+  adds the file system's total and usable bytes (``os.statvfs``, as Java's FileStore). A dir
+  that is offline or cannot be examined is KAFKA_STORAGE_ERROR.
+- AlterReplicaLogDirs v0-2 (Kafka's ``KafkaApis.handleAlterReplicaLogDirsRequest``): the
+  partitions of every dir entry (a partition named under two dirs goes to the last), each
+  moved by ``ReplicaManager.alter_replica_log_dirs``; the answer has one result per topic.
+  kafkapy has no authorizer, so the cluster ALTER permission Kafka checks is always given.
 """
 
 from __future__ import annotations
@@ -36,6 +43,10 @@ from kafkapy.errors import (
 )
 from kafkapy.protocol import ApiKey
 from kafkapy.protocol.message_classes import (
+    AlterReplicaLogDirPartitionResult,
+    AlterReplicaLogDirsRequest,
+    AlterReplicaLogDirsResponse,
+    AlterReplicaLogDirTopicResult,
     DescribeClusterBroker,
     DescribeClusterRequest,
     DescribeClusterResponse,
@@ -47,8 +58,8 @@ from kafkapy.protocol.message_classes import (
 )
 from kafkapy.server.request_context import Handler, RequestContext
 
-__all__ = ["CLUSTER_OPERATIONS", "HANDLERS", "handle_describe_cluster",
-           "handle_describe_log_dirs"]
+__all__ = ["CLUSTER_OPERATIONS", "HANDLERS", "handle_alter_replica_log_dirs",
+           "handle_describe_cluster", "handle_describe_log_dirs"]
 
 log = logging.getLogger(__name__)
 
@@ -115,6 +126,8 @@ async def handle_describe_log_dirs(
     for d in dirs:
         path = os.path.abspath(d)
         space = spaces[d]
+        if not isinstance(space, OSError) and not log_manager.is_log_dir_online(d):
+            space = OSError(f"Log directory {path} is offline")
         if isinstance(space, OSError):
             log.warning("Unable to describe replica dirs for %s: %s", path, space)
             results.append(DescribeLogDirsResult(error_code=KafkaStorageError.code,
@@ -122,12 +135,21 @@ async def handle_describe_log_dirs(
             continue
         by_topic: dict[str, list[DescribeLogDirsPartition]] = {}
         for tp, log_ in sorted(log_manager.logs.items()):
-            if log_manager._dir_of.get(tp) != d or (wanted is not None and tp not in wanted):
+            if log_manager.dir_of(tp) != d or (wanted is not None and tp not in wanted):
                 continue
             lag = max(log_.high_watermark - log_.log_end_offset, 0)
             by_topic.setdefault(tp.topic, []).append(DescribeLogDirsPartition(
                 partition_index=tp.partition, partition_size=log_.size, offset_lag=lag,
                 is_future_key=False))
+        for tp, future in sorted(log_manager.future_logs.items()):
+            if log_manager.future_dir_of(tp) != d or (wanted is not None and tp not in wanted):
+                continue
+            current = log_manager.get_log(tp)
+            # Kafka's getLogEndOffsetLag for a future log: how far its copy is behind.
+            lag = -1 if current is None else current.log_end_offset - future.log_end_offset
+            by_topic.setdefault(tp.topic, []).append(DescribeLogDirsPartition(
+                partition_index=tp.partition, partition_size=future.size, offset_lag=lag,
+                is_future_key=True))
         total, usable = space
         results.append(DescribeLogDirsResult(
             error_code=0, log_dir=path,
@@ -147,7 +169,25 @@ def _spaces(dirs: list[Path]) -> dict[Path, tuple[int, int] | OSError]:
     return out
 
 
+async def handle_alter_replica_log_dirs(
+        context: RequestContext[AlterReplicaLogDirsRequest]) -> AlterReplicaLogDirsResponse:
+    dirs: dict[TopicPartition, str] = {}
+    for d in context.body.dirs:
+        for topic in d.topics:
+            for p in topic.partitions:
+                dirs[TopicPartition(topic.name, p)] = d.path
+    errors = context.server.replica_manager.alter_replica_log_dirs(dirs)
+    by_topic: dict[str, list[AlterReplicaLogDirPartitionResult]] = {}
+    for tp, code in errors.items():
+        by_topic.setdefault(tp.topic, []).append(AlterReplicaLogDirPartitionResult(
+            partition_index=tp.partition, error_code=code))
+    return AlterReplicaLogDirsResponse(throttle_time_ms=0, results=[
+        AlterReplicaLogDirTopicResult(topic_name=topic, partitions=parts)
+        for topic, parts in by_topic.items()])
+
+
 HANDLERS: dict[int, Handler] = {
+    ApiKey.ALTER_REPLICA_LOG_DIRS: handle_alter_replica_log_dirs,
     ApiKey.DESCRIBE_LOG_DIRS: handle_describe_log_dirs,
     ApiKey.DESCRIBE_CLUSTER: handle_describe_cluster,
 }
