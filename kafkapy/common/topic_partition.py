@@ -12,7 +12,9 @@ import attrs
 __all__ = ["TopicPartition"]
 
 
-@attrs.frozen(order=True)
+# The hash is cached: a TopicPartition is a dict key on every fetch, for every partition of
+# the fetch (purgatory watches, partition lookups).
+@attrs.frozen(order=True, cache_hash=True)
 class TopicPartition:
     topic: str
     partition: int

@@ -171,10 +171,9 @@ class FetchData:
     log_end_offset: int
     high_watermark: int
     aborted_transactions: list[AbortedTxn] | None = None   # read_committed reads only
-
-    @property
-    def size(self) -> int:
-        return sum(s.size for s in self.slices)
+    # Computed once: a fetch asks for it several times (limits, min bytes, the answer).
+    size: int = attrs.field(default=attrs.Factory(
+        lambda self: sum(s.size for s in self.slices), takes_self=True), kw_only=True)
 
     def read(self) -> bytes:
         return b"".join(s.read() for s in self.slices)
