@@ -6,6 +6,7 @@
         [--baseline /path/to/other/tree]   # a side: RF 3, brokers from another source tree
         [--sides rf3,rf3-base]             # only these sides
         [--stall-ms 300]                   # SIGSTOP the leader that long in each latency run
+        [--idempotent]                     # the latency producer idempotent (max 5 in flight)
         [--out results.md]
         [--profile DIR [--profile-load throughput|latency] [--skip-bench]]   # py-spy
 
@@ -35,7 +36,8 @@ In each side's cluster, per repetition:
   each into a fresh topic whose ISR is full first; records/s and MB/s of values, checked
   against the leader's log (high watermark and log end).
 - **latency** (after the throughput runs): ``broker_bench``'s latency producer at each of
-  ``--rates`` msg/s of 100 B (linger.ms 0), acks=all on ``rf3``, acks=1 on ``single`` (the
+  ``--rates`` msg/s of 100 B (linger.ms 0; librdkafka's default, not idempotent, unless
+  ``--idempotent``), acks=all on ``rf3``, acks=1 on ``single`` (the
   reference); a long-polling consumer on the leader; p50, p99, p99.9 of receive - send. On
   RF 3 a record reaches the consumer only once the high watermark passes it: a follower
   fetch round trip.
@@ -235,7 +237,10 @@ def run_side(args: argparse.Namespace, side: str, rep: int) -> Run:
                 results, cpu = _measure(cluster, [
                     (latency_consumer, LatencyConsumerJob(leader, topic, n)),
                     (latency_producer, LatencyProducerJob(bootstrap, topic, rate,
-                                                          args.latency_seconds, acks))])
+                                                          args.latency_seconds, acks,
+                                                          # librdkafka's idempotence needs
+                                                          # acks=all: not the acks=1 side
+                                                          args.idempotent and acks == "all"))])
                 if stall is not None:
                     stall.join()
                 for q in ("p50", "p99", "p999"):
@@ -287,7 +292,9 @@ def report(runs: Sequence[Run], probes: tuple[tuple[float, float], tuple[float, 
                                                    args.variant_settings.items())}
     head = (f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(started))}, one machine with "
             f"{os.cpu_count()} CPUs (the 3 brokers, ZooKeeper and the clients share them), "
-            f"{args.reps} repetitions interleaved, load average at start {load[0]:.2f}, at "
+            f"{args.reps} repetitions interleaved, latency producer "
+            f"{'idempotent' if args.idempotent else 'not idempotent'}, load average at start "
+            f"{load[0]:.2f}, at "
             f"end {load[1]:.2f}. Storing new bytes, no server (``memory_write_probe``, past "
             f"the first GiB): {probes[0][1]:,.0f} MB/s before the runs, {probes[1][1]:,.0f} "
             "MB/s after. Cells: median (min-max).")
@@ -437,6 +444,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--sides", default="",
                     help="comma-separated subset of the sides to run (default: all)")
     ap.add_argument("--latency-seconds", type=float, default=10.0)
+    ap.add_argument("--idempotent", action="store_true",
+                    help="the latency producer idempotent (at most 5 requests in flight, as "
+                    "Kafka 3's Java producer by default); librdkafka's default otherwise")
     ap.add_argument("--stall-ms", type=float, default=0.0,
                     help="SIGSTOP the leader this long, a third into each latency window")
     ap.add_argument("--out", default="", help="write the tables here too")
