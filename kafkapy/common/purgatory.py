@@ -135,12 +135,6 @@ class DelayedOperation(abc.ABC):
         task of whoever calls ``try_complete_else_watch`` or ``check_and_complete``.
         """
 
-    def try_complete_for(self, key: Hashable) -> bool:
-        """``try_complete`` when ``key`` changed (``check_and_complete(key)``): an operation
-        that can tell from ``key`` alone that it completes may look there first. The same
-        outcome as ``try_complete``; by default it is that."""
-        return self.try_complete()
-
     @abc.abstractmethod
     def on_complete(self) -> None:
         """The completion logic (typically: build the response). Runs exactly once."""
@@ -303,7 +297,7 @@ class DelayedOperationPurgatory(Generic[T]):
             if watchers.get(oid) is not op:
                 continue  # unwatched meanwhile by a callback of an earlier operation
             if not op._completed:
-                if not self._try(op, key):
+                if not self._try(op):
                     continue
                 completed += 1
             if watchers.get(oid) is op:
@@ -400,14 +394,10 @@ class DelayedOperationPurgatory(Generic[T]):
 
     # -- internals ------------------------------------------------------------------------------
 
-    def _try(self, op: T, key: Hashable = None) -> bool:
-        """``op.try_complete()`` (``try_complete_for(key)`` when a key changed), contained;
-        True if ``op`` is completed afterwards."""
+    def _try(self, op: T) -> bool:
+        """``op.try_complete()``, contained; True if ``op`` is completed afterwards."""
         try:
-            if key is None:
-                op.try_complete()
-            else:
-                op.try_complete_for(key)
+            op.try_complete()
         except Exception as exc:
             op._fail(exc)
         return op._completed

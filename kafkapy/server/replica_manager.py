@@ -742,19 +742,6 @@ class ReplicaManager:
             partition.check_leader(req.current_leader_epoch)
             if replica_id not in partition.followers:
                 raise NotLeaderOrFollowerError(f"broker {replica_id} is not a follower of {tp}")
-            leo = partition.log_end_offset
-            if req.fetch_offset == leo and (req.last_fetched_epoch < 0 or
-                                            req.last_fetched_epoch ==
-                                            partition.log.epochs.latest_epoch):
-                # Caught up (a quiet partition of a fetch session, fetched every round):
-                # nothing to read, and the divergence check below would pass (the epoch's
-                # end is this LEO). Only the follower's position is recorded.
-                if update_fetch_state and partition.update_follower_fetch_state(
-                        replica_id, req.fetch_offset, req.log_start_offset, self.now_ms(),
-                        leo):
-                    self.on_high_watermark_moved(tp)
-                return FetchPartitionResult(None, None, partition.high_watermark,
-                                            partition.last_stable_offset, start)
             if req.last_fetched_epoch >= 0:
                 epoch, end = partition.end_offset_for_epoch(req.last_fetched_epoch)
                 if epoch < 0 or end < 0:
@@ -764,6 +751,7 @@ class ReplicaManager:
                 if epoch < req.last_fetched_epoch or end < req.fetch_offset:
                     return FetchPartitionResult(None, None, hw, lso, start,
                                                 diverging_epoch=(epoch, end))
+            leo = partition.log_end_offset
             data = partition.read(req.fetch_offset, max_bytes, 0, min_one, replica=True)
         except Exception as exc:
             return FetchPartitionResult(_as_kafka_error(tp, exc), None, hw, lso, start)

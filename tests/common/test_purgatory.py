@@ -150,30 +150,6 @@ def test_check_and_complete_on_one_key_removes_it_from_every_key() -> None:
     run(main)
 
 
-def test_check_and_complete_tells_the_operation_which_key_changed() -> None:
-    """try_complete_for(key) on check_and_complete(key); plain try_complete when the
-    operation is first tried (try_complete_else_watch)."""
-    seen: list[Hashable] = []
-
-    @attrs.define(eq=False)
-    class KeyAware(DelayedFunction):
-        def try_complete_for(self, key: Hashable) -> bool:
-            seen.append(key)
-            return self.try_complete()
-
-    async def main() -> None:
-        purgatory = DelayedOperationPurgatory[KeyAware]("test")
-        op = KeyAware(1000)
-        assert not purgatory.try_complete_else_watch(op, ["a", "b"])
-        assert seen == []
-        assert purgatory.check_and_complete("b") == 0
-        op.ready = True
-        assert purgatory.check_and_complete("a") == 1
-        assert seen == ["b", "a"] and op.events == ["completed"]
-
-    run(main)
-
-
 def test_expiry_calls_on_expiration_then_on_complete_once() -> None:
     async def main() -> None:
         purgatory = Purgatory("test")
