@@ -435,3 +435,34 @@ def test_unknown_missing_and_unsupported(data_dir: Path, tmp_path: Path) -> None
                           "org.apache.kafka.tools.api.StringDecoder instead")
     assert f"| offset: 0 CreateTime: {T0} keySize: 2 valueSize: 2 sequence: 0 " \
            f"headerKeys: [h1,h2] key: k0 payload: v0" in old.out
+
+
+def test_findings_in_json_and_offsets_not_found(data_dir: Path, tmp_path: Path) -> None:
+    copy = _copy_segment(data_dir, tmp_path)
+    index = copy / f"{SEGMENT}.index"
+    original = index.read_bytes()
+    index.write_bytes(struct.pack(">ii", 2, struct.unpack_from(">ii", original, 0)[1]) +
+                      original[8:])
+    time_index = copy / f"{SEGMENT}.timeindex"
+    time_index.write_bytes(struct.pack(">qi", T0, 7))     # no batch ends at offset 7
+    run = dump("--files", f"{index},{time_index}", "--output", "json")
+    assert run.code == 0 and run.err == []
+    objects = [json.loads(line) for line in run.out]
+    assert {"type": "index_mismatch", "file": str(index.absolute()), "indexOffset": 2,
+            "logOffset": 1} in objects
+    assert {"type": "time_index_offset_not_found", "file": str(time_index.absolute()),
+            "indexOffset": 7, "logOffset": -1} in objects
+    text = dump("--files", str(time_index), "--verify-index-only")
+    assert text.out == [f"Dumping {time_index}"]
+    assert text.err == ["The following indexed offsets are not found in the log.",
+                        "Indexed offset: 7, found log offset: -1"]
+
+
+def test_non_consecutive_offsets(data_dir: Path, tmp_path: Path) -> None:
+    # Offsets 0-2 of one partition followed by offsets 0.. of another: 2 is followed by 0.
+    log = tmp_path / f"{SEGMENT}.log"
+    log.write_bytes(seg(data_dir, "plain-0", ".log").read_bytes() +
+                    seg(data_dir, "comp-0", ".log").read_bytes())
+    run = dump("--files", str(log), "--deep-iteration")
+    assert run.code == 0
+    assert run.err == [f"Non-consecutive offsets in {log.absolute()}", "  2 is followed by 0"]
