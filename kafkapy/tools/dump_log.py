@@ -461,7 +461,7 @@ def _read_index(path: Path, base: int, reader: Callable[[Path, int], tuple[list[
         raise ToolError(f"Error: cannot read {path}: {e.strerror or e}") from e
 
 
-def _lookup(index: list[OffsetPosition], base: int, offset: int) -> int:
+def _lookup(index: list[OffsetPosition], offset: int) -> int:
     """The position of the greatest indexed offset <= ``offset`` (0 if none): OffsetIndex's
     lookup over the entries as read."""
     slot = bisect.bisect_right([e.offset for e in index], offset) - 1
@@ -497,7 +497,7 @@ def dump_time_index(out: Output, path: Path, opts: argparse.Namespace,
     for i, entry in enumerate(entries):
         if entry.offset == base and i > 0:
             return
-        position = _lookup(offset_index, base, entry.offset)
+        position = _lookup(offset_index, entry.offset)
         scan = scan_batches(memoryview(log_data)[position:], verify_crc=False)
         found = next((b for b in scan.batches if b.last_offset >= entry.offset), None)
         if found is None:
