@@ -21,6 +21,10 @@ The layers, bottom up; a layer imports only what is listed for it (and itself):
   origins), ``config``, ``errors``, the compiled codec; **never ``server``**: it reaches the
   broker through ``coordinator.partition_port``;
 - ``server``: everything above;
+- ``tools`` (the ``kafkapy <tool>`` commands): ``common``, ``protocol``, ``log``,
+  ``coordinator`` (record formats), ``errors``, the compiled modules; never ``server`` or
+  ``network``: an offline tool reads files with the log's readers, and the network tools will
+  be clients of a client library, not of the broker's internals;
 - the façade (``broker``, ``cli``, ``testing``, ``__init__``): everything.
 
 Besides the layers:
@@ -67,6 +71,8 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "kafkapy.server": ("kafkapy.common", "kafkapy.protocol", "kafkapy.log", "kafkapy.config",
                        "kafkapy.network", "kafkapy.clients", "kafkapy.coordinator", "kafkapy.zk",
                        "kafkapy.controller", "kafkapy.errors", *COMPILED),
+    "kafkapy.tools": ("kafkapy.common", "kafkapy.protocol", "kafkapy.log",
+                      "kafkapy.coordinator", "kafkapy.errors", *COMPILED),
 }
 SPARK_ALLOWED = ("kafkapy.log", "kafkapy.protocol", "kafkapy.common.topic_partition",
                  "kafkapy.errors", *COMPILED)
@@ -333,6 +339,9 @@ def test_the_checks_see_real_imports() -> None:
     ("kafkapy.network.socket_server", "from kafkapy.protocol import API_KEYS\n"),
     ("kafkapy.common.purgatory", "from kafkapy.server.replica_manager import ReplicaManager\n"),
     ("kafkapy.coordinator.group.records", "from ...server import kafka_apis\n"),
+    ("kafkapy.tools.dump_log", "from kafkapy.server.replica_manager import ReplicaManager\n"),
+    ("kafkapy.tools.dump_log", "from kafkapy.network import socket_server\n"),
+    ("kafkapy.tools.dump_log", "from kafkapy.broker import Broker\n"),
 ])
 def test_layer_violations_are_seen(module: str, source: str) -> None:
     known = {*KNOWN, module}

@@ -47,6 +47,8 @@ __all__ = [
     "OffsetPosition",
     "TimeIndex",
     "TimestampOffset",
+    "read_offset_index",
+    "read_time_index",
 ]
 
 NO_TIMESTAMP = -1
@@ -305,3 +307,25 @@ class TimeIndex(_Index):
         bad = first_disorder(self._mmap, self.entries, 12, 0)
         if bad >= 0:
             raise CorruptIndexError(f"{self.path}: entry {bad} is out of order")
+
+
+def _whole_entries(path: Path, entry: struct.Struct) -> tuple[list[tuple[int, int]], int]:
+    data = Path(path).read_bytes()
+    usable = len(data) - len(data) % entry.size
+    return list(entry.iter_unpack(memoryview(data)[:usable])), len(data)
+
+
+def read_offset_index(path: Path, base_offset: int) -> tuple[list[OffsetPosition], int]:
+    """Every whole entry of an offset index file, in file order, and the file's length, read
+    without mapping, creating or resizing it (offline tools such as ``kafkapy dump-log``,
+    which must not change the files they inspect, unlike opening an ``OffsetIndex``).
+    Raises OSError (FileNotFoundError) as reading the file does."""
+    entries, length = _whole_entries(path, _OFFSET_ENTRY)
+    return [OffsetPosition(base_offset + rel, pos) for rel, pos in entries], length
+
+
+def read_time_index(path: Path, base_offset: int) -> tuple[list[TimestampOffset], int]:
+    """Every whole entry of a time index file and the file's length, read-only (see
+    ``read_offset_index``)."""
+    entries, length = _whole_entries(path, _TIME_ENTRY)
+    return [TimestampOffset(ts, base_offset + rel) for ts, rel in entries], length

@@ -21,6 +21,8 @@ from kafkapy.log.index import (
     OffsetPosition,
     TimeIndex,
     TimestampOffset,
+    read_offset_index,
+    read_time_index,
 )
 from tests.log.kafka_files import parse_offset_index, parse_time_index
 
@@ -156,3 +158,28 @@ def test_sanity_check_catches_an_entry_below_the_base(tmp_path: Path) -> None:
     with pytest.raises(CorruptIndexError):
         tindex.sanity_check()
     tindex.close()
+
+
+def test_read_index_files_without_changing_them(tmp_path: Path) -> None:
+    """The read-only readers (for offline tools) see every whole entry, report the length of a
+    torn file, and leave the file exactly as it was (opening an index would resize it)."""
+    index = OffsetIndex(tmp_path / "00000000000000000100.index", 100, 8 * 10)
+    index.append(103, 0)
+    index.append(110, 4096)
+    index.close()
+    time_index = TimeIndex(tmp_path / "00000000000000000100.timeindex", 100, 12 * 10)
+    time_index.maybe_append(1_000, 103)
+    time_index.maybe_append(2_000, 110)
+    time_index.close()
+    torn = index.path.read_bytes() + b"\x00\x01\x02"
+    index.path.write_bytes(torn)
+    entries, length = read_offset_index(index.path, 100)
+    assert entries == [OffsetPosition(103, 0), OffsetPosition(110, 4096)]
+    assert length == 19
+    assert index.path.read_bytes() == torn
+    times, tlength = read_time_index(time_index.path, 100)
+    assert times == [TimestampOffset(1_000, 103), TimestampOffset(2_000, 110)]
+    assert tlength == 24
+    with pytest.raises(FileNotFoundError):
+        read_offset_index(tmp_path / "00000000000000000000.index", 0)
+    assert not (tmp_path / "00000000000000000000.index").exists()
