@@ -12,9 +12,9 @@ import os
 import sys
 from collections.abc import Sequence
 
-from kafkapy.tools import dump_log
+from kafkapy.tools import consumer_groups, dump_log, get_offsets
 
-TOOLS = (dump_log,)
+TOOLS = (dump_log, consumer_groups, get_offsets)
 
 
 def parser() -> argparse.ArgumentParser:
