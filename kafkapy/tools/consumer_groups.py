@@ -282,6 +282,15 @@ def import_client() -> Any:
     return confluent_kafka
 
 
+def admin_client(ck: Any, config: dict[str, str]) -> Any:
+    """An AdminClient; a configuration librdkafka refuses (an unknown property in
+    ``--command-config``) is a CommandError with librdkafka's words."""
+    try:
+        return ck.admin.AdminClient(config)
+    except (ck.KafkaException, ValueError, TypeError) as e:
+        raise CommandError(describe_error(e)) from None
+
+
 def describe_error(exc: BaseException, group: str = "") -> str:
     """An exception as Kafka's tool prints it: ``org.apache.kafka.common.errors.<Class>:
     <message>`` for Kafka error codes it knows, else the client's own words."""
@@ -597,7 +606,7 @@ class ConsumerGroupService:
         self.opts = opts
         self.out = out
         self.timeout_s = opts.timeout / 1000
-        self.admin = self.ck.admin.AdminClient(client_config(opts))
+        self.admin = admin_client(self.ck, client_config(opts))
 
     # ---------------------------------------------------------------- cluster reads
 

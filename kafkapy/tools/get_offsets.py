@@ -24,8 +24,10 @@ from typing import Any, TextIO
 import attrs
 
 from kafkapy.tools.consumer_groups import (
+    CommandError,
     ToolError,
     add_connection_args,
+    admin_client,
     client_config,
     describe_error,
     import_client,
@@ -147,8 +149,8 @@ def fetch_offsets(opts: argparse.Namespace) -> list[tuple[str, int, int]]:
     spec = {-1: ck.admin.OffsetSpec.latest, -2: ck.admin.OffsetSpec.earliest,
             -3: ck.admin.OffsetSpec.max_timestamp}.get(timestamp)
     offset_spec = spec() if spec is not None else ck.admin.OffsetSpec.for_timestamp(timestamp)
-    admin = ck.admin.AdminClient(client_config(opts, {"client.id": "GetOffsetShell"}))
     try:
+        admin = admin_client(ck, client_config(opts, {"client.id": "GetOffsetShell"}))
         names = list(admin.list_topics(timeout=TIMEOUT_S).topics)
         candidates = [t for t in names if any(r.topic_allowed(t) for r in rules)]
         partitions: list[tuple[str, int]] = []
@@ -163,6 +165,8 @@ def fetch_offsets(opts: argparse.Namespace) -> list[tuple[str, int, int]]:
                                if any(r.allowed(topic, p.id) for r in rules)]
     except ck.KafkaException as e:
         raise ShellError(describe_error(e)) from None
+    except CommandError as e:
+        raise ShellError(str(e)) from None
     if not partitions:
         raise ShellError("Could not match any topic-partitions with the specified filters")
     futures = admin.list_offsets({ck.TopicPartition(t, p): offset_spec for t, p in partitions},
@@ -192,7 +196,7 @@ def run(opts: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     except ToolError as e:
         err.write(f"{e}\n")
         return 1
-    except (ShellError, OSError) as e:
+    except (ShellError, CommandError, OSError) as e:
         err.write(f"Error occurred: {e}\n")
         return 1
     for topic, partition, offset in rows:

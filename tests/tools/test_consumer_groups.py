@@ -428,3 +428,22 @@ def test_formats_widen_to_the_longest_value() -> None:
         f"{'CLIENT-ID':<15} {'#PARTITIONS':<15} ")
     assert cg.format_group_states([("a-very-long-group-name", "Empty")]) == [
         f"{'GROUP':<22} STATE", "a-very-long-group-name Empty"]
+
+
+def test_command_config(broker: kafkapy.Broker, tmp_path: Path) -> None:
+    """--command-config passes client properties (Java properties syntax) to the client; one
+    librdkafka does not know is an error, not a traceback."""
+    base = ["consumer-groups", "--bootstrap-server", broker.bootstrap_servers, "--list"]
+    good = tmp_path / "client.properties"
+    good.write_text("# the client's settings\nsecurity.protocol=PLAINTEXT\n"
+                    "client.id : from-config\n")
+    assert run_tool(*base, "--command-config", str(good)).code == 0
+    bad = tmp_path / "bad.properties"
+    bad.write_text("no.such.property=1\n")
+    result = run_tool(*base, "--command-config", str(bad))
+    assert result.code == 1
+    assert result.out[:1] == [""]
+    assert result.out[1].startswith("Error: Executing consumer group command failed due to ")
+    assert "no.such.property" in result.out[1]
+    assert cg.load_properties(str(good)) == {"security.protocol": "PLAINTEXT",
+                                             "client.id": "from-config"}
