@@ -731,8 +731,8 @@ class ConsumerGroupService:
                 rows.append(self._row(group, topic, partition, committed, ends,
                                       m.member_id, m.host, m.client_id))
         for topic, partition in unassigned:
-            rows.append(self._row(group, topic, partition, committed, ends,
-                                  MISSING, MISSING, MISSING))
+            # no member: "-" in the table, null in JSON
+            rows.append(self._row(group, topic, partition, committed, ends, None, None, None))
         if not self.should_print(group, state, len(rows)):
             return
         self.out.lines(format_offsets(rows))
@@ -744,8 +744,8 @@ class ConsumerGroupService:
 
     @staticmethod
     def _row(group: str, topic: str, partition: int, committed: dict[tuple[str, int], int],
-             ends: dict[tuple[str, int], int], consumer: str, host: str, client: str
-             ) -> PartitionRow:
+             ends: dict[tuple[str, int], int], consumer: str | None, host: str | None,
+             client: str | None) -> PartitionRow:
         offset = committed.get((topic, partition))
         end = ends.get((topic, partition))
         if end is not None and end < 0:

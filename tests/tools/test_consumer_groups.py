@@ -276,6 +276,42 @@ def test_group_lifecycle(broker: kafkapy.Broker, tmp_path: Path) -> None:
     assert gone.out == ["", f"Error: Consumer group '{group}' does not exist."]
 
 
+
+def test_rebalancing_group(broker: kafkapy.Broker) -> None:
+    """A second member joins while the first does not poll: the group stays in
+    PreparingRebalance (the first must rejoin), and describe warns as Kafka does; members
+    have no assignment then, so the committed partition shows without a member."""
+    bs = broker.bootstrap_servers
+    base = ["consumer-groups", "--bootstrap-server", bs, "--describe", "--group", "rebal"]
+    topic = "rebal-topic"
+    make_topic(bs, topic, [4])
+    first = join(bs, "rebal", topic, "first")
+    first.commit(offsets=[ClientTopicPartition(topic, 0, 1)], asynchronous=False)
+    second = subscribe(bs, "rebal", topic, "second")
+    try:
+        warning = ["", "Warning: Consumer group 'rebal' is rebalancing."]
+        deadline = time.monotonic() + WAIT_S
+        while True:
+            second.poll(0.2)
+            described = run_tool(*base)
+            if described.err == warning:
+                break
+            assert time.monotonic() < deadline, described
+        assert described.code == 0
+        assert described.out[2:] == [offsets_line((15, 15, 15, 15), "rebal", topic, 0, 1, 4, 3,
+                                                  "-", "-", "-")]
+        as_json = run_tool(*base, "--output", "json")
+        assert json.loads(as_json.out[0])["consumerId"] is None
+        assert json.loads(as_json.out[0])["state"] in ("PreparingRebalance",
+                                                       "CompletingRebalance")
+        state = run_tool(*base, "--state")
+        assert state.err == warning
+        assert state.out[2].split()[-2] in ("PreparingRebalance", "CompletingRebalance")
+        assert state.out[2].split()[-1] == "2"
+    finally:
+        second.close()
+        first.close()
+
 def test_reset_of_a_new_group_and_several_groups(broker: kafkapy.Broker, tmp_path: Path
                                                  ) -> None:
     """A group with no members and no offsets (Dead) can be given offsets, as in Kafka;
