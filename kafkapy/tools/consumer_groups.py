@@ -932,6 +932,7 @@ class ConsumerGroupService:
         when there are many partitions."""
         total = sum(len(p) for p in plans.values())
         done = 0
+        committed_groups: list[str] = []
         for group, plan in sorted(plans.items()):
             if not plan:
                 continue
@@ -941,11 +942,16 @@ class ConsumerGroupService:
                 [request], request_timeout=self.timeout_s)
             try:
                 result = wait(futures[group], self.timeout_s)
+                errors = [tp.error for tp in result.topic_partitions or []
+                          if tp.error is not None]
+                if errors:
+                    raise self.ck.KafkaException(errors[0])
             except self.ck.KafkaException as e:
-                raise CommandError(describe_error(e, group)) from None
-            for tp in result.topic_partitions or []:
-                if tp.error is not None:
-                    raise CommandError(describe_error(self.ck.KafkaException(tp.error), group))
+                # never half-done silently: say which groups' offsets did change
+                committed = f" (already committed: {', '.join(committed_groups)})" \
+                    if committed_groups else ""
+                raise CommandError(describe_error(e, group) + committed) from None
+            committed_groups.append(group)
             done += len(plan)
             if total >= PROGRESS_MIN_PARTITIONS:
                 self.out.stderr(f"Reset {done}/{total} partitions (group {group})")

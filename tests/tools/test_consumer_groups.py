@@ -347,6 +347,25 @@ def test_reset_of_a_new_group_and_several_groups(broker: kafkapy.Broker, tmp_pat
                  "GroupIdNotFoundException: The group id does not exist."}
 
 
+
+def test_reset_progress(broker: kafkapy.Broker) -> None:
+    """A reset of many partitions says how far it got on stderr; the plan is committed."""
+    bs = broker.bootstrap_servers
+    partitions = cg.PROGRESS_MIN_PARTITIONS
+    admin = AdminClient({"bootstrap.servers": bs})
+    for future in admin.create_topics([NewTopic("many", partitions, 1)]).values():
+        future.result(WAIT_S)
+    base = ["consumer-groups", "--bootstrap-server", bs]
+    result = run_tool(*base, "--reset-offsets", "--group", "many-g", "--group", "many-h",
+                      "--topic", "many", "--to-latest", "--execute")
+    assert result.code == 0, result
+    assert result.err == [f"Reset {partitions}/{2 * partitions} partitions (group many-g)",
+                          f"Reset {2 * partitions}/{2 * partitions} partitions (group many-h)"]
+    assert len(result.out) == 2 + 2 * partitions
+    described = run_tool(*base, "--describe", "--group", "many-h", "--output", "json")
+    assert len(described.out) == partitions
+    assert {json.loads(line)["currentOffset"] for line in described.out} == {0}
+
 def test_usage_errors(broker: kafkapy.Broker) -> None:
     base = ["consumer-groups", "--bootstrap-server", broker.bootstrap_servers]
     cases = {
