@@ -502,3 +502,17 @@ def test_command_config(broker: kafkapy.Broker, tmp_path: Path) -> None:
     assert "no.such.property" in result.out[1]
     assert cg.load_properties(str(good)) == {"security.protocol": "PLAINTEXT",
                                              "client.id": "from-config"}
+
+
+def test_registered_with_kafkas_flags(capsys: pytest.CaptureFixture[str]) -> None:
+    from kafkapy.tools import main as tools_main
+
+    for tool, flags in (("consumer-groups", ("--bootstrap-server", "--command-config",
+                                             "--reset-offsets", "--to-datetime", "--export")),
+                        ("get-offsets", ("--bootstrap-server", "--topic-partitions", "--time",
+                                         "--exclude-internal-topics"))):
+        with pytest.raises(SystemExit) as done:
+            tools_main.main([tool, "--help"])
+        assert done.value.code == 0
+        text = capsys.readouterr().out
+        assert all(flag in text for flag in flags), tool
