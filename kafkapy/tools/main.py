@@ -12,9 +12,11 @@ import os
 import sys
 from collections.abc import Sequence
 
-from kafkapy.tools import dump_log
+from kafkapy.tools import dump_log, topics
 
-TOOLS = (dump_log,)
+TOOLS = (dump_log,
+         topics,
+         )
 
 
 def parser() -> argparse.ArgumentParser:
