@@ -12,10 +12,11 @@ import os
 import sys
 from collections.abc import Sequence
 
-from kafkapy.tools import dump_log, topics
+from kafkapy.tools import configs, dump_log, topics
 
 TOOLS = (dump_log,
          topics,
+         configs,
          )
 
 

@@ -117,6 +117,9 @@ def admin_client(bootstrap: str, command_config: str | None) -> Any:
     (security.protocol, sasl.*, ssl.*: librdkafka's names, most of them Kafka's)."""
     config = load_properties(command_config) if command_config else {}
     config["bootstrap.servers"] = bootstrap
+    # librdkafka's warnings and errors on stderr, not its informational lines (a closed idle
+    # connection, the background queue purged at exit): Kafka's tools log WARN and above.
+    config.setdefault("log_level", "4")
     try:
         return confluent("confluent_kafka.admin").AdminClient(config)
     except (confluent("confluent_kafka").KafkaException, ValueError, TypeError) as e:
