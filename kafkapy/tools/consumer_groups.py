@@ -48,11 +48,13 @@ from typing import Any, TextIO
 
 import attrs
 
+from kafkapy.tools import command_config
+from kafkapy.tools.command_config import install_hint
+
 __all__ = ["add_parser", "run"]
 
 MISSING = "-"
 DEFAULT_TIMEOUT_MS = 5000
-INSTALL_HINT = ("This tool needs confluent-kafka: pip install 'kafkapy[tools]'")
 
 # Kafka's ConsumerGroupState names (ConsumerGroupState.toString), by confluent_kafka's enum
 # member names; Unknown is not a state one can filter on (Kafka's list of valid states).
@@ -229,56 +231,23 @@ def check_args(opts: argparse.Namespace) -> None:
 # ------------------------------------------------------------------------------ client
 
 
-def load_properties(path: str) -> dict[str, str]:
-    """A Java properties file (``key=value`` or ``key: value``, ``#``/``!`` comments,
-    trailing-backslash continuations), as Kafka's ``Utils.loadProps`` reads it."""
-    props: dict[str, str] = {}
-    pending = ""
-    for raw in Path(path).read_text().splitlines():
-        line = pending + raw.lstrip()
-        pending = ""
-        if not line or line[0] in "#!":
-            continue
-        if line.endswith("\\") and not line.endswith("\\\\"):
-            pending = line[:-1]
-            continue
-        match = re.match(r"((?:\\.|[^=:\s\\])+)\s*[=:\s]\s*(.*)$", line)
-        if match is None:
-            props[line.strip()] = ""
-        else:
-            props[match.group(1).replace("\\", "")] = match.group(2).strip()
-    return props
-
-
 def client_config(opts: argparse.Namespace, extra: dict[str, str] | None = None
                   ) -> dict[str, str]:
-    """librdkafka properties: the ``--command-config`` file (Java client names, which
-    librdkafka shares for security.protocol, sasl.mechanism, ssl.*: a PLAIN/SCRAM
-    ``sasl.jaas.config`` becomes ``sasl.username``/``sasl.password``), then
-    ``--bootstrap-server``."""
-    config: dict[str, str] = {}
-    if opts.command_config:
-        for key, value in load_properties(opts.command_config).items():
-            if key == "sasl.jaas.config":
-                for name, target in (("username", "sasl.username"),
-                                     ("password", "sasl.password")):
-                    found = re.search(rf'{name}\s*=\s*"([^"]*)"', value)
-                    if found:
-                        config[target] = found.group(1)
-                continue
-            config[key] = value
-    config.update(extra or {})
-    config["bootstrap.servers"] = opts.bootstrap_server
-    return config
+    """The tool's confluent-kafka settings (``command_config.client_config``); an unreadable
+    ``--command-config`` is a CommandError."""
+    try:
+        return command_config.client_config(opts.bootstrap_server, opts.command_config, extra)
+    except OSError as e:
+        raise CommandError(f"{opts.command_config} ({e.strerror or e})") from None
 
 
-def import_client() -> Any:
+def import_client(tool: str = "consumer-groups") -> Any:
     """confluent_kafka, or ToolError with the install hint."""
     try:
         import confluent_kafka
         import confluent_kafka.admin
     except ImportError:
-        raise ToolError(INSTALL_HINT) from None
+        raise ToolError(install_hint(tool)) from None
     return confluent_kafka
 
 

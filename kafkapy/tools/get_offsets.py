@@ -143,7 +143,7 @@ def rules_from_opts(opts: argparse.Namespace) -> list[Rule]:
 
 
 def fetch_offsets(opts: argparse.Namespace) -> list[tuple[str, int, int]]:
-    ck = import_client()
+    ck = import_client("get-offsets")
     rules = rules_from_opts(opts)
     timestamp = parse_time(opts.time)
     spec = {-1: ck.admin.OffsetSpec.latest, -2: ck.admin.OffsetSpec.earliest,

@@ -12,9 +12,9 @@ import os
 import sys
 from collections.abc import Sequence
 
-from kafkapy.tools import consumer_groups, dump_log, get_offsets
+from kafkapy.tools import configs, consumer_groups, dump_log, get_offsets, topics
 
-TOOLS = (dump_log, consumer_groups, get_offsets)
+TOOLS = (dump_log, topics, configs, consumer_groups, get_offsets)
 
 
 def parser() -> argparse.ArgumentParser:

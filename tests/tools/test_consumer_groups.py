@@ -25,6 +25,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 import kafkapy
 from kafkapy.tools import consumer_groups as cg
+from kafkapy.tools.command_config import load_properties
 
 ROOT = Path(__file__).resolve().parents[2]
 BROKER_ID = 7
@@ -409,7 +410,7 @@ def test_missing_extra_says_how_to_install(broker: kafkapy.Broker) -> None:
         assert done.returncode == 1
         assert done.stdout == ""
         assert done.stderr.splitlines() == [
-            "This tool needs confluent-kafka: pip install 'kafkapy[tools]'"]
+            f"kafkapy {tool} needs confluent-kafka: pip install 'kafkapy[tools]'"]
 
 
 # ------------------------------------------------------------------------------ pure logic
@@ -500,7 +501,7 @@ def test_command_config(broker: kafkapy.Broker, tmp_path: Path) -> None:
     assert result.out[:1] == [""]
     assert result.out[1].startswith("Error: Executing consumer group command failed due to ")
     assert "no.such.property" in result.out[1]
-    assert cg.load_properties(str(good)) == {"security.protocol": "PLAINTEXT",
+    assert load_properties(str(good)) == {"security.protocol": "PLAINTEXT",
                                              "client.id": "from-config"}
 
 
