@@ -8,9 +8,6 @@ log.retention.hours=168, message.max.bytes=1048588)."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,28 +25,13 @@ from confluent_kafka.admin import (
 import kafkapy
 from kafkapy.tools.configs import parse_configs_to_add
 from kafkapy.tools.topics import UsageError
+from tests.tools.support import Run, run_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@attrs.frozen
-class Run:
-    code: int
-    out: list[str]
-    err: list[str]
-
-
 def tool(*args: str, prelude: str | None = None) -> Run:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
-    if prelude is None:
-        argv = [sys.executable, "-m", "kafkapy.tools", "configs", *args]
-    else:
-        argv = [sys.executable, "-c",
-                f"{prelude}\nimport sys\nfrom kafkapy.tools.main import main\n"
-                f"sys.exit(main(sys.argv[1:]))", "configs", *args]
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=90, env=env)
-    return Run(done.returncode, done.stdout.splitlines(), done.stderr.splitlines())
+    return run_tool("configs", *args, prelude=prelude)
 
 
 @attrs.frozen

@@ -17,7 +17,6 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import attrs
 import pytest
 from confluent_kafka import Consumer, Producer
 from confluent_kafka import TopicPartition as ClientTopicPartition
@@ -26,6 +25,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 import kafkapy
 from kafkapy.tools import consumer_groups as cg
 from kafkapy.tools.command_config import load_properties
+from tests.tools.support import run_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 BROKER_ID = 7
@@ -37,23 +37,6 @@ NO_EXECUTE_WARNING = (
     "executing the reset rather than doing a dry run. You should add the --dry-run option "
     "explicitly if you are scripting this command and want to keep the current default "
     "behavior without prompting.")
-
-
-@attrs.frozen
-class Run:
-    code: int
-    out: list[str]
-    err: list[str]
-
-
-def run_tool(*args: str) -> Run:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
-    done = subprocess.run([sys.executable, "-m", "kafkapy.tools", *args],
-                          capture_output=True, text=True, timeout=120, env=env)
-    # librdkafka's own log lines (``%6|...``) are not the tool's output
-    err = [line for line in done.stderr.splitlines() if not line.startswith("%")]
-    return Run(done.returncode, done.stdout.splitlines(), err)
 
 
 @pytest.fixture(scope="module")

@@ -8,17 +8,13 @@ DumpLogSegments formats; the CRCs are recomputed independently (the ``crc32c`` p
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import struct
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import attrs
 import crc32c
 import pytest
 from confluent_kafka import Consumer, Producer
@@ -26,6 +22,7 @@ from confluent_kafka import TopicPartition as ClientTopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 import kafkapy
+from tests.tools.support import Run, run_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 # Near now: a batch timestamped more than segment.ms (7 days) from the segment's first one
@@ -37,19 +34,8 @@ GROUP = "dump-group"
 TXN_ID = "dump-txn"
 
 
-@attrs.frozen
-class Run:
-    code: int
-    out: list[str]
-    err: list[str]
-
-
 def dump(*args: str) -> Run:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
-    done = subprocess.run([sys.executable, "-m", "kafkapy.tools", "dump-log", *args],
-                          capture_output=True, text=True, timeout=60, env=env)
-    return Run(done.returncode, done.stdout.splitlines(), done.stderr.splitlines())
+    return run_tool("dump-log", *args, timeout=60)
 
 
 @pytest.fixture(scope="module")

@@ -7,19 +7,16 @@ group commit creating ``__consumer_offsets``; the tool runs as a subprocess and 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-import attrs
 import pytest
 from confluent_kafka import ConsumerGroupTopicPartitions, Producer
 from confluent_kafka import TopicPartition as ClientTopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 import kafkapy
+from tests.tools.support import Run, run_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 T0 = 1_700_000_000_000
@@ -30,21 +27,8 @@ CLICKS = {0: [T0 + 5, T0 + 50, T0 + 7], 1: [T0 + 1, T0 + 2], 2: []}
 WIDE = 11       # partitions of "wide": 10 sorts before 2, as Kafka sorts ("wide-10" < "wide-2")
 
 
-@attrs.frozen
-class Run:
-    code: int
-    out: list[str]
-    err: list[str]
-
-
 def get_offsets(bootstrap: str, *args: str) -> Run:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
-    done = subprocess.run([sys.executable, "-m", "kafkapy.tools", "get-offsets",
-                           "--bootstrap-server", bootstrap, *args],
-                          capture_output=True, text=True, timeout=120, env=env)
-    err = [line for line in done.stderr.splitlines() if not line.startswith("%")]
-    return Run(done.returncode, done.stdout.splitlines(), err)
+    return run_tool("get-offsets", "--bootstrap-server", bootstrap, *args)
 
 
 @pytest.fixture(scope="module")

@@ -6,14 +6,9 @@ tool) reads back. One 3-broker ``kafkapy.Cluster`` test covers RF 3 and a stoppe
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import attrs
 import pytest
@@ -22,6 +17,7 @@ from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
 import kafkapy
 from kafkapy.cluster import Cluster
+from tests.tools.support import Run, run_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 WARNING = ("WARNING: Due to limitations in metric names, topics with a period ('.') or "
@@ -30,29 +26,9 @@ WARNING = ("WARNING: Due to limitations in metric names, topics with a period ('
 ERROR = "Error while executing topic command : "
 
 
-@attrs.frozen
-class Run:
-    code: int
-    out: list[str]
-    err: list[str]
-
-    def json(self) -> list[dict[str, Any]]:
-        return [json.loads(line) for line in self.out]
-
-
 def tool(*args: str, prelude: str | None = None) -> Run:
-    """``python -m kafkapy.tools topics <args>`` (``prelude``: Python run first, through a
-    ``-c`` wrapper)."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
-    if prelude is None:
-        argv = [sys.executable, "-m", "kafkapy.tools", "topics", *args]
-    else:
-        argv = [sys.executable, "-c",
-                f"{prelude}\nimport sys\nfrom kafkapy.tools.main import main\n"
-                f"sys.exit(main(sys.argv[1:]))", "topics", *args]
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=90, env=env)
-    return Run(done.returncode, done.stdout.splitlines(), done.stderr.splitlines())
+    """``python -m kafkapy.tools topics <args>``."""
+    return run_tool("topics", *args, prelude=prelude)
 
 
 def eventually(run: Callable[[], Run], expected: Callable[[Run], bool],
