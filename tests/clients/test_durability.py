@@ -189,8 +189,9 @@ def produce_until_killed(child: ChildBroker, topic: str, first_key: int, acks_be
                              partition=i % 2, on_delivery=report)
             i += 1
             producer.poll(0)
-            if killed_at is None and len(acked) >= acks_before_kill:
-                # Mid-stream: produced records not yet acknowledged (in flight or queued).
+            if killed_at is None and len(acked) >= acks_before_kill and len(producer):
+                # Mid-stream: produced records not yet acknowledged (in flight or queued);
+                # a producer that has just caught up produces on until it has some again.
                 unacknowledged_at_kill = len(producer)
                 child.kill()
                 killed_at = i
