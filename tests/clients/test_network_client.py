@@ -5,37 +5,20 @@ new connection and works."""
 
 from __future__ import annotations
 
-import functools
 import struct
-import tempfile
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
 import trio
 
 from kafkapy.clients.network_client import BrokerConnection
-from kafkapy.config import BrokerConfig
 from kafkapy.errors import BrokerNotAvailableError
-from kafkapy.protocol import ApiKey, decode_request, encode_response, request_class
+from kafkapy.protocol import ApiKey, encode_response, request_class
 from kafkapy.protocol.message_classes import ApiVersionsRequest, ApiVersionsResponse
-from kafkapy.server.kafka_server import KafkaServer
 from kafkapy.zk.zookeeper_server import free_port
+from tests.trio_peers import fake_peer, with_broker
 
 pytestmark = pytest.mark.timeout(60)
-
-
-async def _with_broker(body: Callable[[int], Awaitable[None]]) -> None:
-    with tempfile.TemporaryDirectory() as d:
-        server = KafkaServer(BrokerConfig.from_properties(
-            {"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": d}))
-        async with trio.open_nursery() as nursery:
-            await nursery.start(server.run)
-            assert server.socket_server is not None
-            try:
-                await body(server.socket_server.bound_endpoints[0].port)
-            finally:
-                await server.shutdown()
 
 
 def test_requests_to_a_real_broker() -> None:
@@ -53,7 +36,7 @@ def test_requests_to_a_real_broker() -> None:
         finally:
             await conn.close()
 
-    trio.run(_with_broker, body)
+    trio.run(with_broker, body)
 
 
 def test_refused_connection_is_broker_not_available() -> None:
@@ -64,32 +47,6 @@ def test_refused_connection_is_broker_not_available() -> None:
             await conn.request(ApiKey.METADATA, 12, request_class(ApiKey.METADATA)(topics=None))
 
     trio.run(main)
-
-
-async def _fake_peer(behaviour: Callable[[trio.SocketStream, Any], Awaitable[bool]],
-                     body: Callable[[int], Awaitable[None]]) -> None:
-    """A TCP peer that hands each request frame it reads to ``behaviour``, and closes the
-    connection when that returns False."""
-    async def serve(stream: trio.SocketStream) -> None:
-        async with stream:
-            buf = b""
-            while True:
-                while len(buf) < 4 or len(buf) < 4 + struct.unpack(">i", buf[:4])[0]:
-                    chunk = await stream.receive_some(65536)
-                    if not chunk:
-                        return
-                    buf += chunk
-                size = struct.unpack(">i", buf[:4])[0]
-                frame, buf = buf[4:4 + size], buf[4 + size:]
-                if not await behaviour(stream, decode_request(frame)):
-                    return
-
-    async with trio.open_nursery() as nursery:
-        listeners = await nursery.start(
-            functools.partial(trio.serve_tcp, serve, 0, host="127.0.0.1"))
-        port = listeners[0].socket.getsockname()[1]
-        await body(port)
-        nursery.cancel_scope.cancel()
 
 
 def _answer(request: Any, correlation_id: int | None = None) -> bytes:
@@ -128,4 +85,4 @@ def test_a_failed_request_is_reported_and_the_next_one_reconnects(fault: str) ->
         assert response.error_code == 0
         await conn.close()
 
-    trio.run(_fake_peer, behaviour, body)
+    trio.run(fake_peer, behaviour, body)

@@ -5,18 +5,14 @@ correlation id), after each of which the next request reconnects; one request at
 
 from __future__ import annotations
 
-import functools
 import struct
-import tempfile
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
 import trio
 
-from kafkapy.config import BrokerConfig
 from kafkapy.errors import BrokerNotAvailableError
-from kafkapy.protocol import ApiKey, decode_request, encode_response, request_class
+from kafkapy.protocol import ApiKey, encode_response, request_class
 from kafkapy.protocol.message_classes import (
     ApiVersionsRequest,
     ApiVersionsResponse,
@@ -25,9 +21,9 @@ from kafkapy.protocol.message_classes import (
     FetchResponse,
     PartitionData,
 )
-from kafkapy.server.kafka_server import KafkaServer
 from kafkapy.server.replica_fetcher_blocking_send import ReplicaFetcherBlockingSend
 from kafkapy.zk.zookeeper_server import free_port
+from tests.trio_peers import fake_peer, with_broker
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -53,19 +49,7 @@ def test_requests_to_a_real_broker() -> None:
         finally:
             await conn.close()
 
-    async def with_broker() -> None:
-        with tempfile.TemporaryDirectory() as d:
-            server = KafkaServer(BrokerConfig.from_properties(
-                {"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": d}))
-            async with trio.open_nursery() as nursery:
-                await nursery.start(server.run)
-                assert server.socket_server is not None
-                try:
-                    await body(server.socket_server.bound_endpoints[0].port)
-                finally:
-                    await server.shutdown()
-
-    trio.run(with_broker)
+    trio.run(with_broker, body)
 
 
 def test_refused_connection_is_broker_not_available() -> None:
@@ -75,34 +59,6 @@ def test_refused_connection_is_broker_not_available() -> None:
             await _conn(port).request(ApiKey.API_VERSIONS, 3, VERSIONS)
 
     trio.run(main)
-
-
-async def _fake_peer(behaviour: Callable[[trio.SocketStream, Any], Awaitable[bool]],
-                     body: Callable[[int], Awaitable[None]]) -> None:
-    """A TCP peer that hands each request it reads to ``behaviour``, and closes the
-    connection when that returns False."""
-    async def serve(stream: trio.SocketStream) -> None:
-        async with stream:
-            buf = b""
-            try:
-                while True:
-                    while len(buf) < 4 or len(buf) < 4 + struct.unpack(">i", buf[:4])[0]:
-                        chunk = await stream.receive_some(65536)
-                        if not chunk:
-                            return
-                        buf += chunk
-                    size = struct.unpack(">i", buf[:4])[0]
-                    frame, buf = buf[4:4 + size], buf[4 + size:]
-                    if not await behaviour(stream, decode_request(frame)):
-                        return
-            except trio.BrokenResourceError:
-                return              # the client closed its end first
-
-    async with trio.open_nursery() as nursery:
-        listeners = await nursery.start(
-            functools.partial(trio.serve_tcp, serve, 0, host="127.0.0.1"))
-        await body(listeners[0].socket.getsockname()[1])
-        nursery.cancel_scope.cancel()
 
 
 def _framed(request: Any, body: Any, correlation_id: int | None = None) -> bytes:
@@ -138,7 +94,7 @@ def test_answers_of_any_size_arriving_in_pieces(records: int) -> None:
         finally:
             await conn.close()
 
-    trio.run(_fake_peer, behaviour, body)
+    trio.run(fake_peer, behaviour, body)
 
 
 @pytest.mark.parametrize("fault", ["close-mid-response", "silence", "wrong-correlation-id",
@@ -173,7 +129,7 @@ def test_a_failed_request_is_reported_and_the_next_one_reconnects(fault: str) ->
         assert answered == 2
         await conn.close()
 
-    trio.run(_fake_peer, behaviour, body)
+    trio.run(fake_peer, behaviour, body)
 
 
 def test_one_request_at_a_time() -> None:
@@ -197,7 +153,7 @@ def test_one_request_at_a_time() -> None:
         assert results == [0]       # the first request was not disturbed
         await conn.close()
 
-    trio.run(_fake_peer, behaviour, body)
+    trio.run(fake_peer, behaviour, body)
 
 
 def test_cancelled_mid_request_closes_the_connection() -> None:
@@ -221,4 +177,4 @@ def test_cancelled_mid_request_closes_the_connection() -> None:
         assert (await conn.request(ApiKey.API_VERSIONS, 3, VERSIONS)).error_code == 2
         await conn.close()
 
-    trio.run(_fake_peer, behaviour, body)
+    trio.run(fake_peer, behaviour, body)
