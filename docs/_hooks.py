@@ -277,7 +277,9 @@ def cli_page() -> str:
     from kafkapy.tools import main as tools_main
 
     tools = tools_main.parser()
-    names = [name for action in _subparsers(tools) for name in action.choices]
+    # name -> its section's anchor (an alias links to the section of the parser it names)
+    links = [(name, sub.prog.replace(" ", "-")) for action in _subparsers(tools)
+             for name, sub in action.choices.items()]
     out = [
         "# Command-line reference",
         "",
@@ -289,7 +291,7 @@ def cli_page() -> str:
         "Kafka's scripts: [Tools](tools.md).",
         "",
         "- `kafkapy-server` (also `python -m kafkapy`): the broker.",
-        f"- `kafkapy <tool>`: {', '.join(f'[`{n}`](#kafkapy-{n})' for n in names)}.",
+        f"- `kafkapy <tool>`: {', '.join(f'[`{n}`](#{a})' for n, a in links)}.",
         "",
     ]
     out += _command(cli._parser("kafkapy-server"), 2)
