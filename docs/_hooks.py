@@ -175,7 +175,10 @@ def configuration_page() -> str:
         "- **Update mode** is Kafka's (`read-only`: a restart is needed; `per-broker` / "
         "`cluster-wide`: `kafkapy configs --alter` / IncrementalAlterConfigs may change it "
         "for one broker or for all). **Applied live** says whether kafkapy applies such a "
-        f"change without a restart: {len(dynamic)} settings are.",
+        f"change without a restart: {len(dynamic)} settings are. kafkapy refuses a dynamic "
+        "change of any other setting (INVALID_REQUEST, \"Cannot update these configs "
+        "dynamically\"), even where Kafka's update mode allows one: set it in "
+        "`server.properties` and restart.",
         f"- **kafkapy acts on it**: {len(SETTINGS) - len(unused)} settings are acted on. "
         f"{len(unused)} ({', '.join(f'`{n}`' for n in unused) or 'none'}) are accepted and "
         "validated, so a Kafka `server.properties` loads unchanged, but nothing in kafkapy "
@@ -194,7 +197,7 @@ def configuration_page() -> str:
             default = _default(s.default)
             if s.kafka_default != s.default:
                 default += f" (Kafka: {_default(s.kafka_default)})"
-            live = "yes" if s.dynamic else "no: restart"
+            live = "yes" if s.dynamic else "no"
             used = "yes" if s.used else "**no**: accepted and ignored"
             out += [
                 f"### `{s.name}` {{#{s.name}}}",
