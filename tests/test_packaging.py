@@ -19,6 +19,7 @@ from __future__ import annotations
 import email.parser
 import importlib.machinery
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -29,6 +30,11 @@ from pathlib import Path
 import pytest
 
 import kafkapy
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:   # pragma: no cover
+    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD_TIMEOUT = 900.0
@@ -137,3 +143,21 @@ def test_wheel_from_sdist_installs_and_runs_without_build_tools(tmp_path: Path) 
     for script in ("kafkapy", "kafkapy-server"):
         version = _run([venv / "bin" / script, "--version"], cwd=tmp_path, env=env, timeout=120)
         assert version.startswith(f"{script} {kafkapy.__version__} "), version
+
+
+def test_one_version_and_one_python_list() -> None:
+    """The version is not written in pyproject (setuptools reads kafkapy.__version__), and the
+    Pythons the wheels are built for are the ones the classifiers announce, from
+    requires-python up."""
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    project = pyproject["project"]
+    assert "version" not in project and project["dynamic"] == ["version"]
+    dynamic = pyproject["tool"]["setuptools"]["dynamic"]["version"]
+    assert dynamic == {"attr": "kafkapy.__version__"}
+    classifiers = {match.group(1) for classifier in project["classifiers"]
+                   if (match := re.fullmatch(r"Programming Language :: Python :: (3\.\d+)",
+                                              classifier))}
+    built = {f"3.{minor}" for minor in
+             re.findall(r"cp3(\d+)-\*", pyproject["tool"]["cibuildwheel"]["build"])}
+    assert built == classifiers
+    assert project["requires-python"] == f">={min(built, key=lambda v: int(v[2:]))}"
