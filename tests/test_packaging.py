@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import email.parser
 import importlib.machinery
+import importlib.util
 import os
 import re
 import shutil
@@ -87,6 +88,7 @@ def _without_compiler_env(venv: Path) -> dict[str, str]:
 def test_wheel_from_sdist_installs_and_runs_without_build_tools(tmp_path: Path) -> None:
     pyx = {path.stem for path in (ROOT / "kafkapy").glob("*.pyx")}
     assert pyx, "no .pyx in the checkout"
+    assert importlib.util.find_spec("build"), "no `python -m build`: pip install -e '.[test]'"
 
     # The sdist, from the source tree alone.
     source = _source_tree(tmp_path / "source")
