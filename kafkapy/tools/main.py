@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import platform
 import sys
 from collections.abc import Sequence
 
+from kafkapy import __version__
 from kafkapy.tools import configs, consumer_groups, dump_log, get_offsets, topics
 
 TOOLS = (dump_log, topics, configs, consumer_groups, get_offsets)
@@ -22,6 +24,8 @@ def parser() -> argparse.ArgumentParser:
         prog="kafkapy",
         description="Kafka's command-line tools for kafkapy (named and flagged like Kafka's "
                     "bin/ scripts).")
+    top.add_argument("--version", action="version",
+                     version=f"kafkapy {__version__} (Python {platform.python_version()})")
     subparsers = top.add_subparsers(dest="tool", metavar="<tool>")
     subparsers.required = True
     for tool in TOOLS:
