@@ -13,8 +13,10 @@ import sys
 from collections.abc import Sequence
 
 from kafkapy.tools import configs, consumer_groups, dump_log, get_offsets, topics
+from kafkapy.tools import delete_records, leader_election, log_dirs, transactions
 
-TOOLS = (dump_log, topics, configs, consumer_groups, get_offsets)
+TOOLS = (dump_log, topics, configs, consumer_groups, get_offsets,
+         delete_records, leader_election, log_dirs, transactions)
 
 
 def parser() -> argparse.ArgumentParser:
