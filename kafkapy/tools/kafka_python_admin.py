@@ -20,7 +20,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from kafkapy.tools.command_config import client_config, install_hint
+from kafkapy.tools.command_config import client_config
 
 __all__ = ["ClientMissing", "error_message", "import_kafka_python", "kafka_python_admin"]
 
@@ -53,7 +53,8 @@ def import_kafka_python(tool: str) -> Any:
         importlib.import_module("kafka.admin")
         return importlib.import_module("kafka")
     except ImportError:
-        raise ClientMissing(install_hint(tool)) from None
+        raise ClientMissing(f"kafkapy {tool} needs kafka-python: pip install 'kafkapy[tools]'") \
+            from None
 
 
 def kafka_python_admin(tool: str, bootstrap: str, command_config: str | None,
