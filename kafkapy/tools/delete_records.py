@@ -112,7 +112,7 @@ def parse_offsets(text: str) -> dict[tuple[str, int], int]:
 
 def partition_error(exc: BaseException) -> str:
     """A partition's failure as Kafka prints ``ExecutionException.getMessage()``."""
-    error = exc.args[0] if exc.args else None
+    error: Any = exc.args[0] if exc.args else None
     code = error.code() if callable(getattr(error, "code", None)) else None
     known = PARTITION_ERRORS.get(code) if isinstance(code, int) else None
     if known is not None:

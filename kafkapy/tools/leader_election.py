@@ -159,11 +159,12 @@ def elect(opts: argparse.Namespace, out: TextIO) -> int:
         # keyword argument to elect_leaders (SystemError); the wait is bounded here instead
         results = admin.elect_leaders(election, asked).result(TIMEOUT_S + 5)
     except ck.KafkaException as e:
-        error = e.args[0] if e.args else None
-        if callable(getattr(error, "code", None)) and error.code() == 7:
+        error: Any = e.args[0] if e.args else None
+        code = error.code() if callable(getattr(error, "code", None)) else None
+        if code == 7:
             out.write("Timeout waiting for election results\n")
             raise CommandFailed("Timeout waiting for election results") from None
-        if callable(getattr(error, "code", None)) and error.code() == 31:
+        if code == 31:
             out.write("Not authorized to perform leader election\n")
             raise CommandFailed("Not authorized to perform leader election") from None
         raise CommandFailed(describe_error(e)) from None

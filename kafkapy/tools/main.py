@@ -12,8 +12,17 @@ import os
 import sys
 from collections.abc import Sequence
 
-from kafkapy.tools import configs, consumer_groups, dump_log, get_offsets, topics
-from kafkapy.tools import delete_records, leader_election, log_dirs, transactions
+from kafkapy.tools import (
+    configs,
+    consumer_groups,
+    delete_records,
+    dump_log,
+    get_offsets,
+    leader_election,
+    log_dirs,
+    topics,
+    transactions,
+)
 
 TOOLS = (dump_log, topics, configs, consumer_groups, get_offsets,
          delete_records, leader_election, log_dirs, transactions)

@@ -118,7 +118,7 @@ def pretty_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[
     """Kafka's prettyPrintTable: each cell left-justified to its column's widest value and
     followed by a tab (the last one too)."""
     widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(headers)]
-    return ["".join(cell.ljust(w) + "\t" for cell, w in zip(row, widths))
+    return ["".join(cell.ljust(w) + "\t" for cell, w in zip(row, widths, strict=True))
             for row in (tuple(headers), *rows)]
 
 
@@ -126,7 +126,7 @@ def emit(opts: argparse.Namespace, out: TextIO, headers: Sequence[str],
          rows: Sequence[Sequence[str]]) -> None:
     if opts.output == "json":
         for row in rows:
-            out.write(json.dumps(dict(zip(headers, row))) + "\n")
+            out.write(json.dumps(dict(zip(headers, row, strict=True))) + "\n")
     else:
         for line in pretty_table(headers, rows):
             out.write(line + "\n")

@@ -22,7 +22,7 @@ TIMEOUT_MS = 45_000
 
 
 def row(cells: Sequence[object], widths: Sequence[int]) -> str:
-    return "".join(str(c).ljust(w) + "\t" for c, w in zip(cells, widths))
+    return "".join(str(c).ljust(w) + "\t" for c, w in zip(cells, widths, strict=True))
 
 
 @pytest.fixture(scope="module")
