@@ -20,12 +20,13 @@ from kafkapy.tools import (
     get_offsets,
     leader_election,
     log_dirs,
+    reassign_partitions,
     topics,
     transactions,
 )
 
 TOOLS = (dump_log, topics, configs, consumer_groups, get_offsets,
-         delete_records, leader_election, log_dirs, transactions)
+         delete_records, leader_election, log_dirs, reassign_partitions, transactions)
 
 
 def parser() -> argparse.ArgumentParser:
