@@ -307,10 +307,17 @@ class Reassigner:
     def broker_ids(self) -> set[int]:
         return {int(b["broker_id"]) for b in self.admin.describe_cluster()["brokers"]}
 
-    def assignment(self, topics: Iterable[str]) -> dict[Partition, list[int]]:
-        """The replicas of every partition of the topics; Kafka's ``Topic <t> not found.``"""
+    def assignment(self, topics: Iterable[str], missing_ok: bool = False
+                   ) -> dict[Partition, list[int]]:
+        """The replicas of every partition of the topics; a topic that does not exist is
+        Kafka's ``Topic <t> not found.`` (or left out, with ``missing_ok``)."""
         out: dict[Partition, list[int]] = {}
-        for topic in self.admin.describe_topics(sorted(set(topics))):
+        names = sorted(set(topics))
+        if not names:
+            return out
+        for topic in self.admin.describe_topics(names):
+            if topic["error_code"] and missing_ok:
+                continue
             if topic["error_code"]:
                 raise CommandFailed(f"Error: org.apache.kafka.common.errors."
                                     f"UnknownTopicOrPartitionException: Topic {topic['name']} "
@@ -460,7 +467,9 @@ class Reassigner:
     def verify(self) -> None:
         targets = parse_reassignment(_read(self.opts.reassignment_json_file))
         ongoing = self.ongoing()
-        settled = self.assignment(t for t, tp in targets if (t, tp) not in ongoing)
+        # a partition that does not exist has no replicas (Kafka's verify says so, no error)
+        settled = self.assignment((t for t, p in targets if (t, p) not in ongoing),
+                                  missing_ok=True)
         self.print("Status of partition reassignment:")
         for tp in sorted(targets):
             target = targets[tp]

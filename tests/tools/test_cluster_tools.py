@@ -140,6 +140,17 @@ def test_reassign_errors(cluster: Cluster, tmp_path: Path) -> None:
     assert (result.code, result.out) == (1, [
         "Error: Partition replica lists may not contain duplicate entries: r-1 contains "
         "multiple entries for 2"])
+    plan.write_text(assignment_json({("gone", 0): [1, 2]}))
+    result = reassign(cluster, "--verify", "--reassignment-json-file", str(plan),
+                      "--preserve-throttles")
+    assert (result.code, result.out) == (0, [
+        "Status of partition reassignment:",
+        "There is no active reassignment of partition gone-0, but replica set is  rather "
+        "than 1,2."])
+    result = reassign(cluster, "--execute", "--reassignment-json-file", str(plan))
+    assert (result.code, result.out[-1]) == (1, "Error: org.apache.kafka.common.errors."
+                                                "UnknownTopicOrPartitionException: Topic gone "
+                                                "not found.")
     result = reassign(cluster, "--list", "--execute")
     assert (result.code, result.err) == (1, [
         "Command must include exactly one action: --generate, --execute, --verify, --cancel, "
@@ -203,3 +214,16 @@ def test_leader_election_usage(cluster: Cluster) -> None:
     for args, message in cases.items():
         result = elect(cluster, *args)
         assert (result.code, result.out, result.err) == (1, [], [message]), args
+
+
+def test_without_the_client_libraries() -> None:
+    hide = "import sys\nsys.modules[{!r}] = None"
+    result = run_tool("reassign-partitions", "--bootstrap-server", "127.0.0.1:1", "--list",
+                      prelude=hide.format("kafka"))
+    assert (result.code, result.out, result.err) == (
+        1, [], ["kafkapy reassign-partitions needs kafka-python: pip install 'kafkapy[tools]'"])
+    result = run_tool("leader-election", "--bootstrap-server", "127.0.0.1:1",
+                      "--election-type", "PREFERRED", "--all-topic-partitions",
+                      prelude=hide.format("confluent_kafka"))
+    assert (result.code, result.out, result.err) == (
+        1, [], ["kafkapy leader-election needs confluent-kafka: pip install 'kafkapy[tools]'"])
