@@ -523,10 +523,10 @@ class Reassigner:
 
     def cancel(self) -> None:
         targets = parse_reassignment(_read(self.opts.reassignment_json_file))
-        # Kafka cancels a partition unless it is only adding replicas with none to remove
-        # (its own test of an ongoing reassignment)
+        # a reassignment is active while it adds or removes replicas (Kafka 3.x's Scala tool;
+        # the later Java port's test reads `addingReplicas().isEmpty() || ...`)
         active = sorted(tp for tp, r in self.ongoing(targets).items()
-                        if not r["adding_replicas"] or r["removing_replicas"])
+                        if r["adding_replicas"] or r["removing_replicas"])
         if active:
             errors = self.alter(dict.fromkeys(active))
             if errors:
