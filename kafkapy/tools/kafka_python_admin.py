@@ -22,7 +22,8 @@ from typing import Any
 
 from kafkapy.tools.command_config import client_config
 
-__all__ = ["ClientMissing", "error_message", "import_kafka_python", "kafka_python_admin"]
+__all__ = ["ClientMissing", "error_message", "import_kafka_python", "kafka_python_admin",
+           "kafka_python_settings"]
 
 # librdkafka-style names (as ``command_config.client_config`` returns them) -> kafka-python's.
 _SETTINGS = {
@@ -57,17 +58,25 @@ def import_kafka_python(tool: str) -> Any:
             from None
 
 
-def kafka_python_admin(tool: str, bootstrap: str, command_config: str | None,
-                       client_id: str) -> Any:
-    """A connected ``KafkaAdminClient``. Raises ClientMissing, OSError (an unreadable
-    ``--command-config``) or kafka-python's errors (no broker reachable)."""
-    kafka = import_kafka_python(tool)
+def kafka_python_settings(bootstrap: str, command_config: str | None,
+                          client_id: str) -> dict[str, Any]:
+    """kafka-python's ``KafkaAdminClient`` settings for ``--bootstrap-server`` and the
+    ``--command-config`` file (``client.id`` there wins over the tool's). Raises OSError
+    when the file cannot be read."""
     settings: dict[str, Any] = {"client_id": client_id, "request_timeout_ms": REQUEST_TIMEOUT_MS}
     for key, value in client_config(bootstrap, command_config).items():
         name = _SETTINGS.get(key)
         if name is not None:
             settings[name] = int(value) if name in _INT_SETTINGS else value
-    return kafka.KafkaAdminClient(**settings)
+    return settings
+
+
+def kafka_python_admin(tool: str, bootstrap: str, command_config: str | None,
+                       client_id: str) -> Any:
+    """A connected ``KafkaAdminClient``. Raises ClientMissing, OSError (an unreadable
+    ``--command-config``) or kafka-python's errors (no broker reachable)."""
+    kafka = import_kafka_python(tool)
+    return kafka.KafkaAdminClient(**kafka_python_settings(bootstrap, command_config, client_id))
 
 
 def error_message(exc: BaseException) -> str:
