@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient
 
 import kafkapy
 from kafkapy.cluster import Cluster
@@ -31,7 +32,8 @@ def cluster() -> Iterator[Cluster]:
     with kafkapy.Cluster(3, SETTINGS, timeout=WAIT_S) as c:
         c.create_topic("r", {0: [1, 2], 1: [2, 3]})
         c.create_topic("e", {0: [1, 2]})
-        for topic, partition in (("r", 0), ("r", 1), ("e", 0)):
+        c.create_topic("f", {0: [1, 3]})
+        for topic, partition in (("r", 0), ("r", 1), ("e", 0), ("f", 0)):
             c.wait_for_leader(topic, partition, timeout=WAIT_S)
             c.wait_for_isr(topic, partition, 2, timeout=WAIT_S)
         producer = Producer({"bootstrap.servers": c.bootstrap_servers, "linger.ms": 0})
@@ -129,6 +131,19 @@ def test_reassign_partitions(cluster: Cluster, tmp_path: Path) -> None:
         "Reassignment of partition r-1 is completed."]
 
 
+def test_reassign_json(cluster: Cluster, tmp_path: Path) -> None:
+    topics = tmp_path / "topics.json"
+    topics.write_text(json.dumps({"topics": [{"topic": "e"}]}))
+    result = reassign(cluster, "--generate", "--topics-to-move-json-file", str(topics),
+                      "--broker-list", "2,3", "--output", "json")
+    assert result.code == 0
+    current, proposed = result.json()
+    assert current == {"assignment": "current", "topic": "e", "partition": 0,
+                       "replicas": [1, 2]}
+    assert proposed["assignment"] == "proposed" and sorted(proposed["replicas"]) == [2, 3]
+    assert reassign(cluster, "--list", "--output", "json").out == []
+
+
 def test_reassign_errors(cluster: Cluster, tmp_path: Path) -> None:
     plan = tmp_path / "plan.json"
     plan.write_text(assignment_json({("r", 1): [2, 9]}))
@@ -198,6 +213,30 @@ def test_preferred_leader_election(cluster: Cluster, tmp_path: Path) -> None:
                            "UnknownTopicOrPartitionException: This server does not host this "
                            "topic-partition."]
     assert missing.err == ["1 replica(s) could not be elected"]
+
+
+def test_all_topic_partitions(cluster: Cluster) -> None:
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+
+    def not_preferred() -> list[str]:
+        return sorted(f"{t}-{p}" for t, md in admin.list_topics(timeout=WAIT_S).topics.items()
+                      for p, partition in md.partitions.items()
+                      if cluster.leader_of(t, p) != partition.replicas[0])
+
+    # f-0 ([1, 3]) lost its leader when broker 1 restarted (test_preferred_leader_election)
+    cluster.wait_for_isr("f", 0, 2, timeout=WAIT_S)
+    elected = not_preferred()
+    assert "f-0" in elected
+    result = elect(cluster, "--election-type", "PREFERRED", "--all-topic-partitions")
+    # without a partition list the controller reports only the partitions it elected (no
+    # ELECTION_NOT_NEEDED, as Kafka's KafkaApis)
+    assert (result.code, result.out, result.err) == (
+        0, [f"Successfully completed leader election (PREFERRED) for partitions "
+            f"{', '.join(elected)}"], [])
+    assert not_preferred() == []
+    again = elect(cluster, "--election-type", "PREFERRED", "--all-topic-partitions",
+                  "--output", "json")
+    assert (again.code, again.out) == (0, [])
 
 
 def test_leader_election_usage(cluster: Cluster) -> None:
