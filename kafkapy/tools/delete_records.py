@@ -131,9 +131,12 @@ def delete(opts: argparse.Namespace, out: TextIO) -> None:
     text_mode = opts.output == "text"
     if text_mode:
         out.write("Executing records delete operation\n")
-    futures = admin.delete_records(
-        [ck.TopicPartition(t, p, o) for (t, p), o in offsets.items()],
-        request_timeout=TIMEOUT_S, operation_timeout=TIMEOUT_S)
+    try:
+        futures = admin.delete_records(
+            [ck.TopicPartition(t, p, o) for (t, p), o in offsets.items()],
+            request_timeout=TIMEOUT_S, operation_timeout=TIMEOUT_S)
+    except (ck.KafkaException, ValueError, TypeError) as e:
+        raise CommandFailed(describe_error(e)) from None
     if text_mode:
         out.write("Records delete operation completed:\n")
     results: list[tuple[str, int, int | None, str | None]] = []

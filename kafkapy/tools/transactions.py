@@ -265,6 +265,9 @@ def find_hanging(admin: Any, kafka: Any, opts: argparse.Namespace) -> list[list[
             raise
         partitions = []
         for topic in described:
+            # Kafka's listTopics leaves the internal topics out
+            if opts.topic is None and topic.get("is_internal"):
+                continue
             if topic.get("error_code", 0):
                 raise CommandFailed(f"Failed to describe 1 topics: "
                                     f"{error_message(kafka.errors.for_code(topic['error_code'])())}"
