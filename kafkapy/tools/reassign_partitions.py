@@ -555,18 +555,18 @@ def run(opts: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     except UsageError as e:
         err.write(f"{e}\n")
         return 1
+    reassigner = None
     try:
         reassigner = Reassigner(opts, out)
+        getattr(reassigner, action)()
     except ClientMissing as e:
         err.write(f"{e}\n")
         return 1
-    except OSError as e:
-        out.write(f"Error: {opts.command_config} ({e.strerror or e})\n")
-        return 1
-    try:
-        getattr(reassigner, action)()
     except CommandFailed as e:
         out.write(f"{e}\n")
+        return 1
+    except OSError as e:        # an unreadable --command-config
+        out.write(f"Error: {opts.command_config} ({e.strerror or e})\n")
         return 1
     except Exception as e:
         if type(e).__module__.startswith("kafka."):
@@ -574,5 +574,6 @@ def run(opts: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
             return 1
         raise
     finally:
-        reassigner.close()
+        if reassigner is not None:
+            reassigner.close()
     return 0
