@@ -14,9 +14,21 @@ import sys
 from collections.abc import Sequence
 
 from kafkapy import __version__
-from kafkapy.tools import configs, consumer_groups, dump_log, get_offsets, topics
+from kafkapy.tools import (
+    configs,
+    consumer_groups,
+    delete_records,
+    dump_log,
+    get_offsets,
+    leader_election,
+    log_dirs,
+    reassign_partitions,
+    topics,
+    transactions,
+)
 
-TOOLS = (dump_log, topics, configs, consumer_groups, get_offsets)
+TOOLS = (dump_log, topics, configs, consumer_groups, get_offsets,
+         delete_records, leader_election, log_dirs, reassign_partitions, transactions)
 
 
 def parser() -> argparse.ArgumentParser:
