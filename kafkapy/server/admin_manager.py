@@ -60,6 +60,7 @@ from kafkapy.config import (
     ConfigSource,
     ConfigSynonym,
     ConfigType,
+    kafka_setting,
 )
 from kafkapy.errors import (
     InvalidConfigError,
@@ -342,7 +343,7 @@ class AdminManager:
         self._check_broker_resource(resource)
         current = dict(self._store.broker_configs.get(resource, {}))
         def list_default(key: str, op: int) -> str:
-            setting = SETTINGS.get(key)
+            setting = SETTINGS.get(key) or kafka_setting(key)
             if setting is None:
                 raise InvalidConfigError(f"Unknown config name: {key}")
             if setting.config_type != ConfigType.LIST:
