@@ -150,14 +150,16 @@ def test_settings_wins_over_the_kafka_table() -> None:
         - set(SETTINGS)
 
 
+# Settings the tls and sasl work will not act on (Kerberos, JVM-only, delegation tokens, quota
+# windows, tiered storage): they stay Kafka-only when SETTINGS grows.
 KAFKA_ONLY = {
     "sasl.kerberos.min.time.before.relogin": "120000",
     "sasl.kerberos.service.name": "kafka",
-    "ssl.keystore.password": "s3cret",
+    "delegation.token.secret.key": "s3cret",
     "quota.window.num": " 12 ",
     "remote.log.storage.system.enable": "TRUE",
-    "listener.name.sasl_ssl.plain.sasl.jaas.config": "PlainLoginModule required;",
-    "listener.name.ssl.ssl.client.auth": "required",
+    "listener.name.sasl_ssl.gssapi.sasl.login.class": "com.example.Login",
+    "listener.name.ssl.ssl.keymanager.algorithm": "PKIX",
     "unstable.api.versions.enable": "false",
 }
 
@@ -224,7 +226,7 @@ def test_describe_kafka_only_settings() -> None:
                       ConfigSource.STATIC_BROKER_CONFIG),
         ConfigSynonym("sasl.kerberos.min.time.before.relogin", "60000",
                       ConfigSource.DEFAULT_CONFIG))
-    password = entries["ssl.keystore.password"]
+    password = entries["delegation.token.secret.key"]
     assert (password.value, password.sensitive, password.config_type, password.source) == (
         None, True, ConfigType.PASSWORD, ConfigSource.STATIC_BROKER_CONFIG)
     assert [s.value for s in password.synonyms] == [None]
@@ -238,23 +240,24 @@ def test_describe_kafka_only_settings() -> None:
     assert entries["client.quota.callback.class"].config_type == ConfigType.CLASS
     assert entries["client.quota.callback.class"].value is None
     # A listener override: the override, then the setting it overrides (brokerConfigSynonyms).
-    auth = entries["listener.name.ssl.ssl.client.auth"]
-    assert (auth.value, auth.config_type, auth.sensitive) == (
-        "required", ConfigType.STRING, False)
-    assert auth.synonyms == (
-        ConfigSynonym("listener.name.ssl.ssl.client.auth", "required",
+    manager = entries["listener.name.ssl.ssl.keymanager.algorithm"]
+    assert (manager.value, manager.config_type, manager.sensitive, manager.read_only) == (
+        "PKIX", ConfigType.STRING, False, False)
+    assert manager.synonyms == (
+        ConfigSynonym("listener.name.ssl.ssl.keymanager.algorithm", "PKIX",
                       ConfigSource.STATIC_BROKER_CONFIG),
-        ConfigSynonym("ssl.client.auth", "none", ConfigSource.DEFAULT_CONFIG))
-    jaas = entries["listener.name.sasl_ssl.plain.sasl.jaas.config"]
-    assert (jaas.value, jaas.sensitive, jaas.config_type) == (None, True, ConfigType.PASSWORD)
+        ConfigSynonym("ssl.keymanager.algorithm", "SunX509", ConfigSource.DEFAULT_CONFIG))
+    # ListenerMechanismConfigs: listener.name.<l>.<mechanism>.<setting>
+    login = entries["listener.name.sasl_ssl.gssapi.sasl.login.class"]
+    assert (login.value, login.config_type) == ("com.example.Login", ConfigType.CLASS)
 
 
 def test_dynamic_changes_follow_kafkas_update_mode() -> None:
     config = BrokerConfig()
     per_broker = config.with_updates({"sasl.kerberos.min.time.before.relogin": "90000",
-                                      "listener.name.ssl.ssl.keystore.password": "p"})
+                                      "listener.name.ssl.sasl.kerberos.service.name": "k2"})
     assert dict(per_broker.dynamic) == {"sasl.kerberos.min.time.before.relogin": "90000",
-                                        "listener.name.ssl.ssl.keystore.password": "p"}
+                                        "listener.name.ssl.sasl.kerberos.service.name": "k2"}
     (entry,) = per_broker.describe(["sasl.kerberos.min.time.before.relogin"])
     assert (entry.value, entry.source) == ("90000", ConfigSource.DYNAMIC_BROKER_CONFIG)
     cluster = config.with_updates({"log.cleaner.threads": "2", "background.threads": "20",
