@@ -68,6 +68,9 @@ import attrs
 from kafkapy.errors import InvalidConfigError
 from kafkapy.kafka_broker_settings import KAFKA_BROKER_SETTINGS as _KAFKA_BROKER_SETTINGS
 from kafkapy.kafka_broker_settings import KAFKA_INTERNAL_BROKER_SETTINGS as _KAFKA_INTERNAL_SETTINGS
+from kafkapy.kafka_broker_settings import (
+    KAFKA_LISTENER_ONLY_DYNAMIC_SETTINGS as _KAFKA_LISTENER_ONLY_DYNAMIC,
+)
 from kafkapy.log.config import LONG_MAX, LogConfig
 from kafkapy.log.config import TOPIC_CONFIG_SPEC as _TOPIC_SPEC
 from kafkapy.log.config import parse_value as _parse_log_value
@@ -84,6 +87,7 @@ __all__ = [
     "Endpoint",
     "KafkaSetting",
     "Setting",
+    "is_password_setting",
     "kafka_setting",
     "parse_properties",
 ]
@@ -939,6 +943,19 @@ def kafka_setting(name: str) -> KafkaSetting | None:
     return None if base is None else KAFKA_SETTINGS.get(base)
 
 
+def is_password_setting(name: str) -> bool:
+    """Whether ``name`` (a setting, or a listener override of one) is of Kafka's PASSWORD type:
+    described without its value, and encrypted when stored as a dynamic config."""
+    setting = SETTINGS.get(name)
+    if setting is None:
+        base = _listener_base(name)
+        setting = SETTINGS.get(base) if base is not None else None
+    if setting is not None:
+        return setting.config_type is ConfigType.PASSWORD
+    kafka = kafka_setting(name)
+    return kafka is not None and kafka.sensitive
+
+
 def _is_known(name: str) -> bool:
     return name in SETTINGS or name in KAFKA_SETTINGS or _listener_base(name) is not None
 
@@ -1342,6 +1359,14 @@ class BrokerConfig:
         if fixed:
             raise InvalidConfigError(f"Cannot update these configs dynamically: "
                                      f"{', '.join(fixed)}")
+        # Kafka's DynamicSecurityConfigs (keystores, truststores) change per listener only.
+        # Checked here for the ones kafkapy does not act on; a SETTINGS row decides for itself.
+        unprefixed = sorted(k for k, v in updates.items() if v is not None and
+                            k in _KAFKA_LISTENER_ONLY_DYNAMIC and k in KAFKA_SETTINGS)
+        if unprefixed:
+            raise InvalidConfigError("These security configs can be dynamically updated only "
+                                     "per-listener using the listener prefix: "
+                                     + ", ".join(unprefixed))
         if cluster_default:
             per_broker = sorted(k for k in updates if _per_broker(k))
             if per_broker:

@@ -15,13 +15,16 @@ is stale (tests/test_kafka_broker_settings.py).
 
 ``KAFKA_INTERNAL_BROKER_SETTINGS``: the same for the ``defineInternal`` settings (accepted by
 Kafka, never described).
+
+``KAFKA_LISTENER_ONLY_DYNAMIC_SETTINGS``: DynamicSecurityConfigs, which Kafka changes dynamically
+only with a listener prefix (``listener.name.<l>.<setting>``).
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-GENERATOR_SHA256: Final = "0e75f8e7d6f98474847270ea21b6df781730cca88010431f43c6e21865be9b74"
+GENERATOR_SHA256: Final = "2674578c33d22abdcd7d35f0af1827f1989ec836495af9f2ae571c6d614286bc"
 KAFKA_TAG: Final = "3.9.0-rc2"
 
 KAFKA_BROKER_SETTINGS: Final[tuple[tuple[str, str, str | None, str, bool], ...]] = (
@@ -418,3 +421,16 @@ KAFKA_INTERNAL_BROKER_SETTINGS: Final[tuple[tuple[str, str, str | None, str, boo
     ('unstable.feature.versions.enable', 'BOOLEAN', 'false', 'read-only', False),
     ('zookeeper.metadata.migration.min.batch.size', 'INT', '200', 'read-only', False),
 )
+
+KAFKA_LISTENER_ONLY_DYNAMIC_SETTINGS: Final[frozenset[str]] = frozenset({
+    'ssl.key.password',
+    'ssl.keystore.certificate.chain',
+    'ssl.keystore.key',
+    'ssl.keystore.location',
+    'ssl.keystore.password',
+    'ssl.keystore.type',
+    'ssl.truststore.certificates',
+    'ssl.truststore.location',
+    'ssl.truststore.password',
+    'ssl.truststore.type',
+})

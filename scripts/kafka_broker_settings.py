@@ -730,8 +730,9 @@ def _resolve_member(sources: Sources, ref: str) -> str:
     return value
 
 
-def update_modes(sources: Sources) -> dict[str, str]:
-    """name -> "per-broker" | "cluster-wide" for Kafka's AllDynamicConfigs."""
+def update_modes(sources: Sources) -> tuple[dict[str, str], set[str]]:
+    """name -> "per-broker" | "cluster-wide" for Kafka's AllDynamicConfigs, and
+    DynamicSecurityConfigs (dynamic only with a listener prefix)."""
     dbc = _strip_comments(sources.text(DYNAMIC_BROKER_CONFIG))
     cleaner = _strip_comments(sources.text(LOG_CLEANER))
     socket = _strip_comments(sources.text(SOCKET_SERVER))
@@ -781,7 +782,8 @@ def update_modes(sources: Sources) -> dict[str, str]:
     all_dynamic = (security | log_cleaner | dynamic_log | thread_pool | metric | listener
                    | socket_server | producer_state | remote)
     per_broker = (security | listener) - cluster_level_listener
-    return {n: "per-broker" if n in per_broker else "cluster-wide" for n in all_dynamic}
+    return ({n: "per-broker" if n in per_broker else "cluster-wide" for n in all_dynamic},
+            security)
 
 
 def _dynamic_log_configs(sources: Sources) -> set[str]:
@@ -826,7 +828,8 @@ def topic_config_synonyms(sources: Sources) -> dict[str, str]:
 # ============================================================================ output
 
 
-def render(rows: list[dict[str, Any]], modes: dict[str, str], tag: str) -> str:
+def render(rows: list[dict[str, Any]], modes: dict[str, str], listener_only: set[str],
+           tag: str) -> str:
     script_hash = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
     unknown_dynamic = sorted(set(modes) - {r["name"] for r in rows})
     if unknown_dynamic:
@@ -856,6 +859,10 @@ def render(rows: list[dict[str, Any]], modes: dict[str, str], tag: str) -> str:
         "``KAFKA_INTERNAL_BROKER_SETTINGS``: the same for the ``defineInternal`` settings"
         " (accepted by",
         "Kafka, never described).",
+        "",
+        "``KAFKA_LISTENER_ONLY_DYNAMIC_SETTINGS``: DynamicSecurityConfigs, which Kafka changes"
+        " dynamically",
+        "only with a listener prefix (``listener.name.<l>.<setting>``).",
         '"""',
         "",
         "from __future__ import annotations",
@@ -874,6 +881,10 @@ def render(rows: list[dict[str, Any]], modes: dict[str, str], tag: str) -> str:
                  " bool], ...]] = (")
     lines.extend(_row_lines(rows, modes, internal=True))
     lines.append(")")
+    lines.append("")
+    lines.append("KAFKA_LISTENER_ONLY_DYNAMIC_SETTINGS: Final[frozenset[str]] = frozenset({")
+    lines.extend(f"    {name!r}," for name in sorted(listener_only))
+    lines.append("})")
     return "\n".join(lines) + "\n"
 
 
@@ -907,11 +918,11 @@ def generate(repo: str, tag: str, verbose: bool = False) -> str:
     if problems:
         raise SystemExit("Unresolved defaults (resolve them in HAND_RESOLVED):\n  "
                          + "\n  ".join(problems))
-    modes = update_modes(sources)
+    modes, listener_only = update_modes(sources)
     if verbose:
         print(f"{len(rows)} settings ({sum(r['internal'] for r in rows)} internal), "
               f"{len(modes)} dynamic", file=sys.stderr)
-    return render(rows, modes, tag)
+    return render(rows, modes, listener_only, tag)
 
 
 def main() -> int:

@@ -299,3 +299,19 @@ def test_dynamic_changes_refused_as_kafka_does(updates: dict[str, object],
     with pytest.raises(InvalidConfigError) as e:
         BrokerConfig().with_updates(updates, cluster_default=cluster_default)
     assert message in e.value.message
+
+
+def test_keystores_change_per_listener_only() -> None:
+    """Kafka's DynamicSecurityConfigs, for those of them kafkapy does not act on."""
+    listener_only = sorted(n for n in table.KAFKA_LISTENER_ONLY_DYNAMIC_SETTINGS
+                           if n in KAFKA_SETTINGS)
+    assert set(table.KAFKA_LISTENER_ONLY_DYNAMIC_SETTINGS) <= set(ROWS)
+    assert "ssl.keystore.location" in table.KAFKA_LISTENER_ONLY_DYNAMIC_SETTINGS
+    for name in listener_only:
+        assert ROWS[name][3] == "per-broker"
+        with pytest.raises(InvalidConfigError) as e:
+            BrokerConfig().with_updates({name: "x"})
+        assert e.value.message == ("These security configs can be dynamically updated only "
+                                   f"per-listener using the listener prefix: {name}")
+        changed = BrokerConfig().with_updates({f"listener.name.ssl.{name}": "x"})
+        assert changed.dynamic == {f"listener.name.ssl.{name}": "x"}

@@ -4,7 +4,9 @@ tiered storage, delegation tokens) logs them in one line, confluent-kafka's Admi
 describes them with Kafka's defaults, sources, read-only flags and sensitivity (the types,
 which librdkafka does not expose, over a raw DescribeConfigs v4), IncrementalAlterConfigs of
 ``sasl.kerberos.min.time.before.relogin`` (what librdkafka's own AlterConfigs test sends)
-succeeds and survives a restart, and a read-only one is refused with Kafka's message.
+succeeds and survives a restart, a password one is stored encrypted with
+``password.encoder.secret`` and decoded after the restart, and a read-only one is refused with
+Kafka's message.
 
 Single broker only: a dynamic change goes through the same AdminManager and MetadataStore
 call for these settings as for the others, and the ZooKeeper store writes whatever layer it
@@ -28,7 +30,7 @@ from confluent_kafka.admin import (
 )
 
 from kafkapy import Broker
-from kafkapy.config import BrokerConfig
+from kafkapy.config import KAFKA_SETTINGS, BrokerConfig
 from tests.clients.test_admin import raw_describe_broker
 
 TIMEOUT = 10.0
@@ -54,15 +56,19 @@ STATIC = {
     "remote.log.manager.thread.pool.size": ("4", "4", 3, True, False),
     "remote.fetch.max.wait.ms": ("700", "700", 3, False, False),
     "delegation.token.secret.key": ("s3cret", None, 9, True, True),
+    "password.encoder.secret": ("encoder-secret", None, 9, True, True),
 }
 # Not set: described with Kafka's default.
 DEFAULTS = {
     "sasl.kerberos.kinit.cmd": ("/usr/bin/kinit", 2, False),
     "replication.quota.window.num": ("11", 3, True),
     "remote.log.index.file.cache.total.size.bytes": ("1073741824", 5, False),
-    "password.encoder.secret": (None, 9, True),
+    "password.encoder.old.secret": (None, 9, True),
 }
 RELOGIN = "sasl.kerberos.min.time.before.relogin"
+# A dynamic password setting kafkapy does not act on, as a listener override.
+PASSWORD = "listener.name.plaintext." + next(
+    n for n, k in KAFKA_SETTINGS.items() if k.sensitive and k.update_mode == "per-broker")
 
 
 def write_properties(tmp_path: Path) -> Path:
@@ -121,6 +127,14 @@ def test_kafka_only_settings_end_to_end(tmp_path: Path,
         assert (e.value, e.source) == ("90000", ConfigSource.DYNAMIC_BROKER_CONFIG.value)
         assert b.call(lambda: dict(b.server.metadata_store.broker_configs)) == {
             str(NODE): {RELOGIN: "90000"}}
+        # A password is stored encrypted with password.encoder.secret, never shown.
+        assert alter(admin, PASSWORD, "hunter2").result(timeout=TIMEOUT) is None
+        e = describe(admin)[PASSWORD]
+        assert (e.value, e.is_sensitive, e.source) == (
+            None, True, ConfigSource.DYNAMIC_BROKER_CONFIG.value)
+        stored = b.call(lambda: dict(b.server.metadata_store.broker_configs[str(NODE)]))
+        assert stored[RELOGIN] == "90000" and "hunter2" not in stored[PASSWORD]
+        assert "cipherAlgorithm:AES/CBC/PKCS5Padding" in stored[PASSWORD].split(",")
         # A read-only one is refused as Kafka's broker refuses it.
         with pytest.raises(KafkaException) as info:
             alter(admin, "quota.window.num", "20").result(timeout=TIMEOUT)
@@ -143,3 +157,9 @@ def test_kafka_only_settings_end_to_end(tmp_path: Path,
         e = entries[RELOGIN]
         assert (e.value, e.source) == ("90000", ConfigSource.DYNAMIC_BROKER_CONFIG.value)
         assert entries["quota.window.num"].value == "12"
+        e = entries[PASSWORD]
+        assert (e.value, e.source) == (None, ConfigSource.DYNAMIC_BROKER_CONFIG.value)
+        assert b.call(lambda: b.server.config.props[PASSWORD]) == "hunter2"
+        # IncrementalAlterConfigs edits the decoded layer: the password is kept as it was.
+        assert alter(admin, RELOGIN, "80000").result(timeout=TIMEOUT) is None
+        assert b.call(lambda: b.server.config.props[PASSWORD]) == "hunter2"
