@@ -241,7 +241,9 @@ def _kafka_only_section() -> list[str]:
         "AlterConfigs and is stored like any dynamic setting (ZooKeeper "
         "`/config/brokers/<id>` or `<default>`, or the single broker's log directory), so "
         "it survives a restart; a `read-only` one is refused (\"Cannot update these configs "
-        "dynamically\"). Listener overrides `listener.name.<listener>.<setting>` (and "
+        "dynamically\"). A password is stored encrypted with `password.encoder.secret`, as "
+        "Kafka stores it (refused when that is not set); keystore and truststore settings "
+        "change per listener only, as in Kafka. Listener overrides `listener.name.<listener>.<setting>` (and "
         "`listener.name.<listener>.<mechanism>.<setting>` for the SASL mechanism settings) "
         "are accepted likewise. When kafkapy starts acting on a setting it moves to the "
         "tables above.",

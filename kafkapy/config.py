@@ -24,6 +24,13 @@ Theory of operation
 - Any bad value raises ``InvalidConfigError`` (Kafka error 40) naming the key and the value;
   nothing is half-built. Unknown keys are not errors (Kafka only warns): they stay in
   ``props`` and ``unknown``, and ``from_properties``/``load`` log one warning listing them.
+- *Kafka's other settings*: ``KAFKA_SETTINGS`` is every other setting of Kafka 3.9's broker
+  ConfigDef (``kafkapy.kafka_broker_settings``, generated from Kafka's sources; SETTINGS
+  wins where both have a name). Such a setting, or a listener override
+  ``listener.name.<l>.<setting>`` of one, is not unknown: it is type-checked as Kafka's
+  ConfigDef.parseType does, kept in the layers (``kafka_only``), listed in one log line by
+  ``from_properties``, described with Kafka's type, default and sensitivity, and changed by
+  ``with_updates`` where Kafka's update mode allows it. Nothing in kafkapy reads it.
 - A BrokerConfig is frozen. ``with_updates`` (IncrementalAlterConfigs) returns a new one with a
   changed dynamic layer, validated in full, so the server swaps configs whole.
 
@@ -42,6 +49,8 @@ of live brokers when the internal topic is created is the coordinators' job, not
 
 *Security*: only PLAINTEXT listeners. A listener whose name maps (through
 ``listener.security.protocol.map``) to SSL, SASL_PLAINTEXT or SASL_SSL is refused at load.
+A dynamic PASSWORD setting (``is_password_setting``) is held in clear here; the server
+encrypts it when storing it (kafkapy.server.password_encoder).
 
 *Properties syntax*: ``parse_properties`` implements ``java.util.Properties.load`` (logical lines,
 ``#``/``!`` comments, ``=``/``:``/whitespace separators, backslash continuations, escapes,
