@@ -75,6 +75,9 @@ from typing import Final
 import attrs
 
 from kafkapy.errors import InvalidConfigError
+from kafkapy.kafka_broker_settings import (
+    KAFKA_BROKER_SETTING_VALIDATORS as _KAFKA_VALIDATORS,
+)
 from kafkapy.kafka_broker_settings import KAFKA_BROKER_SETTINGS as _KAFKA_BROKER_SETTINGS
 from kafkapy.kafka_broker_settings import KAFKA_INTERNAL_BROKER_SETTINGS as _KAFKA_INTERNAL_SETTINGS
 from kafkapy.kafka_broker_settings import (
@@ -890,7 +893,9 @@ class KafkaSetting:
     Every name of ``kafkapy.kafka_broker_settings`` (generated from Kafka 3.9's sources) that
     SETTINGS does not have: SETTINGS always wins, so a setting kafkapy starts acting on moves
     there and leaves this table by itself. Such a setting is type-checked as Kafka's
-    ConfigDef.parseType does (validators are Kafka's Java and not reproduced), stored in the
+    ConfigDef.parseType does, then checked by its ``validator`` where Kafka's is a range or a
+    list of valid strings (``KAFKA_BROKER_SETTING_VALIDATORS``; Kafka's other validators are
+    Java classes and not reproduced), stored in the
     config layers like any other, described with Kafka's type, default and sensitivity, and
     changeable dynamically when Kafka's ``update_mode`` allows it (nothing in kafkapy reads it,
     so a change takes effect at once, trivially). ``internal`` ones (Kafka's
@@ -903,10 +908,12 @@ class KafkaSetting:
     update_mode: str
     sensitive: bool
     internal: bool
+    validator: tuple[object, ...] | None = None
 
 
 KAFKA_SETTINGS: Final[Mapping[str, KafkaSetting]] = types.MappingProxyType({
-    name: KafkaSetting(name, ConfigType[type_name], default, mode, sensitive, internal)
+    name: KafkaSetting(name, ConfigType[type_name], default, mode, sensitive, internal,
+                       _KAFKA_VALIDATORS.get(name))
     for rows, internal in ((_KAFKA_BROKER_SETTINGS, False), (_KAFKA_INTERNAL_SETTINGS, True))
     for name, type_name, default, mode, sensitive in rows if name not in SETTINGS})
 
@@ -971,7 +978,42 @@ def _is_known(name: str) -> bool:
 
 def _parse_kafka_value(setting: KafkaSetting, name: str, raw: str) -> object:
     """Kafka's ConfigDef.parseType for one raw value (string values are trimmed, but for a
-    password). Errors: ``InvalidConfigError`` with Kafka's reason."""
+    password), then its validator. Errors: ``InvalidConfigError`` with Kafka's reason."""
+    value = _parse_kafka_type(setting, name, raw)
+    if setting.validator is not None:
+        _check_kafka_validator(setting.validator, name, value)
+    return value
+
+
+def _check_kafka_validator(validator: tuple[object, ...], name: str, value: object) -> None:
+    """ConfigDef.Range, ValidString, CaseInsensitiveValidString, ValidList: Kafka's messages."""
+    kind = validator[0]
+    if kind in ("at_least", "between"):
+        assert isinstance(value, (int, float))
+        low = validator[1]
+        assert isinstance(low, (int, float))
+        if value < low:
+            raise _invalid(name, _describe_value(value), f"Value must be at least {low}")
+        if kind == "between":
+            high = validator[2]
+            assert isinstance(high, (int, float))
+            if value > high:
+                raise _invalid(name, _describe_value(value),
+                               f"Value must be no more than {high}")
+        return
+    valid = validator[1]
+    assert isinstance(valid, tuple)
+    if kind == "one_of_ignore_case":
+        if str(value).upper() not in {v.upper() for v in valid}:
+            raise _invalid(name, value, "String must be one of (case insensitive): "
+                           + ", ".join(valid))
+        return
+    for item in value if isinstance(value, list) else [value]:      # each_of: every item
+        if item not in valid:
+            raise _invalid(name, item, "String must be one of: " + ", ".join(valid))
+
+
+def _parse_kafka_type(setting: KafkaSetting, name: str, raw: str) -> object:
     kind = setting.config_type
     if kind is ConfigType.PASSWORD:
         return raw

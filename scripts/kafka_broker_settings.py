@@ -702,9 +702,40 @@ def extract_settings(sources: Sources) -> tuple[list[dict[str, Any]], list[str]]
             if name in seen:
                 continue
             seen.add(name)
+            validator = None
+            if has_default and len(args) >= 6 and \
+                    args[3].rsplit(".", 1)[-1] not in IMPORTANCE:
+                validator = _validator(klass, args[3])
             rows.append({"name": name, "type": config_type, "default": default,
-                         "internal": method == "defineInternal"})
+                         "internal": method == "defineInternal", "validator": validator})
     return rows, problems
+
+
+_SIMPLE_VALIDATORS = {"atLeast": "at_least", "between": "between", "ValidString.in": "one_of",
+                      "CaseInsensitiveValidString.in": "one_of_ignore_case",
+                      "ValidList.in": "each_of"}
+
+
+def _validator(klass: JavaClass, text: str) -> tuple[Any, ...] | None:
+    """The ConfigDef validators kafkapy re-checks, as ``(kind, *arguments)``: Range.atLeast
+    and between, ValidString.in, CaseInsensitiveValidString.in and ValidList.in with values
+    the evaluator resolves. Any other validator (Kafka's own classes, lambdas, enum option
+    lists) gives None: the value is then only type-checked."""
+    m = re.fullmatch(r"(?:ConfigDef\.)?(?:Range\.)?([\w.]+)\((.*)\)", text.strip(), re.DOTALL)
+    if m is None or m.group(1) not in _SIMPLE_VALIDATORS:
+        return None
+    try:
+        values = [Evaluator(klass).evaluate(a) for a in _split_args(m.group(2)) if a]
+    except Unresolved:
+        return None
+    kind = _SIMPLE_VALIDATORS[m.group(1)]
+    if kind in ("at_least", "between"):
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+            return None
+        return (kind, *(float(v) if isinstance(v, JavaDouble) else v for v in values))
+    if not all(isinstance(v, str) for v in values):
+        return None
+    return (kind, tuple(values))
 
 
 # ============================================================================ update modes
@@ -860,6 +891,11 @@ def render(rows: list[dict[str, Any]], modes: dict[str, str], listener_only: set
         " (accepted by",
         "Kafka, never described).",
         "",
+        "``KAFKA_BROKER_SETTING_VALIDATORS``: name -> the ConfigDef validator, where it is one"
+        " kafkapy",
+        "re-checks: ``('at_least', n)``, ``('between', low, high)``, ``('one_of', values)``,",
+        "``('one_of_ignore_case', values)`` or ``('each_of', values)`` (a list's items).",
+        "",
         "``KAFKA_LISTENER_ONLY_DYNAMIC_SETTINGS``: DynamicSecurityConfigs, which Kafka changes"
         " dynamically",
         "only with a listener prefix (``listener.name.<l>.<setting>``).",
@@ -881,6 +917,15 @@ def render(rows: list[dict[str, Any]], modes: dict[str, str], listener_only: set
                  " bool], ...]] = (")
     lines.extend(_row_lines(rows, modes, internal=True))
     lines.append(")")
+    lines.append("")
+    lines.append("")
+    lines.append("KAFKA_BROKER_SETTING_VALIDATORS: Final[dict[str, tuple[object, ...]]] = {")
+    for r in sorted((r for r in rows if r["validator"] is not None), key=lambda r: r["name"]):
+        line = f"    {r['name']!r}: {r['validator']!r},"
+        if len(line) > 100:
+            line = f"    {r['name']!r}:\n        {r['validator']!r},"
+        lines.append(line)
+    lines.append("}")
     lines.append("")
     lines.append("KAFKA_LISTENER_ONLY_DYNAMIC_SETTINGS: Final[frozenset[str]] = frozenset({")
     lines.extend(f"    {name!r}," for name in sorted(listener_only))

@@ -111,6 +111,27 @@ def test_rows_match_kafka_sources(row: tuple[str, str, str | None, str, bool]) -
     assert ROWS[row[0]] == row
 
 
+# Validators read in Kafka 3.9.0's sources (the .define calls): QuotaConfigs atLeast(1),
+# SocketServerConfigs atLeast(0), LogConfig.SERVER_CONFIG_DEF atLeast(LegacyRecord.
+# RECORD_OVERHEAD_V0 = 14), atLeast(4), ValidString.in("CreateTime", "LogAppendTime"),
+# ValidList.in(compact, delete), KRaftConfigs atLeast(Records.LOG_OVERHEAD = 8 + 4).
+VALIDATOR_SAMPLE = [
+    ("quota.window.num", ("at_least", 1)),
+    ("max.connections", ("at_least", 0)),
+    ("connection.failed.authentication.delay.ms", ("at_least", 0)),
+    ("log.segment.bytes", ("at_least", 14)),
+    ("log.index.size.max.bytes", ("at_least", 4)),
+    ("log.message.timestamp.type", ("one_of", ("CreateTime", "LogAppendTime"))),
+    ("log.cleanup.policy", ("each_of", ("compact", "delete"))),
+    ("metadata.log.segment.bytes", ("at_least", 12)),
+]
+
+
+@pytest.mark.parametrize(("name", "validator"), VALIDATOR_SAMPLE)
+def test_validators_match_kafka_sources(name: str, validator: tuple[object, ...]) -> None:
+    assert table.KAFKA_BROKER_SETTING_VALIDATORS[name] == validator
+
+
 def test_table_shape() -> None:
     names = [r[0] for r in table.KAFKA_BROKER_SETTINGS]
     assert names == sorted(set(names)) and len(names) > 300
@@ -201,6 +222,27 @@ def test_kafka_only_values_are_type_checked(name: str, value: str, reason: str) 
     with pytest.raises(InvalidConfigError) as e:
         BrokerConfig.from_properties({name: value})
     assert e.value.message == f"Invalid value {value!r} for configuration {name}: {reason}"
+
+
+@pytest.mark.parametrize(("name", "value", "reason"), [
+    ("quota.window.num", "0", "Value must be at least 1"),
+    ("connection.failed.authentication.delay.ms", "-1", "Value must be at least 0"),
+    ("remote.log.manager.task.retry.jitter", "0.7", "Value must be no more than 0.5"),
+])
+def test_kafka_validators_are_applied(name: str, value: str, reason: str) -> None:
+    assert KAFKA_SETTINGS[name].validator is not None
+    with pytest.raises(InvalidConfigError) as e:
+        BrokerConfig.from_properties({name: value})
+    assert e.value.message == f"Invalid value {value!r} for configuration {name}: {reason}"
+
+
+def test_list_validators_check_every_item() -> None:
+    assert BrokerConfig.from_properties({"process.roles": "broker"}).kafka_only == {
+        "process.roles": "broker"}
+    with pytest.raises(InvalidConfigError) as e:
+        BrokerConfig.from_properties({"process.roles": "broker, voter"})
+    assert e.value.message == ("Invalid value 'voter' for configuration process.roles: "
+                               "String must be one of: broker, controller")
 
 
 @pytest.mark.parametrize(("value", "shown"), [("0.5", "0.5"), ("1e3", "1000.0"), ("2", "2.0"),
