@@ -231,8 +231,8 @@ def _kafka_only_section() -> list[str]:
         f"The other {len(public)} settings of Apache Kafka's broker (its ConfigDef at "
         f"`{KAFKA_TAG}`, read from Kafka's sources into `kafkapy/kafka_broker_settings.py` by "
         "`scripts/kafka_broker_settings.py`), so that a Kafka `server.properties` loads "
-        "unchanged. kafkapy accepts each one, checks its type as Kafka does (a bad number "
-        "stops the broker), lists those that are set in one log line at start (\"Kafka "
+        "unchanged. kafkapy accepts each one, checks its type as Kafka does, and its range or "
+        "valid values where Kafka's check is one of those (a bad value stops the broker), lists those that are set in one log line at start (\"Kafka "
         "settings kafkapy accepts but does not act on: ...\"), keeps it, and describes it "
         "(DescribeConfigs, `kafkapy configs --describe`) with Kafka's type, default and "
         "source; a password's value is never shown. Nothing in kafkapy reads them.",

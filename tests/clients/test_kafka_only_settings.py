@@ -16,6 +16,7 @@ is given (tests/server/test_zk_metadata.py covers that path).
 from __future__ import annotations
 
 import logging
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -163,3 +164,13 @@ def test_kafka_only_settings_end_to_end(tmp_path: Path,
         # IncrementalAlterConfigs edits the decoded layer: the password is kept as it was.
         assert alter(admin, RELOGIN, "80000").result(timeout=TIMEOUT) is None
         assert b.call(lambda: b.server.config.props[PASSWORD]) == "hunter2"
+        # The legacy AlterConfigs (librdkafka's alter_configs) replaces the whole dynamic set.
+        resource = ConfigResource(ConfigResource.Type.BROKER, str(NODE),
+                                  set_config={RELOGIN: "70000"})
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            future = admin.alter_configs([resource])[resource]
+        assert future.result(timeout=TIMEOUT) is None
+        assert b.call(lambda: dict(b.server.metadata_store.broker_configs)) == {
+            str(NODE): {RELOGIN: "70000"}}
+        assert PASSWORD not in b.call(lambda: b.server.config.props)
