@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import Final
 
-GENERATOR_SHA256: Final = "340a7b3baa3af43bc3249448e6e84e6fd0bfe160929d8e2d12bf812861b08439"
+GENERATOR_SHA256: Final = "c6b4830f3bba56149321d9319fa2f5baabb38b4133443edcf57a7127c3905333"
 KAFKA_TAG: Final = "3.9.0-rc2"
 
 KAFKA_BROKER_SETTINGS: Final[tuple[tuple[str, str, str | None, str, bool], ...]] = (

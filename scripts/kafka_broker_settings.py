@@ -32,6 +32,7 @@ import re
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -356,25 +357,19 @@ def java_str(value: Any) -> str:
 
 
 def java_double(x: float) -> str:
-    """Java's Double.toString."""
+    """Java's Double.toString: plain between 10^-3 and 10^7, else d.dddE<n>; the shortest
+    digits that round-trip (Python's repr), as Java 19+ prints them."""
     if x != x:
         return "NaN"
     if x == 0:
         return "0.0"
     if 1e-3 <= abs(x) < 1e7:
-        text = repr(float(x))
-        return text if "." in text or "e" in text else text + ".0"
-    mantissa, exponent = f"{x:.17e}".split("e")
-    # shortest round-tripping digits, in Java's d.dddE<n> form
-    digits = repr(float(x))
-    if "e" in digits:
-        mantissa, exponent = digits.split("e")
-    else:
-        s = f"{x:e}"
-        mantissa, exponent = s.split("e")
-        mantissa = repr(float(x) / 10 ** int(exponent))
-    mantissa = mantissa if "." in mantissa else mantissa + ".0"
-    return f"{mantissa}E{int(exponent)}"
+        return repr(float(x))
+    sign, digits, exponent = Decimal(repr(float(x))).normalize().as_tuple()
+    assert isinstance(exponent, int)
+    mantissa = "".join(map(str, digits))
+    return f"{'-' if sign else ''}{mantissa[0]}.{mantissa[1:] or '0'}E" \
+           f"{exponent + len(digits) - 1}"
 
 
 class Evaluator:
