@@ -24,6 +24,13 @@ Theory of operation
 - Any bad value raises ``InvalidConfigError`` (Kafka error 40) naming the key and the value;
   nothing is half-built. Unknown keys are not errors (Kafka only warns): they stay in
   ``props`` and ``unknown``, and ``from_properties``/``load`` log one warning listing them.
+- *Kafka's other settings*: ``KAFKA_SETTINGS`` is every other setting of Kafka 3.9's broker
+  ConfigDef (``kafkapy.kafka_broker_settings``, generated from Kafka's sources; SETTINGS
+  wins where both have a name). Such a setting, or a listener override
+  ``listener.name.<l>.<setting>`` of one, is not unknown: it is type-checked as Kafka's
+  ConfigDef.parseType does, kept in the layers (``kafka_only``), listed in one log line by
+  ``from_properties``, described with Kafka's type, default and sensitivity, and changed by
+  ``with_updates`` where Kafka's update mode allows it. Nothing in kafkapy reads it.
 - A BrokerConfig is frozen. ``with_updates`` (IncrementalAlterConfigs) returns a new one with a
   changed dynamic layer, validated in full, so the server swaps configs whole.
 
@@ -42,6 +49,8 @@ of live brokers when the internal topic is created is the coordinators' job, not
 
 *Security*: only PLAINTEXT listeners. A listener whose name maps (through
 ``listener.security.protocol.map``) to SSL, SASL_PLAINTEXT or SASL_SSL is refused at load.
+A dynamic PASSWORD setting (``is_password_setting``) is held in clear here; the server
+encrypts it when storing it (kafkapy.server.password_encoder).
 
 *Properties syntax*: ``parse_properties`` implements ``java.util.Properties.load`` (logical lines,
 ``#``/``!`` comments, ``=``/``:``/whitespace separators, backslash continuations, escapes,
@@ -66,11 +75,20 @@ from typing import Final
 import attrs
 
 from kafkapy.errors import InvalidConfigError
+from kafkapy.kafka_broker_settings import (
+    KAFKA_BROKER_SETTING_VALIDATORS as _KAFKA_VALIDATORS,
+)
+from kafkapy.kafka_broker_settings import KAFKA_BROKER_SETTINGS as _KAFKA_BROKER_SETTINGS
+from kafkapy.kafka_broker_settings import KAFKA_INTERNAL_BROKER_SETTINGS as _KAFKA_INTERNAL_SETTINGS
+from kafkapy.kafka_broker_settings import (
+    KAFKA_LISTENER_ONLY_DYNAMIC_SETTINGS as _KAFKA_LISTENER_ONLY_DYNAMIC,
+)
 from kafkapy.log.config import LONG_MAX, LogConfig
 from kafkapy.log.config import TOPIC_CONFIG_SPEC as _TOPIC_SPEC
 from kafkapy.log.config import parse_value as _parse_log_value
 
 __all__ = [
+    "KAFKA_SETTINGS",
     "REPLICA_SELECTOR_CLASSES",
     "SETTINGS",
     "BrokerConfig",
@@ -79,7 +97,10 @@ __all__ = [
     "ConfigSynonym",
     "ConfigType",
     "Endpoint",
+    "KafkaSetting",
     "Setting",
+    "is_password_setting",
+    "kafka_setting",
     "parse_properties",
 ]
 
@@ -862,6 +883,202 @@ def _check_consumer_group_settings(values: Mapping[str, object]) -> None:
                            f"{', '.join(_CONSUMER_GROUP_ASSIGNORS)})")
 
 
+# ==================================================================== Kafka's other settings
+
+
+@attrs.frozen
+class KafkaSetting:
+    """A setting of Kafka's broker ConfigDef that kafkapy accepts but does not act on.
+
+    Every name of ``kafkapy.kafka_broker_settings`` (generated from Kafka 3.9's sources) that
+    SETTINGS does not have: SETTINGS always wins, so a setting kafkapy starts acting on moves
+    there and leaves this table by itself. Such a setting is type-checked as Kafka's
+    ConfigDef.parseType does, then checked by its ``validator`` where Kafka's is a range or a
+    list of valid strings (``KAFKA_BROKER_SETTING_VALIDATORS``; Kafka's other validators are
+    Java classes and not reproduced), stored in the
+    config layers like any other, described with Kafka's type, default and sensitivity, and
+    changeable dynamically when Kafka's ``update_mode`` allows it (nothing in kafkapy reads it,
+    so a change takes effect at once, trivially). ``internal`` ones (Kafka's
+    ``defineInternal``) are accepted and described only when set, as Kafka does.
+    """
+
+    name: str
+    config_type: ConfigType
+    default: str | None
+    update_mode: str
+    sensitive: bool
+    internal: bool
+    validator: tuple[object, ...] | None = None
+
+
+KAFKA_SETTINGS: Final[Mapping[str, KafkaSetting]] = types.MappingProxyType({
+    name: KafkaSetting(name, ConfigType[type_name], default, mode, sensitive, internal,
+                       _KAFKA_VALIDATORS.get(name))
+    for rows, internal in ((_KAFKA_BROKER_SETTINGS, False), (_KAFKA_INTERNAL_SETTINGS, True))
+    for name, type_name, default, mode, sensitive in rows if name not in SETTINGS})
+
+# DynamicBrokerConfig: listener overrides ``listener.name.<listener>.<setting>``; the SASL
+# mechanism ones are ``listener.name.<listener>.<mechanism>.<setting>`` (ListenerMechanismConfigs);
+# a listener override is per-broker unless its setting is one of ClusterLevelListenerConfigs.
+_LISTENER_OVERRIDE = re.compile(r"listener\.name\.([^.]+)\.(.+)")
+_LISTENER_MECHANISM_SETTINGS = ("sasl.jaas.config", "sasl.login.callback.handler.class",
+                                "sasl.login.class", "sasl.server.callback.handler.class",
+                                "connections.max.reauth.ms")
+_CLUSTER_LEVEL_LISTENER_SETTINGS = ("max.connections", "max.connection.creation.rate",
+                                    "num.network.threads")
+_JAVA_DOUBLE = re.compile(r"[+-]?(NaN|Infinity|([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?"
+                          r"[fFdD]?)")
+_KAFKA_DOC = ("Apache Kafka's broker setting: kafkapy accepts, stores and describes it but does "
+              "not act on it.")
+
+
+def _listener_base(name: str) -> str | None:
+    """The setting a ``listener.name.<l>.<setting>`` override names, if kafkapy or Kafka
+    knows it (``<mechanism>.<setting>`` for the SASL mechanism settings)."""
+    match = _LISTENER_OVERRIDE.fullmatch(name)
+    if match is None:
+        return None
+    base = match.group(2)
+    if base in SETTINGS or base in KAFKA_SETTINGS:
+        return base
+    mechanism, _dot, rest = base.partition(".")
+    if mechanism and rest in _LISTENER_MECHANISM_SETTINGS:
+        return rest
+    return None
+
+
+def kafka_setting(name: str) -> KafkaSetting | None:
+    """The Kafka-only setting ``name`` is, itself or as a listener override; None for a
+    SETTINGS name (or an override of one) and for an unknown name."""
+    if name in SETTINGS:
+        return None
+    setting = KAFKA_SETTINGS.get(name)
+    if setting is not None:
+        return setting
+    base = _listener_base(name)
+    return None if base is None else KAFKA_SETTINGS.get(base)
+
+
+def is_password_setting(name: str) -> bool:
+    """Whether ``name`` (a setting, or a listener override of one) is of Kafka's PASSWORD type:
+    described without its value, and encrypted when stored as a dynamic config."""
+    setting = SETTINGS.get(name)
+    if setting is None:
+        base = _listener_base(name)
+        setting = SETTINGS.get(base) if base is not None else None
+    if setting is not None:
+        return setting.config_type is ConfigType.PASSWORD
+    kafka = kafka_setting(name)
+    return kafka is not None and kafka.sensitive
+
+
+def _is_known(name: str) -> bool:
+    return name in SETTINGS or name in KAFKA_SETTINGS or _listener_base(name) is not None
+
+
+def _parse_kafka_value(setting: KafkaSetting, name: str, raw: str) -> object:
+    """Kafka's ConfigDef.parseType for one raw value (string values are trimmed, but for a
+    password), then its validator. Errors: ``InvalidConfigError`` with Kafka's reason."""
+    value = _parse_kafka_type(setting, name, raw)
+    if setting.validator is not None:
+        _check_kafka_validator(setting.validator, name, value)
+    return value
+
+
+def _check_kafka_validator(validator: tuple[object, ...], name: str, value: object) -> None:
+    """ConfigDef.Range, ValidString, CaseInsensitiveValidString, ValidList: Kafka's messages."""
+    kind = validator[0]
+    if kind in ("at_least", "between"):
+        assert isinstance(value, (int, float))
+        low = validator[1]
+        assert isinstance(low, (int, float))
+        if value < low:
+            raise _invalid(name, _describe_value(value), f"Value must be at least {low}")
+        if kind == "between":
+            high = validator[2]
+            assert isinstance(high, (int, float))
+            if value > high:
+                raise _invalid(name, _describe_value(value),
+                               f"Value must be no more than {high}")
+        return
+    valid = validator[1]
+    assert isinstance(valid, tuple)
+    if kind == "one_of_ignore_case":
+        if str(value).upper() not in {v.upper() for v in valid}:
+            raise _invalid(name, value, "String must be one of (case insensitive): "
+                           + ", ".join(valid))
+        return
+    for item in value if isinstance(value, list) else [value]:      # each_of: every item
+        if item not in valid:
+            raise _invalid(name, item, "String must be one of: " + ", ".join(valid))
+
+
+def _parse_kafka_type(setting: KafkaSetting, name: str, raw: str) -> object:
+    kind = setting.config_type
+    if kind is ConfigType.PASSWORD:
+        return raw
+    text = raw.strip(_JAVA_TRIM)
+    if kind is ConfigType.BOOLEAN:
+        if text.lower() not in ("true", "false"):
+            raise _invalid(name, text, "Expected value to be either true or false")
+        return text.lower() == "true"
+    if kind in (ConfigType.INT, ConfigType.SHORT, ConfigType.LONG):
+        low, high = _RANGES[kind.name.lower()]
+        if not _INTEGER.fullmatch(text) or not low <= int(text) <= high:
+            raise _invalid(name, text, f"Not a number of type {kind.name}")
+        return int(text)
+    if kind is ConfigType.DOUBLE:
+        if not _JAVA_DOUBLE.fullmatch(text):
+            raise _invalid(name, text, "Not a number of type DOUBLE")
+        return float(text.rstrip("fFdD").replace("Infinity", "inf"))
+    if kind is ConfigType.LIST:
+        return _split_list(text)
+    return text                     # STRING, CLASS (kafkapy loads no Java class)
+
+
+def _describe_kafka_value(setting: KafkaSetting, value: object) -> str | None:
+    """Kafka's ConfigDef.convertToString; a sensitive value is never shown."""
+    if setting.sensitive:
+        return None
+    return _describe_value(value)
+
+
+def _check_other_setting(name: str, raw: str) -> None:
+    """Type-check a set value of a name not in SETTINGS: a Kafka setting, or a listener
+    override of a SETTINGS or Kafka setting; unknown names are not checked."""
+    kafka = kafka_setting(name)
+    if kafka is not None:
+        _parse_kafka_value(kafka, name, raw)
+        return
+    base = _listener_base(name)
+    if base is not None and base in SETTINGS:
+        _parse_value(attrs.evolve(SETTINGS[base], name=name), raw)
+
+
+def _dynamic(name: str) -> bool:
+    """Whether a known setting may be changed by IncrementalAlterConfigs: kafkapy applies it
+    live (``Setting.dynamic``), or kafkapy does not act on it and Kafka's update mode allows a
+    change."""
+    if name in SETTINGS:
+        return SETTINGS[name].dynamic
+    base = _listener_base(name)
+    if base is not None and base in SETTINGS:
+        return SETTINGS[base].dynamic
+    kafka = kafka_setting(name)
+    return kafka is not None and kafka.update_mode != "read-only"
+
+
+def _per_broker(name: str) -> bool:
+    """Kafka's DynamicBrokerConfig.perBrokerConfigs: refused at the cluster-default level."""
+    if name in SETTINGS:
+        return SETTINGS[name].update_mode == "per-broker"
+    base = _listener_base(name)
+    if base is not None:
+        return base not in _CLUSTER_LEVEL_LISTENER_SETTINGS
+    kafka = KAFKA_SETTINGS.get(name)
+    return kafka is not None and kafka.update_mode == "per-broker"
+
+
 @attrs.frozen
 class BrokerConfig:
     """The broker's settings: raw layers in, typed attributes out (see the module docstring).
@@ -1015,7 +1232,10 @@ class BrokerConfig:
     log_config: LogConfig = attrs.field(init=False, eq=False, repr=False)
     """The broker-level topic defaults: ``LogConfig.resolve(None, props)``."""
     unknown: dict[str, str] = attrs.field(init=False, eq=False, repr=False)
-    """Settings kafkapy does not know (kept in ``props``, otherwise ignored)."""
+    """Settings neither kafkapy nor Kafka knows (kept in ``props``, otherwise ignored)."""
+    kafka_only: dict[str, str] = attrs.field(init=False, eq=False, repr=False)
+    """The Kafka settings (``KAFKA_SETTINGS``, listener overrides included) that are set:
+    accepted, checked, stored and described, not acted on."""
     _values: dict[str, object] = attrs.field(init=False, eq=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
@@ -1023,6 +1243,10 @@ class BrokerConfig:
             for key, raw in layer.items():      # each layer must be valid on its own
                 if key in SETTINGS:
                     _parse_value(SETTINGS[key], raw)
+        for layer in (self.static, self.dynamic_default, self.dynamic):
+            for key, raw in layer.items():
+                if key not in SETTINGS:
+                    _check_other_setting(key, raw)
         effective = self.props
         values = {s.name: _parse_value(s, effective[s.name]) if s.name in effective
                   else _DEFAULT_VALUES[s.name] for s in _TABLE}
@@ -1101,7 +1325,9 @@ class BrokerConfig:
 
         _check_consumer_group_settings(values)
         put(self, "log_config", _resolve_log_config(effective))
-        put(self, "unknown", {k: v for k, v in effective.items() if k not in SETTINGS})
+        put(self, "unknown", {k: v for k, v in effective.items() if not _is_known(k)})
+        put(self, "kafka_only", {k: v for k, v in effective.items()
+                                 if kafka_setting(k) is not None})
         put(self, "_values", values)
 
     # ------------------------------------------------------------------ constructors
@@ -1111,7 +1337,8 @@ class BrokerConfig:
         """A config from static settings (Kafka names). Values may be strings or Python values
         (``True``, ``3``, ``Path``, lists for list settings); None means unset.
 
-        Logs one warning listing the keys kafkapy does not know (they are kept).
+        Logs one warning listing the keys neither kafkapy nor Kafka knows (they are kept), and
+        one line listing the Kafka settings set that kafkapy does not act on.
 
         Errors: ``InvalidConfigError``.
         """
@@ -1119,6 +1346,9 @@ class BrokerConfig:
         if config.unknown:
             logger.warning("Unknown broker settings, kept but not used by kafkapy: %s",
                            ", ".join(sorted(config.unknown)))
+        if config.kafka_only:
+            logger.info("Kafka settings kafkapy accepts but does not act on: %s",
+                        ", ".join(sorted(config.kafka_only)))
         return config
 
     @classmethod
@@ -1166,21 +1396,30 @@ class BrokerConfig:
         or with ``cluster_default`` on the cluster-wide default, resource name ""). A None value
         removes the dynamic value, so the setting falls back to the next layer.
 
-        Only settings kafkapy can change while running are accepted (``Setting.dynamic``). A
+        Only settings kafkapy can change while running are accepted (``Setting.dynamic``), and
+        the Kafka settings kafkapy does not act on whose Kafka update mode is not read-only. A
         thread count may change to between half and double its current value, as in Kafka.
 
         Errors: ``InvalidConfigError`` for an unknown or non-dynamic key, an invalid value, or
         an invalid resulting config; ``self`` is unchanged.
         """
-        unknown = sorted(k for k in updates if k not in SETTINGS)
+        unknown = sorted(k for k in updates if not _is_known(k))
         if unknown:
             raise InvalidConfigError(f"Unknown broker configs: {', '.join(unknown)}")
-        fixed = sorted(k for k in updates if not SETTINGS[k].dynamic)
+        fixed = sorted(k for k in updates if not _dynamic(k))
         if fixed:
             raise InvalidConfigError(f"Cannot update these configs dynamically: "
                                      f"{', '.join(fixed)}")
+        # Kafka's DynamicSecurityConfigs (keystores, truststores) change per listener only.
+        # Checked here for the ones kafkapy does not act on; a SETTINGS row decides for itself.
+        unprefixed = sorted(k for k, v in updates.items() if v is not None and
+                            k in _KAFKA_LISTENER_ONLY_DYNAMIC and k in KAFKA_SETTINGS)
+        if unprefixed:
+            raise InvalidConfigError("These security configs can be dynamically updated only "
+                                     "per-listener using the listener prefix: "
+                                     + ", ".join(unprefixed))
         if cluster_default:
-            per_broker = sorted(k for k in updates if SETTINGS[k].update_mode == "per-broker")
+            per_broker = sorted(k for k in updates if _per_broker(k))
             if per_broker:
                 raise InvalidConfigError("Cannot update these configs at default cluster "
                                          "level, broker id must be specified: "
@@ -1219,8 +1458,11 @@ class BrokerConfig:
         itself on (``log.retention.hours`` is not sourced from a set ``log.retention.ms``).
         """
         wanted = None if names is None else set(names)
+        # Kafka describes its ConfigDef's public settings and whatever else is set.
         candidates: list[str] = list(self.dynamic_default) if cluster_default \
-            else [*SETTINGS, *self.unknown]
+            else [*SETTINGS, *(n for n, k in KAFKA_SETTINGS.items() if not k.internal),
+                  *(n for n in self.props if n not in SETTINGS and (
+                      n not in KAFKA_SETTINGS or KAFKA_SETTINGS[n].internal))]
         entries = []
         for name in candidates:
             if wanted is not None and name not in wanted:
@@ -1233,6 +1475,9 @@ class BrokerConfig:
 
     def _entry(self, name: str, cluster_default: bool) -> ConfigEntry:
         setting = SETTINGS.get(name)
+        kafka = kafka_setting(name) if setting is None else None
+        if kafka is not None:
+            return self._kafka_entry(name, kafka, cluster_default)
         if setting is None:          # only static: with_updates refuses unknown keys
             source = ConfigSource.STATIC_BROKER_CONFIG
             return ConfigEntry(name, None, source, False, True, True,
@@ -1257,6 +1502,34 @@ class BrokerConfig:
                            read_only=not setting.dynamic, sensitive=False,
                            synonyms=tuple(synonyms), config_type=setting.config_type,
                            documentation=setting.doc)
+
+    def _kafka_entry(self, name: str, kafka: KafkaSetting,
+                     cluster_default: bool) -> ConfigEntry:
+        """A Kafka setting kafkapy does not act on (or a listener override of one): its
+        synonyms are the setting itself, then for an override the setting it overrides
+        (Kafka's brokerConfigSynonyms), in each layer, then Kafka's default."""
+        synonyms = []
+        names = [name] if name == kafka.name else [name, kafka.name]
+        for n in names:
+            for layer, source in (
+                    (self.dynamic, ConfigSource.DYNAMIC_BROKER_CONFIG),
+                    (self.dynamic_default, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG),
+                    (self.static, ConfigSource.STATIC_BROKER_CONFIG)):
+                if n in layer and not (cluster_default and
+                                       source != ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG):
+                    value = _describe_kafka_value(kafka, _parse_kafka_value(kafka, n, layer[n]))
+                    synonyms.append(ConfigSynonym(n, value, source))
+        if kafka.default is not None and not cluster_default:
+            synonyms.append(ConfigSynonym(kafka.name, None if kafka.sensitive else kafka.default,
+                                          ConfigSource.DEFAULT_CONFIG))
+        first = synonyms[0] if synonyms else None
+        source = first.source if first is not None else ConfigSource.DEFAULT_CONFIG
+        value = first.value if first is not None else None
+        return ConfigEntry(name=name, value=value, source=source,
+                           is_default=source == ConfigSource.DEFAULT_CONFIG,
+                           read_only=kafka.update_mode == "read-only",
+                           sensitive=kafka.sensitive, synonyms=tuple(synonyms),
+                           config_type=kafka.config_type, documentation=_KAFKA_DOC)
 
     def _synonyms(self, name: str) -> list[ConfigSynonym]:
         names = _BROKER_SYNONYMS.get(name, (name,))

@@ -42,6 +42,7 @@ from kazoo.exceptions import NoNodeError
 
 from kafkapy.errors import KafkaError
 from kafkapy.server.metadata_store import ZkMetadataStore
+from kafkapy.server.password_encoder import decode_dynamic_passwords
 from kafkapy.zk.admin_zk_client import CONFIG_CHANGE_PREFIX, DEFAULT_ENTITY
 from kafkapy.zk.zk_data import CONFIG_CHANGES_PATH
 
@@ -196,7 +197,8 @@ class ConfigChangeListener:
             if dynamic.get(""):
                 config = config.with_updates(dynamic[""], cluster_default=True)
             if dynamic.get(str(server.node_id)):
-                config = config.with_updates(dynamic[str(server.node_id)])
+                config = config.with_updates(
+                    decode_dynamic_passwords(config, dynamic[str(server.node_id)]))
         except KafkaError as e:
             log.error("Cannot apply the dynamic broker configs %s: %s", dict(dynamic), e)
             return

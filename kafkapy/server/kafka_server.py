@@ -55,6 +55,7 @@ from kafkapy.server.kafka_apis import KafkaApis
 from kafkapy.server.kafka_healthcheck import KafkaHealthcheck
 from kafkapy.server.metadata_cache import BrokerInfo, MetadataCache, ZkMetadataCache
 from kafkapy.server.metadata_store import FileMetadataStore, MetadataStore, ZkMetadataStore
+from kafkapy.server.password_encoder import decode_dynamic_passwords
 from kafkapy.server.replica_manager import ReplicaManager
 from kafkapy.zk.zk_data import BrokerRegistration, topic_id_encode
 
@@ -156,7 +157,7 @@ class KafkaServer:
         if dynamic.get(""):
             cfg = cfg.with_updates(dynamic[""], cluster_default=True)
         if dynamic.get(str(self.node_id)):
-            cfg = cfg.with_updates(dynamic[str(self.node_id)])
+            cfg = cfg.with_updates(decode_dynamic_passwords(cfg, dynamic[str(self.node_id)]))
         self.config = cfg
         self.log_manager = LogManager(cfg.log_dirs, node_id=self.node_id,
                                       cluster_id=cluster_id, broker_props=cfg.props,
