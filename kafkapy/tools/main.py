@@ -12,9 +12,20 @@ import os
 import sys
 from collections.abc import Sequence
 
-from kafkapy.tools import configs, consumer_groups, dump_log, get_offsets, topics
+from kafkapy.tools import (
+    configs,
+    console_consumer,
+    console_producer,
+    consumer_groups,
+    consumer_perf_test,
+    dump_log,
+    get_offsets,
+    producer_perf_test,
+    topics,
+)
 
-TOOLS = (dump_log, topics, configs, consumer_groups, get_offsets)
+TOOLS = (dump_log, topics, configs, consumer_groups, get_offsets,
+         console_producer, console_consumer, producer_perf_test, consumer_perf_test)
 
 
 def parser() -> argparse.ArgumentParser:
