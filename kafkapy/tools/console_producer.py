@@ -264,19 +264,21 @@ class Reporter:
 
     def __call__(self, err: Any, msg: Any) -> None:
         if err is not None:
-            error = java_error(err, msg.topic())
-            self.failure = error
-            key, value = msg.key(), msg.value()
-            log_line("ERROR", f"Error when sending message to topic {msg.topic()} with key: "
-                              f"{'null' if key is None else f'{len(key)} bytes'}, value: "
-                              f"{'null' if value is None else f'{len(value)} bytes'} with "
-                              f"error:", CALLBACK_LOGGER)
-            sys.stderr.write(error + "\n")
-            if self.json_output:
-                self.out.write(json.dumps({"topic": msg.topic(), "error": error}) + "\n")
+            self.failed(err, msg.topic(), msg.key(), msg.value())
         elif self.json_output:
             self.out.write(json.dumps({"topic": msg.topic(), "partition": msg.partition(),
                                        "offset": msg.offset()}) + "\n")
+
+    def failed(self, err: Any, topic: str, key: bytes | None, value: bytes | None) -> None:
+        error = java_error(err, topic)
+        self.failure = error
+        log_line("ERROR", f"Error when sending message to topic {topic} with key: "
+                          f"{'null' if key is None else f'{len(key)} bytes'}, value: "
+                          f"{'null' if value is None else f'{len(value)} bytes'} with error:",
+                 CALLBACK_LOGGER)
+        sys.stderr.write(error + "\n")
+        if self.json_output:
+            self.out.write(json.dumps({"topic": topic, "error": error}) + "\n")
 
 
 def run(opts: argparse.Namespace, stdin: TextIO | None = None) -> int:
@@ -316,7 +318,7 @@ def run(opts: argparse.Namespace, stdin: TextIO | None = None) -> int:
     try:
         for number, line in enumerate(_lines(stdin, prompt), 1):
             key, value, headers = reader.parse(line, number)
-            _send(producer, opts.topic, key, value, headers, max_block_s)
+            _send(ck, producer, reporter, opts.topic, (key, value, headers), max_block_s)
             if opts.sync:
                 producer.flush()
                 if reporter.failure is not None:
@@ -340,14 +342,21 @@ def run(opts: argparse.Namespace, stdin: TextIO | None = None) -> int:
     return code
 
 
-def _send(producer: Any, topic: str, key: bytes | None, value: bytes | None,
-          headers: list[tuple[str, bytes | None]], max_block_s: float) -> None:
+def _send(ck: Any, producer: Any, reporter: Reporter, topic: str,
+          record: tuple[bytes | None, bytes | None, list[tuple[str, bytes | None]]],
+          max_block_s: float) -> None:
     """produce(), waiting up to max.block.ms for room in a full queue (the Java producer
     blocks in send() for as long)."""
+    key, value, headers = record
     deadline = time.monotonic() + max_block_s
     while True:
         try:
             producer.produce(topic, value, key, headers=headers or None)
+            return
+        except ck.KafkaException as e:
+            # refused before sending (larger than message.max.bytes, ...): the Java producer
+            # reports that through the send's callback too
+            reporter.failed(e.args[0], topic, key, value)
             return
         except BufferError:
             if time.monotonic() >= deadline:
