@@ -177,7 +177,8 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--throughput", type=float, metavar="THROUGHPUT",
                    help="throttle maximum message throughput to *approximately* THROUGHPUT "
                         "messages/sec. Set this to -1 to disable throttling.")
-    p.add_argument("--producer-props", nargs="+", metavar="PROP-NAME=PROP-VALUE",
+    p.add_argument("--producer-props", nargs="+", action="extend",
+                   metavar="PROP-NAME=PROP-VALUE",
                    help="kafka producer related configuration properties like "
                         "bootstrap.servers,client.id etc. These configs take precedence over "
                         "those passed via --producer.config.")
