@@ -13,15 +13,28 @@ what it does not know.
 
 from __future__ import annotations
 
+import re
 import sys
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TextIO
 
 from kafkapy.tools.command_config import install_hint, load_properties
 
-__all__ = ["JAVA_ERRORS", "JAVA_ONLY", "LOG_TOOLS", "import_client", "java_error",
-           "librdkafka_config", "load_properties", "log_line", "parse_key_value"]
+__all__ = [
+    "CONSUMER_CONFIG",
+    "JAVA_ERRORS",
+    "JAVA_ONLY",
+    "LOG_TOOLS",
+    "PRODUCER_CONFIG",
+    "create_client",
+    "import_client",
+    "java_error",
+    "librdkafka_config",
+    "load_properties",
+    "log_line",
+    "parse_key_value",
+]
 
 # Java client settings that librdkafka does not have and whose job the tools do themselves
 # (serializers: the tools send and print bytes) or that have no equivalent (max.block.ms: the
@@ -32,6 +45,8 @@ JAVA_ONLY = frozenset({
 })
 RENAMED = {"send.buffer.bytes": "socket.send.buffer.bytes",
            "receive.buffer.bytes": "socket.receive.buffer.bytes"}
+PRODUCER_CONFIG = "org.apache.kafka.clients.producer.ProducerConfig"
+CONSUMER_CONFIG = "org.apache.kafka.clients.consumer.ConsumerConfig"
 # librdkafka logs from WARNING up, as Kafka's tools-log4j.properties logs WARN and above.
 LOG_TOOLS = "4"
 
@@ -120,3 +135,30 @@ def log_line(level: str, message: str, logger: str, out: TextIO | None = None) -
     (out or sys.stderr).write(f"[{stamp},{int(now * 1000) % 1000:03d}] {level} {message} "
                               f"({logger})\n")
 
+
+UNKNOWN_PROPERTY = re.compile(r'No such configuration property: "([^"]+)"')
+
+
+def create_client(factory: Callable[[dict[str, Any]], Any], config: dict[str, Any],
+                  config_class: str) -> Any:
+    """``factory(config)``; a property librdkafka does not know is dropped with Kafka's
+    warning (``These configurations '[x]' were supplied but are not used yet.``), as the Java
+    client ignores unknown properties. A bad value still raises (KafkaException)."""
+    config = dict(config)
+    unused: list[str] = []
+    while True:
+        try:
+            client = factory(config)
+            break
+        except Exception as e:
+            describe = getattr(e.args[0] if e.args else None, "str", None)
+            text = describe() if callable(describe) else str(e)
+            match = UNKNOWN_PROPERTY.search(text)
+            if match is None or match.group(1) not in config:
+                raise
+            unused.append(match.group(1))
+            del config[match.group(1)]
+    if unused:
+        log_line("WARN", f"These configurations '[{', '.join(unused)}]' were supplied but are "
+                         f"not used yet.", config_class)
+    return client

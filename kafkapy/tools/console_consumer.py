@@ -37,6 +37,8 @@ from typing import Any, BinaryIO
 import attrs
 
 from kafkapy.tools.client_settings import (
+    CONSUMER_CONFIG,
+    create_client,
     import_client,
     java_error,
     librdkafka_config,
@@ -293,7 +295,7 @@ def run(opts: argparse.Namespace, out: BinaryIO | None = None) -> int:
     fmt = to_json if opts.output == "json" else \
         Formatter.configure(formatter_props).compile()
     try:
-        consumer = ck.Consumer(librdkafka_config(props))
+        consumer = create_client(ck.Consumer, librdkafka_config(props), CONSUMER_CONFIG)
     except (ck.KafkaException, ValueError, TypeError) as e:
         sys.stderr.write(f"org.apache.kafka.common.KafkaException: {e}\n")
         return 1

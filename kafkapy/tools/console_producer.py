@@ -35,6 +35,8 @@ from typing import Any, TextIO
 import attrs
 
 from kafkapy.tools.client_settings import (
+    PRODUCER_CONFIG,
+    create_client,
     import_client,
     java_error,
     librdkafka_config,
@@ -307,7 +309,8 @@ def run(opts: argparse.Namespace, stdin: TextIO | None = None) -> int:
     max_block_s = int(props.get("max.block.ms", "60000")) / 1000
     reporter = Reporter(opts.output == "json", sys.stdout)
     try:
-        producer = ck.Producer({**librdkafka_config(props), "on_delivery": reporter})
+        producer = create_client(ck.Producer, {**librdkafka_config(props),
+                                               "on_delivery": reporter}, PRODUCER_CONFIG)
     except (ck.KafkaException, ValueError, TypeError) as e:
         sys.stderr.write(f"org.apache.kafka.common.KafkaException: {e}\n")
         return 1

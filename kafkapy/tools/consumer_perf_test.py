@@ -35,7 +35,13 @@ from typing import Any, TextIO
 
 import attrs
 
-from kafkapy.tools.client_settings import import_client, librdkafka_config, load_properties
+from kafkapy.tools.client_settings import (
+    CONSUMER_CONFIG,
+    create_client,
+    import_client,
+    librdkafka_config,
+    load_properties,
+)
 from kafkapy.tools.java_format import div, fixed
 
 __all__ = ["add_parser", "java_date", "run"]
@@ -250,7 +256,7 @@ def run(opts: argparse.Namespace, out: TextIO | None = None) -> int:
     reporter = Reporter(opts, out)
     reporter.header()
     try:
-        consumer = ck.Consumer(librdkafka_config(props))
+        consumer = create_client(ck.Consumer, librdkafka_config(props), CONSUMER_CONFIG)
     except (ck.KafkaException, ValueError, TypeError) as e:
         sys.stderr.write(f"{e}\n")
         return 1

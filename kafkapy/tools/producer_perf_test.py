@@ -41,6 +41,8 @@ from typing import Any, TextIO
 import attrs
 
 from kafkapy.tools.client_settings import (
+    PRODUCER_CONFIG,
+    create_client,
     import_client,
     java_error,
     librdkafka_config,
@@ -296,8 +298,8 @@ def run(opts: argparse.Namespace, out: TextIO | None = None) -> int:
             sys.stderr.write(java_error(err, settings.topic) + "\n")
 
     try:
-        producer = ck.Producer({**librdkafka_config(settings.props),
-                                "on_delivery": on_delivery})
+        producer = create_client(ck.Producer, {**librdkafka_config(settings.props),
+                                               "on_delivery": on_delivery}, PRODUCER_CONFIG)
         if settings.transaction_duration_ms is not None:
             producer.init_transactions(60)
     except (ck.KafkaException, ValueError, TypeError) as e:
