@@ -5,6 +5,7 @@ verified by reading the topic back."""
 
 from __future__ import annotations
 
+import io
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Consumer, TopicPartition
 
+from kafkapy.tools.producer_perf_test import Stats
 from tests.tools.records import WAIT_S, broker, end_offsets, read_topic
 from tests.tools.support import Run, run_tool
 
@@ -148,3 +150,25 @@ def test_without_confluent_kafka(bootstrap: str) -> None:
                       prelude="import sys; sys.modules['confluent_kafka'] = None")
     assert (result.code, result.err) == (
         1, ["kafkapy producer-perf-test needs confluent-kafka: pip install 'kafkapy[tools]'"])
+
+
+def test_stats_as_kafka_computes_them() -> None:
+    out = io.StringIO()
+    stats = Stats(4, out)
+    stats.start_ms -= 2000          # a run of (at least) 2 s
+    for latency in (5, 1, 3, 2):
+        stats.record(latency, 100, stats.start_ms)      # no window is due
+    stats.print_total()
+    match = TOTAL.fullmatch(out.getvalue().rstrip("\n"))
+    assert match is not None, out.getvalue()
+    # Kafka's percentile is the sorted sample at index int(p * n): [1, 2, 3, 5]
+    assert match.groups() == ("4", "5", "3", "5", "5", "5")
+    assert " 2.75 ms avg latency, " in out.getvalue()
+    # nothing acknowledged: Java's 0 / 0, and the zero-filled sample's 0
+    empty = io.StringIO()
+    Stats(1, empty).print_total()
+    assert " records/sec (" in empty.getvalue() and \
+        " MB/sec), NaN ms avg latency, 0.00 ms max latency, 0 ms 50th, 0 ms 95th, 0 ms 99th, " \
+        "0 ms 99.9th." in empty.getvalue()
+    # one in num_records // 500000 latencies is sampled
+    assert Stats(1_500_000, out).sampling == 3
