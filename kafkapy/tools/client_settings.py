@@ -14,6 +14,7 @@ what it does not know.
 from __future__ import annotations
 
 import re
+import signal
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -162,3 +163,19 @@ def create_client(factory: Callable[[dict[str, Any]], Any], config: dict[str, An
         log_line("WARN", f"These configurations '[{', '.join(unused)}]' were supplied but are "
                          f"not used yet.", config_class)
     return client
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised in the main thread so that a tool ends as Kafka's shutdown hook ends
+    it (the consumer closed and its total printed, the producer flushed); exit code 143 as
+    the JVM's. A BaseException, as KeyboardInterrupt, so that no ``except Exception`` eats
+    it."""
+
+    code = 143
+
+
+def catch_sigterm() -> None:
+    def handler(signum: int, frame: object) -> None:
+        raise Terminated
+
+    signal.signal(signal.SIGTERM, handler)

@@ -17,10 +17,10 @@ the value, in that order, the fields asked for (``--property print.*``) joined b
 Invariants: no more than ``--max-messages`` records are taken from the client (so that none
 is committed unprinted); the tool stops after ``--max-messages`` records, after
 ``--timeout-ms`` without a record (Kafka's ERROR line and ``TimeoutException`` on stderr, exit
-code 0), at Ctrl-C, or when nobody reads standard output any more; in every case it prints
-``Processed a total of <n> messages`` on stderr last. ``--output json`` prints one JSON object
-per record (topic, partition, offset, timestamp and its type, key, value, headers; bytes as
-UTF-8 text) instead of the formatter's line.
+code 0), at Ctrl-C or SIGTERM (exit codes 130, 143), or when nobody reads standard output
+any more; in every case it prints ``Processed a total of <n> messages`` on stderr last.
+``--output json`` prints one JSON object per record (topic, partition, offset, timestamp and
+its type, key, value, headers; bytes as UTF-8 text) instead of the formatter's line.
 """
 
 from __future__ import annotations
@@ -38,6 +38,8 @@ import attrs
 
 from kafkapy.tools.client_settings import (
     CONSUMER_CONFIG,
+    Terminated,
+    catch_sigterm,
     create_client,
     import_client,
     java_error,
@@ -310,6 +312,7 @@ def run(opts: argparse.Namespace, out: BinaryIO | None = None) -> int:
     stdout = out or sys.stdout.buffer
     count = 0
     code = 0
+    catch_sigterm()
     try:
         count = _consume(consumer, opts, fmt, stdout)
     except _Stopped as stop:
@@ -381,4 +384,6 @@ def _consume(consumer: Any, opts: argparse.Namespace, fmt: Callable[[Any], bytes
         os.dup2(devnull, sys.stdout.fileno())
     except KeyboardInterrupt:
         raise _Stopped(count, 130) from None
+    except Terminated:
+        raise _Stopped(count, Terminated.code) from None
     return count

@@ -36,6 +36,8 @@ import attrs
 
 from kafkapy.tools.client_settings import (
     PRODUCER_CONFIG,
+    Terminated,
+    catch_sigterm,
     create_client,
     import_client,
     java_error,
@@ -318,6 +320,7 @@ def run(opts: argparse.Namespace, stdin: TextIO | None = None) -> int:
         stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
     prompt = stdin.isatty() and sys.stdout.isatty()
     code = 0
+    catch_sigterm()
     try:
         for number, line in enumerate(_lines(stdin, prompt), 1):
             key, value, headers = reader.parse(line, number)
@@ -339,6 +342,8 @@ def run(opts: argparse.Namespace, stdin: TextIO | None = None) -> int:
         code = 1
     except KeyboardInterrupt:
         code = 130
+    except Terminated:
+        code = Terminated.code
     finally:
         # Kafka's shutdown hook closes the producer, which sends what is still queued
         producer.flush()

@@ -6,13 +6,18 @@ messages`` asserted exactly; a console-producer -> console-consumer round trip."
 
 from __future__ import annotations
 
+import os
+import select
+import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
 from confluent_kafka import Producer
 
 from tests.tools.records import WAIT_S, broker, log_messages, read_topic
-from tests.tools.support import Run, run_tool
+from tests.tools.support import ROOT, Run, run_tool
 
 T0 = 1_700_000_000_000
 TOPICS = {"known": 2, "appended": 1, "inc-a": 1, "inc-b": 1, "other": 1, "roundtrip": 1,
@@ -182,3 +187,28 @@ def test_without_confluent_kafka(bootstrap: str) -> None:
                       prelude="import sys; sys.modules['confluent_kafka'] = None")
     assert (result.code, result.err) == (
         1, ["kafkapy console-consumer needs confluent-kafka: pip install 'kafkapy[tools]'"])
+
+
+def test_sigterm_closes_and_reports_the_total(bootstrap: str) -> None:
+    """Kafka's shutdown hook: a consumer told to stop still prints its total."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kafkapy.tools", "console-consumer", "--bootstrap-server",
+         bootstrap, "--topic", "known", "--partition", "1", "--offset", "earliest"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert proc.stdout is not None
+        # the only record of partition 1, then the tool waits for more (no timeout)
+        ready, _, _ = select.select([proc.stdout], [], [], WAIT_S)
+        assert ready, "no record printed"
+        assert proc.stdout.readline() == "first of 1\n"
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=WAIT_S)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == 143
+    assert out == ""
+    assert [line for line in err.splitlines() if not line.startswith("%")] == \
+        ["Processed a total of 1 messages"]
