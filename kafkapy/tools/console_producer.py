@@ -200,7 +200,8 @@ def add_parser(subparsers: Any) -> None:
             ("--max-memory-bytes", "bytes", "buffer.memory (default 33554432)"),
             ("--max-partition-memory-bytes", "bytes", "batch.size (default 16384)"),
             ("--socket-buffer-size", "size", "send.buffer.bytes (default 102400)")):
-        p.add_argument(flag, metavar=metavar, help=f"The producer's {helptext}.")
+        p.add_argument(flag, metavar=metavar, help=f"The producer's {helptext}.",
+                       type=str if flag == "--request-required-acks" else int)
     p.add_argument("--line-reader", default="org.apache.kafka.tools.LineMessageReader",
                    help="Only Kafka's LineMessageReader (the default) is available.")
     p.add_argument("--property", action="append", metavar="prop",
@@ -304,13 +305,13 @@ def run(opts: argparse.Namespace, stdin: TextIO | None = None) -> int:
     try:
         props = producer_props(opts)
         reader = LineReader.configure(reader_props(opts))
+        max_block_s = int(props["max.block.ms"]) / 1000
     except (OSError, ValueError) as e:
         sys.stderr.write(f"{e}\n")
         return 1
     except ReaderError as e:
         sys.stderr.write(f"org.apache.kafka.common.KafkaException: {e}\n")
         return 1
-    max_block_s = int(props.get("max.block.ms", "60000")) / 1000
     reporter = Reporter(opts.output == "json", sys.stdout)
     try:
         producer = create_client(ck.Producer, {**librdkafka_config(props),
