@@ -29,6 +29,7 @@ import argparse
 import json
 import os
 import random
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -220,6 +221,11 @@ def check_args(opts: argparse.Namespace) -> None:
         raise UsageError("The partition is required when offset is specified.")
     if not opts.bootstrap_server:
         raise UsageError('Missing required argument "[bootstrap-server]"')
+    if opts.include is not None:
+        try:
+            re.compile(opts.include)
+        except re.error as e:
+            raise UsageError(f"java.util.regex.PatternSyntaxException: {e}") from None
     if opts.formatter not in FORMATTERS:
         raise UsageError(f"{opts.formatter} (kafkapy has only Kafka's DefaultMessageFormatter)")
 
@@ -301,14 +307,19 @@ def run(opts: argparse.Namespace, out: BinaryIO | None = None) -> int:
     except (ck.KafkaException, ValueError, TypeError) as e:
         sys.stderr.write(f"org.apache.kafka.common.KafkaException: {e}\n")
         return 1
-    if opts.partition is not None:
-        consumer.assign([ck.TopicPartition(opts.topic, opts.partition, offset)])
-    elif opts.topic is not None:
-        consumer.subscribe([opts.topic])
-    else:
-        # librdkafka subscribes to a pattern when the name starts with '^'; Kafka's pattern
-        # must match the whole topic name
-        consumer.subscribe([f"^({opts.include})$"])
+    try:
+        if opts.partition is not None:
+            consumer.assign([ck.TopicPartition(opts.topic, opts.partition, offset)])
+        elif opts.topic is not None:
+            consumer.subscribe([opts.topic])
+        else:
+            # librdkafka subscribes to a pattern when the name starts with '^'; Kafka's
+            # pattern must match the whole topic name
+            consumer.subscribe([f"^({opts.include})$"])
+    except ck.KafkaException as e:
+        consumer.close()
+        sys.stderr.write(f"{java_error(e.args[0])}\n")
+        return 1
     stdout = out or sys.stdout.buffer
     count = 0
     code = 0

@@ -143,6 +143,11 @@ def check_args(opts: argparse.Namespace) -> None:
     if opts.reporting_interval <= 0:
         raise UsageError("Reporting interval must be greater than 0.")
     java_date(opts.date_format, 0)
+    if opts.include is not None:
+        try:
+            re.compile(opts.include)
+        except re.error as e:
+            raise UsageError(f"java.util.regex.PatternSyntaxException: {e}") from None
 
 
 def consumer_props(opts: argparse.Namespace) -> dict[str, str]:
@@ -263,7 +268,13 @@ def run(opts: argparse.Namespace, out: TextIO | None = None) -> int:
     start_ms = _now_ms()
     rebalances = Rebalances(start_ms)
     topics = [opts.topic] if opts.topic is not None else [f"^({opts.include})$"]
-    consumer.subscribe(topics, on_assign=rebalances.on_assign, on_revoke=rebalances.on_revoke)
+    try:
+        consumer.subscribe(topics, on_assign=rebalances.on_assign,
+                           on_revoke=rebalances.on_revoke)
+    except ck.KafkaException as e:
+        consumer.close()
+        sys.stderr.write(f"{e}\n")
+        return 1
     try:
         count, bytes_read = _consume(consumer, opts, reporter, rebalances)
     except KeyboardInterrupt:

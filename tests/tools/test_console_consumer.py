@@ -172,6 +172,8 @@ def test_usage_errors(bootstrap: str) -> None:
             "The group ids provided in different places (directly using '--group', via "
             "'--consumer-property', or via '--consumer.config') do not match. Detected group "
             "ids: 'a', 'b'",
+        ("--include", "a["):
+            "java.util.regex.PatternSyntaxException: unterminated character set at position 1",
         ("--topic", "known", "--from-beginning", "--consumer-property",
          "auto.offset.reset=latest"):
             "Can't simultaneously specify --from-beginning and 'auto.offset.reset=latest', "

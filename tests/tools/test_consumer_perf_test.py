@@ -112,7 +112,10 @@ def test_usage_errors(bootstrap: str) -> None:
              ("--messages", "1"):
                  "Exactly one of the following arguments is required: [topic], [include]",
              ("--messages", "1", "--topic", "perf", "--reporting-interval", "0"):
-                 "Reporting interval must be greater than 0."}
+                 "Reporting interval must be greater than 0.",
+             ("--messages", "1", "--include", "a["):
+                 "java.util.regex.PatternSyntaxException: unterminated character set at "
+                 "position 1"}
     for args, message in cases.items():
         result = perf(bootstrap, *args)
         assert (result.code, result.out, result.err) == (1, [], [message]), args
