@@ -231,8 +231,9 @@ def producer_props(opts: argparse.Namespace) -> dict[str, str]:
     props["bootstrap.servers"] = opts.bootstrap_server or opts.broker_list
     props["compression.type"] = opts.compression_codec or "gzip"
     props.setdefault("client.id", "console-producer")
-    # the Java producer's default (librdkafka's is 300000): how long a record may wait
-    props.setdefault("delivery.timeout.ms", "120000")
+    if "transactional.id" not in props:
+        # the Java producer's default (librdkafka's is 300000): how long a record may wait
+        props.setdefault("delivery.timeout.ms", "120000")
     for dest, setting, default in MERGED_OPTIONS:
         given = getattr(opts, dest)
         if given is not None:

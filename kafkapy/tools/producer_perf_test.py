@@ -243,13 +243,15 @@ def plan(opts: argparse.Namespace, out: TextIO) -> Plan:
             raise ValueError(f"Invalid property: {prop}")
         props[pieces[0]] = pieces[1]
     props.setdefault("client.id", "perf-producer-client")
-    # the Java producer's default (librdkafka's is 300000): how long a record may wait
-    props.setdefault("delivery.timeout.ms", "120000")
     duration = opts.transaction_duration_ms
     if duration is not None or opts.transactional_id or "transactional.id" in props:
         props["transactional.id"] = (opts.transactional_id or props.get("transactional.id")
                                      or f"performance-producer-{uuid.uuid4()}")
         duration = duration or DEFAULT_TRANSACTION_DURATION_MS
+    else:
+        # the Java producer's default (librdkafka's is 300000; a transactional librdkafka
+        # producer bounds it by transaction.timeout.ms itself)
+        props.setdefault("delivery.timeout.ms", "120000")
     payloads: list[bytes] = []
     if opts.payload_file:
         payloads = read_payload_file(opts.payload_file, opts.payload_delimiter, out)

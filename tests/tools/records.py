@@ -31,8 +31,11 @@ class Record:
 
 def broker(data_dir: Path, topics: dict[str, int],
            configs: dict[str, dict[str, str]] | None = None) -> Iterator[str]:
-    """A broker with these topics (name -> partitions): yields its bootstrap servers."""
-    with kafkapy.Broker({}, data_dir=data_dir) as running:
+    """A broker with these topics (name -> partitions): yields its bootstrap servers. Groups
+    rebalance at once (no ``group.initial.rebalance.delay.ms``): each subscribing tool run
+    would otherwise wait 3 s to join."""
+    with kafkapy.Broker({"group.initial.rebalance.delay.ms": "0"},
+                        data_dir=data_dir) as running:
         bs = running.bootstrap_servers
         admin = AdminClient({"bootstrap.servers": bs})
         new = [NewTopic(name, n, 1, config=(configs or {}).get(name, {}))
