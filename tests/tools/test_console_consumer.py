@@ -21,7 +21,7 @@ from tests.tools.support import ROOT, Run, run_tool
 
 T0 = 1_700_000_000_000
 TOPICS = {"known": 2, "appended": 1, "inc-a": 1, "inc-b": 1, "other": 1, "roundtrip": 1,
-          "grouped": 1}
+          "grouped": 1, "txn": 1}
 CONFIGS = {"appended": {"message.timestamp.type": "LogAppendTime"}}
 # partition -> (key, value, headers) at offsets 0, 1, ... (timestamps T0 + offset)
 KNOWN = {
@@ -47,6 +47,16 @@ def bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         for n in range(5):
             producer.produce("grouped", b"g%d" % n)
         assert producer.flush(WAIT_S) == 0
+        transactional = Producer({"bootstrap.servers": bs, "transactional.id": "console-txn"})
+        transactional.init_transactions(WAIT_S)
+        for value, commit in ((b"committed", True), (b"aborted", False)):
+            transactional.begin_transaction()
+            transactional.produce("txn", value)
+            transactional.flush(WAIT_S)
+            if commit:
+                transactional.commit_transaction(WAIT_S)
+            else:
+                transactional.abort_transaction(WAIT_S)
         yield bs
 
 
@@ -132,6 +142,17 @@ def test_a_group_resumes_where_it_stopped(bootstrap: str) -> None:
                    "3", "--timeout-ms", str(int(WAIT_S * 1000)))
     assert rest.out == ["g2", "g3", "g4"]
     assert rest.err[-1] == "Processed a total of 3 messages"
+
+
+def test_isolation_level(bootstrap: str) -> None:
+    everything = consume(bootstrap, "--topic", "txn", "--partition", "0", "--offset",
+                         "earliest", "--max-messages", "2")
+    assert everything.out == ["committed", "aborted"]
+    committed = consume(bootstrap, "--topic", "txn", "--partition", "0", "--offset",
+                        "earliest", "--isolation-level", "read_committed", "--timeout-ms",
+                        "3000")
+    assert committed.out == ["committed"]
+    assert committed.err[-1] == "Processed a total of 1 messages"
 
 
 def test_json_output(bootstrap: str) -> None:
