@@ -21,7 +21,12 @@ Batch headers are read through kafkapy/_batch_layout.pxd (framing, CRC, baseOffs
 partitionLeaderEpoch, lastOffsetDelta, maxTimestamp).
 """
 
-from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.buffer cimport (PyBUF_SIMPLE, PyBuffer_FillInfo, PyBuffer_Release,
+                             PyObject_GetBuffer)
+from libc.errno cimport errno
+from libc.string cimport strerror
+from posix.mman cimport (MAP_FAILED, MAP_SHARED, MS_SYNC, PROT_READ, PROT_WRITE, mmap, msync,
+                         munmap)
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from libc.stdint cimport INT64_MIN, int32_t, int64_t, uint8_t, uint32_t, uint64_t
@@ -112,6 +117,80 @@ def largest_lower_bound(buf, Py_ssize_t entries, int entry_size, int64_t target)
     finally:
         PyBuffer_Release(&view)
     return slot
+
+
+# ------------------------------------------------------------------------- index mapping
+
+cdef char _NO_BYTES[1]
+
+
+cdef class FileMap:
+    """A shared read-write mapping of the first ``size`` bytes of an open file, exported as a
+    writable buffer (``memoryview``, ``struct.pack_into``, the searches above).
+
+    Unlike ``mmap.mmap`` it keeps no file descriptor: the caller closes its own right after
+    mapping, so a mapped index costs no file handle. (Python's mmap dups the descriptor, which
+    made every partition cost three handles and 10,000 partitions run out at a 20,000 limit;
+    Kafka's MappedByteBuffer keeps none either.) ``close`` unmaps, refused while a buffer is
+    exported, as mmap refuses; a closed map exports nothing. ``size`` 0 maps nothing (mmap(2)
+    cannot) and exports an empty buffer.
+    """
+
+    cdef char* addr
+    cdef readonly Py_ssize_t size
+    cdef readonly bint closed
+    cdef int exports
+
+    def __cinit__(self, int fd, Py_ssize_t size):
+        cdef void* p
+        self.addr = NULL
+        self.size = 0
+        self.closed = False
+        self.exports = 0
+        if size < 0:
+            raise ValueError(f"negative mapping size {size}")
+        if size > 0:
+            with nogil:
+                p = mmap(NULL, <size_t>size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+            if p == MAP_FAILED:
+                raise OSError(errno, strerror(errno).decode())
+            self.addr = <char*>p
+        self.size = size
+
+    def __dealloc__(self):
+        if self.addr != NULL:
+            munmap(self.addr, <size_t>self.size)
+            self.addr = NULL
+
+    def __getbuffer__(self, Py_buffer* buffer, int flags):
+        if self.closed:
+            raise ValueError("the index mapping is closed")
+        PyBuffer_FillInfo(buffer, self, self.addr if self.addr != NULL else _NO_BYTES,
+                          self.size, 0, flags)
+        self.exports += 1
+
+    def __releasebuffer__(self, Py_buffer* buffer):
+        self.exports -= 1
+
+    def __len__(self):
+        return self.size
+
+    def flush(self):
+        """msync(MS_SYNC): the mapped pages written to the file (without the GIL)."""
+        cdef int rc = 0
+        if self.addr != NULL and not self.closed:
+            with nogil:
+                rc = msync(self.addr, <size_t>self.size, MS_SYNC)
+            if rc != 0:
+                raise OSError(errno, strerror(errno).decode())
+
+    def close(self):
+        if self.exports > 0:
+            raise BufferError("cannot close the index mapping: a buffer of it is in use")
+        if self.addr != NULL:
+            munmap(self.addr, <size_t>self.size)
+            self.addr = NULL
+        self.closed = True
 
 
 # ------------------------------------------------------------------------------ the walk

@@ -302,7 +302,9 @@ class Setting:
     ``kafka_default`` except where the module docstring says otherwise. ``update_mode`` is
     Kafka's ("read-only", "per-broker" or "cluster-wide"); ``dynamic`` says whether kafkapy
     applies a change without a restart (IncrementalAlterConfigs). ``attr`` is the BrokerConfig
-    attribute holding the parsed value.
+    attribute holding the parsed value. ``used`` is false for a setting kafkapy accepts and
+    validates (so a Kafka ``server.properties`` loads unchanged) but that nothing in kafkapy
+    acts on; the documentation site's configuration reference shows it.
     """
 
     name: str
@@ -316,6 +318,7 @@ class Setting:
     dynamic: bool
     kafka_default: str | None
     attr: str | None
+    used: bool = True
 
 
 _KIND_OF_TYPE = {ConfigType.BOOLEAN: "bool", ConfigType.STRING: "string", ConfigType.INT: "int",
@@ -326,13 +329,13 @@ _KIND_OF_TYPE = {ConfigType.BOOLEAN: "bool", ConfigType.STRING: "string", Config
 def _s(name: str, config_type: ConfigType, default: str | None, doc: str, *,
        kind: str | None = None, at_least: int | None = None, at_most: int | None = None,
        mode: str = "read-only", dynamic: bool = False, kafka_default: str | None = _SAME,
-       attr: str | None = _SAME) -> Setting:
+       attr: str | None = _SAME, used: bool = True) -> Setting:
     return Setting(
         name=name, config_type=config_type, default=default, doc=doc,
         kind=kind or _KIND_OF_TYPE[config_type], at_least=at_least, at_most=at_most,
         update_mode=mode, dynamic=dynamic,
         kafka_default=default if kafka_default == _SAME else kafka_default,
-        attr=name.replace(".", "_") if attr == _SAME else attr)
+        attr=name.replace(".", "_") if attr == _SAME else attr, used=used)
 
 
 _B, _S, _I, _SH, _L, _D, _LI = (ConfigType.BOOLEAN, ConfigType.STRING, ConfigType.INT,
@@ -427,14 +430,15 @@ _TABLE: tuple[Setting, ...] = (
        "LISTENER:PROTOCOL pairs. kafkapy serves PLAINTEXT only: a listener mapped to SSL or "
        "SASL is refused.", mode="per-broker", attr=None),
     _s("num.network.threads", _I, "3", "Accepted for compatibility and unused: kafkapy has no "
-       "network thread pool, each connection is a Trio task.", at_least=1, mode=_CW),
+       "network thread pool, each connection is a Trio task.", at_least=1, mode=_CW,
+       used=False),
     _s("num.io.threads", _I, "8", "Number of request handler tasks draining the request "
        "channel. A dynamic change may at most halve or double it.", at_least=1, mode=_CW,
        dynamic=True),
     _s("queued.max.requests", _I, "500", "Requests the request channel queues before "
        "connections stop reading.", at_least=1),
     _s("queued.max.request.bytes", _L, "-1", "Bytes of queued requests before connections stop "
-       "reading (-1: no limit)."),
+       "reading (-1: no limit).", used=False),
     _s("request.timeout.ms", _I, "30000", "How long the broker waits for a response to a "
        "request it sends itself."),
     _s("socket.send.buffer.bytes", _I, "102400", "SO_SNDBUF of the sockets; -1 keeps the OS "
@@ -455,7 +459,7 @@ _TABLE: tuple[Setting, ...] = (
        "max.connections.per.ip, e.g. hostName:100,127.0.0.1:200.", mode=_CW, dynamic=True,
        attr=None),
     _s("max.connection.creation.rate", _I, _IMAX, "New connections per second allowed.",
-       at_least=0, mode=_CW),
+       at_least=0, mode=_CW, used=False),
     # ---------------------------------------------------------------- requests and topics
     _s("message.max.bytes", _I, "1048588", "Largest record batch accepted (after compression); "
        "the default of topics' max.message.bytes.", at_least=0, mode=_CW, dynamic=True),
@@ -533,7 +537,7 @@ _TABLE: tuple[Setting, ...] = (
        "0 and 1) by converting batches down; false answers UNSUPPORTED_VERSION.", mode=_CW,
        dynamic=True),
     _s("log.message.format.version", _S, "3.0-IV1", "Deprecated (Kafka 3.0): accepted and "
-       "ignored, the log always stores message format v2.", kind="msgversion"),
+       "ignored, the log always stores message format v2.", kind="msgversion", used=False),
     _s("log.message.timestamp.before.max.ms", _L, _LMAX, "How far a CreateTime timestamp may "
        "be behind the broker's clock.", at_least=0, mode=_CW, dynamic=True),
     # Kafka 4.0's default (KIP-1030), as LogConfig applies it.

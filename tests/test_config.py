@@ -177,7 +177,7 @@ def ours(text: str) -> dict[str, str] | None:
 
 
 def test_parse_properties_agrees_with_java(tmp_path: Path) -> None:
-    # Needs a JDK (java runs the single-file source Load.java); .ci/run installs one.
+    # Needs a JDK (java runs the single-file source Load.java); ./dev test installs one.
     rng = random.Random(20240611)
     alphabet = ["a", "b", "=", ":", " ", "\t", "\f", "\\", "\\", "\n", "\r", "\r\n", "#",
                 "!", "\\u", "0", "4", "1", "e", "\u00e9"]

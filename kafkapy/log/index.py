@@ -9,13 +9,15 @@ Byte layout (big-endian, no header, entries back to back)::
 log appends an entry every ``index.interval.bytes`` (offset index) or whenever a batch raises
 the segment's maximum timestamp (time index).
 
-Theory of operation (Kafka's AbstractIndex): the file is memory-mapped. While its segment is
-active it is preallocated to ``max_index_size`` (``segment.index.bytes``, rounded down to whole
-entries) and the number of valid entries is kept in memory; ``trim()`` cuts the file to its
-entries when the segment is rolled or closed. Opening an existing file takes every whole entry
-in it as valid: after a crash a preallocated file holds zero entries past the real ones, which
-is why recovery rebuilds the indexes of every segment past the recovery point rather than
-trusting them (``sanity_check`` only catches what Kafka's catches).
+Theory of operation (Kafka's AbstractIndex): the file is memory-mapped
+(``kafkapy._log.FileMap``, which, unlike ``mmap.mmap``, holds no file descriptor, so an index
+costs no file handle). While its segment is active it is preallocated to ``max_index_size``
+(``segment.index.bytes``, rounded down to whole entries) and the number of valid entries is kept
+in memory; ``trim()`` cuts the file to its entries when the segment is rolled or closed. Opening
+an existing file takes every whole entry in it as valid: after a crash a preallocated file holds
+zero entries past the real ones, which is why recovery rebuilds the indexes of every segment
+past the recovery point rather than trusting them (``sanity_check`` only catches what Kafka's
+catches).
 
 Lookups are the compiled binary search of :mod:`kafkapy._log` over the map.
 
@@ -27,14 +29,13 @@ appends in order); ``IndexOffsetOverflowError`` when an offset does not fit the 
 
 from __future__ import annotations
 
-import mmap
 import os
 import struct
 from pathlib import Path
 
 import attrs
 
-from kafkapy._log import first_disorder, largest_lower_bound
+from kafkapy._log import FileMap, first_disorder, largest_lower_bound
 from kafkapy.errors import KafkaStorageError
 
 __all__ = [
@@ -114,14 +115,15 @@ class _Index:
             os.close(fd)
         self._mmap = self._map(self.max_entries)
 
-    def _map(self, slots: int) -> mmap.mmap:
+    def _map(self, slots: int) -> FileMap:
         size = slots * self.entry_size
-        with open(self.path, "r+b") as f:
-            if os.fstat(f.fileno()).st_size != size:
-                os.ftruncate(f.fileno(), size)
-            if size == 0:
-                return mmap.mmap(-1, self.entry_size)   # mmap cannot map an empty file
-            return mmap.mmap(f.fileno(), size)
+        fd = os.open(self.path, os.O_RDWR)
+        try:
+            if os.fstat(fd).st_size != size:
+                os.ftruncate(fd, size)
+            return FileMap(fd, size)        # keeps no descriptor: closed below
+        finally:
+            os.close(fd)
 
     def resize(self, max_index_size: int | None = None) -> None:
         """Make the index appendable again, preallocated to ``max_index_size`` (Kafka's
@@ -145,7 +147,7 @@ class _Index:
             raise IndexFullError(f"{self.path}: {count} entries do not fit, full at "
                                  f"{self.entries} of {self.max_entries}")
         start = self.entries * self.entry_size
-        self._mmap[start:start + len(data)] = data
+        memoryview(self._mmap)[start:start + len(data)] = data
         self.entries += count
 
     def reset(self) -> None:

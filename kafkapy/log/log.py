@@ -404,6 +404,9 @@ class Log:
         for i, seg in enumerate(segments):
             if seg not in self.segments:
                 continue
+            # Kafka's LogLoader line, one per segment, so a long recovery shows where it is
+            logger.info("Recovering unflushed segment %d. %d/%d recovered for %s.",
+                        seg.base_offset, i, len(segments), self.topic_partition)
             size = seg.size
             cut = self._recover_segment(seg)
             done_bytes += size

@@ -350,12 +350,21 @@ class LogManager:
                             producer_id_expiration_ms=self.producer_id_expiration_ms)
 
         started = time.monotonic()
+        last_report = started
         with concurrent.futures.ThreadPoolExecutor(self.recovery_threads) as pool:
             futures = {pool.submit(open_one, tp, p): tp for tp, p in jobs}
-            for fut in concurrent.futures.as_completed(futures):
+            for n, fut in enumerate(concurrent.futures.as_completed(futures), 1):
                 tp = futures[fut]
-                self.logs[tp] = fut.result()
+                log = self.logs[tp] = fut.result()
                 self._dir_of[tp] = d
+                # Progress per directory as Kafka's LogManager logs it: every log after an
+                # unclean shutdown (each may have recovered segments), else once a second.
+                now = time.monotonic()
+                if not clean or now - last_report >= 1.0:
+                    logger.info("Completed load of log %s with %d segments and log-end-offset "
+                                "%d (%d/%d completed in %s)", tp, len(log.segments),
+                                log.log_end_offset, n, len(jobs), d)
+                    last_report = now
         if jobs:
             logger.info("loaded %d log(s) from %s in %.0f ms", len(jobs), d,
                         (time.monotonic() - started) * 1000)

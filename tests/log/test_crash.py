@@ -684,6 +684,9 @@ def test_unclean_recovery_reports_progress(tmp_path: Path,
         assert match, progress[-1]
         assert (int(match[1]), int(match[2])) == (n, n)
         assert match[3] == match[4]
+        kafka_lines = [m for m in messages(caplog, logging.INFO) if "unflushed" in m]
+        assert kafka_lines == [f"Recovering unflushed segment {base}. {i}/{n} recovered for "
+                               f"source-0." for i, base in enumerate(bases[2:])]
         assert not messages(caplog, logging.WARNING)
         check_files(source, log, INDEX_CONFIG.index_interval_bytes)
     finally:

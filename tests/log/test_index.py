@@ -4,6 +4,7 @@ tests.log.kafka_files), and lookups checked against a plain sorted-list model (b
 from __future__ import annotations
 
 import bisect
+import os
 import struct
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kafkapy._log import largest_lower_bound
+from kafkapy._log import FileMap, largest_lower_bound
 from kafkapy.log.index import (
     NO_TIMESTAMP,
     IndexFullError,
@@ -27,6 +28,55 @@ from kafkapy.log.index import (
 from tests.log.kafka_files import parse_offset_index, parse_time_index
 
 BASE = 1_000
+
+
+def open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_mapped_indexes_hold_no_file_descriptor(tmp_path: Path) -> None:
+    """An open index costs no file handle (Python's mmap dups one per map), so a broker with
+    10,000 partitions needs one handle per segment, as Kafka's does."""
+    before = open_fds()
+    indexes: list[OffsetIndex | TimeIndex] = []
+    for i in range(50):
+        indexes.append(OffsetIndex(tmp_path / f"{i:020d}.index", i, max_index_size=800))
+        indexes.append(TimeIndex(tmp_path / f"{i:020d}.timeindex", i, max_index_size=1200))
+    assert open_fds() == before
+    for i, index in enumerate(indexes):
+        if isinstance(index, OffsetIndex):
+            index.append(i // 2 + 1, 10)
+        else:
+            index.maybe_append(5, i // 2 + 1)
+    for index in indexes:
+        index.close()                              # trims: remaps at the final size
+    assert open_fds() == before
+    assert parse_offset_index(tmp_path / f"{7:020d}.index") == [(1, 10)]
+    assert parse_time_index(tmp_path / f"{7:020d}.timeindex") == [(5, 1)]
+
+
+def test_file_map_writes_through_and_refuses_to_close_while_exported(tmp_path: Path) -> None:
+    path = tmp_path / "f"
+    path.write_bytes(bytes(16))
+    fd = os.open(path, os.O_RDWR)
+    try:
+        mapped = FileMap(fd, 16)
+    finally:
+        os.close(fd)
+    view = memoryview(mapped)
+    view[2:5] = b"abc"
+    struct.pack_into(">q", mapped, 8, -2)
+    with pytest.raises(BufferError):
+        mapped.close()
+    view.release()
+    mapped.flush()
+    assert path.read_bytes() == bytes(2) + b"abc" + bytes(3) + struct.pack(">q", -2)
+    mapped.close()
+    assert mapped.closed
+    with pytest.raises(ValueError, match="closed"):
+        memoryview(mapped)
+    empty = FileMap(-1, 0)                         # nothing to map: an empty buffer
+    assert len(empty) == 0 and bytes(memoryview(empty)) == b""
 
 
 def test_offset_index_bytes_preallocation_and_trim(tmp_path: Path) -> None:

@@ -135,11 +135,21 @@ def test_unclean_restart_recovers(tmp_path: Path, caplog: pytest.LogCaptureFixtu
     lm = manager([tmp_path], {"log.segment.bytes": "1000"})
     log = lm.get_or_create_log(TP)
     fill(log, 25)
+    other = TopicPartition(TP.topic, TP.partition + 1)
+    fill(lm.get_or_create_log(other), 3)
     lm.close_unclean()           # the process died: no checkpoints, no marker
     caplog.set_level(logging.INFO, logger="kafkapy.log")
     again = manager([tmp_path], {"log.segment.bytes": "1000"})
     assert "was not shut down cleanly" in caplog.text
     assert "recovered" in caplog.text and "MB/s" in caplog.text
+    assert "Recovering unflushed segment 0. 0/" in caplog.text
+    # Kafka's per-directory progress: every log, numbered in completion order
+    loads = [r.getMessage() for r in caplog.records if r.getMessage().startswith("Completed")]
+    assert sorted(m[m.rindex("("):] for m in loads) == [
+        f"(1/2 completed in {tmp_path})", f"(2/2 completed in {tmp_path})"]
+    segments = len(again.get_log(TP).segments)           # type: ignore[union-attr]
+    assert any(m.startswith(f"Completed load of log {TP} with {segments} segments and "
+                            f"log-end-offset 25 ") for m in loads), loads
     log2 = again.get_log(TP)
     assert log2 is not None and log2.log_end_offset == 25
     log2.update_high_watermark(25)
