@@ -16,19 +16,24 @@ from collections.abc import Sequence
 from kafkapy import __version__
 from kafkapy.tools import (
     configs,
+    console_consumer,
+    console_producer,
     consumer_groups,
+    consumer_perf_test,
     delete_records,
     dump_log,
     get_offsets,
     leader_election,
     log_dirs,
+    producer_perf_test,
     reassign_partitions,
     topics,
     transactions,
 )
 
 TOOLS = (dump_log, topics, configs, consumer_groups, get_offsets,
-         delete_records, leader_election, log_dirs, reassign_partitions, transactions)
+         delete_records, leader_election, log_dirs, reassign_partitions, transactions,
+         console_producer, console_consumer, producer_perf_test, consumer_perf_test)
 
 
 def parser() -> argparse.ArgumentParser:
