@@ -84,6 +84,7 @@ from kafkapy.network.request_channel import (
     FileSliceLike,
     NoResponse,
     RequestChannel,
+    Response,
     SendResponse,
 )
 
@@ -554,7 +555,21 @@ class SocketServer:
             if stopping.cancelled_caught:
                 return False
         # In flight: a graceful stop no longer interrupts this connection until it is written.
-        response = await conn.link.response()
+        observer = self._channel.observer
+        if observer is not None:
+            request = conn.link.in_flight_request
+            response = await conn.link.response()
+            ready_ns = time.monotonic_ns()
+            try:
+                return await self._answer(conn, response, held, hold=hold)
+            finally:
+                if request is not None:
+                    observer.request_done(request, ready_ns, time.monotonic_ns())
+        return await self._answer(conn, await conn.link.response(), held, hold=hold)
+
+    async def _answer(self, conn: _Connection, response: Response, held: list[bytes], *,
+                      hold: bool) -> bool:
+        """Write (or hold) ``response``; False when the connection must close."""
         if isinstance(response, SendResponse):
             if not response.file_slices and (hold or held):
                 held.append(size_prefixed(response.payload))

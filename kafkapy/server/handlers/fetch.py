@@ -144,6 +144,9 @@ def _respond(context: RequestContext[FetchRequest], params: FetchParams, session
     offsets = {} if version >= 4 else \
         {(t.topic, p.partition): p.fetch_offset for t in context.body.topics for p in t.partitions}
     topics: list[FetchableTopicResponse] = []
+    metrics = context.server.metrics
+    stats = None if metrics is None else metrics.topic_stats
+    follower = params.replica_id >= 0
     for cached, (tp, r) in zip(session.partitions, results, strict=True):
         data = r.data
         records: Any = data if data is not None and data.size else b""
@@ -154,6 +157,10 @@ def _respond(context: RequestContext[FetchRequest], params: FetchParams, session
             # zstd topic; the error replaces the partition's answer.
             r, records = FetchPartitionResult(UnsupportedCompressionTypeError(
                 f"{tp}: zstd-compressed topics need Fetch v10 or later"), None), b""
+        if stats is not None:       # BrokerTopicMetrics, per partition answered
+            stats.fetched(tp.topic, len(records) if isinstance(records, bytes | bytearray)
+                          else records.size,
+                          0 if r.error is None else r.error.code, follower=follower)
         news = cached.must_respond(
             bool(records), r.high_watermark, r.last_stable_offset, r.log_start_offset,
             r.error is not None, r.diverging_epoch is not None, r.preferred_read_replica >= 0)

@@ -1,0 +1,320 @@
+"""BrokerMetrics: the one metrics registry of a broker, and every sample it exposes.
+
+What it owns:
+
+- the counters the broker's components bump as they work: ``topic_stats``
+  (BrokerTopicMetrics), ``requests`` (RequestMetrics: ``request_done`` is the
+  socket server's ``RequestObserver``), ``log_flush`` (LogFlushStats), ``isr_shrinks`` /
+  ``isr_expands`` (ReplicaManager's IsrShrinksPerSec / IsrExpandsPerSec, bumped when the
+  controller accepted an ISR change);
+- the event loop's idle time (``IdleTimeInstrument``, a Trio instrument timing the loop's
+  waits for I/O): Kafka's NetworkProcessorAvgIdlePercent, since here one event loop does
+  what Kafka's network processor threads do;
+- the gauges, read from the broker's state only when someone asks (``snapshot``), so an
+  unscraped broker pays nothing for them: ReplicaManager (UnderReplicatedPartitions,
+  PartitionCount, LeaderCount), KafkaController (ActiveControllerCount,
+  OfflinePartitionsCount), RequestChannel (RequestQueueSize), GroupMetadataManager (NumGroups
+  by state, NumOffsets) and the consumer lag of the groups this broker coordinates.
+
+``snapshot()`` returns ``Family`` objects named exactly as the Prometheus JMX exporter's
+example configuration for Kafka (``example_configs/kafka-2_0_0.yml``) names Kafka's MBeans
+(docs/metrics.md lists them with the rule each follows). Consumer lag has no Kafka MBean:
+it follows the widely used kafka_exporter's ``kafka_consumergroup_lag``. Names starting
+``kafkapy_`` have no Kafka counterpart.
+
+The broker's state is read through the ``server`` object given at construction (a
+``KafkaServer``), duck-typed: this package sits below the server in the layering and imports
+none of it. Everything here runs on the broker's event loop: ``snapshot`` must be called
+there (the HTTP endpoint and ``kafkapy.Broker.metrics`` hop onto the loop to call it).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any, Protocol
+
+import attrs
+import trio
+
+from kafkapy.server.metrics.broker_topic_stats import TOPIC_METERS, BrokerTopicStats
+from kafkapy.server.metrics.request_metrics import RequestMetrics, Timer
+
+__all__ = ["BrokerMetrics", "Family", "IdleTimeInstrument", "Sample"]
+
+Labels = tuple[tuple[str, str], ...]
+
+
+@attrs.frozen
+class Sample:
+    """One exposed value: ``name{labels} value``."""
+
+    name: str
+    labels: Labels
+    value: float
+
+    def key(self) -> str:
+        """The sample as the text exposition writes it, without its value."""
+        if not self.labels:
+            return self.name
+        inner = ",".join(f'{k}="{v}"' for k, v in self.labels)
+        return f"{self.name}{{{inner}}}"
+
+
+@attrs.frozen
+class Family:
+    """A metric family: ``kind`` is "counter", "gauge" or "summary"."""
+
+    name: str
+    kind: str
+    help: str
+    samples: tuple[Sample, ...]
+
+
+class _ObservedRequest(Protocol):
+    """What ``request_done`` reads of a channel request."""
+
+    @property
+    def frame(self) -> bytes | bytearray: ...
+
+    @property
+    def receive_time_ns(self) -> int: ...
+
+    @property
+    def timings(self) -> list[int] | None: ...
+
+
+class IdleTimeInstrument(trio.abc.Instrument):
+    """Sums the time the Trio event loop spends waiting for I/O with nothing to run."""
+
+    def __init__(self) -> None:
+        self.idle_ns = 0
+        self._since = 0
+
+    def before_io_wait(self, timeout: float) -> None:
+        if timeout > 0:         # a zero timeout is a poll between runnable tasks, not idle
+            self._since = time.monotonic_ns()
+
+    def after_io_wait(self, timeout: float) -> None:
+        if timeout > 0:
+            self.idle_ns += time.monotonic_ns() - self._since
+
+
+class BrokerMetrics:
+    """A broker's metrics. ``server`` is the ``KafkaServer`` whose state the gauges read;
+    ``api_names`` maps API keys to Kafka's API names (the ``request`` label)."""
+
+    def __init__(self, server: Any, api_names: Mapping[int, str]) -> None:
+        self._server = server
+        self._api_names = dict(api_names)
+        self.topic_stats = BrokerTopicStats()
+        self.requests = RequestMetrics()
+        self.log_flush = Timer()
+        self.isr_shrinks = 0
+        self.isr_expands = 0
+        self.idle = IdleTimeInstrument()
+        self._idle_mark = (time.monotonic_ns(), 0)
+
+    # ============================================================ what the broker calls
+
+    def request_done(self, request: _ObservedRequest, ready_ns: int, sent_ns: int) -> None:
+        """The socket server's ``RequestObserver``: ``request``'s response was taken by its
+        connection at ``ready_ns`` and written by ``sent_ns``. ``request.timings`` holds what
+        KafkaApis marked: handling started, the handler returned, the answer completed
+        (missing for a request refused before a handler: then those are ``ready_ns``)."""
+        frame = request.frame
+        if len(frame) < 4:
+            return
+        key = (frame[0] << 8) | frame[1]
+        name = self._api_names.get(key)
+        if name is None:
+            return
+        version = (frame[2] << 8) | frame[3]
+        marks = request.timings or ()
+        dequeued = marks[0] if marks else ready_ns
+        local_done = marks[1] if len(marks) > 1 else dequeued
+        completed = marks[2] if len(marks) > 2 else local_done
+        self.requests.record(name, version, request.receive_time_ns, dequeued, local_done,
+                             completed, ready_ns, sent_ns)
+
+    def log_flushed(self, seconds: float) -> None:
+        """A log's fsync took ``seconds`` (LogFlushStats.LogFlushRateAndTimeMs)."""
+        self.log_flush.update(seconds * 1000)
+
+    def isr_changed(self, old: Iterable[int], new: Iterable[int]) -> None:
+        """The controller accepted a partition's ISR change from ``old`` to ``new``."""
+        before, after = set(old), set(new)
+        if after - before:
+            self.isr_expands += 1
+        if before - after:
+            self.isr_shrinks += 1
+
+    # ================================================================= what is exposed
+
+    def snapshot(self) -> list[Family]:
+        """Every family, counters and gauges as of now (on the broker's event loop)."""
+        families: list[Family] = []
+        families += self._topic_families()
+        families += self._request_families()
+        families += self._replica_manager_families()
+        families += self._controller_families()
+        families += self._network_families()
+        families.append(_summary("kafka_log_logflushstats_logflushrateandtimems",
+                                 "Log flush (fsync) time in ms (LogFlushStats).", (),
+                                 self.log_flush.count, self.log_flush.quantiles()))
+        families += self._group_families()
+        return families
+
+    def samples(self) -> dict[str, float]:
+        """Every sample of ``snapshot()``: ``'name{label="v",...}' -> value``."""
+        return {s.key(): s.value for f in self.snapshot() for s in f.samples}
+
+    # ------------------------------------------------------------------------ families
+
+    def _topic_families(self) -> list[Family]:
+        stats = self.topic_stats
+        out = []
+        for attr, stem in TOPIC_METERS.items():
+            name = f"kafka_server_brokertopicmetrics_{stem.lower()}"
+            samples = [Sample(f"{name}_total", (), getattr(stats.all_topics, attr))]
+            samples += [Sample(f"{name}_total", (("topic", topic),), getattr(c, attr))
+                        for topic, c in sorted(stats.topics.items())]
+            out.append(Family(name, "counter", f"BrokerTopicMetrics {stem}PerSec count",
+                              tuple(samples)))
+        name = "kafka_server_brokertopicmetrics_replicationbytesout"
+        out.append(Family(name, "counter", "BrokerTopicMetrics ReplicationBytesOutPerSec "
+                          "count", (Sample(f"{name}_total", (), stats.replication_bytes_out),)))
+        return out
+
+    def _request_families(self) -> list[Family]:
+        name = "kafka_network_requestmetrics_requests"
+        samples = tuple(Sample(f"{name}_total", (("request", api), ("version", str(v))), n)
+                        for api, v, n in self.requests.requests())
+        out = [Family(name, "counter", "RequestMetrics RequestsPerSec count", samples)]
+        by_histogram: dict[str, list[Sample]] = {}
+        for histogram, api, count, quantiles in self.requests.times():
+            fam = f"kafka_network_requestmetrics_{histogram.lower()}"
+            samples_of = by_histogram.setdefault(fam, [])
+            samples_of += [Sample(fam, (("request", api), ("quantile", q)), v)
+                           for q, v in quantiles]
+            samples_of.append(Sample(f"{fam}_count", (("request", api),), count))
+        for fam, fam_samples in by_histogram.items():
+            out.append(Family(fam, "summary", "RequestMetrics time in ms", tuple(fam_samples)))
+        return out
+
+    def _replica_manager_families(self) -> list[Family]:
+        rm = getattr(self._server, "replica_manager", None)
+        partitions = list(rm.partitions.values()) if rm is not None else []
+        led = [p for p in partitions if p.is_leader]
+        under = sum(1 for p in led if len(p.isr) < len(p.replicas))
+        prefix = "kafka_server_replicamanager_"
+        return [
+            _gauge(prefix + "underreplicatedpartitions",
+                   "Partitions led here whose ISR is smaller than their replicas", under),
+            _gauge(prefix + "partitioncount", "Partitions hosted here", len(partitions)),
+            _gauge(prefix + "leadercount", "Partitions led here", len(led)),
+            _counter(prefix + "isrshrinks", "ReplicaManager IsrShrinksPerSec count",
+                     self.isr_shrinks),
+            _counter(prefix + "isrexpands", "ReplicaManager IsrExpandsPerSec count",
+                     self.isr_expands),
+        ]
+
+    def _controller_families(self) -> list[Family]:
+        controller = getattr(self._server, "controller", None)
+        if controller is None:
+            # Without ZooKeeper the broker is its own, only controller: it elects nobody,
+            # and leads every partition it hosts.
+            active, offline = 1, 0
+        else:
+            active = 1 if controller.active else 0
+            offline = 0
+            ctx = controller.context if active else None
+            if ctx is not None:
+                offline = sum(1 for tp, s in ctx.states.items()
+                              if not ctx.is_deleting(tp) and
+                              (s.leader < 0 or not ctx.is_alive(s.leader)))
+        prefix = "kafka_controller_kafkacontroller_"
+        return [_gauge(prefix + "activecontrollercount",
+                       "1 on the broker that is the active controller", active),
+                _gauge(prefix + "offlinepartitionscount",
+                       "Partitions without a live leader (active controller only)", offline)]
+
+    def _network_families(self) -> list[Family]:
+        channel = getattr(self._server, "request_channel", None)
+        queued = channel.queued if channel is not None else 0
+        now = time.monotonic_ns()
+        then, idle_then = self._idle_mark
+        idle_now = self.idle.idle_ns
+        self._idle_mark = (now, idle_now)
+        ratio = min(1.0, (idle_now - idle_then) / (now - then)) if now > then else 1.0
+        return [_gauge("kafka_network_requestchannel_requestqueuesize",
+                       "Requests waiting for a handler", queued),
+                _gauge("kafka_network_socketserver_networkprocessoravgidlepercent",
+                       "Share of time the event loop waited for I/O since the last read",
+                       ratio)]
+
+    def _group_families(self) -> list[Family]:
+        coordinator = getattr(self._server, "group_coordinator", None)
+        groups = list(coordinator.groups.values()) if coordinator is not None else []
+        states = {"Empty": 0, "PreparingRebalance": 0, "CompletingRebalance": 0,
+                  "Stable": 0, "Dead": 0}
+        offsets = 0
+        for g in groups:
+            states[g.state.value] = states.get(g.state.value, 0) + 1
+            offsets += len(g.offsets)
+        prefix = "kafka_coordinator_group_groupmetadatamanager_"
+        out = [_gauge(prefix + "numgroups", "Groups this coordinator has", len(groups)),
+               _gauge(prefix + "numoffsets", "Committed offsets this coordinator has",
+                      offsets)]
+        out += [_gauge(f"{prefix}numgroups{state.lower()}", f"Groups in state {state}", n)
+                for state, n in states.items()]
+        loading = 0 if coordinator is None else len(coordinator.manager.loading)
+        txn = getattr(self._server, "transaction_coordinator", None)
+        txn_loading = 0 if txn is None else len(txn.state.loading)
+        out.append(Family("kafkapy_coordinator_partitions_loading", "gauge",
+                          "Coordinator partitions being loaded (kafkapy only)",
+                          (Sample("kafkapy_coordinator_partitions_loading",
+                                  (("coordinator", "group"),), loading),
+                           Sample("kafkapy_coordinator_partitions_loading",
+                                  (("coordinator", "transaction"),), txn_loading))))
+        out += self._lag_families(groups)
+        return out
+
+    def _lag_families(self, groups: list[Any]) -> list[Family]:
+        rm = getattr(self._server, "replica_manager", None)
+        if rm is None:
+            return []
+        lag, current = [], []
+        for g in sorted(groups, key=lambda g: g.group_id):
+            for tp, committed in sorted(g.offsets.items()):
+                labels = (("consumergroup", g.group_id), ("partition", str(tp.partition)),
+                          ("topic", tp.topic))
+                current.append(Sample("kafka_consumergroup_current_offset", labels,
+                                      committed.offset))
+                partition = rm.partitions.get(tp)
+                if partition is not None and partition.is_leader:
+                    # As kafka_exporter: the high watermark (what a consumer can read)
+                    # minus the committed offset; only where this broker leads.
+                    lag.append(Sample("kafka_consumergroup_lag", labels,
+                                      max(0, partition.high_watermark - committed.offset)))
+        return [Family("kafka_consumergroup_current_offset", "gauge",
+                       "Committed offset of a group on a partition", tuple(current)),
+                Family("kafka_consumergroup_lag", "gauge",
+                       "High watermark minus the committed offset (partitions led here)",
+                       tuple(lag))]
+
+
+def _gauge(name: str, doc: str, value: float) -> Family:
+    return Family(name, "gauge", doc, (Sample(name, (), value),))
+
+
+def _counter(name: str, doc: str, value: float) -> Family:
+    return Family(name, "counter", doc, (Sample(f"{name}_total", (), value),))
+
+
+def _summary(name: str, doc: str, labels: tuple[tuple[str, str], ...], count: int,
+             quantiles: list[tuple[str, float]]) -> Family:
+    samples = [Sample(name, (*labels, ("quantile", q)), v) for q, v in quantiles]
+    samples.append(Sample(f"{name}_count", labels, count))
+    return Family(name, "summary", doc, tuple(samples))
+
