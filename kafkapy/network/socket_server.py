@@ -84,7 +84,6 @@ from kafkapy.network.request_channel import (
     FileSliceLike,
     NoResponse,
     RequestChannel,
-    Response,
     SendResponse,
 )
 
@@ -556,38 +555,33 @@ class SocketServer:
                 return False
         # In flight: a graceful stop no longer interrupts this connection until it is written.
         observer = self._channel.observer
-        if observer is not None:
-            request = conn.link.in_flight_request
-            response = await conn.link.response()
-            ready_ns = time.monotonic_ns()
-            try:
-                return await self._answer(conn, response, held, hold=hold)
-            finally:
-                if request is not None:
-                    observer.request_done(request, ready_ns, time.monotonic_ns())
-        return await self._answer(conn, await conn.link.response(), held, hold=hold)
-
-    async def _answer(self, conn: _Connection, response: Response, held: list[bytes], *,
-                      hold: bool) -> bool:
-        """Write (or hold) ``response``; False when the connection must close."""
-        if isinstance(response, SendResponse):
-            if not response.file_slices and (hold or held):
-                held.append(size_prefixed(response.payload))
-                if not hold or self._draining:
+        request = None if observer is None else conn.link.in_flight_request
+        response = await conn.link.response()
+        # Request metrics: the answer reached this task now, and is written (or held) when
+        # the block below is left, however it is left.
+        ready_ns = 0 if request is None else time.monotonic_ns()
+        try:
+            if isinstance(response, SendResponse):
+                if not response.file_slices and (hold or held):
+                    held.append(size_prefixed(response.payload))
+                    if not hold or self._draining:
+                        await self._flush(conn, held)
+                else:
                     await self._flush(conn, held)
+                    await self._write(conn, response)
+            elif isinstance(response, CloseConnection):
+                await self._flush(conn, held)
+                log.debug("Closing connection %s: asked by the request handler",
+                          conn.link.connection_id)
+                return False
             else:
-                await self._flush(conn, held)
-                await self._write(conn, response)
-        elif isinstance(response, CloseConnection):
-            await self._flush(conn, held)
-            log.debug("Closing connection %s: asked by the request handler",
-                      conn.link.connection_id)
-            return False
-        else:
-            assert isinstance(response, NoResponse)
-            if not hold:
-                await self._flush(conn, held)
-        return not self._draining
+                assert isinstance(response, NoResponse)
+                if not hold:
+                    await self._flush(conn, held)
+            return not self._draining
+        finally:
+            if request is not None and observer is not None:
+                observer.request_done(request, ready_ns, time.monotonic_ns())
 
     async def _flush(self, conn: _Connection, held: list[bytes]) -> None:
         """Write the answers held back by ``_process``, in one send."""
