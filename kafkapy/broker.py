@@ -31,6 +31,7 @@ import trio
 
 from kafkapy.config import BrokerConfig
 from kafkapy.server.kafka_server import KafkaServer
+from kafkapy.server.metrics.broker_metrics import families, samples_of
 
 __all__ = ["Broker"]
 
@@ -160,8 +161,7 @@ class Broker:
                                "kafkapy_metrics_enabled=True or a kafkapy_metrics_port")
         if self._thread is None and self._running:
             return metrics.samples()            # async use: we are on the broker's loop
-        result: dict[str, float] = self.call(metrics.samples)
-        return result
+        return samples_of(families(self.call(metrics.capture)))
 
     def __enter__(self) -> Broker:
         return self.start()

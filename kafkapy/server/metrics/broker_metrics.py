@@ -16,8 +16,11 @@ What it owns:
   OfflinePartitionsCount), RequestChannel (RequestQueueSize), GroupMetadataManager (NumGroups
   by state, NumOffsets) and the consumer lag of the groups this broker coordinates.
 
-``snapshot()`` returns ``Family`` objects named exactly as the Prometheus JMX exporter's
-example configuration for Kafka (``example_configs/kafka-2_0_0.yml``) names Kafka's MBeans
+``capture()`` copies the raw values on the loop (cheap), ``families(captured)`` turns them
+into ``Family`` objects anywhere (the HTTP thread: sorting percentiles and building samples
+never holds the event loop); ``snapshot()`` is both. The families are named exactly as the
+Prometheus JMX exporter's example configuration for Kafka
+(``example_configs/kafka-2_0_0.yml``) names Kafka's MBeans
 (docs/metrics.md lists them with the rule each follows). Consumer lag has no Kafka MBean:
 it follows the widely used kafka_exporter's ``kafka_consumergroup_lag``. Names starting
 ``kafkapy_`` have no Kafka counterpart.
@@ -25,7 +28,8 @@ it follows the widely used kafka_exporter's ``kafka_consumergroup_lag``. Names s
 The broker's state is read through the ``server`` object given at construction (a
 ``KafkaServer``), duck-typed: this package sits below the server in the layering and imports
 none of it. Everything here runs on the broker's event loop: ``snapshot`` must be called
-there (the HTTP endpoint and ``kafkapy.Broker.metrics`` hop onto the loop to call it).
+there (the HTTP endpoint and ``kafkapy.Broker.metrics`` hop onto the loop to call
+``capture``).
 """
 
 from __future__ import annotations
@@ -38,9 +42,16 @@ import attrs
 import trio
 
 from kafkapy.server.metrics.broker_topic_stats import TOPIC_METERS, BrokerTopicStats
-from kafkapy.server.metrics.request_metrics import RequestMetrics, Timer
+from kafkapy.server.metrics.request_metrics import (
+    REQUEST_TIMES,
+    RequestMetrics,
+    Timer,
+    quantiles,
+    times_ms,
+)
 
-__all__ = ["BrokerMetrics", "Family", "IdleTimeInstrument", "Sample"]
+__all__ = ["BrokerMetrics", "Captured", "Family", "IdleTimeInstrument", "Sample", "families",
+           "samples_of"]
 
 Labels = tuple[tuple[str, str], ...]
 
@@ -151,157 +162,191 @@ class BrokerMetrics:
 
     # ================================================================= what is exposed
 
-    def snapshot(self) -> list[Family]:
-        """Every family, counters and gauges as of now (on the broker's event loop)."""
-        families: list[Family] = []
-        families += self._topic_families()
-        families += self._request_families()
-        families += self._replica_manager_families()
-        families += self._controller_families()
-        families += self._network_families()
-        families.append(_summary("kafka_log_logflushstats_logflushrateandtimems",
-                                 "Log flush (fsync) time in ms (LogFlushStats).", (),
-                                 self.log_flush.count, self.log_flush.quantiles()))
-        families += self._group_families()
-        return families
-
-    def samples(self) -> dict[str, float]:
-        """Every sample of ``snapshot()``: ``'name{label="v",...}' -> value``."""
-        return {s.key(): s.value for f in self.snapshot() for s in f.samples}
-
-    # ------------------------------------------------------------------------ families
-
-    def _topic_families(self) -> list[Family]:
+    def capture(self) -> Captured:
+        """The raw values of every metric as of now: on the broker's event loop, and no
+        more than copies, so the loop is held as briefly as possible; ``families`` turns
+        them into samples anywhere (the HTTP thread)."""
         stats = self.topic_stats
-        out = []
-        for attr, stem in TOPIC_METERS.items():
-            name = f"kafka_server_brokertopicmetrics_{stem.lower()}"
-            samples = [Sample(f"{name}_total", (), getattr(stats.all_topics, attr))]
-            samples += [Sample(f"{name}_total", (("topic", topic),), getattr(c, attr))
-                        for topic, c in sorted(stats.topics.items())]
-            out.append(Family(name, "counter", f"BrokerTopicMetrics {stem}PerSec count",
-                              tuple(samples)))
-        name = "kafka_server_brokertopicmetrics_replicationbytesout"
-        out.append(Family(name, "counter", "BrokerTopicMetrics ReplicationBytesOutPerSec "
-                          "count", (Sample(f"{name}_total", (), stats.replication_bytes_out),)))
-        return out
-
-    def _request_families(self) -> list[Family]:
-        name = "kafka_network_requestmetrics_requests"
-        samples = tuple(Sample(f"{name}_total", (("request", api), ("version", str(v))), n)
-                        for api, v, n in self.requests.requests())
-        out = [Family(name, "counter", "RequestMetrics RequestsPerSec count", samples)]
-        by_histogram: dict[str, list[Sample]] = {}
-        for histogram, api, count, quantiles in self.requests.times():
-            fam = f"kafka_network_requestmetrics_{histogram.lower()}"
-            samples_of = by_histogram.setdefault(fam, [])
-            samples_of += [Sample(fam, (("request", api), ("quantile", q)), v)
-                           for q, v in quantiles]
-            samples_of.append(Sample(f"{fam}_count", (("request", api),), count))
-        for fam, fam_samples in by_histogram.items():
-            out.append(Family(fam, "summary", "RequestMetrics time in ms", tuple(fam_samples)))
-        return out
-
-    def _replica_manager_families(self) -> list[Family]:
         rm = getattr(self._server, "replica_manager", None)
         partitions = list(rm.partitions.values()) if rm is not None else []
         led = [p for p in partitions if p.is_leader]
-        under = sum(1 for p in led if len(p.isr) < len(p.replicas))
-        prefix = "kafka_server_replicamanager_"
-        return [
-            _gauge(prefix + "underreplicatedpartitions",
-                   "Partitions led here whose ISR is smaller than their replicas", under),
-            _gauge(prefix + "partitioncount", "Partitions hosted here", len(partitions)),
-            _gauge(prefix + "leadercount", "Partitions led here", len(led)),
-            _counter(prefix + "isrshrinks", "ReplicaManager IsrShrinksPerSec count",
-                     self.isr_shrinks),
-            _counter(prefix + "isrexpands", "ReplicaManager IsrExpandsPerSec count",
-                     self.isr_expands),
-        ]
-
-    def _controller_families(self) -> list[Family]:
-        controller = getattr(self._server, "controller", None)
-        if controller is None:
-            # Without ZooKeeper the broker is its own, only controller: it elects nobody,
-            # and leads every partition it hosts.
-            active, offline = 1, 0
-        else:
-            active = 1 if controller.active else 0
-            offline = 0
-            ctx = controller.context if active else None
-            if ctx is not None:
-                offline = sum(1 for tp, s in ctx.states.items()
-                              if not ctx.is_deleting(tp) and
-                              (s.leader < 0 or not ctx.is_alive(s.leader)))
-        prefix = "kafka_controller_kafkacontroller_"
-        return [_gauge(prefix + "activecontrollercount",
-                       "1 on the broker that is the active controller", active),
-                _gauge(prefix + "offlinepartitionscount",
-                       "Partitions without a live leader (active controller only)", offline)]
-
-    def _network_families(self) -> list[Family]:
+        coordinator = getattr(self._server, "group_coordinator", None)
+        groups = list(coordinator.groups.values()) if coordinator is not None else []
+        txn = getattr(self._server, "transaction_coordinator", None)
         channel = getattr(self._server, "request_channel", None)
-        queued = channel.queued if channel is not None else 0
         now = time.monotonic_ns()
         then, idle_then = self._idle_mark
         idle_now = self.idle.idle_ns
         self._idle_mark = (now, idle_now)
-        ratio = min(1.0, (idle_now - idle_then) / (now - then)) if now > then else 1.0
-        return [_gauge("kafka_network_requestchannel_requestqueuesize",
-                       "Requests waiting for a handler", queued),
-                _gauge("kafka_network_socketserver_networkprocessoravgidlepercent",
-                       "Share of time the event loop waited for I/O since the last read",
-                       ratio)]
-
-    def _group_families(self) -> list[Family]:
-        coordinator = getattr(self._server, "group_coordinator", None)
-        groups = list(coordinator.groups.values()) if coordinator is not None else []
-        states = {"Empty": 0, "PreparingRebalance": 0, "CompletingRebalance": 0,
-                  "Stable": 0, "Dead": 0}
-        offsets = 0
+        lag: list[tuple[str, str, int, int, int | None]] = []
         for g in groups:
-            states[g.state.value] = states.get(g.state.value, 0) + 1
-            offsets += len(g.offsets)
-        prefix = "kafka_coordinator_group_groupmetadatamanager_"
-        out = [_gauge(prefix + "numgroups", "Groups this coordinator has", len(groups)),
-               _gauge(prefix + "numoffsets", "Committed offsets this coordinator has",
-                      offsets)]
-        out += [_gauge(f"{prefix}numgroups{state.lower()}", f"Groups in state {state}", n)
-                for state, n in states.items()]
-        loading = 0 if coordinator is None else len(coordinator.manager.loading)
-        txn = getattr(self._server, "transaction_coordinator", None)
-        txn_loading = 0 if txn is None else len(txn.state.loading)
-        out.append(Family("kafkapy_coordinator_partitions_loading", "gauge",
-                          "Coordinator partitions being loaded (kafkapy only)",
-                          (Sample("kafkapy_coordinator_partitions_loading",
-                                  (("coordinator", "group"),), loading),
-                           Sample("kafkapy_coordinator_partitions_loading",
-                                  (("coordinator", "transaction"),), txn_loading))))
-        out += self._lag_families(groups)
-        return out
+            for tp, committed in g.offsets.items():
+                partition = rm.partitions.get(tp) if rm is not None else None
+                # As kafka_exporter: lag from the high watermark (what a consumer can read),
+                # known only where this broker leads the partition.
+                hw = partition.high_watermark if partition is not None and \
+                    partition.is_leader else None
+                lag.append((g.group_id, tp.topic, tp.partition, committed.offset, hw))
+        return Captured(
+            all_topics=stats.all_topics.as_dict(),
+            topics={t: c.as_dict() for t, c in stats.topics.items()},
+            replication_bytes_out=stats.replication_bytes_out,
+            requests=[(api, dict(e.versions), e.count, list(e.stamps))
+                      for api, e in self.requests.apis.items()],
+            partitions=len(partitions), leaders=len(led),
+            under_replicated=sum(1 for p in led if len(p.isr) < len(p.replicas)),
+            isr_shrinks=self.isr_shrinks, isr_expands=self.isr_expands,
+            controller=self._controller_state(),
+            request_queue=channel.queued if channel is not None else 0,
+            idle_ratio=min(1.0, (idle_now - idle_then) / (now - then)) if now > then else 1.0,
+            log_flush=(self.log_flush.count, list(self.log_flush.samples)),
+            group_states=[g.state.value for g in groups],
+            offsets=sum(len(g.offsets) for g in groups),
+            loading=(0 if coordinator is None else len(coordinator.manager.loading),
+                     0 if txn is None else len(txn.state.loading)),
+            lag=lag)
 
-    def _lag_families(self, groups: list[Any]) -> list[Family]:
-        rm = getattr(self._server, "replica_manager", None)
-        if rm is None:
-            return []
-        lag, current = [], []
-        for g in sorted(groups, key=lambda g: g.group_id):
-            for tp, committed in sorted(g.offsets.items()):
-                labels = (("consumergroup", g.group_id), ("partition", str(tp.partition)),
-                          ("topic", tp.topic))
-                current.append(Sample("kafka_consumergroup_current_offset", labels,
-                                      committed.offset))
-                partition = rm.partitions.get(tp)
-                if partition is not None and partition.is_leader:
-                    # As kafka_exporter: the high watermark (what a consumer can read)
-                    # minus the committed offset; only where this broker leads.
-                    lag.append(Sample("kafka_consumergroup_lag", labels,
-                                      max(0, partition.high_watermark - committed.offset)))
-        return [Family("kafka_consumergroup_current_offset", "gauge",
-                       "Committed offset of a group on a partition", tuple(current)),
-                Family("kafka_consumergroup_lag", "gauge",
-                       "High watermark minus the committed offset (partitions led here)",
-                       tuple(lag))]
+    def _controller_state(self) -> tuple[int, int]:
+        """(ActiveControllerCount, OfflinePartitionsCount)."""
+        controller = getattr(self._server, "controller", None)
+        if controller is None:
+            # Without ZooKeeper the broker is its own, only controller: it elects nobody,
+            # and leads every partition it hosts.
+            return 1, 0
+        if not controller.active:
+            return 0, 0
+        ctx = controller.context
+        if ctx is None:
+            return 1, 0
+        return 1, sum(1 for tp, s in ctx.states.items()
+                      if not ctx.is_deleting(tp) and (s.leader < 0 or not ctx.is_alive(s.leader)))
+
+    def snapshot(self) -> list[Family]:
+        """Every family as of now (call on the broker's event loop)."""
+        return families(self.capture())
+
+    def samples(self) -> dict[str, float]:
+        """Every sample of ``snapshot()``: ``'name{label="v",...}' -> value``."""
+        return samples_of(families(self.capture()))
+
+
+@attrs.frozen
+class Captured:
+    """Copies of every metric's raw values (``BrokerMetrics.capture``)."""
+
+    all_topics: dict[str, int]
+    topics: dict[str, dict[str, int]]
+    replication_bytes_out: int
+    requests: list[tuple[str, dict[int, int], int, list[tuple[int, int, int, int, int, int]]]]
+    partitions: int
+    leaders: int
+    under_replicated: int
+    isr_shrinks: int
+    isr_expands: int
+    controller: tuple[int, int]
+    request_queue: int
+    idle_ratio: float
+    log_flush: tuple[int, list[float]]
+    group_states: list[str]
+    offsets: int
+    loading: tuple[int, int]
+    lag: list[tuple[str, str, int, int, int | None]]
+
+
+def samples_of(fams: Iterable[Family]) -> dict[str, float]:
+    """``'name{label="v",...}' -> value`` of every sample of ``fams``."""
+    return {s.key(): s.value for f in fams for s in f.samples}
+
+
+def families(c: Captured) -> list[Family]:
+    """The exposed families of ``c`` (pure: any thread)."""
+    out: list[Family] = []
+    for attr, stem in TOPIC_METERS.items():
+        name = f"kafka_server_brokertopicmetrics_{stem.lower()}"
+        topic_samples = [Sample(f"{name}_total", (), c.all_topics[attr])]
+        topic_samples += [Sample(f"{name}_total", (("topic", topic),), values[attr])
+                          for topic, values in sorted(c.topics.items())]
+        out.append(Family(name, "counter", f"BrokerTopicMetrics {stem}PerSec count",
+                          tuple(topic_samples)))
+    out.append(_counter("kafka_server_brokertopicmetrics_replicationbytesout",
+                        "BrokerTopicMetrics ReplicationBytesOutPerSec count",
+                        c.replication_bytes_out))
+    out += _request_families(c)
+    prefix = "kafka_server_replicamanager_"
+    out += [
+        _gauge(prefix + "underreplicatedpartitions",
+               "Partitions led here whose ISR is smaller than their replicas",
+               c.under_replicated),
+        _gauge(prefix + "partitioncount", "Partitions hosted here", c.partitions),
+        _gauge(prefix + "leadercount", "Partitions led here", c.leaders),
+        _counter(prefix + "isrshrinks", "ReplicaManager IsrShrinksPerSec count", c.isr_shrinks),
+        _counter(prefix + "isrexpands", "ReplicaManager IsrExpandsPerSec count", c.isr_expands),
+    ]
+    prefix = "kafka_controller_kafkacontroller_"
+    out += [_gauge(prefix + "activecontrollercount",
+                   "1 on the broker that is the active controller", c.controller[0]),
+            _gauge(prefix + "offlinepartitionscount",
+                   "Partitions without a live leader (active controller only)", c.controller[1])]
+    out += [_gauge("kafka_network_requestchannel_requestqueuesize",
+                   "Requests waiting for a handler", c.request_queue),
+            _gauge("kafka_network_socketserver_networkprocessoravgidlepercent",
+                   "Share of time the event loop waited for I/O since the last read",
+                   c.idle_ratio)]
+    out.append(_summary("kafka_log_logflushstats_logflushrateandtimems",
+                        "Log flush (fsync) time in ms (LogFlushStats).", (),
+                        c.log_flush[0], quantiles(c.log_flush[1])))
+    out += _group_families(c)
+    return out
+
+
+def _request_families(c: Captured) -> list[Family]:
+    name = "kafka_network_requestmetrics_requests"
+    samples = tuple(Sample(f"{name}_total", (("request", api), ("version", str(v))), n)
+                    for api, versions, _, _ in sorted(c.requests)
+                    for v, n in sorted(versions.items()))
+    out = [Family(name, "counter", "RequestMetrics RequestsPerSec count", samples)]
+    by_histogram: dict[str, list[Sample]] = {}
+    for api, _, count, stamps in sorted(c.requests):
+        rows = [times_ms(s) for s in stamps]
+        columns: list[tuple[float, ...]] = list(zip(*rows, strict=True)) if rows else \
+            [()] * len(REQUEST_TIMES)
+        for i, histogram in enumerate(REQUEST_TIMES):
+            fam = f"kafka_network_requestmetrics_{histogram.lower()}"
+            samples_of_fam = by_histogram.setdefault(fam, [])
+            samples_of_fam += [Sample(fam, (("request", api), ("quantile", q)), v)
+                               for q, v in quantiles(columns[i])]
+            samples_of_fam.append(Sample(f"{fam}_count", (("request", api),), count))
+    for fam, fam_samples in by_histogram.items():
+        out.append(Family(fam, "summary", "RequestMetrics time in ms", tuple(fam_samples)))
+    return out
+
+
+def _group_families(c: Captured) -> list[Family]:
+    states = {"Empty": 0, "PreparingRebalance": 0, "CompletingRebalance": 0, "Stable": 0,
+              "Dead": 0}
+    for state in c.group_states:
+        states[state] = states.get(state, 0) + 1
+    prefix = "kafka_coordinator_group_groupmetadatamanager_"
+    out = [_gauge(prefix + "numgroups", "Groups this coordinator has", len(c.group_states)),
+           _gauge(prefix + "numoffsets", "Committed offsets this coordinator has", c.offsets)]
+    out += [_gauge(f"{prefix}numgroups{state.lower()}", f"Groups in state {state}", n)
+            for state, n in states.items()]
+    loading = "kafkapy_coordinator_partitions_loading"
+    out.append(Family(loading, "gauge", "Coordinator partitions being loaded (kafkapy only)",
+                      (Sample(loading, (("coordinator", "group"),), c.loading[0]),
+                       Sample(loading, (("coordinator", "transaction"),), c.loading[1]))))
+    current, lag = [], []
+    for group, topic, partition, committed, hw in sorted(c.lag, key=lambda r: r[:3]):
+        labels = (("consumergroup", group), ("partition", str(partition)), ("topic", topic))
+        current.append(Sample("kafka_consumergroup_current_offset", labels, committed))
+        if hw is not None:
+            lag.append(Sample("kafka_consumergroup_lag", labels, max(0, hw - committed)))
+    out += [Family("kafka_consumergroup_current_offset", "gauge",
+                   "Committed offset of a group on a partition", tuple(current)),
+            Family("kafka_consumergroup_lag", "gauge",
+                   "High watermark minus the committed offset (partitions led here)",
+                   tuple(lag))]
+    return out
 
 
 def _gauge(name: str, doc: str, value: float) -> Family:

@@ -2,8 +2,9 @@
 
 ``prometheus_client``'s threaded HTTP server (``start_http_server``) serves ``/metrics`` from
 a registry holding one collector, which on every scrape hops onto the broker's Trio event loop
-(``trio.from_thread.run_sync``) to take ``BrokerMetrics.snapshot()`` there: the broker's
-state is only ever read on its own loop, and nothing is computed between scrapes.
+(``trio.from_thread.run_sync``) to copy the raw values there (``BrokerMetrics.capture``),
+then builds the samples in its own thread: the broker's state is only ever read on its own
+loop, the loop is held only for the copies, and nothing is computed between scrapes.
 
 Lifecycle: ``start()`` (from the event loop, at broker start) binds ``host:port`` (port 0: a
 free port, then ``port`` says which) and returns; ``stop()`` (at shutdown) closes the socket
@@ -21,7 +22,7 @@ import trio
 from prometheus_client.core import Metric
 from prometheus_client.registry import Collector, CollectorRegistry
 
-from kafkapy.server.metrics.broker_metrics import BrokerMetrics
+from kafkapy.server.metrics.broker_metrics import BrokerMetrics, families
 
 __all__ = ["MetricsServer"]
 
@@ -35,11 +36,10 @@ class _Collector(Collector):
 
     def collect(self) -> Iterator[Metric]:
         try:
-            families = trio.from_thread.run_sync(self._metrics.snapshot,
-                                                 trio_token=self._token)
+            captured = trio.from_thread.run_sync(self._metrics.capture, trio_token=self._token)
         except (trio.RunFinishedError, RuntimeError):
             return          # the broker has stopped
-        for family in families:
+        for family in families(captured):       # in this thread, off the event loop
             metric = Metric(family.name, family.help, family.kind)
             for s in family.samples:
                 metric.add_sample(s.name, dict(s.labels), s.value)

@@ -32,7 +32,8 @@ from __future__ import annotations
 import collections
 from collections.abc import Sequence
 
-__all__ = ["QUANTILES", "REQUEST_TIMES", "RESERVOIR", "RequestMetrics", "Timer"]
+__all__ = ["QUANTILES", "REQUEST_TIMES", "RESERVOIR", "RequestMetrics", "Timer", "quantiles",
+           "times_ms"]
 
 RESERVOIR = 1028
 # Yammer's percentile attributes and the quantile label the exporter gives them
@@ -93,7 +94,7 @@ class _Api:
             collections.deque(maxlen=RESERVOIR)
 
 
-def _times_ms(stamps: tuple[int, int, int, int, int, int]) -> tuple[float, ...]:
+def times_ms(stamps: tuple[int, int, int, int, int, int]) -> tuple[float, ...]:
     """The six times of ``REQUEST_TIMES`` from one request's timestamps."""
     received, dequeued, local_done, completed, ready, sent = stamps
     return ((sent - received) / 1e6, (dequeued - received) / 1e6,
@@ -128,7 +129,7 @@ class RequestMetrics:
         """``(histogram, api, count, [(quantile, ms)])`` for every API seen."""
         out = []
         for api, e in sorted(self.apis.items()):
-            rows = [_times_ms(stamps) for stamps in e.stamps]
+            rows = [times_ms(stamps) for stamps in e.stamps]
             columns: list[tuple[float, ...]] = list(zip(*rows, strict=True)) if rows else \
                 [()] * len(REQUEST_TIMES)
             for i, name in enumerate(REQUEST_TIMES):
