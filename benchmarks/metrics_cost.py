@@ -45,7 +45,7 @@ def per_request(rounds: int) -> float:
     now = time.monotonic_ns
 
     def one() -> None:
-        request = SimpleNamespace(frame=frame, receive_time_ns=now(), timings=[])
+        request = SimpleNamespace(frame=frame, receive_time_ns=now(), timings=[0])
         marks = request.timings
         marks.append(now())
         marks.append(now())
@@ -84,7 +84,8 @@ def per_scrape(rounds: int, partitions: int, groups: int) -> tuple[float, float]
         frame = bytes([key >> 8, key & 255, 0, 1])
         for i in range(1028):
             metrics.request_done(SimpleNamespace(frame=frame, receive_time_ns=0,
-                                                 timings=[i, 2 * i, 3 * i]), 4 * i, 5 * i)
+                                                 timings=[0, i, 2 * i, 3 * i]), 4 * i,
+                                   5 * i)
     captured = metrics.capture()
     return _best(metrics.capture, 3, rounds), _best(lambda: families(captured), 3, rounds)
 

@@ -91,7 +91,9 @@ class Request:
     ``frame`` is the request header and body without the 4-byte size prefix.
     ``receive_time_ns`` is ``time.monotonic_ns()`` when the frame was handed to the channel
     (for request latency, like Kafka's ``startTimeNanos``). ``timings``, when the channel has
-    an observer, collects the handlers' later timestamps (``time.monotonic_ns()``: taken by a
+    an observer, is ``[variant]`` for the handlers to fill in: ``timings[0]`` an integer the
+    handler may set for the observer (which request metrics a Fetch counts in, consumer or
+    follower), then the handlers' later timestamps (``time.monotonic_ns()``: taken by a
     handler, handler returned, answer complete; Kafka's ``requestDequeueTimeNanos``,
     ``apiLocalCompleteTimeNanos``, ``responseCompleteTimeNanos``). Equality is identity.
     """
@@ -283,7 +285,7 @@ class ConnectionLink:
                                f"flight")
         return Request(self.connection_id, self.listener_name, self.client_host,
                        self.client_port, frame, time.monotonic_ns(), link=self,
-                       timings=None if self._channel.observer is None else [])
+                       timings=None if self._channel.observer is None else [0])
 
     def try_submit(self, frame: bytes | bytearray) -> bool:
         """Queue ``frame`` as this connection's next request if the channel has room now (True);

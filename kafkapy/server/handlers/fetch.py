@@ -69,6 +69,7 @@ from kafkapy.protocol.message_classes import (
 )
 from kafkapy.protocol.records import down_convert
 from kafkapy.server.fetch_session import INVALID_SESSION_ID, CachedPartition, FetchContext
+from kafkapy.server.metrics.request_metrics import CONSUMER_FETCH, FOLLOWER_FETCH
 from kafkapy.server.partition import READ_COMMITTED
 from kafkapy.server.replica_manager import (
     FetchParams,
@@ -86,6 +87,9 @@ async def handle_fetch(
     body = context.body
     version = context.api_version
     server = context.server
+    marks = context.request.timings
+    if marks is not None:       # request metrics: also FetchConsumer or FetchFollower
+        marks[0] = FOLLOWER_FETCH if body.replica_id >= 0 else CONSUMER_FETCH
     requested = [CachedPartition(TopicPartition(topic.topic, part.partition),
                                  part.fetch_offset, max(part.partition_max_bytes, 0),
                                  part.current_leader_epoch,

@@ -35,7 +35,7 @@ there (the HTTP endpoint and ``kafkapy.Broker.metrics`` hop onto the loop to cal
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 import attrs
@@ -43,7 +43,9 @@ import trio
 
 from kafkapy.server.metrics.broker_topic_stats import TOPIC_METERS, BrokerTopicStats
 from kafkapy.server.metrics.request_metrics import (
+    NO_VARIANT,
     REQUEST_TIMES,
+    VARIANT_NAMES,
     RequestMetrics,
     Timer,
     quantiles,
@@ -131,8 +133,11 @@ class BrokerMetrics:
     def request_done(self, request: _ObservedRequest, ready_ns: int, sent_ns: int) -> None:
         """The socket server's ``RequestObserver``: ``request``'s response was taken by its
         connection at ``ready_ns`` and written by ``sent_ns``. ``request.timings`` holds what
-        KafkaApis marked: handling started, the handler returned, the answer completed
-        (missing for a request refused before a handler: then those are ``ready_ns``)."""
+        KafkaApis marked after its variant (``timings[0]``, set by the Fetch handler: a
+        consumer's or a follower's fetch): handling started, the handler returned, the
+        answer completed (missing for a request refused before a handler: then those are
+        ``ready_ns``). A Fetch counts as "Fetch" and as "FetchConsumer" or
+        "FetchFollower", as in Kafka's ``RequestChannel.updateRequestMetrics``."""
         frame = request.frame
         if len(frame) < 4:
             return
@@ -141,12 +146,18 @@ class BrokerMetrics:
         if name is None:
             return
         version = (frame[2] << 8) | frame[3]
-        marks = request.timings or ()
-        dequeued = marks[0] if marks else ready_ns
-        local_done = marks[1] if len(marks) > 1 else dequeued
-        completed = marks[2] if len(marks) > 2 else local_done
-        self.requests.record(name, version, request.receive_time_ns, dequeued, local_done,
-                             completed, ready_ns, sent_ns)
+        marks: Sequence[int] = request.timings or (NO_VARIANT,)
+        n = len(marks)
+        dequeued = marks[1] if n > 1 else ready_ns
+        local_done = marks[2] if n > 2 else dequeued
+        completed = marks[3] if n > 3 else local_done
+        received = request.receive_time_ns
+        self.requests.record(name, version, received, dequeued, local_done, completed,
+                             ready_ns, sent_ns)
+        variant = VARIANT_NAMES.get(marks[0])
+        if variant is not None:
+            self.requests.record(variant, version, received, dequeued, local_done,
+                                 completed, ready_ns, sent_ns)
 
     def log_flushed(self, seconds: float) -> None:
         """A log's fsync took ``seconds`` (LogFlushStats.LogFlushRateAndTimeMs)."""

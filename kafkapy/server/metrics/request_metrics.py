@@ -32,10 +32,14 @@ from __future__ import annotations
 import collections
 from collections.abc import Sequence
 
-__all__ = ["QUANTILES", "REQUEST_TIMES", "RESERVOIR", "RequestMetrics", "Timer", "quantiles",
-           "times_ms"]
+__all__ = ["CONSUMER_FETCH", "FOLLOWER_FETCH", "NO_VARIANT", "QUANTILES", "REQUEST_TIMES",
+           "RESERVOIR", "VARIANT_NAMES", "RequestMetrics", "Timer", "quantiles", "times_ms"]
 
 RESERVOIR = 1028
+# ``Request.timings[0]``: the second name a request's metrics also count under (Kafka's
+# RequestMetrics.consumerFetchMetricName / followFetchMetricName), set by the Fetch handler.
+NO_VARIANT, CONSUMER_FETCH, FOLLOWER_FETCH = 0, 1, 2
+VARIANT_NAMES = {CONSUMER_FETCH: "FetchConsumer", FOLLOWER_FETCH: "FetchFollower"}
 # Yammer's percentile attributes and the quantile label the exporter gives them
 QUANTILES: tuple[tuple[float, str], ...] = ((0.50, "0.50"), (0.75, "0.75"), (0.95, "0.95"),
                                             (0.98, "0.98"), (0.99, "0.99"), (0.999, "0.999"))

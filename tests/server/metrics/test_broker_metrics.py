@@ -128,6 +128,11 @@ def test_request_metrics_count_every_request(scraped: dict[str, float]) -> None:
     # ONE_BY_ONE requests for "flushed", at least one for "bulk".
     assert ONE_BY_ONE + 1 <= produce <= ONE_BY_ONE + BULK
     assert _requests(m, "Fetch") >= 1
+    # As in Kafka, a Fetch counts as Fetch and as FetchConsumer (no follower here).
+    assert _requests(m, "FetchConsumer") == _requests(m, "Fetch")
+    assert _requests(m, "FetchFollower") == 0
+    assert m['kafka_network_requestmetrics_totaltimems_count{request="FetchConsumer"}'] == \
+        _requests(m, "Fetch")
     assert _requests(m, "OffsetCommit") == 1
     assert _requests(m, "CreateTopics") == 1
     for stage in ("totaltimems", "requestqueuetimems", "localtimems", "remotetimems",

@@ -36,6 +36,17 @@ def test_active_controller_and_under_replicated_partitions() -> None:
         assert gauge(controller, "kafka_controller_kafkacontroller_activecontrollercount") \
             == 1
         assert gauge(leader, "kafka_server_replicamanager_underreplicatedpartitions") == 0
+        # The followers' fetches count as FetchFollower on the leader, once answered (each
+        # long-polls up to replica.fetch.wait.max.ms).
+        follower_fetches = 'kafka_network_requestmetrics_totaltimems_count{request="FetchFollower"}'
+        c.wait_until(lambda: scrape(ports[leader]).get(follower_fetches, 0) >= 2,
+                     "the leader to count its followers' fetches")
+        leader_scrape = scrape(ports[leader])
+        assert leader_scrape['kafka_network_requestmetrics_totaltimems_count{request="Fetch"}'] \
+            >= leader_scrape[follower_fetches]
+        assert leader_scrape.get('kafka_network_requestmetrics_totaltimems_count'
+                                 '{request="FetchConsumer"}', 0) == 0
+        assert leader_scrape["kafka_server_brokertopicmetrics_totalfetchrequests_total"] >= 2
         assert gauge(controller, "kafka_controller_kafkacontroller_offlinepartitionscount") \
             == 0
         follower = next(b for b in (1, 2, 3) if b not in (leader, controller))
