@@ -634,6 +634,20 @@ _TABLE: tuple[Setting, ...] = (
        "state is dropped.", at_least=1, mode=_CW),
     _s("producer.id.expiration.check.interval.ms", _I, "600000", "How often idle producer "
        "ids' state is looked for (Kafka's internal setting).", at_least=1),
+    # ---------------------------------------------------------------- metrics (kafkapy only)
+    # Kafka exposes its metrics over JMX, which a Prometheus JMX exporter agent turns into
+    # the names kafkapy serves itself here (docs/metrics.md).
+    _s("kafkapy.metrics.port", _I, "-1", "kafkapy only: the port of the Prometheus "
+       "endpoint (http://host:port/metrics, names as the Prometheus JMX exporter gives "
+       "Kafka's MBeans). -1: no endpoint (the default: an embedded broker serves no HTTP); "
+       "0: a free port. Setting it records the metrics too.", at_least=-1, at_most=65535,
+       kafka_default=None),
+    _s("kafkapy.metrics.host", _S, "", "kafkapy only: the address the Prometheus endpoint "
+       "binds; empty: every interface.", kafka_default=None),
+    _s("kafkapy.metrics.enabled", _B, "false", "kafkapy only: record the broker's metrics "
+       "(kafkapy.Broker.metrics()) even without an endpoint; implied by "
+       "kafkapy.metrics.port >= 0. Off, the produce and fetch paths pay nothing for "
+       "metrics.", kafka_default=None),
 )
 
 SETTINGS: Mapping[str, Setting] = types.MappingProxyType({s.name: s for s in _TABLE})
@@ -1228,6 +1242,10 @@ class BrokerConfig:
     producer_id_expiration_ms: int = attrs.field(init=False, eq=False, repr=False)
     producer_id_expiration_check_interval_ms: int = attrs.field(init=False, eq=False,
                                                                 repr=False)
+    # metrics (kafkapy only)
+    kafkapy_metrics_port: int = attrs.field(init=False, eq=False, repr=False)
+    kafkapy_metrics_host: str = attrs.field(init=False, eq=False, repr=False)
+    kafkapy_metrics_enabled: bool = attrs.field(init=False, eq=False, repr=False)
     # derived
     log_config: LogConfig = attrs.field(init=False, eq=False, repr=False)
     """The broker-level topic defaults: ``LogConfig.resolve(None, props)``."""

@@ -22,6 +22,9 @@ The layers, bottom up; a layer imports only what is listed for it (and itself):
   origins), ``config``, ``errors``, the compiled codec; **never ``server``**: it reaches the
   broker through ``coordinator.partition_port``;
 - ``server``: everything above;
+- ``server.metrics`` (the metrics registry and the Prometheus endpoint): ``errors`` only; it
+  reads the broker's state through the ``KafkaServer`` it is given, duck-typed, so the
+  components it counts for can all call into it;
 - ``tools`` (the ``kafkapy <tool>`` commands): ``common``, ``protocol``, ``log``,
   ``coordinator`` (record formats), ``errors``, the compiled modules; never ``server`` or
   ``network``: an offline tool reads files with the log's readers, and the network tools will
@@ -73,6 +76,7 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "kafkapy.server": ("kafkapy.common", "kafkapy.protocol", "kafkapy.log", "kafkapy.config",
                        "kafkapy.network", "kafkapy.clients", "kafkapy.coordinator", "kafkapy.zk",
                        "kafkapy.controller", "kafkapy.errors", *COMPILED),
+    "kafkapy.server.metrics": ("kafkapy.errors",),
     "kafkapy.tools": ("kafkapy.common", "kafkapy.protocol", "kafkapy.log",
                       "kafkapy.coordinator", "kafkapy.errors", *COMPILED),
 }
@@ -344,6 +348,8 @@ def test_the_checks_see_real_imports() -> None:
     ("kafkapy.tools.dump_log", "from kafkapy.server.replica_manager import ReplicaManager\n"),
     ("kafkapy.tools.dump_log", "from kafkapy.network import socket_server\n"),
     ("kafkapy.tools.dump_log", "from kafkapy.broker import Broker\n"),
+    ("kafkapy.server.metrics.broker_metrics",
+     "from kafkapy.server.replica_manager import ReplicaManager\n"),
 ])
 def test_layer_violations_are_seen(module: str, source: str) -> None:
     known = {*KNOWN, module}

@@ -26,6 +26,10 @@ Theory of operation:
   (Kafka's ``queued.max.requests``). When it is full, ``submit`` waits, so the connection task
   stops reading its socket and TCP flow control pushes back on the client; nothing is buffered
   beyond the queue and the frames each connection has already read.
+- Request metrics: with a ``RequestObserver`` set (``RequestChannel.observer``, the broker's
+  metrics), each ``Request`` carries a ``timings`` list for the handlers to mark when they
+  took it, finished locally and completed it, and the connection task reports every answer
+  it writes (``response_done``). Without one, ``timings`` is None and nothing is timed.
 - Responses: ``SendResponse`` (payload, plus file slices the connection task sends after it
   with ``os.sendfile``), ``NoResponse`` (write nothing and carry on, for acks=0 produce),
   ``CloseConnection``. A response for a connection that has gone away is dropped.
@@ -53,6 +57,7 @@ __all__ = [
     "NoResponse",
     "Request",
     "RequestChannel",
+    "RequestObserver",
     "Response",
     "SendResponse",
 ]
@@ -85,7 +90,12 @@ class Request:
 
     ``frame`` is the request header and body without the 4-byte size prefix.
     ``receive_time_ns`` is ``time.monotonic_ns()`` when the frame was handed to the channel
-    (for request latency, like Kafka's ``startTimeNanos``). Equality is identity.
+    (for request latency, like Kafka's ``startTimeNanos``). ``timings``, when the channel has
+    an observer, is ``[variant]`` for the handlers to fill in: ``timings[0]`` an integer the
+    handler may set for the observer (which request metrics a Fetch counts in, consumer or
+    follower), then the handlers' later timestamps (``time.monotonic_ns()``: taken by a
+    handler, handler returned, answer complete; Kafka's ``requestDequeueTimeNanos``,
+    ``apiLocalCompleteTimeNanos``, ``responseCompleteTimeNanos``). Equality is identity.
     """
 
     connection_id: str
@@ -95,6 +105,7 @@ class Request:
     frame: bytes | bytearray = attrs.field(repr=_frame_repr)
     receive_time_ns: int
     _link: ConnectionLink | None = attrs.field(default=None, kw_only=True, repr=False)
+    timings: list[int] | None = attrs.field(default=None, kw_only=True, repr=False)
 
 
 def _slices(value: Sequence[FileSliceLike | bytes]) -> tuple[FileSliceLike | bytes, ...]:
@@ -165,6 +176,14 @@ class InlineHandler(Protocol):
         cancelled."""
 
 
+class RequestObserver(Protocol):
+    """Told of every answered request (the broker's request metrics)."""
+
+    def request_done(self, request: Request, ready_ns: int, sent_ns: int) -> None:
+        """``request``'s response reached its connection task at ``ready_ns`` and was
+        written (or dropped, for ``NoResponse``) by ``sent_ns`` (``time.monotonic_ns()``)."""
+
+
 class RequestChannel:
     """The bounded queue of requests to the handlers, and the way back for their responses.
 
@@ -181,6 +200,8 @@ class RequestChannel:
         self.queued_max_requests = queued_max_requests
         self._send, self._receive = trio.open_memory_channel[Request](queued_max_requests)
         self._inline: InlineHandler | None = None
+        # Told of every answered request by the connection tasks (None: nothing is timed).
+        self.observer: RequestObserver | None = None
         # Requests sent, or waiting for room, and not yet received: what run_inline must
         # not overtake (``queued`` builds trio's statistics object: too slow for every
         # request).
@@ -247,6 +268,11 @@ class ConnectionLink:
         self._closed = False
 
     @property
+    def in_flight_request(self) -> Request | None:
+        """The request submitted and not yet answered, if any."""
+        return self._in_flight
+
+    @property
     def in_flight(self) -> bool:
         """A request was submitted and its response not yet taken (the connection is muted)."""
         return self._in_flight is not None
@@ -258,7 +284,8 @@ class ConnectionLink:
             raise RuntimeError(f"connection {self.connection_id} already has a request in "
                                f"flight")
         return Request(self.connection_id, self.listener_name, self.client_host,
-                       self.client_port, frame, time.monotonic_ns(), link=self)
+                       self.client_port, frame, time.monotonic_ns(), link=self,
+                       timings=None if self._channel.observer is None else [0])
 
     def try_submit(self, frame: bytes | bytearray) -> bool:
         """Queue ``frame`` as this connection's next request if the channel has room now (True);

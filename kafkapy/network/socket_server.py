@@ -554,25 +554,34 @@ class SocketServer:
             if stopping.cancelled_caught:
                 return False
         # In flight: a graceful stop no longer interrupts this connection until it is written.
+        observer = self._channel.observer
+        request = None if observer is None else conn.link.in_flight_request
         response = await conn.link.response()
-        if isinstance(response, SendResponse):
-            if not response.file_slices and (hold or held):
-                held.append(size_prefixed(response.payload))
-                if not hold or self._draining:
+        # Request metrics: the answer reached this task now, and is written (or held) when
+        # the block below is left, however it is left.
+        ready_ns = 0 if request is None else time.monotonic_ns()
+        try:
+            if isinstance(response, SendResponse):
+                if not response.file_slices and (hold or held):
+                    held.append(size_prefixed(response.payload))
+                    if not hold or self._draining:
+                        await self._flush(conn, held)
+                else:
                     await self._flush(conn, held)
+                    await self._write(conn, response)
+            elif isinstance(response, CloseConnection):
+                await self._flush(conn, held)
+                log.debug("Closing connection %s: asked by the request handler",
+                          conn.link.connection_id)
+                return False
             else:
-                await self._flush(conn, held)
-                await self._write(conn, response)
-        elif isinstance(response, CloseConnection):
-            await self._flush(conn, held)
-            log.debug("Closing connection %s: asked by the request handler",
-                      conn.link.connection_id)
-            return False
-        else:
-            assert isinstance(response, NoResponse)
-            if not hold:
-                await self._flush(conn, held)
-        return not self._draining
+                assert isinstance(response, NoResponse)
+                if not hold:
+                    await self._flush(conn, held)
+            return not self._draining
+        finally:
+            if request is not None and observer is not None:
+                observer.request_done(request, ready_ns, time.monotonic_ns())
 
     async def _flush(self, conn: _Connection, held: list[bytes]) -> None:
         """Write the answers held back by ``_process``, in one send."""

@@ -167,6 +167,11 @@ class AlterPartitionManager:
                 if p.error_code != 0:
                     log.info("%s: the controller refused ISR %s: %s", partition.tp,
                              list(item.change.new_isr), error_name(p.error_code))
+                before = partition.isr
                 if partition.on_alter_partition(item.change, p.error_code, p.leader_epoch,
                                                 list(p.isr), p.partition_epoch, now):
                     self._rm.on_high_watermark_moved(partition.tp)
+                metrics = getattr(self._rm.server, "metrics", None)
+                if metrics is not None and partition.isr is not before:
+                    # The controller accepted it: IsrShrinksPerSec / IsrExpandsPerSec.
+                    metrics.isr_changed(before, partition.isr)

@@ -37,6 +37,11 @@ answered exactly once. In order:
    response (a Produce with acks=0) the connection is closed, as Kafka's
    ``sendErrorOrCloseConnection`` does; if even the error response cannot be encoded, too.
 
+Request metrics: when the request carries ``timings`` (the broker records metrics),
+``handle`` marks when it began (Kafka's dequeue time), when the handler returned, and, for a
+``Parked`` answer, when ``finish()`` completed; the connection task adds the rest
+(:mod:`kafkapy.server.metrics.request_metrics`).
+
 Advertised versions: an API is advertised, and served, only when it has a handler ("advertise
 only what is fully implemented", DESIGN.md), at its range in ``RECOMMENDED_VERSIONS``.
 
@@ -278,6 +283,9 @@ class KafkaApis:
     async def handle(self, request: Request) -> Response | Parked:
         """Decode, dispatch and answer one request (see the module doc). Never raises. A
         ``Parked`` answer's ``finish()`` returns the Response and never raises either."""
+        marks = request.timings
+        if marks is not None:           # request metrics: handling starts (dequeued)
+            marks.append(time.monotonic_ns())
         frame = request.frame
         try:
             header, offset = decode_request_header(frame)
@@ -308,10 +316,14 @@ class KafkaApis:
         try:
             result = await self._handlers[key](context)
             if isinstance(result, Parked):
+                if marks is not None:   # local work done; the answer completes later
+                    marks.append(time.monotonic_ns())
                 return Parked(lambda: self._finish(context, result))
             response = _as_response(context, result)
         except Exception as exc:
             response = _answer_error(context, exc)
+        if marks is not None:           # local work done, answer complete (no remote time)
+            marks.append(time.monotonic_ns())
         if log.isEnabledFor(logging.DEBUG):
             log.debug("Completed %s v%d request (correlation id %d, %d bytes) from %s in "
                       "%.3f ms: %s", api.name, version, header.correlation_id, len(frame),
@@ -322,9 +334,13 @@ class KafkaApis:
 
     async def _finish(self, context: RequestContext[Any], parked: Parked) -> Response:
         try:
-            return _as_response(context, await parked.finish())
+            response = _as_response(context, await parked.finish())
         except Exception as exc:
-            return _answer_error(context, exc)
+            response = _answer_error(context, exc)
+        marks = context.request.timings
+        if marks is not None:           # the parked answer is complete (remote time ends)
+            marks.append(time.monotonic_ns())
+        return response
 
     def _unsupported_api_versions(self, request: Request, header: RequestHeader) -> Response:
         log.debug("ApiVersions v%d from %s is newer than this broker's: answering "

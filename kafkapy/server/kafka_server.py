@@ -15,19 +15,27 @@ startup (``run``, with ``nursery.start``):
 5. KafkaApis and the handler pool, then the SocketServer binds every listener; advertised
    endpoints with port 0 take the bound port of the listener of the same name, an empty host
    the machine's name. ``task_status.started()`` fires once clients can connect.
+6. With ``kafkapy.metrics.port`` >= 0 (or ``kafkapy.metrics.enabled``) the broker records
+   its metrics (``self.metrics``, :mod:`kafkapy.server.metrics`: the request channel's
+   observer, the log manager's flush observer, a Trio instrument timing the loop's idle
+   time) and, with a port, serves them to Prometheus from a thread; off, ``self.metrics``
+   is None and nothing is recorded.
 
 shutdown (``shutdown()``, also on SIGTERM for the standalone server): stop accepting
 (connections finish their in-flight request), complete parked operations, flush every log,
-write the checkpoints and the clean-shutdown marker, then cancel the remaining tasks.
+write the checkpoints and the clean-shutdown marker, then cancel the remaining tasks; the
+metrics endpoint closes with the listeners.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import socket
 import time
 import uuid
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import trio
 
@@ -43,6 +51,7 @@ from kafkapy.coordinator.transaction.transaction_state_manager import TRANSACTIO
 from kafkapy.log.log_manager import LogManager, MetaPropertiesError, read_meta_properties
 from kafkapy.network.request_channel import RequestChannel
 from kafkapy.network.socket_server import SocketServer
+from kafkapy.protocol import API_KEYS
 from kafkapy.server.add_partitions_to_txn_manager import AddPartitionsToTxnManager
 from kafkapy.server.admin_manager import AdminManager
 from kafkapy.server.config_change_listener import ConfigChangeListener
@@ -55,9 +64,13 @@ from kafkapy.server.kafka_apis import KafkaApis
 from kafkapy.server.kafka_healthcheck import KafkaHealthcheck
 from kafkapy.server.metadata_cache import BrokerInfo, MetadataCache, ZkMetadataCache
 from kafkapy.server.metadata_store import FileMetadataStore, MetadataStore, ZkMetadataStore
+from kafkapy.server.metrics import BrokerMetrics
 from kafkapy.server.password_encoder import decode_dynamic_passwords
 from kafkapy.server.replica_manager import ReplicaManager
 from kafkapy.zk.zk_data import BrokerRegistration, topic_id_encode
+
+if TYPE_CHECKING:
+    from kafkapy.server.metrics.metrics_server import MetricsServer
 
 __all__ = ["KafkaServer"]
 
@@ -87,6 +100,12 @@ class KafkaServer:
         self.features = FinalizedFeatureCache()
         self.fetch_sessions = FetchSessionCache(config.max_incremental_fetch_session_cache_slots)
         self.socket_server: SocketServer | None = None
+        self.request_channel: RequestChannel | None = None
+        # Recorded only when asked for: off, the request and produce/fetch paths skip it.
+        self.metrics: BrokerMetrics | None = None
+        if config.kafkapy_metrics_enabled or config.kafkapy_metrics_port >= 0:
+            self.metrics = BrokerMetrics(self, {key: api.name for key, api in API_KEYS.items()})
+        self._metrics_server: MetricsServer | None = None
         self._scope: trio.CancelScope | None = None
         self._stopped = trio.Event()
         self._sockets_done = trio.Event()
@@ -190,7 +209,11 @@ class KafkaServer:
             self.coordinator_partitions, lambda: self.config, self.time)
         self.coordinator_partitions.register(TRANSACTION_STATE_TOPIC,
                                              self.transaction_coordinator)
-        channel = RequestChannel(cfg.queued_max_requests)
+        channel = self.request_channel = RequestChannel(cfg.queued_max_requests)
+        if self.metrics is not None:
+            channel.observer = self.metrics
+            self.log_manager.flush_observer = self.metrics.log_flushed
+            trio.lowlevel.add_instrument(self.metrics.idle)
         self.apis = KafkaApis(server=self)
         pool = KafkaRequestHandlerPool(channel, self.apis, cfg.num_io_threads)
         self.socket_server = SocketServer(
@@ -226,6 +249,12 @@ class KafkaServer:
                     self.controller = KafkaController(self.healthcheck.client, self.node_id,
                                                       self.time, config=lambda: self.config)
                     await nursery.start(self.controller.run)
+                if self.metrics is not None and cfg.kafkapy_metrics_port >= 0:
+                    from kafkapy.server.metrics.metrics_server import MetricsServer
+
+                    self._metrics_server = MetricsServer(self.metrics, cfg.kafkapy_metrics_host,
+                                                         cfg.kafkapy_metrics_port)
+                    self._metrics_server.start()
                 self.started_ms = self.time.milliseconds()
                 log.info("kafkapy broker %d started in %.0f ms (cluster %s), listening on %s",
                          self.node_id, (time.monotonic() - started) * 1000,
@@ -236,6 +265,11 @@ class KafkaServer:
                 await self._stopped.wait()
                 nursery.cancel_scope.cancel()
         finally:
+            if self.metrics is not None:
+                with contextlib.suppress(KeyError):     # added once the logs were loaded
+                    trio.lowlevel.remove_instrument(self.metrics.idle)
+            if self._metrics_server is not None:        # cancelled without shutdown()
+                self._metrics_server.stop()
             if self.healthcheck is not None:
                 # The registration goes with the session: the cluster sees this broker leave.
                 with trio.CancelScope(shield=True):
@@ -309,6 +343,10 @@ class KafkaServer:
             # ZooKeeper mode: leadership moves away first (listeners still open: this broker
             # may be the controller answering its own request).
             await controlled_shutdown(self)
+        if self._metrics_server is not None:
+            metrics_server, self._metrics_server = self._metrics_server, None
+            # Its thread's shutdown waits for the serving loop's next poll: not on this loop.
+            await trio.to_thread.run_sync(metrics_server.stop)
         if self.socket_server is not None:
             await self.socket_server.stop_accepting()
             self.replica_manager.shutdown()

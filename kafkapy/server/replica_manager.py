@@ -612,6 +612,8 @@ class ReplicaManager:
             raise InvalidRequiredAcksError(f"acks must be -1, 0 or 1, not {required_acks}")
         results: dict[TopicPartition, ProducePartitionResult] = {}
         appended: list[Partition] = []
+        metrics = getattr(self.server, "metrics", None)
+        stats = None if metrics is None else metrics.topic_stats
         for tp, records in entries.items():
             result = ProducePartitionResult()
             results[tp] = result
@@ -625,10 +627,19 @@ class ReplicaManager:
                 result.record_errors = rve.record_errors
                 result.error_message = rve.invalid.message
                 result.log_start_offset = partition.log.log_start_offset
+                if stats is not None:
+                    stats.produce_failed(tp.topic, rve.invalid.code)
                 continue
             except Exception as exc:
                 result.error = _as_kafka_error(tp, exc)
+                if stats is not None:
+                    stats.produce_failed(tp.topic, result.error.code)
                 continue
+            if stats is not None:
+                # BrokerTopicMetrics per partition appended: the batch set's offsets give its
+                # record count (a producer's offsets are contiguous), never a record loop.
+                stats.produced(tp.topic, info.last_offset - info.first_offset + 1
+                               if info.last_offset >= 0 else 0, len(records))
             result.base_offset = info.first_offset
             result.last_offset = info.last_offset
             result.log_append_time = info.log_append_time

@@ -69,6 +69,7 @@ from kafkapy.protocol.message_classes import (
 )
 from kafkapy.protocol.records import down_convert
 from kafkapy.server.fetch_session import INVALID_SESSION_ID, CachedPartition, FetchContext
+from kafkapy.server.metrics.request_metrics import CONSUMER_FETCH, FOLLOWER_FETCH
 from kafkapy.server.partition import READ_COMMITTED
 from kafkapy.server.replica_manager import (
     FetchParams,
@@ -86,6 +87,9 @@ async def handle_fetch(
     body = context.body
     version = context.api_version
     server = context.server
+    marks = context.request.timings
+    if marks is not None:       # request metrics: also FetchConsumer or FetchFollower
+        marks[0] = FOLLOWER_FETCH if body.replica_id >= 0 else CONSUMER_FETCH
     requested = [CachedPartition(TopicPartition(topic.topic, part.partition),
                                  part.fetch_offset, max(part.partition_max_bytes, 0),
                                  part.current_leader_epoch,
@@ -144,6 +148,9 @@ def _respond(context: RequestContext[FetchRequest], params: FetchParams, session
     offsets = {} if version >= 4 else \
         {(t.topic, p.partition): p.fetch_offset for t in context.body.topics for p in t.partitions}
     topics: list[FetchableTopicResponse] = []
+    metrics = context.server.metrics
+    stats = None if metrics is None else metrics.topic_stats
+    follower = params.replica_id >= 0
     for cached, (tp, r) in zip(session.partitions, results, strict=True):
         data = r.data
         records: Any = data if data is not None and data.size else b""
@@ -154,6 +161,10 @@ def _respond(context: RequestContext[FetchRequest], params: FetchParams, session
             # zstd topic; the error replaces the partition's answer.
             r, records = FetchPartitionResult(UnsupportedCompressionTypeError(
                 f"{tp}: zstd-compressed topics need Fetch v10 or later"), None), b""
+        if stats is not None:       # BrokerTopicMetrics, per partition answered
+            stats.fetched(tp.topic, len(records) if isinstance(records, bytes | bytearray)
+                          else records.size,
+                          0 if r.error is None else r.error.code, follower=follower)
         news = cached.must_respond(
             bool(records), r.high_watermark, r.last_stable_offset, r.log_start_offset,
             r.error is not None, r.diverging_epoch is not None, r.preferred_read_replica >= 0)
