@@ -215,7 +215,9 @@ class BrokerMetrics:
             offsets=sum(len(g.offsets) for g in groups),
             loading=(0 if coordinator is None else len(coordinator.manager.loading),
                      0 if txn is None else len(txn.state.loading)),
-            lag=lag)
+            lag=lag,
+            txn_states=[] if txn is None else [m.state.kafka_name
+                                               for m in txn.state.loaded_transactions()])
 
     def _controller_state(self) -> tuple[int, int]:
         """(ActiveControllerCount, OfflinePartitionsCount)."""
@@ -241,6 +243,12 @@ class BrokerMetrics:
         return samples_of(families(self.capture()))
 
 
+# TransactionState's names, as kafka-transactions.sh prints them (the metrics layer does not
+# import the coordinators: it reads their state through the server it is given).
+TRANSACTION_STATES = ("Empty", "Ongoing", "PrepareCommit", "PrepareAbort", "CompleteCommit",
+                      "CompleteAbort", "Dead", "PrepareEpochFence")
+
+
 @attrs.frozen
 class Captured:
     """Copies of every metric's raw values (``BrokerMetrics.capture``)."""
@@ -262,6 +270,7 @@ class Captured:
     offsets: int
     loading: tuple[int, int]
     lag: list[tuple[str, str, int, int, int | None]]
+    txn_states: list[str] = attrs.field(factory=list)
 
 
 def samples_of(fams: Iterable[Family]) -> dict[str, float]:
@@ -346,6 +355,15 @@ def _group_families(c: Captured) -> list[Family]:
     out.append(Family(loading, "gauge", "Coordinator partitions being loaded (kafkapy only)",
                       (Sample(loading, (("coordinator", "group"),), c.loading[0]),
                        Sample(loading, (("coordinator", "transaction"),), c.loading[1]))))
+    # Kafka has no MBean counting transactions; kafka-transactions.sh list is the way there.
+    # One gauge per state, as the group states are exposed.
+    txns = dict.fromkeys(TRANSACTION_STATES, 0)
+    for state in c.txn_states:
+        txns[state] = txns.get(state, 0) + 1
+    name = "kafkapy_coordinator_transactions"
+    out.append(Family(name, "gauge", "Transactional ids this coordinator has, by state "
+                      "(kafkapy only)",
+                      tuple(Sample(name, (("state", state),), n) for state, n in txns.items())))
     current, lag = [], []
     for group, topic, partition, committed, hw in sorted(c.lag, key=lambda r: r[:3]):
         labels = (("consumergroup", group), ("partition", str(partition)), ("topic", topic))

@@ -7,7 +7,9 @@ Traffic (module fixture, once):
   in a Produce request of its own (linger.ms 0 and a flush after each);
 - topic ``bulk``: ``BULK`` records of ``VALUE`` bytes, batched;
 - a consumer group reads ``bulk`` to the end (then long-polls a while) and commits offset
-  ``COMMITTED``.
+  ``COMMITTED``;
+- topic ``txn``: a record in a committed transaction (``txn-done``), one in a transaction left
+  open (``txn-open``).
 """
 
 from __future__ import annotations
@@ -71,6 +73,18 @@ class Traffic:
         assert consumer.poll(1.0) is None
         consumer.commit(offsets=[CkTopicPartition("bulk", 0, COMMITTED)], asynchronous=False)
         consumer.close()
+        # Two transactional ids: one transaction committed, one left open.
+        committed = Producer({"bootstrap.servers": servers, "transactional.id": "txn-done"})
+        committed.init_transactions(30)
+        committed.begin_transaction()
+        committed.produce("txn", b"in a transaction")
+        committed.commit_transaction(30)
+        self.open_txn = Producer({"bootstrap.servers": servers, "transactional.id": "txn-open",
+                                  "transaction.timeout.ms": 300000})
+        self.open_txn.init_transactions(30)
+        self.open_txn.begin_transaction()
+        self.open_txn.produce("txn", b"never committed")
+        assert self.open_txn.flush(30) == 0
         metadata = admin.list_topics(timeout=30)
         self.partitions = sum(len(t.partitions) for t in metadata.topics.values())
         self.bulk_bytes = _log_bytes(broker.data_dir, "bulk")
@@ -103,7 +117,8 @@ def test_broker_topic_metrics_match_the_traffic(traffic: Traffic,
     assert m['kafka_server_brokertopicmetrics_messagesin_total{topic="flushed"}'] == ONE_BY_ONE
     # The all-topics series: no topic label. (The coordinator's own appends to
     # __consumer_offsets do not take the produce path: not counted, docs/metrics.md.)
-    assert m["kafka_server_brokertopicmetrics_messagesin_total"] == BULK + ONE_BY_ONE
+    assert m['kafka_server_brokertopicmetrics_messagesin_total{topic="txn"}'] == 2
+    assert m["kafka_server_brokertopicmetrics_messagesin_total"] == BULK + ONE_BY_ONE + 2
     assert m['kafka_server_brokertopicmetrics_bytesin_total{topic="bulk"}'] == \
         traffic.bulk_bytes
     assert m['kafka_server_brokertopicmetrics_bytesin_total{topic="flushed"}'] == \
@@ -166,6 +181,10 @@ def test_gauges_read_the_broker_state(traffic: Traffic, scraped: dict[str, float
     labels = f'consumergroup="{GROUP}",partition="0",topic="bulk"'
     assert m[f"kafka_consumergroup_current_offset{{{labels}}}"] == COMMITTED
     assert m[f"kafka_consumergroup_lag{{{labels}}}"] == BULK - COMMITTED
+    txns = {k.split('"')[1]: v for k, v in m.items()
+            if k.startswith("kafkapy_coordinator_transactions{")}
+    assert txns == {"Empty": 0, "Ongoing": 1, "PrepareCommit": 0, "PrepareAbort": 0,
+                    "CompleteCommit": 1, "CompleteAbort": 0, "Dead": 0, "PrepareEpochFence": 0}
 
 
 def test_python_api_gives_the_same_values(traffic: Traffic,
