@@ -3,6 +3,8 @@ AclAuthorizer.authorize, as a matrix of cases (no broker, no mocks)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from kafkapy.security.authorizer.acl import (
@@ -109,7 +111,7 @@ CASES = [
 
 
 @pytest.mark.parametrize(("acls", "principal", "host", "operation", "name", "expected"), CASES)
-def test_authorize_matrix(acls: list[tuple], principal: str, host: str,
+def test_authorize_matrix(acls: list[tuple[Any, ...]], principal: str, host: str,
                           operation: AclOperation, name: str, expected: bool) -> None:
     # every case asks about a topic (a GROUP ACL must not apply to it)
     assert authorize(table(*acls), AuthorizerPolicy(), principal, host, operation, T,
@@ -121,7 +123,7 @@ def test_authorize_matrix(acls: list[tuple], principal: str, host: str,
     ([(T, "other", LIT, "User:bob", "*", Op.READ, ALLOW)], True),     # ACLs elsewhere only
     ([(T, "t", LIT, "User:bob", "*", Op.READ, ALLOW)], False),        # some ACL applies
 ])
-def test_allow_everyone_if_no_acl_found(acls: list[tuple], expected: bool) -> None:
+def test_allow_everyone_if_no_acl_found(acls: list[tuple[Any, ...]], expected: bool) -> None:
     policy = AuthorizerPolicy(allow_everyone_if_no_acl_found=True)
     assert authorize(table(*acls), policy, "User:alice", HOST, Op.READ, T, "t") is expected
 
@@ -164,7 +166,8 @@ PATTERN_FILTER_CASES = [
 
 
 @pytest.mark.parametrize(("flt", "pattern", "expected"), PATTERN_FILTER_CASES)
-def test_resource_pattern_filter(flt: tuple, pattern: tuple, expected: bool) -> None:
+def test_resource_pattern_filter(flt: tuple[Any, ...], pattern: tuple[Any, ...],
+                                 expected: bool) -> None:
     assert ResourcePatternFilter(*flt).matches(ResourcePattern(*pattern)) is expected
 
 
