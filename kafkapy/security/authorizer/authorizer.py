@@ -55,13 +55,10 @@ from kafkapy.security.authorizer.acl_store import (
     change_decode,
 )
 
-__all__ = ["AUTHORIZER_CLASSES", "CHANGE_EXPIRATION_MS", "AclAuthorizer"]
+__all__ = ["CHANGE_EXPIRATION_MS", "AclAuthorizer"]
 
 log = logging.getLogger(__name__)
 
-# The authorizer.class.name values kafkapy implements (this module serves both).
-AUTHORIZER_CLASSES = frozenset({"kafka.security.authorizer.AclAuthorizer",
-                                "org.apache.kafka.metadata.authorizer.StandardAuthorizer"})
 CHANGE_EXPIRATION_MS = 15 * 60 * 1000
 _RETRY_S = 1.0
 _CHANGE_PATHS = (LITERAL_ACL_CHANGES_PATH, EXTENDED_ACL_CHANGES_PATH)
