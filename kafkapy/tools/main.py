@@ -12,9 +12,9 @@ import os
 import sys
 from collections.abc import Sequence
 
-from kafkapy.tools import configs, consumer_groups, dump_log, get_offsets, topics
+from kafkapy.tools import acls, configs, consumer_groups, dump_log, get_offsets, topics
 
-TOOLS = (dump_log, topics, configs, consumer_groups, get_offsets)
+TOOLS = (dump_log, topics, configs, consumer_groups, get_offsets, acls)
 
 
 def parser() -> argparse.ArgumentParser:
