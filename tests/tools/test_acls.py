@@ -60,8 +60,8 @@ def test_add_list_remove(kafka_broker: BrokerHandle) -> None:
     assert done.out == block(f"Current ACLs for resource `{group}`", mallory) + \
         block(f"Current ACLs for resource `{T_LITERAL}`", *alice)
     done = acls(kafka_broker, "--list", "--principal", "User:mallory")
-    assert done.out == ["ACLs for principal `User:mallory`"] + \
-        block(f"Current ACLs for resource `{group}`", mallory)
+    assert done.out == ["ACLs for principal `User:mallory`",
+                        *block(f"Current ACLs for resource `{group}`", mallory)]
     done = acls(kafka_broker, "--list", "--output", "json")
     assert done.json() == [
         {"resourceType": "GROUP", "name": "g", "patternType": "PREFIXED", "acls": [
