@@ -8,7 +8,10 @@ the ``AdminManager``, which is this single broker's controller; DeleteRecords is
 requests' ``TimeoutMs`` never runs out (Kafka answers REQUEST_TIMED_OUT only when its
 controller misses that deadline).
 
-- CreateTopics v2-7: a name given twice is INVALID_REQUEST "Duplicate topic name.", and
+- CreateTopics v2-7 (with ``authorizer.class.name``: CREATE on the cluster, else on the
+  topic, or TOPIC_AUTHORIZATION_FAILED "Authorization failed."; counts and configs only with
+  DESCRIBE_CONFIGS on the topic, else TopicConfigErrorCode TOPIC_AUTHORIZATION_FAILED): a
+  name given twice is INVALID_REQUEST "Duplicate topic name.", and
   ``__cluster_metadata`` INVALID_REQUEST "Creation of internal topic __cluster_metadata is
   prohibited." (both answered after the others, as Kafka does); each other topic is
   validated alone (name, existence, configs, then the manual assignment or the partition
@@ -57,6 +60,7 @@ from kafkapy.errors import (
     OffsetOutOfRangeError,
     PolicyViolationError,
     RequestTimedOutError,
+    TopicAuthorizationFailedError,
     TopicDeletionDisabledError,
     UnknownTopicOrPartitionError,
 )
@@ -77,7 +81,9 @@ from kafkapy.protocol.message_classes import (
     DeleteTopicsRequest,
     DeleteTopicsResponse,
 )
+from kafkapy.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kafkapy.server.admin_manager import CLUSTER_METADATA_TOPIC, api_error
+from kafkapy.server.auth_helper import authorize, filter_by_authorized
 from kafkapy.server.request_context import Handler, RequestContext
 
 if TYPE_CHECKING:
@@ -124,11 +130,26 @@ async def handle_create_topics(
             CreatableTopicResult(name=t.name, error_code=NotControllerError.code,
                                  error_message=None) for t in body.topics])
     created: dict[str, tuple[CreatableTopicResult, int]] = {}
+    names = set(counts)
+    may_create, may_describe_configs = names, names
+    if context.server.authorizer is not None:
+        # Kafka's handleCreateTopicsRequest: CREATE on the cluster, else on each topic; the
+        # configs and counts only for topics the principal may DESCRIBE_CONFIGS.
+        if not authorize(context, AclOperation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME):
+            may_create = filter_by_authorized(context, AclOperation.CREATE, ResourceType.TOPIC,
+                                              names)
+        may_describe_configs = filter_by_authorized(context, AclOperation.DESCRIBE_CONFIGS,
+                                                    ResourceType.TOPIC, names)
     for topic in body.topics:
         if counts[topic.name] > 1 or topic.name == CLUSTER_METADATA_TOPIC:
             continue
         result = CreatableTopicResult(name=topic.name, error_code=0,
                                       error_message=None)
+        if topic.name not in may_create:
+            result.error_code = TopicAuthorizationFailedError.code
+            result.error_message = "Authorization failed."
+            results.append(result)
+            continue
         try:
             new = admin.check_new_topic(
                 topic.name, topic.num_partitions, topic.replication_factor,
@@ -146,6 +167,10 @@ async def handle_create_topics(
         result.topic_id = topic_id
         if admin.zk_mode and not body.validate_only:
             created[topic.name] = (result, new.partitions)
+        if topic.name not in may_describe_configs:
+            result.topic_config_error_code = TopicAuthorizationFailedError.code
+            results.append(result)
+            continue
         result.num_partitions = new.partitions
         result.replication_factor = new.replication_factor
         if version >= 5:

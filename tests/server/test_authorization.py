@@ -1,0 +1,132 @@
+"""Requests authorized as Kafka's KafkaApis authorizes them (Produce, Fetch, Metadata,
+CreateTopics), on one broker with an AclAuthorizer and no super user: every PLAINTEXT client is
+User:ANONYMOUS, given ACLs per topic; real clients (confluent-kafka) and raw requests."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from kafkapy.clients.network_client import BrokerConnection
+from kafkapy.protocol import ApiKey
+from kafkapy.protocol.message_classes import FetchPartition, FetchRequest, FetchTopic
+from kafkapy.security.authorizer.acl import (
+    AccessControlEntry,
+    AclOperation,
+    AclPermissionType,
+    PatternType,
+    ResourcePattern,
+    ResourceType,
+)
+from kafkapy.security.authorizer.acl_store import FileAclStore
+from kafkapy.testing import BrokerHandle
+
+ANON = "User:ANONYMOUS"
+TIMEOUT = 30.0
+TOPICS = ("rw", "ro", "hidden", "denied")
+
+
+def _acl(op: AclOperation, perm: AclPermissionType = AclPermissionType.ALLOW
+         ) -> AccessControlEntry:
+    return AccessControlEntry(ANON, "*", op, perm)
+
+
+ACLS = {
+    ResourcePattern(ResourceType.TOPIC, "rw", PatternType.LITERAL):
+        {_acl(AclOperation.READ), _acl(AclOperation.WRITE)},
+    ResourcePattern(ResourceType.TOPIC, "ro", PatternType.LITERAL): {_acl(AclOperation.READ)},
+    ResourcePattern(ResourceType.TOPIC, "denied", PatternType.LITERAL):
+        {_acl(AclOperation.ALL), _acl(AclOperation.WRITE, AclPermissionType.DENY)},
+    ResourcePattern(ResourceType.TOPIC, "auto-", PatternType.PREFIXED):
+        {_acl(AclOperation.CREATE)},
+}
+
+
+@pytest.fixture
+def broker(tmp_path: Path, kafka_broker_factory: Callable[..., BrokerHandle]
+           ) -> Iterator[BrokerHandle]:
+    # The ACLs are in the log dir before the broker starts (it loads them at start).
+    store = FileAclStore(tmp_path)
+    for pattern, entries in ACLS.items():
+        store.update(pattern, lambda _current, e=frozenset(entries): e)
+    handle = kafka_broker_factory(
+        {"authorizer.class.name": "kafka.security.authorizer.AclAuthorizer"},
+        data_dir=tmp_path)
+    for name in TOPICS:
+        handle.create_topic(name)       # the broker's own admin: no authorization
+    yield handle
+
+
+def produce(broker: BrokerHandle, topic: str) -> KafkaError | None:
+    errors: list[KafkaError | None] = []
+    producer = Producer({"bootstrap.servers": broker.bootstrap_servers,
+                         "message.timeout.ms": 10_000})
+    producer.produce(topic, b"v", on_delivery=lambda err, _msg: errors.append(err))
+    producer.flush(TIMEOUT)
+    assert len(errors) == 1
+    return errors[0]
+
+
+def test_produce_needs_write(broker: BrokerHandle) -> None:
+    assert produce(broker, "rw") is None
+    assert broker.end_offsets("rw") == {0: 1}
+    for topic in ("ro", "denied", "hidden"):
+        error = produce(broker, topic)
+        assert error is not None and error.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED, \
+            (topic, error)
+        assert broker.end_offsets(topic) == {0: 0}      # the log is unchanged
+
+
+def raw_fetch(broker: BrokerHandle, topics: list[str], replica_id: int = -1) -> dict[str, int]:
+    body = FetchRequest(replica_id=replica_id, max_wait_ms=0, min_bytes=0, topics=[
+        FetchTopic(topic=t, partitions=[FetchPartition(partition=0, fetch_offset=0,
+                                                       partition_max_bytes=1 << 20)])
+        for t in topics])
+
+    async def go() -> Any:
+        conn = BrokerConnection("127.0.0.1", broker.port, timeout_s=TIMEOUT)
+        try:
+            return await conn.request(ApiKey.FETCH, 11, body)
+        finally:
+            await conn.close()
+    response = trio.run(go)
+    return {t.topic: p.error_code for t in response.responses for p in t.partitions}
+
+
+def test_fetch_needs_read(broker: BrokerHandle) -> None:
+    broker.produce("ro", b"r")          # in-process: no authorization
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": "unused",
+                         "enable.auto.commit": False})
+    try:
+        consumer.assign([TopicPartition("ro", 0, 0)])
+        message = consumer.poll(TIMEOUT)
+        assert message is not None and message.error() is None and message.value() == b"r"
+    finally:
+        consumer.close()
+    assert raw_fetch(broker, ["ro", "hidden", "rw"]) == {"ro": 0, "hidden": 29, "rw": 0}
+    # a replica's fetch needs CLUSTER_ACTION on the cluster: every partition refused
+    assert raw_fetch(broker, ["ro"], replica_id=2) == {"ro": 29}
+
+
+def test_metadata_shows_what_may_be_described(broker: BrokerHandle) -> None:
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+    listed = admin.list_topics(timeout=TIMEOUT)
+    assert set(listed.topics) == {"rw", "ro", "denied"}        # READ/WRITE/ALL imply DESCRIBE
+    named = admin.list_topics(topic="hidden", timeout=TIMEOUT)
+    assert named.topics["hidden"].error.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
+
+
+def test_create_topics_needs_create(broker: BrokerHandle) -> None:
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+    futures = admin.create_topics([NewTopic("auto-1", 1), NewTopic("other", 1)])
+    assert futures["auto-1"].result(TIMEOUT) is None
+    with pytest.raises(Exception) as e:
+        futures["other"].result(TIMEOUT)
+    assert e.value.args[0].code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    assert set(broker.topics()) == {*TOPICS, "auto-1"}
