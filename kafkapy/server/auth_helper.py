@@ -27,8 +27,9 @@ from kafkapy.protocol import API_KEYS
 from kafkapy.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kafkapy.server.request_context import RequestContext
 
-__all__ = ["ANONYMOUS", "authorize", "authorize_cluster_operation", "authorized_operations",
-           "filter_by_authorized", "principal_of"]
+__all__ = ["ANONYMOUS", "authorize", "authorize_by_resource_type",
+           "authorize_cluster_operation", "authorized_operations", "filter_by_authorized",
+           "principal_of"]
 
 ANONYMOUS = "User:ANONYMOUS"
 
@@ -45,6 +46,18 @@ def authorize(context: RequestContext[Any], operation: AclOperation,
         return True
     return authorizer.authorize(principal_of(context), context.request.client_host, operation,
                                 resource_type, name)
+
+
+def authorize_by_resource_type(context: RequestContext[Any], operation: AclOperation,
+                               resource_type: ResourceType) -> bool:
+    """May the principal do ``operation`` on some resource of the type (Kafka's
+    ``authorizeByResourceType``)? True without an authorizer."""
+    authorizer = context.server.authorizer
+    if authorizer is None:
+        return True
+    return authorizer.authorize_by_resource_type(principal_of(context),
+                                                 context.request.client_host, operation,
+                                                 resource_type)
 
 
 def filter_by_authorized(context: RequestContext[Any], operation: AclOperation,

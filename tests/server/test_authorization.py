@@ -15,7 +15,12 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from kafkapy.clients.network_client import BrokerConnection
 from kafkapy.protocol import ApiKey
-from kafkapy.protocol.message_classes import FetchPartition, FetchRequest, FetchTopic
+from kafkapy.protocol.message_classes import (
+    FetchPartition,
+    FetchRequest,
+    FetchTopic,
+    InitProducerIdRequest,
+)
 from kafkapy.security.authorizer.acl import (
     AccessControlEntry,
     AclOperation,
@@ -83,19 +88,22 @@ def test_produce_needs_write(broker: BrokerHandle) -> None:
         assert broker.end_offsets(topic) == {0: 0}      # the log is unchanged
 
 
+def request(broker: BrokerHandle, api_key: int, version: int, body: Any) -> Any:
+    async def go() -> Any:
+        conn = BrokerConnection("127.0.0.1", broker.port, timeout_s=TIMEOUT)
+        try:
+            return await conn.request(api_key, version, body)
+        finally:
+            await conn.close()
+    return trio.run(go)
+
+
 def raw_fetch(broker: BrokerHandle, topics: list[str], replica_id: int = -1) -> dict[str, int]:
     body = FetchRequest(replica_id=replica_id, max_wait_ms=0, min_bytes=0, topics=[
         FetchTopic(topic=t, partitions=[FetchPartition(partition=0, fetch_offset=0,
                                                        partition_max_bytes=1 << 20)])
         for t in topics])
-
-    async def go() -> Any:
-        conn = BrokerConnection("127.0.0.1", broker.port, timeout_s=TIMEOUT)
-        try:
-            return await conn.request(ApiKey.FETCH, 11, body)
-        finally:
-            await conn.close()
-    response = trio.run(go)
+    response = request(broker, ApiKey.FETCH, 11, body)
     return {t.topic: p.error_code for t in response.responses for p in t.partitions}
 
 
@@ -130,3 +138,31 @@ def test_create_topics_needs_create(broker: BrokerHandle) -> None:
         futures["other"].result(TIMEOUT)
     assert e.value.args[0].code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
     assert set(broker.topics()) == {*TOPICS, "auto-1"}
+
+
+def test_idempotent_and_transactional_producers(broker: BrokerHandle) -> None:
+    # No IDEMPOTENT_WRITE on the cluster, but WRITE on a topic ("rw"): enough for an
+    # idempotent producer (Kafka's authorizeByResourceType).
+    producer = Producer({"bootstrap.servers": broker.bootstrap_servers,
+                         "enable.idempotence": True, "message.timeout.ms": 10_000})
+    errors: list[KafkaError | None] = []
+    producer.produce("rw", b"once", on_delivery=lambda err, _msg: errors.append(err))
+    producer.flush(TIMEOUT)
+    assert errors == [None]
+    # A transactional id needs WRITE on it: there is no such ACL.
+    response = request(broker, ApiKey.INIT_PRODUCER_ID, 4, InitProducerIdRequest(
+        transactional_id="tx", transaction_timeout_ms=60_000))
+    assert response.error_code == 53          # TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+
+
+def test_idempotence_needs_some_write(tmp_path: Path,
+                                      kafka_broker_factory: Callable[..., BrokerHandle]) -> None:
+    FileAclStore(tmp_path).update(
+        ResourcePattern(ResourceType.TOPIC, "*", PatternType.LITERAL),
+        lambda _current: frozenset({_acl(AclOperation.READ)}))
+    handle = kafka_broker_factory(
+        {"authorizer.class.name": "kafka.security.authorizer.AclAuthorizer"},
+        data_dir=tmp_path)
+    response = request(handle, ApiKey.INIT_PRODUCER_ID, 4, InitProducerIdRequest(
+        transactional_id=None, transaction_timeout_ms=60_000))
+    assert (response.error_code, response.producer_id) == (31, -1)   # CLUSTER_AUTHORIZATION_FAILED

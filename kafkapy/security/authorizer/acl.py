@@ -52,6 +52,7 @@ __all__ = [
     "ResourcePatternFilter",
     "ResourceType",
     "authorize",
+    "authorize_by_resource_type",
     "camel_name",
     "matching_acls",
     "parse_principal",
@@ -427,3 +428,46 @@ def authorize(acls: AclTable, policy: AuthorizerPolicy, principal: str, host: st
         return False
     allowed_by = _IMPLIED_BY.get(operation, frozenset({operation}))
     return _matching_exists(entries, allowed_by, principal, host, AclPermissionType.ALLOW)
+
+
+def authorize_by_resource_type(acls: AclTable, policy: AuthorizerPolicy, principal: str,
+                               host: str, operation: AclOperation,
+                               resource_type: ResourceType) -> bool:
+    """May the principal do ``operation`` on *some* resource of ``resource_type``? (Kafka's
+    ``Authorizer.authorizeByResourceType``, used by InitProducerId: an idempotent producer
+    needs IDEMPOTENT_WRITE on the cluster or WRITE on any topic.)
+
+    Allowed when an arbitrary name would be (super users; ``allow.everyone.if.no.acl.found``
+    with no ACL applying), else denied by a DENY on the literal wildcard ``*``, else allowed by
+    an ALLOW (operation or ALL, the principal or ``User:*``, the host or ``*``) on a literal
+    name that no DENY on the same name or on a prefix of it covers, or on a prefix that no
+    DENY on a prefix of it covers."""
+    if authorize(acls, policy, principal, host, operation, resource_type, "hardcode"):
+        return True
+
+    def applies(entry: AccessControlEntry, permission: AclPermissionType) -> bool:
+        return (entry.permission_type is permission
+                and entry.principal in (principal, WILDCARD_PRINCIPAL)
+                and entry.operation in (operation, AclOperation.ALL)
+                and entry.host in (host, WILDCARD_HOST))
+
+    denied_literal: set[str] = set()
+    denied_prefixed: set[str] = set()
+    allowed: list[ResourcePattern] = []
+    for pattern, entries in acls.items():
+        if pattern.resource_type is not resource_type:
+            continue
+        if any(applies(e, AclPermissionType.DENY) for e in entries):
+            (denied_literal if pattern.pattern_type is PatternType.LITERAL
+             else denied_prefixed).add(pattern.name)
+        if any(applies(e, AclPermissionType.ALLOW) for e in entries):
+            allowed.append(pattern)
+    if WILDCARD_RESOURCE in denied_literal:
+        return False
+    for pattern in allowed:
+        if pattern.pattern_type is PatternType.LITERAL and pattern.name in denied_literal:
+            continue
+        if any(pattern.name.startswith(prefix) for prefix in denied_prefixed):
+            continue
+        return True
+    return False

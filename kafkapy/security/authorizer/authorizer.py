@@ -44,6 +44,7 @@ from kafkapy.security.authorizer.acl import (
     ResourcePattern,
     ResourceType,
     authorize,
+    authorize_by_resource_type,
 )
 from kafkapy.security.authorizer.acl_store import (
     ACL_CHANGE_PREFIX,
@@ -95,6 +96,11 @@ class AclAuthorizer:
                   resource_type: ResourceType, name: str) -> bool:
         return authorize(self._acls, self.policy, principal, host, operation, resource_type,
                          name)
+
+    def authorize_by_resource_type(self, principal: str, host: str, operation: AclOperation,
+                                   resource_type: ResourceType) -> bool:
+        return authorize_by_resource_type(self._acls, self.policy, principal, host, operation,
+                                          resource_type)
 
     def acls(self, flt: AclBindingFilter) -> list[AclBinding]:
         """Every ACL the filter matches (Kafka's ``Authorizer.acls``), sorted."""

@@ -6,6 +6,12 @@ ListTransactions (66).
 Wire shapes only (Kafka's ``KafkaApis.handle*Request`` for these keys): the work is the
 :class:`~kafkapy.coordinator.transaction.transaction_coordinator.TransactionCoordinator`'s, the
 group coordinator's (TxnOffsetCommit) and the partitions' producer state (DescribeProducers).
+Authorization (with ``authorizer.class.name``, Kafka's checks): InitProducerId needs WRITE on
+the transactional id (else TRANSACTIONAL_ID_AUTHORIZATION_FAILED) or, without one,
+IDEMPOTENT_WRITE on the cluster or WRITE on some topic (else CLUSTER_AUTHORIZATION_FAILED);
+AddOffsetsToTxn and EndTxn need WRITE on the transactional id, AddOffsetsToTxn READ on the
+group too (GROUP_AUTHORIZATION_FAILED). The other transaction APIs are not authorized yet.
+
 Clients older than the version that introduced PRODUCER_FENCED (InitProducerId v4, the other
 transaction APIs v2) get INVALID_PRODUCER_EPOCH in its place, as Kafka answers them.
 """
@@ -18,10 +24,13 @@ from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.coordinator.group.records import OffsetAndMetadata
 from kafkapy.coordinator.transaction.transaction_coordinator import TransactionCoordinator
 from kafkapy.errors import (
+    ClusterAuthorizationFailedError,
+    GroupAuthorizationFailedError,
     InvalidProducerEpochError,
     KafkaError,
     OperationNotAttemptedError,
     ProducerFencedError,
+    TransactionalIdAuthorizationFailedError,
     UnknownTopicOrPartitionError,
 )
 from kafkapy.protocol import ApiKey
@@ -60,6 +69,8 @@ from kafkapy.protocol.message_classes import (
     WriteTxnMarkersRequest,
     WriteTxnMarkersResponse,
 )
+from kafkapy.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
+from kafkapy.server.auth_helper import authorize, authorize_by_resource_type
 from kafkapy.server.request_context import Handler, RequestContext
 
 __all__ = ["HANDLERS"]
@@ -68,6 +79,13 @@ __all__ = ["HANDLERS"]
 
 def _coordinator(context: RequestContext[Any]) -> TransactionCoordinator:
     return context.server.transaction_coordinator
+
+
+def _authorize_transactional_id(context: RequestContext[Any], transactional_id: str) -> None:
+    if not authorize(context, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID,
+                     transactional_id):
+        raise TransactionalIdAuthorizationFailedError(
+            f"Transactional Id authorization failed: {transactional_id}")
 
 
 def _code(e: KafkaError, fenced_since: int, version: int) -> int:
@@ -83,6 +101,12 @@ def _code(e: KafkaError, fenced_since: int, version: int) -> int:
 async def handle_init_producer_id(
         context: RequestContext[InitProducerIdRequest]) -> InitProducerIdResponse:
     body, version = context.body, context.api_version
+    if body.transactional_id is not None:
+        _authorize_transactional_id(context, body.transactional_id)
+    elif not (authorize(context, AclOperation.IDEMPOTENT_WRITE, ResourceType.CLUSTER,
+                        CLUSTER_NAME)
+              or authorize_by_resource_type(context, AclOperation.WRITE, ResourceType.TOPIC)):
+        raise ClusterAuthorizationFailedError("Cluster authorization failed.")
     expected = (body.producer_id, body.producer_epoch) if version >= 3 else (-1, -1)
     try:
         producer_id, epoch = await _coordinator(context).init_producer_id(
@@ -176,6 +200,9 @@ async def handle_add_partitions_to_txn(
 async def handle_add_offsets_to_txn(
         context: RequestContext[AddOffsetsToTxnRequest]) -> AddOffsetsToTxnResponse:
     body, version = context.body, context.api_version
+    _authorize_transactional_id(context, body.transactional_id)
+    if not authorize(context, AclOperation.READ, ResourceType.GROUP, body.group_id):
+        raise GroupAuthorizationFailedError(f"Not authorized to access group: {body.group_id}")
     try:
         await _coordinator(context).add_offsets(body.transactional_id, body.producer_id,
                                                 body.producer_epoch, body.group_id)
@@ -190,6 +217,7 @@ async def handle_add_offsets_to_txn(
 
 async def handle_end_txn(context: RequestContext[EndTxnRequest]) -> EndTxnResponse:
     body, version = context.body, context.api_version
+    _authorize_transactional_id(context, body.transactional_id)
     try:
         await _coordinator(context).end_txn(body.transactional_id, body.producer_id,
                                             body.producer_epoch, body.committed)

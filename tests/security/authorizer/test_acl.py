@@ -230,3 +230,28 @@ def test_kafka_strings_and_names() -> None:
     assert Op.IDEMPOTENT_WRITE in supported_operations(C)
     assert Op.READ not in supported_operations(C)
     assert Op.ALL in supported_operations(ResourceType.DELEGATION_TOKEN)
+
+
+@pytest.mark.parametrize(("acls", "expected"), [
+    ([], False),
+    ([(T, "t", LIT, "User:alice", "*", Op.WRITE, ALLOW)], True),
+    ([(T, "t", LIT, "User:*", "*", Op.ALL, ALLOW)], True),
+    ([(T, "t", LIT, "User:bob", "*", Op.WRITE, ALLOW)], False),
+    ([(T, "t", LIT, "User:alice", "*", Op.READ, ALLOW)], False),
+    ([(T, "t", LIT, "User:alice", "*", Op.WRITE, ALLOW),
+      (T, "t", LIT, "User:alice", "*", Op.WRITE, DENY)], False),
+    ([(T, "t", LIT, "User:alice", "*", Op.WRITE, ALLOW),
+      (T, "*", LIT, "User:alice", "*", Op.ALL, DENY)], False),
+    ([(T, "ab", PRE, "User:alice", "*", Op.WRITE, ALLOW),
+      (T, "a", PRE, "User:alice", "*", Op.WRITE, DENY)], False),
+    ([(T, "a", PRE, "User:alice", "*", Op.WRITE, ALLOW),
+      (T, "ab", PRE, "User:alice", "*", Op.WRITE, DENY)], True),
+    ([(G, "g", LIT, "User:alice", "*", Op.ALL, ALLOW)], False),       # another type
+])
+def test_authorize_by_resource_type(acls: list[tuple[Any, ...]], expected: bool) -> None:
+    from kafkapy.security.authorizer.acl import authorize_by_resource_type
+    assert authorize_by_resource_type(table(*acls), AuthorizerPolicy(), "User:alice", HOST,
+                                      Op.WRITE, T) is expected
+    # a super user, or no ACL at all with allow.everyone.if.no.acl.found, may always
+    assert authorize_by_resource_type(table(*acls), AuthorizerPolicy(frozenset({"User:alice"})),
+                                      "User:alice", HOST, Op.WRITE, T)
