@@ -50,6 +50,7 @@ ACLS = {
         {_acl(AclOperation.ALL), _acl(AclOperation.WRITE, AclPermissionType.DENY)},
     ResourcePattern(ResourceType.TOPIC, "auto-", PatternType.PREFIXED):
         {_acl(AclOperation.CREATE)},
+    ResourcePattern(ResourceType.GROUP, "app-", PatternType.PREFIXED): {_acl(AclOperation.READ)},
 }
 
 
@@ -109,7 +110,7 @@ def raw_fetch(broker: BrokerHandle, topics: list[str], replica_id: int = -1) -> 
 
 def test_fetch_needs_read(broker: BrokerHandle) -> None:
     broker.produce("ro", b"r")          # in-process: no authorization
-    consumer = Consumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": "unused",
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": "app-fetch",
                          "enable.auto.commit": False})
     try:
         consumer.assign([TopicPartition("ro", 0, 0)])
@@ -166,3 +167,26 @@ def test_idempotence_needs_some_write(tmp_path: Path,
     response = request(handle, ApiKey.INIT_PRODUCER_ID, 4, InitProducerIdRequest(
         transactional_id=None, transaction_timeout_ms=60_000))
     assert (response.error_code, response.producer_id) == (31, -1)   # CLUSTER_AUTHORIZATION_FAILED
+
+
+def consume_in_group(broker: BrokerHandle, group: str) -> Any:
+    """The first message (or error) a consumer in ``group`` subscribed to "ro" gets."""
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": group,
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    try:
+        consumer.subscribe(["ro"])
+        return consumer.poll(TIMEOUT)
+    finally:
+        consumer.close()
+
+
+def test_groups_need_read(broker: BrokerHandle) -> None:
+    broker.produce("ro", b"g")
+    message = consume_in_group(broker, "app-1")
+    assert message is not None and message.error() is None and message.value() == b"g"
+    refused = consume_in_group(broker, "other")
+    assert refused is not None and refused.error() is not None
+    assert refused.error().code() == KafkaError.GROUP_AUTHORIZATION_FAILED
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+    listed = admin.list_consumer_groups().result(TIMEOUT)
+    assert [g.group_id for g in listed.valid] == ["app-1"]      # "other" is not described

@@ -8,6 +8,14 @@ response of the request's version (Kafka's ``KafkaApis.handle*Request`` for thes
 JoinGroup and SyncGroup answers that wait for a rebalance are returned ``Parked``, so the
 handler task is free meanwhile. OffsetCommit and the leader's SyncGroup answer after the
 ``__consumer_offsets`` log's flush policy ran (``flush.messages`` / ``flush.ms``).
+
+Authorization (with ``authorizer.class.name``, Kafka's checks): FindCoordinator needs DESCRIBE
+on the group or transactional id (GROUP_ / TRANSACTIONAL_ID_AUTHORIZATION_FAILED for that
+key); JoinGroup, SyncGroup, Heartbeat, LeaveGroup and OffsetCommit need READ on the group,
+OffsetFetch DESCRIBE (GROUP_AUTHORIZATION_FAILED, per group from OffsetFetch v8); DescribeGroups
+DESCRIBE and DeleteGroups DELETE per group; ListGroups lists every group with DESCRIBE on the
+cluster, else only the groups the principal may DESCRIBE. Not yet: the per-topic READ /
+DESCRIBE checks of OffsetCommit / OffsetFetch, OffsetDelete.
 """
 
 from __future__ import annotations
@@ -24,11 +32,13 @@ from kafkapy.coordinator.internal_topic import partition_for
 from kafkapy.coordinator.transaction.transaction_state_manager import TRANSACTION_STATE_TOPIC
 from kafkapy.errors import (
     CoordinatorNotAvailableError,
+    GroupAuthorizationFailedError,
     GroupIdNotFoundError,
     InvalidGroupIdError,
     InvalidRequestError,
     KafkaError,
     TopicAlreadyExistsError,
+    TransactionalIdAuthorizationFailedError,
     UnstableOffsetCommitError,
 )
 from kafkapy.protocol import ApiKey
@@ -72,6 +82,8 @@ from kafkapy.protocol.message_classes import (
     SyncGroupRequest,
     SyncGroupResponse,
 )
+from kafkapy.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
+from kafkapy.server.auth_helper import authorize
 from kafkapy.server.metadata_cache import ZkMetadataCache
 from kafkapy.server.request_context import Handler, Parked, RequestContext
 
@@ -86,6 +98,13 @@ NOT_REQUESTED = -(1 << 31)
 
 def _coordinator(context: RequestContext[Any]) -> GroupCoordinator:
     return context.server.group_coordinator
+
+
+def _authorize_group(context: RequestContext[Any], group_id: str,
+                     operation: AclOperation = AclOperation.READ) -> None:
+    """Raise GROUP_AUTHORIZATION_FAILED unless the principal may do ``operation`` on it."""
+    if not authorize(context, operation, ResourceType.GROUP, group_id):
+        raise GroupAuthorizationFailedError(f"Not authorized to access group: {group_id}")
 
 
 # =========================================================================== FindCoordinator
@@ -124,6 +143,14 @@ async def handle_find_coordinator(
             answers.append((key, node, host, port, 0, None))
         else:
             answers.append((key, -1, "", -1, error.code, error.message))
+    if context.server.authorizer is not None and key_type in (GROUP_KEY, TRANSACTION_KEY):
+        rtype = ResourceType.GROUP if key_type == GROUP_KEY else ResourceType.TRANSACTIONAL_ID
+        refused: KafkaError = (
+            GroupAuthorizationFailedError("Group authorization failed.")
+            if key_type == GROUP_KEY else
+            TransactionalIdAuthorizationFailedError("Transactional Id authorization failed."))
+        answers = [a if authorize(context, AclOperation.DESCRIBE, rtype, a[0]) else
+                   (a[0], -1, "", -1, refused.code, refused.message) for a in answers]
     if version >= 4:
         return FindCoordinatorResponse(throttle_time_ms=0, coordinators=[
             Coordinator(key=k, node_id=n, host=h, port=p, error_code=e, error_message=m)
@@ -207,6 +234,7 @@ def _internal_topic_configs(context: RequestContext[FindCoordinatorRequest],
 async def handle_join_group(
         context: RequestContext[JoinGroupRequest]) -> JoinGroupResponse | Parked:
     body, version = context.body, context.api_version
+    _authorize_group(context, body.group_id)
     rebalance_timeout = body.rebalance_timeout_ms if version >= 1 else body.session_timeout_ms
     reply = _coordinator(context).join_group(
         group_id=body.group_id, member_id=body.member_id,
@@ -249,6 +277,7 @@ def _answer_when(reply: Reply,
 async def handle_sync_group(
         context: RequestContext[SyncGroupRequest]) -> SyncGroupResponse | Parked:
     body, version = context.body, context.api_version
+    _authorize_group(context, body.group_id)
     coordinator = _coordinator(context)
     reply = coordinator.sync_group(
         group_id=body.group_id, generation_id=body.generation_id, member_id=body.member_id,
@@ -279,6 +308,7 @@ async def handle_sync_group(
 
 async def handle_heartbeat(context: RequestContext[HeartbeatRequest]) -> HeartbeatResponse:
     body, version = context.body, context.api_version
+    _authorize_group(context, body.group_id)
     code = _coordinator(context).heartbeat(
         group_id=body.group_id, member_id=body.member_id,
         group_instance_id=body.group_instance_id if version >= 3 else None,
@@ -291,6 +321,7 @@ async def handle_heartbeat(context: RequestContext[HeartbeatRequest]) -> Heartbe
 
 async def handle_leave_group(context: RequestContext[LeaveGroupRequest]) -> LeaveGroupResponse:
     body, version = context.body, context.api_version
+    _authorize_group(context, body.group_id)
     if version >= 3:
         leaving = [(m.member_id, m.group_instance_id) for m in body.members]
     else:
@@ -311,6 +342,7 @@ async def handle_leave_group(context: RequestContext[LeaveGroupRequest]) -> Leav
 async def handle_offset_commit(
         context: RequestContext[OffsetCommitRequest]) -> OffsetCommitResponse:
     body, version = context.body, context.api_version
+    _authorize_group(context, body.group_id)
     coordinator = _coordinator(context)
     now = context.server.time.milliseconds()
     retention = body.retention_time_ms if 2 <= version <= 4 else -1
@@ -382,6 +414,11 @@ async def handle_offset_fetch(context: RequestContext[OffsetFetchRequest]) -> Of
         for g in body.groups:
             topics = None if g.topics is None else \
                 [(t.name, list(t.partition_indexes)) for t in g.topics]
+            if not authorize(context, AclOperation.DESCRIBE, ResourceType.GROUP, g.group_id):
+                groups.append(OffsetFetchResponseGroup(
+                    group_id=g.group_id, error_code=GroupAuthorizationFailedError.code,
+                    topics=[]))
+                continue
             # v9+: a KIP-848 member fetches with its member id and epoch.
             code, result = _fetch_group(coordinator, g.group_id, topics,
                                         g.member_id if version >= 9 else None,
@@ -394,6 +431,7 @@ async def handle_offset_fetch(context: RequestContext[OffsetFetchRequest]) -> Of
                         for p, om, err in parts])
                     for name, parts in result]))
         return OffsetFetchResponse(throttle_time_ms=0, groups=groups)
+    _authorize_group(context, body.group_id, AclOperation.DESCRIBE)
     topics = None if body.topics is None else \
         [(t.name, list(t.partition_indexes)) for t in body.topics]
     code, result = _fetch_group(coordinator, body.group_id, topics,
@@ -434,6 +472,7 @@ async def handle_describe_groups(
     out = []
     for group_id in body.groups:
         try:
+            _authorize_group(context, group_id, AclOperation.DESCRIBE)
             s = coordinator.describe_group(group_id)
             out.append(DescribeGroupsResponseDescribedGroup(
                 error_code=0, error_message=None, group_id=group_id, group_state=s.state,
@@ -466,7 +505,16 @@ async def handle_list_groups(context: RequestContext[ListGroupsRequest]) -> List
     states = {s.lower() for s in body.states_filter} if version >= 4 else set()
     types = {t.lower() for t in body.types_filter} if version >= 5 else set()
     groups = []
+    # Kafka: DESCRIBE on the cluster lists every group, else the groups one may DESCRIBE.
+    everything = authorize(context, AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME)
+
+    def listed(group_id: str) -> bool:
+        return everything or authorize(context, AclOperation.DESCRIBE, ResourceType.GROUP,
+                                       group_id)
+
     for g in _coordinator(context).list_groups():
+        if not listed(g.group_id):
+            continue
         if states and g.state.value.lower() not in states:
             continue
         if types and "classic" not in types:
@@ -476,6 +524,8 @@ async def handle_list_groups(context: RequestContext[ListGroupsRequest]) -> List
                                   group_state=g.state.value, group_type="classic"))
     # KIP-848 consumer groups (consumer_group_coordinator.py), as Kafka lists them.
     for group_id, state in _coordinator(context).consumer_groups.listed():
+        if not listed(group_id):
+            continue
         if (states and state.lower() not in states) or (types and "consumer" not in types):
             continue
         groups.append(ListedGroup(group_id=group_id, protocol_type="consumer",
@@ -490,7 +540,9 @@ async def handle_delete_groups(
         context: RequestContext[DeleteGroupsRequest]) -> DeleteGroupsResponse:
     coordinator = _coordinator(context)
     names = list(context.body.groups_names)
-    results = coordinator.delete_groups(names)
+    allowed = [n for n in names if authorize(context, AclOperation.DELETE, ResourceType.GROUP, n)]
+    results = coordinator.delete_groups(allowed) if allowed else {}
+    results.update({n: GroupAuthorizationFailedError.code for n in names if n not in allowed})
     for name in names:
         if not results.get(name):
             await coordinator.manager.flush_if_due(name)
