@@ -190,3 +190,18 @@ def test_groups_need_read(broker: BrokerHandle) -> None:
     admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
     listed = admin.list_consumer_groups().result(TIMEOUT)
     assert [g.group_id for g in listed.valid] == ["app-1"]      # "other" is not described
+
+
+def test_delete_topics_and_create_partitions(broker: BrokerHandle) -> None:
+    from confluent_kafka.admin import NewPartitions
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+    futures = admin.delete_topics(["ro", "denied"], operation_timeout=TIMEOUT)
+    assert futures["denied"].result(TIMEOUT) is None          # ALL allows DELETE
+    with pytest.raises(Exception) as e:
+        futures["ro"].result(TIMEOUT)
+    assert e.value.args[0].code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    futures = admin.create_partitions([NewPartitions("ro", 2)])
+    with pytest.raises(Exception) as e:
+        futures["ro"].result(TIMEOUT)
+    assert e.value.args[0].code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    assert broker.topics() == {"rw": 1, "ro": 1, "hidden": 1}

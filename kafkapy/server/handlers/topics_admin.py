@@ -22,8 +22,10 @@ controller misses that deadline).
 - DeleteTopics v1-5, by name: ``delete.topic.enable=false`` fails the whole request
   (INVALID_REQUEST before v3, TOPIC_DELETION_DISABLED from v3); a duplicate name is
   INVALID_REQUEST "Duplicate topic name."; an unknown one UNKNOWN_TOPIC_OR_PARTITION with the
-  generic message (v5 carries messages).
-- CreatePartitions v0-3: duplicates as for CreateTopics; per topic the new count must grow
+  generic message (v5 carries messages); with an authorizer, DELETE on the topic (else
+  TOPIC_AUTHORIZATION_FAILED "Authorization failed.").
+- CreatePartitions v0-3: duplicates as for CreateTopics; with an authorizer, ALTER on the
+  topic (else TOPIC_AUTHORIZATION_FAILED); per topic the new count must grow
   (INVALID_PARTITIONS), a manual assignment must name this broker once per new partition
   (INVALID_REPLICA_ASSIGNMENT); ``validateOnly`` checks without creating.
 - DeleteRecords v0-2: per partition, the log start offset moves up to the offset (-1: the
@@ -239,6 +241,9 @@ async def handle_delete_topics(
         result = DeletableTopicResult(name=name, error_code=0, error_message=None)
         if counts[name] > 1:
             result.error_code, result.error_message = InvalidRequestError.code, _DUPLICATE
+        elif not authorize(context, AclOperation.DELETE, ResourceType.TOPIC, name):
+            result.error_code = TopicAuthorizationFailedError.code
+            result.error_message = "Authorization failed."
         else:
             try:
                 server.admin.delete_topic(name)
@@ -278,6 +283,10 @@ async def _delete_topics_zk(
         name = str(result.name)
         if counts[name] > 1:
             result.error_code, result.error_message = InvalidRequestError.code, _DUPLICATE
+            continue
+        if not authorize(context, AclOperation.DELETE, ResourceType.TOPIC, name):
+            result.error_code = TopicAuthorizationFailedError.code
+            result.error_message = "Authorization failed."
             continue
         try:
             server.admin.delete_topic(name)
@@ -323,6 +332,11 @@ async def handle_create_partitions(
                                              error_message=None)
         if counts[topic.name] > 1:
             result.error_code, result.error_message = InvalidRequestError.code, _DUPLICATE
+            results.append(result)
+            continue
+        if not authorize(context, AclOperation.ALTER, ResourceType.TOPIC, topic.name):
+            result.error_code = TopicAuthorizationFailedError.code
+            result.error_message = "Authorization failed."
             results.append(result)
             continue
         assignments = None if topic.assignments is None \
