@@ -205,3 +205,30 @@ def test_delete_topics_and_create_partitions(broker: BrokerHandle) -> None:
         futures["ro"].result(TIMEOUT)
     assert e.value.args[0].code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
     assert broker.topics() == {"rw": 1, "ro": 1, "hidden": 1}
+
+
+def test_list_offsets_needs_describe_and_delete_records_delete(broker: BrokerHandle) -> None:
+    from kafkapy.protocol.message_classes import (
+        DeleteRecordsPartition,
+        DeleteRecordsRequest,
+        DeleteRecordsTopic,
+        ListOffsetsPartition,
+        ListOffsetsRequest,
+        ListOffsetsTopic,
+    )
+    body = ListOffsetsRequest(replica_id=-1, topics=[
+        ListOffsetsTopic(name=t, partitions=[ListOffsetsPartition(partition_index=0,
+                                                                  timestamp=-1)])
+        for t in ("ro", "hidden")])
+    response = request(broker, ApiKey.LIST_OFFSETS, 5, body)
+    assert {t.name: t.partitions[0].error_code for t in response.topics} == \
+        {"ro": 0, "hidden": 29}
+    broker.produce("ro", b"x")
+    body2 = DeleteRecordsRequest(timeout_ms=10_000, topics=[DeleteRecordsTopic(
+        name="ro", partitions=[DeleteRecordsPartition(partition_index=0, offset=1)])])
+    response = request(broker, ApiKey.DELETE_RECORDS, 2, body2)
+    assert response.topics[0].partitions[0].error_code == 29
+    earliest = ListOffsetsRequest(replica_id=-1, topics=[ListOffsetsTopic(
+        name="ro", partitions=[ListOffsetsPartition(partition_index=0, timestamp=-2)])])
+    response = request(broker, ApiKey.LIST_OFFSETS, 5, earliest)
+    assert response.topics[0].partitions[0].offset == 0         # nothing was deleted

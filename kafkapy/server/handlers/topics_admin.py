@@ -28,7 +28,8 @@ controller misses that deadline).
   topic (else TOPIC_AUTHORIZATION_FAILED); per topic the new count must grow
   (INVALID_PARTITIONS), a manual assignment must name this broker once per new partition
   (INVALID_REPLICA_ASSIGNMENT); ``validateOnly`` checks without creating.
-- DeleteRecords v0-2: per partition, the log start offset moves up to the offset (-1: the
+- DeleteRecords v0-2 (with an authorizer: DELETE on the topic, else TOPIC_AUTHORIZATION_FAILED):
+  per partition, the log start offset moves up to the offset (-1: the
   high watermark); UNKNOWN_TOPIC_OR_PARTITION for a partition this broker does not host,
   OFFSET_OUT_OF_RANGE below 0 or above the high watermark, POLICY_VIOLATION when the topic's
   cleanup.policy has no "delete" (Kafka's ``Partition.deleteRecordsOnLeader``). A partition
@@ -375,10 +376,16 @@ async def handle_delete_records(
             wanted.pop(tp, None)
             wanted[tp] = part.offset
     by_topic: dict[str, list[DeleteRecordsPartitionResult]] = {}
+    names = {tp.topic for tp in wanted}
+    denied = names - filter_by_authorized(context, AclOperation.DELETE, ResourceType.TOPIC,
+                                          names)
     for tp, offset in wanted.items():
         out = DeleteRecordsPartitionResult(partition_index=tp.partition,
                                            low_watermark=-1, error_code=0)
         try:
+            if tp.topic in denied:
+                raise TopicAuthorizationFailedError(f"Not authorized to access topics: "
+                                                    f"[{tp.topic}]")
             partition = rm.get_partition(tp)
             if not partition.log.config.delete:
                 raise PolicyViolationError(f"Records of partition {tp} can not be deleted due "
