@@ -232,3 +232,26 @@ def test_list_offsets_needs_describe_and_delete_records_delete(broker: BrokerHan
         name="ro", partitions=[ListOffsetsPartition(partition_index=0, timestamp=-2)])])
     response = request(broker, ApiKey.LIST_OFFSETS, 5, earliest)
     assert response.topics[0].partitions[0].offset == 0         # nothing was deleted
+
+
+def test_configs_need_describe_and_alter_configs(broker: BrokerHandle) -> None:
+    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+    # "denied" has ALL (DESCRIBE_CONFIGS and ALTER_CONFIGS), "ro" only READ, the cluster none
+    futures = admin.describe_configs([ConfigResource("topic", "denied"),
+                                      ConfigResource("topic", "ro"),
+                                      ConfigResource("broker", str(broker.server.node_id))])
+    results = list(futures.values())
+    assert "retention.ms" in results[0].result(TIMEOUT)
+    for future, code in ((results[1], KafkaError.TOPIC_AUTHORIZATION_FAILED),
+                         (results[2], KafkaError.CLUSTER_AUTHORIZATION_FAILED)):
+        with pytest.raises(Exception) as e:
+            future.result(TIMEOUT)
+        assert e.value.args[0].code() == code
+    futures = admin.incremental_alter_configs([ConfigResource(
+        "topic", "ro", incremental_configs=[ConfigEntry(
+            "retention.ms", "1000", incremental_operation=AlterConfigOpType.SET)])])
+    with pytest.raises(Exception) as e:
+        next(iter(futures.values())).result(TIMEOUT)
+    assert e.value.args[0].code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    assert "retention.ms" not in broker.topic_config("ro")
