@@ -255,3 +255,13 @@ def test_configs_need_describe_and_alter_configs(broker: BrokerHandle) -> None:
         next(iter(futures.values())).result(TIMEOUT)
     assert e.value.args[0].code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
     assert "retention.ms" not in broker.topic_config("ro")
+
+
+def test_cluster_apis_need_cluster_permissions(broker: BrokerHandle) -> None:
+    from kafkapy.protocol.message_classes import DescribeClusterRequest, DescribeLogDirsRequest
+    response = request(broker, ApiKey.DESCRIBE_LOG_DIRS, 4, DescribeLogDirsRequest(topics=None))
+    assert (response.error_code, response.results) == (31, [])
+    # DescribeCluster is answered, with no authorized cluster operation (no ACL on it)
+    response = request(broker, ApiKey.DESCRIBE_CLUSTER, 0, DescribeClusterRequest(
+        include_cluster_authorized_operations=True))
+    assert (response.error_code, response.cluster_authorized_operations) == (0, 0)

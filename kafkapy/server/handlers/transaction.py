@@ -70,7 +70,11 @@ from kafkapy.protocol.message_classes import (
     WriteTxnMarkersResponse,
 )
 from kafkapy.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
-from kafkapy.server.auth_helper import authorize, authorize_by_resource_type
+from kafkapy.server.auth_helper import (
+    authorize,
+    authorize_by_resource_type,
+    authorize_cluster_operation,
+)
 from kafkapy.server.request_context import Handler, RequestContext
 
 __all__ = ["HANDLERS"]
@@ -237,6 +241,7 @@ async def handle_write_txn_markers(
     and partition, the append's
     error (UNKNOWN_TOPIC_OR_PARTITION, INVALID_PRODUCER_EPOCH for a marker older than the
     producer, TRANSACTION_COORDINATOR_FENCED for an older coordinator epoch)."""
+    authorize_cluster_operation(context, AclOperation.CLUSTER_ACTION)
     out = []
     for marker in context.body.markers:
         tps = [TopicPartition(t.name, p) for t in marker.topics for p in t.partition_indexes]
