@@ -265,3 +265,21 @@ def test_cluster_apis_need_cluster_permissions(broker: BrokerHandle) -> None:
     response = request(broker, ApiKey.DESCRIBE_CLUSTER, 0, DescribeClusterRequest(
         include_cluster_authorized_operations=True))
     assert (response.error_code, response.cluster_authorized_operations) == (0, 0)
+
+
+def test_offset_commit_needs_read_on_the_topic(broker: BrokerHandle) -> None:
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": "app-c",
+                         "enable.auto.commit": False})
+    try:
+        try:
+            committed = consumer.commit(offsets=[TopicPartition("ro", 0, 1),
+                                                 TopicPartition("hidden", 0, 1)],
+                                        asynchronous=False)
+            errors = {tp.topic: tp.error for tp in committed}
+        except Exception as e:        # librdkafka raises when a partition failed
+            errors = {"ro": None, "hidden": e.args[0]}
+        assert errors["ro"] is None
+        assert errors["hidden"].code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    finally:
+        consumer.close()
+    assert broker.committed_offsets("app-c") == {("ro", 0): 1}

@@ -11,11 +11,12 @@ handler task is free meanwhile. OffsetCommit and the leader's SyncGroup answer a
 
 Authorization (with ``authorizer.class.name``, Kafka's checks): FindCoordinator needs DESCRIBE
 on the group or transactional id (GROUP_ / TRANSACTIONAL_ID_AUTHORIZATION_FAILED for that
-key); JoinGroup, SyncGroup, Heartbeat, LeaveGroup and OffsetCommit need READ on the group,
+key); JoinGroup, SyncGroup, Heartbeat, LeaveGroup and OffsetCommit need READ on the group
+(OffsetCommit READ on each topic too: TOPIC_AUTHORIZATION_FAILED for its partitions),
 OffsetFetch DESCRIBE (GROUP_AUTHORIZATION_FAILED, per group from OffsetFetch v8); DescribeGroups
 DESCRIBE and DeleteGroups DELETE per group; ListGroups lists every group with DESCRIBE on the
-cluster, else only the groups the principal may DESCRIBE. Not yet: the per-topic READ /
-DESCRIBE checks of OffsetCommit / OffsetFetch, OffsetDelete.
+cluster, else only the groups the principal may DESCRIBE. Not yet: the per-topic DESCRIBE
+check of OffsetFetch, OffsetDelete.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from kafkapy.errors import (
     InvalidRequestError,
     KafkaError,
     TopicAlreadyExistsError,
+    TopicAuthorizationFailedError,
     TransactionalIdAuthorizationFailedError,
     UnstableOffsetCommitError,
 )
@@ -83,7 +85,7 @@ from kafkapy.protocol.message_classes import (
     SyncGroupResponse,
 )
 from kafkapy.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
-from kafkapy.server.auth_helper import authorize
+from kafkapy.server.auth_helper import authorize, filter_by_authorized
 from kafkapy.server.metadata_cache import ZkMetadataCache
 from kafkapy.server.request_context import Handler, Parked, RequestContext
 
@@ -347,7 +349,11 @@ async def handle_offset_commit(
     now = context.server.time.milliseconds()
     retention = body.retention_time_ms if 2 <= version <= 4 else -1
     offsets: dict[TopicPartition, OffsetAndMetadata] = {}
+    names = {t.name for t in body.topics}
+    denied = names - filter_by_authorized(context, AclOperation.READ, ResourceType.TOPIC, names)
     for topic in body.topics:
+        if topic.name in denied:
+            continue
         for p in topic.partitions:
             # v1 may carry the commit time; v2-4 a retention, counted from now (Kafka's).
             commit_ts = p.commit_timestamp if version == 1 and p.commit_timestamp != -1 \
@@ -361,10 +367,15 @@ async def handle_offset_commit(
             group_id=body.group_id, member_id=body.member_id if version >= 1 else "",
             group_instance_id=body.group_instance_id if version >= 7 else None,
             generation_id=body.generation_id_or_member_epoch if version >= 1 else -1,
-            offsets=offsets, api_version=version)
+            offsets=offsets, api_version=version) if offsets or not denied else {}
         await coordinator.manager.flush_if_due(body.group_id)
     except KafkaError as e:
         results = dict.fromkeys(offsets, e.code)
+    for topic in body.topics:
+        if topic.name in denied:
+            for p in topic.partitions:
+                results[TopicPartition(topic.name, p.partition_index)] = \
+                    TopicAuthorizationFailedError.code
     topics = []
     for topic in body.topics:
         topics.append(OffsetCommitResponseTopic(name=topic.name, partitions=[

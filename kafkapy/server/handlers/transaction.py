@@ -9,8 +9,13 @@ group coordinator's (TxnOffsetCommit) and the partitions' producer state (Descri
 Authorization (with ``authorizer.class.name``, Kafka's checks): InitProducerId needs WRITE on
 the transactional id (else TRANSACTIONAL_ID_AUTHORIZATION_FAILED) or, without one,
 IDEMPOTENT_WRITE on the cluster or WRITE on some topic (else CLUSTER_AUTHORIZATION_FAILED);
-AddOffsetsToTxn and EndTxn need WRITE on the transactional id, AddOffsetsToTxn READ on the
-group too (GROUP_AUTHORIZATION_FAILED). The other transaction APIs are not authorized yet.
+AddOffsetsToTxn, EndTxn, AddPartitionsToTxn (v0-3) and TxnOffsetCommit need WRITE on the
+transactional id; AddOffsetsToTxn and TxnOffsetCommit READ on the group
+(GROUP_AUTHORIZATION_FAILED); AddPartitionsToTxn WRITE on each topic (a refused topic fails
+the request: TOPIC_AUTHORIZATION_FAILED, the others OPERATION_NOT_ATTEMPTED), v4 (from
+brokers) CLUSTER_ACTION; TxnOffsetCommit READ on each topic (TOPIC_AUTHORIZATION_FAILED for
+its partitions); WriteTxnMarkers CLUSTER_ACTION. Describe/ListTransactions and
+DescribeProducers are not authorized yet.
 
 Clients older than the version that introduced PRODUCER_FENCED (InitProducerId v4, the other
 transaction APIs v2) get INVALID_PRODUCER_EPOCH in its place, as Kafka answers them.
@@ -30,6 +35,7 @@ from kafkapy.errors import (
     KafkaError,
     OperationNotAttemptedError,
     ProducerFencedError,
+    TopicAuthorizationFailedError,
     TransactionalIdAuthorizationFailedError,
     UnknownTopicOrPartitionError,
 )
@@ -74,6 +80,7 @@ from kafkapy.server.auth_helper import (
     authorize,
     authorize_by_resource_type,
     authorize_cluster_operation,
+    filter_by_authorized,
 )
 from kafkapy.server.request_context import Handler, RequestContext
 
@@ -177,12 +184,25 @@ async def handle_add_partitions_to_txn(
     if version < 4:
         topics = [(t.name, list(t.partitions)) for t in body.v3_and_below_topics]
         tps = [TopicPartition(name, p) for name, parts in topics for p in parts]
+        _authorize_transactional_id(context, body.v3_and_below_transactional_id)
+        names = {name for name, _ in topics}
+        denied = names - filter_by_authorized(context, AclOperation.WRITE, ResourceType.TOPIC,
+                                              names)
+        if denied:
+            # Kafka: any refused topic fails the request; the others are not attempted.
+            errors = {tp: TopicAuthorizationFailedError.code if tp.topic in denied
+                      else UnknownTopicOrPartitionError.code if not _exists(context, tp)
+                      else OperationNotAttemptedError.code for tp in tps}
+            return AddPartitionsToTxnResponse(throttle_time_ms=0,
+                                              results_by_topic_v3_and_below=_topic_results(
+                                                  topics, errors))
         errors = await _add_partitions(
             context, body.v3_and_below_transactional_id, body.v3_and_below_producer_id,
             body.v3_and_below_producer_epoch, tps, version)
         return AddPartitionsToTxnResponse(throttle_time_ms=0,
                                           results_by_topic_v3_and_below=_topic_results(
                                               topics, errors))
+    authorize_cluster_operation(context, AclOperation.CLUSTER_ACTION)    # from brokers
     results = []
     for txn in body.transactions:
         topics = [(t.name, list(t.partitions)) for t in txn.topics]
@@ -268,11 +288,18 @@ def _marker_code(error: KafkaError | None) -> int:
 async def handle_txn_offset_commit(
         context: RequestContext[TxnOffsetCommitRequest]) -> TxnOffsetCommitResponse:
     body, version = context.body, context.api_version
+    _authorize_transactional_id(context, body.transactional_id)
+    if not authorize(context, AclOperation.READ, ResourceType.GROUP, body.group_id):
+        raise GroupAuthorizationFailedError(f"Not authorized to access group: {body.group_id}")
+    names = {t.name for t in body.topics}
+    denied = names - filter_by_authorized(context, AclOperation.READ, ResourceType.TOPIC, names)
     now = context.server.time.milliseconds()
     offsets: dict[TopicPartition, OffsetAndMetadata] = {}
     order: list[tuple[str, list[int]]] = []
     for t in body.topics:
         order.append((t.name, [p.partition_index for p in t.partitions]))
+        if t.name in denied:
+            continue
         for p in t.partitions:
             offsets[TopicPartition(t.name, p.partition_index)] = OffsetAndMetadata(
                 offset=p.committed_offset,
@@ -290,6 +317,8 @@ async def handle_txn_offset_commit(
     except KafkaError as e:
         code = _code(e, 2, version)
         results = {tp: code for tp in offsets}
+    results.update({TopicPartition(name, p): TopicAuthorizationFailedError.code
+                    for name, parts in order if name in denied for p in parts})
     return TxnOffsetCommitResponse(throttle_time_ms=0, topics=[
         TxnOffsetCommitResponseTopic(name=name, partitions=[
             TxnOffsetCommitResponsePartition(
