@@ -283,3 +283,26 @@ def test_offset_commit_needs_read_on_the_topic(broker: BrokerHandle) -> None:
     finally:
         consumer.close()
     assert broker.committed_offsets("app-c") == {("ro", 0): 1}
+
+
+def test_describe_topic_partitions_and_producers(broker: BrokerHandle) -> None:
+    from kafkapy.protocol.message_classes import (
+        DescribeProducersRequest,
+        DescribeTopicPartitionsRequest,
+        DescribeTopicPartitionsRequestTopicRequest,
+        TopicRequest,
+    )
+    every = request(broker, ApiKey.DESCRIBE_TOPIC_PARTITIONS, 0,
+                    DescribeTopicPartitionsRequest(topics=[], cursor=None))
+    assert [t.name for t in every.topics] == ["denied", "ro", "rw"]
+    named = request(broker, ApiKey.DESCRIBE_TOPIC_PARTITIONS, 0, DescribeTopicPartitionsRequest(
+        topics=[DescribeTopicPartitionsRequestTopicRequest(name=n) for n in ("hidden", "ro")],
+        cursor=None))
+    assert {t.name: t.error_code for t in named.topics} == {"hidden": 29, "ro": 0}
+    # "ro" allows READ only: of the topic operations, READ and the DESCRIBE it implies
+    (ro,) = [t for t in named.topics if t.name == "ro"]
+    assert ro.topic_authorized_operations == (1 << 3) | (1 << 8)
+    producers = request(broker, ApiKey.DESCRIBE_PRODUCERS, 0, DescribeProducersRequest(topics=[
+        TopicRequest(name=n, partition_indexes=[0]) for n in ("ro", "hidden")]))
+    assert {t.name: t.partitions[0].error_code for t in producers.topics} == \
+        {"ro": 0, "hidden": 29}

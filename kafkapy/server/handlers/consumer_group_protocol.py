@@ -7,6 +7,9 @@ response of the request's version (Kafka's ``KafkaApis.handleConsumerGroupHeartb
 ``handleConsumerGroupDescribe``). A heartbeat's error is raised, so KafkaApis answers with the
 API's error response (ErrorCode and ErrorMessage, MemberId null, epoch and interval 0), as
 Kafka's ``GroupCoordinatorService`` does. Assignments go out by topic id.
+
+Authorization (with an authorizer): the heartbeat needs READ, the describe DESCRIBE on the
+group (GROUP_AUTHORIZATION_FAILED). Not yet: Kafka's DESCRIBE check of the subscribed topics.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from kafkapy.coordinator.group.consumer_group import (
     HeartbeatRequest,
 )
 from kafkapy.coordinator.group.consumer_group_coordinator import ConsumerGroupCoordinator
-from kafkapy.errors import KafkaError, UnsupportedVersionError
+from kafkapy.errors import GroupAuthorizationFailedError, KafkaError, UnsupportedVersionError
 from kafkapy.protocol import ApiKey
 from kafkapy.protocol.message_classes import (
     ConsumerGroupDescribeRequest,
@@ -33,6 +36,8 @@ from kafkapy.protocol.message_classes import (
     ConsumerGroupHeartbeatResponseTopicPartitions,
     Member,
 )
+from kafkapy.security.authorizer.acl import AclOperation, ResourceType
+from kafkapy.server.auth_helper import authorize
 from kafkapy.server.handlers.group_and_offsets import GROUP_OPERATIONS, NOT_REQUESTED
 from kafkapy.server.request_context import Handler, RequestContext
 
@@ -54,6 +59,10 @@ def _groups(context: RequestContext[Any]) -> ConsumerGroupCoordinator:
 
 async def handle_consumer_group_heartbeat(
         context: RequestContext[ConsumerGroupHeartbeatRequest]) -> ConsumerGroupHeartbeatResponse:
+    # Kafka: READ on the group (GROUP_AUTHORIZATION_FAILED).
+    if not authorize(context, AclOperation.READ, ResourceType.GROUP, context.body.group_id):
+        raise GroupAuthorizationFailedError(
+            f"Not authorized to access group: {context.body.group_id}")
     request = HeartbeatRequest.from_body(context.body, context.api_version, context.client_id,
                                          context.request.client_host)
     response = _groups(context).heartbeat(request)
@@ -86,6 +95,9 @@ async def handle_consumer_group_describe(
     out = []
     for group_id in body.group_ids:
         try:
+            if not authorize(context, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
+                raise GroupAuthorizationFailedError(f"Not authorized to access group: "
+                                                    f"{group_id}")
             g = groups.describe(group_id)
         except KafkaError as e:
             out.append(ConsumerGroupDescribeResponseDescribedGroup(

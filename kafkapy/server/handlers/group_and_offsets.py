@@ -15,8 +15,9 @@ key); JoinGroup, SyncGroup, Heartbeat, LeaveGroup and OffsetCommit need READ on 
 (OffsetCommit READ on each topic too: TOPIC_AUTHORIZATION_FAILED for its partitions),
 OffsetFetch DESCRIBE (GROUP_AUTHORIZATION_FAILED, per group from OffsetFetch v8); DescribeGroups
 DESCRIBE and DeleteGroups DELETE per group; ListGroups lists every group with DESCRIBE on the
-cluster, else only the groups the principal may DESCRIBE. Not yet: the per-topic DESCRIBE
-check of OffsetFetch, OffsetDelete.
+cluster, else only the groups the principal may DESCRIBE; OffsetFetch DESCRIBE on each topic
+(refused topics asked for by name are TOPIC_AUTHORIZATION_FAILED, left out of an all-topics
+fetch); OffsetDelete DELETE on the group and READ on each topic.
 """
 
 from __future__ import annotations
@@ -435,6 +436,7 @@ async def handle_offset_fetch(context: RequestContext[OffsetFetchRequest]) -> Of
                                         g.member_id if version >= 9 else None,
                                         g.member_epoch if version >= 9 else -1,
                                         body.require_stable)
+            result = _authorized_fetched(context, result, explicit=topics is not None)
             groups.append(OffsetFetchResponseGroup(
                 group_id=g.group_id, error_code=code, topics=[
                     OffsetFetchResponseTopics(name=name, partitions=[
@@ -447,6 +449,7 @@ async def handle_offset_fetch(context: RequestContext[OffsetFetchRequest]) -> Of
         [(t.name, list(t.partition_indexes)) for t in body.topics]
     code, result = _fetch_group(coordinator, body.group_id, topics,
                                 require_stable=version >= 7 and body.require_stable)
+    result = _authorized_fetched(context, result, explicit=topics is not None)
     if code:
         if version < 2:
             # No top-level error before v2: every partition carries it.
@@ -461,6 +464,21 @@ async def handle_offset_fetch(context: RequestContext[OffsetFetchRequest]) -> Of
         for name, parts in result]
     return OffsetFetchResponse(throttle_time_ms=0, topics=response_topics,
                                error_code=code)
+
+
+def _authorized_fetched(context: RequestContext[Any], result: _Fetched, *, explicit: bool
+                        ) -> _Fetched:
+    """Kafka's OffsetFetch topic check: DESCRIBE on each topic; a refused topic's partitions
+    are TOPIC_AUTHORIZATION_FAILED when asked for by name, left out of an all-topics fetch."""
+    if context.server.authorizer is None:
+        return result
+    allowed = filter_by_authorized(context, AclOperation.DESCRIBE, ResourceType.TOPIC,
+                                   {name for name, _ in result})
+    if not explicit:
+        return [(name, parts) for name, parts in result if name in allowed]
+    return [(name, parts if name in allowed else
+             [(p, None, TopicAuthorizationFailedError.code) for p, _om, _err in parts])
+            for name, parts in result]
 
 
 def _partition(p: int, om: OffsetAndMetadata | None, error: int = 0) -> dict[str, Any]:
@@ -567,15 +585,21 @@ async def handle_delete_groups(
 async def handle_offset_delete(
         context: RequestContext[OffsetDeleteRequest]) -> OffsetDeleteResponse:
     body = context.body
+    # Kafka's handleOffsetDeleteRequest: DELETE on the group, READ on each topic.
+    _authorize_group(context, body.group_id, AclOperation.DELETE)
     coordinator = _coordinator(context)
-    tps = [TopicPartition(t.name, p.partition_index) for t in body.topics for p in t.partitions]
+    names = {t.name for t in body.topics}
+    denied = names - filter_by_authorized(context, AclOperation.READ, ResourceType.TOPIC, names)
+    tps = [TopicPartition(t.name, p.partition_index) for t in body.topics for p in t.partitions
+           if t.name not in denied]
     results = coordinator.delete_offsets(body.group_id, tps)
     await coordinator.manager.flush_if_due(body.group_id)
     return OffsetDeleteResponse(error_code=0, throttle_time_ms=0, topics=[
         OffsetDeleteResponseTopic(name=t.name, partitions=[
             OffsetDeleteResponsePartition(
                 partition_index=p.partition_index,
-                error_code=results[TopicPartition(t.name, p.partition_index)])
+                error_code=TopicAuthorizationFailedError.code if t.name in denied
+                else results[TopicPartition(t.name, p.partition_index)])
             for p in t.partitions])
         for t in body.topics])
 

@@ -77,8 +77,8 @@ _ZERO_UUID = "00000000-0000-0000-0000-000000000000"
 NOT_REQUESTED = -2147483648
 # AclOperation codes: READ 3, WRITE 4, CREATE 5, DELETE 6, ALTER 7, DESCRIBE 8,
 # DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11 (the cluster's set is DescribeCluster's).
-_TOPIC_OPERATION_CODES = (3, 4, 5, 6, 7, 8, 10, 11)
-TOPIC_OPERATIONS = sum(1 << op for op in _TOPIC_OPERATION_CODES)
+TOPIC_OPERATION_CODES = (3, 4, 5, 6, 7, 8, 10, 11)
+TOPIC_OPERATIONS = sum(1 << op for op in TOPIC_OPERATION_CODES)
 _CLUSTER_OPERATION_CODES = (5, 7, 8, 9, 10, 11, 12)
 
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
@@ -103,7 +103,7 @@ def topic_metadata(context: RequestContext[MetadataRequest], name: str,
         error_code=0, name=name, topic_id=record.topic_id, is_internal=name in INTERNAL_TOPICS,
         partitions=partitions,
         topic_authorized_operations=authorized_operations(
-            context, ResourceType.TOPIC, name, _TOPIC_OPERATION_CODES, TOPIC_OPERATIONS)
+            context, ResourceType.TOPIC, name, TOPIC_OPERATION_CODES, TOPIC_OPERATIONS)
         if include_authorized else NOT_REQUESTED)
 
 

@@ -14,8 +14,9 @@ transactional id; AddOffsetsToTxn and TxnOffsetCommit READ on the group
 (GROUP_AUTHORIZATION_FAILED); AddPartitionsToTxn WRITE on each topic (a refused topic fails
 the request: TOPIC_AUTHORIZATION_FAILED, the others OPERATION_NOT_ATTEMPTED), v4 (from
 brokers) CLUSTER_ACTION; TxnOffsetCommit READ on each topic (TOPIC_AUTHORIZATION_FAILED for
-its partitions); WriteTxnMarkers CLUSTER_ACTION. Describe/ListTransactions and
-DescribeProducers are not authorized yet.
+its partitions); WriteTxnMarkers CLUSTER_ACTION; DescribeProducers READ on each topic;
+DescribeTransactions DESCRIBE on each id (its topics filtered by DESCRIBE); ListTransactions
+lists the ids one may DESCRIBE.
 
 Clients older than the version that introduced PRODUCER_FENCED (InitProducerId v4, the other
 transaction APIs v2) get INVALID_PRODUCER_EPOCH in its place, as Kafka answers them.
@@ -92,9 +93,9 @@ def _coordinator(context: RequestContext[Any]) -> TransactionCoordinator:
     return context.server.transaction_coordinator
 
 
-def _authorize_transactional_id(context: RequestContext[Any], transactional_id: str) -> None:
-    if not authorize(context, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID,
-                     transactional_id):
+def _authorize_transactional_id(context: RequestContext[Any], transactional_id: str,
+                                operation: AclOperation = AclOperation.WRITE) -> None:
+    if not authorize(context, operation, ResourceType.TRANSACTIONAL_ID, transactional_id):
         raise TransactionalIdAuthorizationFailedError(
             f"Transactional Id authorization failed: {transactional_id}")
 
@@ -333,11 +334,20 @@ async def handle_txn_offset_commit(
 async def handle_describe_producers(
         context: RequestContext[DescribeProducersRequest]) -> DescribeProducersResponse:
     rm = context.server.replica_manager
+    names = {t.name for t in context.body.topics}
+    denied = names - filter_by_authorized(context, AclOperation.READ, ResourceType.TOPIC, names)
     topics = []
     for t in context.body.topics:
         partitions = []
         for index in t.partition_indexes:
             partition = rm.partitions.get(TopicPartition(t.name, index))
+            if t.name in denied:
+                refused = TopicAuthorizationFailedError(
+                    f"Not authorized to access topics: [{t.name}]")
+                partitions.append(PartitionResponse(
+                    partition_index=index, error_code=refused.code,
+                    error_message=refused.message, active_producers=[]))
+                continue
             if partition is None:
                 # Every partition that exists is led here: Kafka's answer for the others.
                 error: KafkaError = UnknownTopicOrPartitionError(
@@ -368,6 +378,7 @@ async def handle_describe_transactions(
     states = []
     for txn_id in context.body.transactional_ids:
         try:
+            _authorize_transactional_id(context, txn_id, AclOperation.DESCRIBE)
             m = coordinator.describe(txn_id)
         except KafkaError as e:
             states.append(DescribeTransactionsResponseTransactionState(
@@ -376,8 +387,12 @@ async def handle_describe_transactions(
                 producer_epoch=-1, topics=[]))
             continue
         by_topic: dict[str, list[int]] = {}
+        # Only the topics the principal may describe (Kafka's filter).
+        visible = filter_by_authorized(context, AclOperation.DESCRIBE, ResourceType.TOPIC,
+                                       {tp.topic for tp in m.topic_partitions})
         for tp in sorted(m.topic_partitions):
-            by_topic.setdefault(tp.topic, []).append(tp.partition)
+            if tp.topic in visible:
+                by_topic.setdefault(tp.topic, []).append(tp.partition)
         states.append(DescribeTransactionsResponseTransactionState(
             error_code=0, transactional_id=txn_id, transaction_state=m.state.kafka_name,
             transaction_timeout_ms=m.txn_timeout_ms,
@@ -408,7 +423,9 @@ async def handle_list_transactions(
         throttle_time_ms=0, error_code=0, unknown_state_filters=unknown,
         transaction_states=[ListTransactionsResponseTransactionState(
             transactional_id=m.transactional_id, producer_id=m.producer_id,
-            transaction_state=m.state.kafka_name) for m in listed])
+            transaction_state=m.state.kafka_name) for m in listed
+            if authorize(context, AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID,
+                         m.transactional_id)])
 
 
 HANDLERS: dict[int, Handler] = {
