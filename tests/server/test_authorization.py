@@ -190,6 +190,10 @@ def test_groups_need_read(broker: BrokerHandle) -> None:
     admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
     listed = admin.list_consumer_groups().result(TIMEOUT)
     assert [g.group_id for g in listed.valid] == ["app-1"]      # "other" is not described
+    from confluent_kafka.admin import AclOperation as Op
+    described = admin.describe_consumer_groups(
+        ["app-1"], include_authorized_operations=True)["app-1"].result(TIMEOUT)
+    assert sorted(described.authorized_operations) == [Op.READ, Op.DESCRIBE]
 
 
 def test_delete_topics_and_create_partitions(broker: BrokerHandle) -> None:

@@ -37,8 +37,12 @@ from kafkapy.protocol.message_classes import (
     Member,
 )
 from kafkapy.security.authorizer.acl import AclOperation, ResourceType
-from kafkapy.server.auth_helper import authorize
-from kafkapy.server.handlers.group_and_offsets import GROUP_OPERATIONS, NOT_REQUESTED
+from kafkapy.server.auth_helper import authorize, authorized_operations
+from kafkapy.server.handlers.group_and_offsets import (
+    GROUP_OPERATION_CODES,
+    GROUP_OPERATIONS,
+    NOT_REQUESTED,
+)
 from kafkapy.server.request_context import Handler, RequestContext
 
 __all__ = ["HANDLERS"]
@@ -91,7 +95,6 @@ async def handle_consumer_group_describe(
         context: RequestContext[ConsumerGroupDescribeRequest]) -> ConsumerGroupDescribeResponse:
     body = context.body
     groups = _groups(context)
-    operations = GROUP_OPERATIONS if body.include_authorized_operations else NOT_REQUESTED
     out = []
     for group_id in body.group_ids:
         try:
@@ -118,7 +121,9 @@ async def handle_consumer_group_describe(
                        target_assignment=_assignment(m.target_assignment),
                        member_type=m.member_type)
                 for m in g.members],
-            authorized_operations=operations))
+            authorized_operations=authorized_operations(
+                context, ResourceType.GROUP, g.group_id, GROUP_OPERATION_CODES,
+                GROUP_OPERATIONS) if body.include_authorized_operations else NOT_REQUESTED))
     return ConsumerGroupDescribeResponse(throttle_time_ms=0, groups=out)
 
 

@@ -86,7 +86,7 @@ from kafkapy.protocol.message_classes import (
     SyncGroupResponse,
 )
 from kafkapy.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
-from kafkapy.server.auth_helper import authorize, filter_by_authorized
+from kafkapy.server.auth_helper import authorize, authorized_operations, filter_by_authorized
 from kafkapy.server.metadata_cache import ZkMetadataCache
 from kafkapy.server.request_context import Handler, Parked, RequestContext
 
@@ -95,7 +95,8 @@ __all__ = ["HANDLERS"]
 
 GROUP_KEY, TRANSACTION_KEY = 0, 1
 # READ, DELETE, DESCRIBE (Kafka's AclOperation codes): everything, without an authorizer.
-GROUP_OPERATIONS = sum(1 << op for op in (3, 6, 8))
+GROUP_OPERATION_CODES = (3, 6, 8)
+GROUP_OPERATIONS = sum(1 << op for op in GROUP_OPERATION_CODES)
 NOT_REQUESTED = -(1 << 31)
 
 
@@ -510,7 +511,9 @@ async def handle_describe_groups(
                     member_id=m, group_instance_id=i, client_id=c, client_host=h,
                     member_metadata=meta, member_assignment=a)
                     for m, i, c, h, meta, a in s.members],
-                authorized_operations=GROUP_OPERATIONS if include_ops else NOT_REQUESTED))
+                authorized_operations=authorized_operations(
+                    context, ResourceType.GROUP, group_id, GROUP_OPERATION_CODES,
+                    GROUP_OPERATIONS) if include_ops else NOT_REQUESTED))
         except KafkaError as e:
             code = e.code
             message: str | None = e.message
