@@ -1,8 +1,8 @@
 """ACLs on a 3-broker kafkapy.Cluster: a CreateAcls answered by one broker is written to
 ZooKeeper as Kafka writes it (``/kafka-acl``, ``/kafka-acl-extended``, change notifications)
 and every other broker serves it after the notification; ACLs written into ZooKeeper by Kafka's
-own ZooKeeper-mode tooling are picked up the same way. One module-scoped cluster; every wait
-bounded."""
+own ZooKeeper-mode tooling are picked up the same way, and enforced by a partition's leader
+elsewhere. One module-scoped cluster; every wait bounded."""
 
 from __future__ import annotations
 
@@ -32,8 +32,11 @@ from kafkapy.protocol.message_classes import (
     DescribeAclsRequest,
 )
 
+# No super user: a resource without ACLs is open to everyone, so the brokers' own requests
+# (CLUSTER_ACTION) and the ACL administration (cluster ALTER) pass while the cluster has no
+# cluster ACL, and an ACL created through one broker is enforced by the others.
 SETTINGS = {"authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
-            "super.users": "User:ANONYMOUS"}
+            "allow.everyone.if.no.acl.found": "true"}
 TIMEOUT = 30.0
 
 
@@ -130,3 +133,34 @@ def test_acls_written_to_zookeeper_by_kafka_tooling(cluster: kafkapy.Cluster) ->
     zk.create(cluster._path("/kafka-acl-changes/acl_changes_"), b"TransactionalId:tx-1",
               sequence=True)
     wait_for(cluster, (1, 2, 3), {(5, "tx-1", 3, "User:bob", "10.1.1.1", 4, 2)})
+
+
+def produce_error(cluster: kafkapy.Cluster, topic: str) -> Any:
+    """The delivery error of one record produced to ``topic`` (None: appended)."""
+    from confluent_kafka import Producer
+    errors: list[Any] = []
+    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all",
+                         "message.timeout.ms": 10_000})
+    producer.produce(topic, b"v", on_delivery=lambda err, _msg: errors.append(err))
+    producer.flush(TIMEOUT)
+    assert len(errors) == 1
+    return errors[0]
+
+
+def test_a_deny_created_through_one_broker_is_enforced_by_the_leader(
+        cluster: kafkapy.Cluster) -> None:
+    from confluent_kafka import KafkaError
+    cluster.create_topic("locked", {0: [2, 3, 1]})
+    cluster.create_topic("open", {0: [3, 1, 2]})
+    assert cluster.wait_for_leader("locked", 0) in (1, 2, 3)
+    cluster.wait_until(lambda: produce_error(cluster, "locked") is None,
+                       "a first record in locked", timeout=TIMEOUT)
+    deny = AclCreation(resource_type=2, resource_name="locked", resource_pattern_type=3,
+                       principal="User:*", host="*", operation=4, permission_type=2)
+    response = request(cluster, 1, ApiKey.CREATE_ACLS, CreateAclsRequest(creations=[deny]))
+    assert [r.error_code for r in response.results] == [0]
+    cluster.wait_until(
+        lambda: getattr(produce_error(cluster, "locked"), "code", lambda: None)()
+        == KafkaError.TOPIC_AUTHORIZATION_FAILED,
+        "the leader of locked to refuse writes", timeout=TIMEOUT)
+    assert produce_error(cluster, "open") is None
