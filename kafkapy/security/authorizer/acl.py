@@ -28,7 +28,7 @@ Everything here is immutable (attrs frozen classes) and safe to share.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from typing import TypeVar
 
@@ -44,6 +44,7 @@ __all__ = [
     "AccessControlEntryFilter",
     "AclBinding",
     "AclBindingFilter",
+    "AclIndex",
     "AclOperation",
     "AclPermissionType",
     "AuthorizerPolicy",
@@ -387,26 +388,71 @@ _IMPLIED_BY: Mapping[AclOperation, frozenset[AclOperation]] = {
 }
 
 
+class AclIndex:
+    """The ACLs arranged for lookups by resource: literal ones by (type, name), prefixed ones
+    by type as (prefix, entries) pairs. Built once per change of the ACLs (``build``), it makes
+    a decision cost a few dictionary lookups, not objects per prefix."""
+
+    __slots__ = ("literal", "prefixed")
+
+    def __init__(self, literal: dict[tuple[ResourceType, str], frozenset[AccessControlEntry]],
+                 prefixed: dict[ResourceType, tuple[tuple[str, frozenset[AccessControlEntry]],
+                                                    ...]]) -> None:
+        self.literal = literal
+        self.prefixed = prefixed
+
+    @classmethod
+    def build(cls, acls: AclTable) -> AclIndex:
+        literal: dict[tuple[ResourceType, str], frozenset[AccessControlEntry]] = {}
+        prefixed: dict[ResourceType, list[tuple[str, frozenset[AccessControlEntry]]]] = {}
+        for pattern, entries in acls.items():
+            if not entries:
+                continue
+            if pattern.pattern_type is PatternType.LITERAL:
+                literal[pattern.resource_type, pattern.name] = frozenset(entries)
+            elif pattern.pattern_type is PatternType.PREFIXED:
+                prefixed.setdefault(pattern.resource_type, []).append(
+                    (pattern.name, frozenset(entries)))
+        return cls(literal, {t: tuple(p) for t, p in prefixed.items()})
+
+    def matching(self, resource_type: ResourceType, name: str) -> list[AccessControlEntry]:
+        """The ACLs that apply to the resource ``name`` of ``resource_type``: its literal ACLs,
+        the literal wildcard's, and the PREFIXED ones whose prefix starts ``name``."""
+        out: list[AccessControlEntry] = []
+        found = self.literal.get((resource_type, name))
+        if found:
+            out.extend(found)
+        if name != WILDCARD_RESOURCE:
+            found = self.literal.get((resource_type, WILDCARD_RESOURCE))
+            if found:
+                out.extend(found)
+        for prefix, entries in self.prefixed.get(resource_type, ()):
+            if name.startswith(prefix):
+                out.extend(entries)
+        return out
+
+    def authorize(self, policy: AuthorizerPolicy, principal: str, host: str,
+                  operation: AclOperation, resource_type: ResourceType, name: str) -> bool:
+        """See ``authorize``."""
+        if principal in policy.super_users:
+            return True
+        entries = self.matching(resource_type, name)
+        if not entries:
+            return policy.allow_everyone_if_no_acl_found
+        if _matching_exists(entries, (operation,), principal, host, AclPermissionType.DENY):
+            return False
+        allowed_by = _IMPLIED_BY.get(operation, (operation,))
+        return _matching_exists(entries, allowed_by, principal, host, AclPermissionType.ALLOW)
+
+
 def matching_acls(acls: AclTable, resource_type: ResourceType, name: str
-                  ) -> Iterator[AccessControlEntry]:
-    """The ACLs that apply to the resource ``name`` of ``resource_type``: its literal ACLs, the
-    literal wildcard's, and the PREFIXED ones of every prefix of ``name`` (one lookup per
-    prefix length: no scan of the table)."""
-    wanted: Iterable[ResourcePattern] = (
-        ResourcePattern(resource_type, name, PatternType.LITERAL),
-        ResourcePattern(resource_type, WILDCARD_RESOURCE, PatternType.LITERAL),
-        *(ResourcePattern(resource_type, name[:n], PatternType.PREFIXED)
-          for n in range(1, len(name) + 1)),
-    )
-    seen: set[ResourcePattern] = set()
-    for pattern in wanted:
-        if pattern in seen:
-            continue
-        seen.add(pattern)
-        yield from acls.get(pattern, ())
+                  ) -> list[AccessControlEntry]:
+    """The ACLs of ``acls`` that apply to the resource ``name`` of ``resource_type``."""
+    return AclIndex.build(acls).matching(resource_type, name)
 
 
-def _matching_exists(entries: Iterable[AccessControlEntry], operations: AbstractSet[AclOperation],
+def _matching_exists(entries: Iterable[AccessControlEntry],
+                     operations: AbstractSet[AclOperation] | tuple[AclOperation, ...],
                      principal: str, host: str, permission: AclPermissionType) -> bool:
     return any(entry.permission_type is permission
                and entry.principal in (principal, WILDCARD_PRINCIPAL)
@@ -418,16 +464,10 @@ def _matching_exists(entries: Iterable[AccessControlEntry], operations: Abstract
 def authorize(acls: AclTable, policy: AuthorizerPolicy, principal: str, host: str,
               operation: AclOperation, resource_type: ResourceType, name: str) -> bool:
     """May ``principal`` connected from ``host`` (an IP address) do ``operation`` on the
-    resource ``name`` of ``resource_type``? (See the module doc.)"""
-    if principal in policy.super_users:
-        return True
-    entries = list(matching_acls(acls, resource_type, name))
-    if not entries:
-        return policy.allow_everyone_if_no_acl_found
-    if _matching_exists(entries, {operation}, principal, host, AclPermissionType.DENY):
-        return False
-    allowed_by = _IMPLIED_BY.get(operation, frozenset({operation}))
-    return _matching_exists(entries, allowed_by, principal, host, AclPermissionType.ALLOW)
+    resource ``name`` of ``resource_type``? (See the module doc; the broker decides with an
+    ``AclIndex`` kept current, this builds one.)"""
+    return AclIndex.build(acls).authorize(policy, principal, host, operation, resource_type,
+                                          name)
 
 
 def authorize_by_resource_type(acls: AclTable, policy: AuthorizerPolicy, principal: str,

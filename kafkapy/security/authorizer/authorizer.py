@@ -5,8 +5,10 @@ served by the same code, as its rules are the same).
 Theory of operation
 -------------------
 - **The cache** (``ResourcePattern -> frozenset[AccessControlEntry]``) answers ``authorize``
-  and ``acls(filter)`` synchronously, with no I/O: ``acl.authorize`` over it. It is replaced
-  per resource, never mutated in place.
+  and ``acls(filter)`` synchronously, with no I/O. It is replaced per resource, never mutated
+  in place; every change rebuilds its ``AclIndex`` (lookups by resource) and empties the
+  memo of decisions, so a decision on the produce / fetch path is one dictionary lookup once
+  made (the memo holds at most ``DECISION_MEMO_SIZE`` decisions, then starts over).
 - **Changes** (``create_acls``, ``delete_acls``) take one lock (Kafka's ``lock synchronized``),
   write the store in a worker thread resource by resource (``AclStore.update``: a conditional
   read-modify-write in ZooKeeper, a rewrite of the file for a single broker), then put the
@@ -39,11 +41,11 @@ from kafkapy.errors import InvalidRequestError, KafkaError, UnknownServerError
 from kafkapy.security.authorizer.acl import (
     AclBinding,
     AclBindingFilter,
+    AclIndex,
     AclOperation,
     AuthorizerPolicy,
     ResourcePattern,
     ResourceType,
-    authorize,
     authorize_by_resource_type,
 )
 from kafkapy.security.authorizer.acl_store import (
@@ -56,11 +58,12 @@ from kafkapy.security.authorizer.acl_store import (
     change_decode,
 )
 
-__all__ = ["CHANGE_EXPIRATION_MS", "AclAuthorizer"]
+__all__ = ["CHANGE_EXPIRATION_MS", "DECISION_MEMO_SIZE", "AclAuthorizer"]
 
 log = logging.getLogger(__name__)
 
 CHANGE_EXPIRATION_MS = 15 * 60 * 1000
+DECISION_MEMO_SIZE = 100_000
 _RETRY_S = 1.0
 _CHANGE_PATHS = (LITERAL_ACL_CHANGES_PATH, EXTENDED_ACL_CHANGES_PATH)
 
@@ -84,6 +87,8 @@ class AclAuthorizer:
         self.store = store
         self.policy = policy
         self._acls: dict[ResourcePattern, Entries] = {}
+        self._index = AclIndex.build({})
+        self._decisions: dict[tuple[str, str, AclOperation, ResourceType, str], bool] = {}
         self._lock = trio.Lock()
         self._changed = trio.Event()
         self._token: trio.lowlevel.TrioToken | None = None
@@ -94,8 +99,15 @@ class AclAuthorizer:
 
     def authorize(self, principal: str, host: str, operation: AclOperation,
                   resource_type: ResourceType, name: str) -> bool:
-        return authorize(self._acls, self.policy, principal, host, operation, resource_type,
-                         name)
+        key = (principal, host, operation, resource_type, name)
+        decision = self._decisions.get(key)
+        if decision is None:
+            decision = self._index.authorize(self.policy, principal, host, operation,
+                                             resource_type, name)
+            if len(self._decisions) >= DECISION_MEMO_SIZE:
+                self._decisions.clear()
+            self._decisions[key] = decision
+        return decision
 
     def authorize_by_resource_type(self, principal: str, host: str, operation: AclOperation,
                                    resource_type: ResourceType) -> bool:
@@ -120,6 +132,11 @@ class AclAuthorizer:
             self._acls[pattern] = entries
         else:
             self._acls.pop(pattern, None)
+        self._reindex()
+
+    def _reindex(self) -> None:
+        self._index = AclIndex.build(self._acls)
+        self._decisions = {}
 
     async def create_acls(self, bindings: Sequence[AclBinding]) -> list[KafkaError | None]:
         """Add the bindings; one result per binding (None: created or already there)."""
@@ -211,6 +228,7 @@ class AclAuthorizer:
         store = self.store
         if not isinstance(store, ZkAclStore):
             self._acls = await trio.to_thread.run_sync(store.load_all)
+            self._reindex()
             log.info("Loaded ACLs of %d resources", len(self._acls))
             task_status.started()
             return
@@ -218,6 +236,7 @@ class AclAuthorizer:
         await trio.to_thread.run_sync(store.create_paths)
         await trio.to_thread.run_sync(self._watch, store.zk)
         self._acls = await trio.to_thread.run_sync(store.load_all)
+        self._reindex()
         log.info("Loaded ACLs of %d resources from ZooKeeper", len(self._acls))
         task_status.started()
         try:
