@@ -310,3 +310,19 @@ def test_describe_topic_partitions_and_producers(broker: BrokerHandle) -> None:
         TopicRequest(name=n, partition_indexes=[0]) for n in ("ro", "hidden")]))
     assert {t.name: t.partitions[0].error_code for t in producers.topics} == \
         {"ro": 0, "hidden": 29}
+
+
+def test_consumer_group_protocol_checks_group_and_topics(broker: BrokerHandle) -> None:
+    from kafkapy.protocol.message_classes import ConsumerGroupHeartbeatRequest
+
+    def heartbeat(group: str, topics: list[str]) -> int:
+        response = request(broker, ApiKey.CONSUMER_GROUP_HEARTBEAT, 0,
+                           ConsumerGroupHeartbeatRequest(
+                               group_id=group, member_id="", member_epoch=0,
+                               rebalance_timeout_ms=30_000, subscribed_topic_names=topics,
+                               server_assignor=None, topic_partitions=[]))
+        return int(response.error_code)
+
+    assert heartbeat("app-k", ["ro"]) == 0
+    assert heartbeat("app-k2", ["ro", "hidden"]) == 29      # TOPIC_AUTHORIZATION_FAILED
+    assert heartbeat("other", ["ro"]) == 30                  # GROUP_AUTHORIZATION_FAILED

@@ -9,7 +9,8 @@ API's error response (ErrorCode and ErrorMessage, MemberId null, epoch and inter
 Kafka's ``GroupCoordinatorService`` does. Assignments go out by topic id.
 
 Authorization (with an authorizer): the heartbeat needs READ, the describe DESCRIBE on the
-group (GROUP_AUTHORIZATION_FAILED). Not yet: Kafka's DESCRIBE check of the subscribed topics.
+group (GROUP_AUTHORIZATION_FAILED); a heartbeat's subscribed topic names all need DESCRIBE
+(else TOPIC_AUTHORIZATION_FAILED).
 """
 
 from __future__ import annotations
@@ -22,7 +23,12 @@ from kafkapy.coordinator.group.consumer_group import (
     HeartbeatRequest,
 )
 from kafkapy.coordinator.group.consumer_group_coordinator import ConsumerGroupCoordinator
-from kafkapy.errors import GroupAuthorizationFailedError, KafkaError, UnsupportedVersionError
+from kafkapy.errors import (
+    GroupAuthorizationFailedError,
+    KafkaError,
+    TopicAuthorizationFailedError,
+    UnsupportedVersionError,
+)
 from kafkapy.protocol import ApiKey
 from kafkapy.protocol.message_classes import (
     ConsumerGroupDescribeRequest,
@@ -37,7 +43,7 @@ from kafkapy.protocol.message_classes import (
     Member,
 )
 from kafkapy.security.authorizer.acl import AclOperation, ResourceType
-from kafkapy.server.auth_helper import authorize, authorized_operations
+from kafkapy.server.auth_helper import authorize, authorized_operations, filter_by_authorized
 from kafkapy.server.handlers.group_and_offsets import (
     GROUP_OPERATION_CODES,
     GROUP_OPERATIONS,
@@ -67,6 +73,14 @@ async def handle_consumer_group_heartbeat(
     if not authorize(context, AclOperation.READ, ResourceType.GROUP, context.body.group_id):
         raise GroupAuthorizationFailedError(
             f"Not authorized to access group: {context.body.group_id}")
+    subscribed = context.body.subscribed_topic_names
+    if subscribed:
+        # Clients may not learn of topics they may not DESCRIBE (Kafka's check).
+        refused = set(subscribed) - filter_by_authorized(
+            context, AclOperation.DESCRIBE, ResourceType.TOPIC, subscribed)
+        if refused:
+            raise TopicAuthorizationFailedError(
+                f"Not authorized to access topics: [{', '.join(sorted(refused))}]")
     request = HeartbeatRequest.from_body(context.body, context.api_version, context.client_id,
                                          context.request.client_host)
     response = _groups(context).heartbeat(request)
