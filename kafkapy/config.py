@@ -88,6 +88,7 @@ from kafkapy.log.config import TOPIC_CONFIG_SPEC as _TOPIC_SPEC
 from kafkapy.log.config import parse_value as _parse_log_value
 
 __all__ = [
+    "AUTHORIZER_CLASSES",
     "KAFKA_SETTINGS",
     "REPLICA_SELECTOR_CLASSES",
     "SETTINGS",
@@ -481,6 +482,18 @@ _TABLE: tuple[Setting, ...] = (
        attr=None),
     _s("max.connection.creation.rate", _I, _IMAX, "New connections per second allowed.",
        at_least=0, mode=_CW, used=False),
+    # ---------------------------------------------------------------- authorizer
+    _s("authorizer.class.name", _S, "", "The authorizer of every request's principal "
+       "(empty: none, and CreateAcls / DescribeAcls / DeleteAcls answer SECURITY_DISABLED). "
+       "kafkapy cannot load Java classes: it implements "
+       "kafka.security.authorizer.AclAuthorizer and "
+       "org.apache.kafka.metadata.authorizer.StandardAuthorizer (one implementation: ACLs "
+       "kept in ZooKeeper in cluster mode, in the first log dir for a single broker) and "
+       "refuses other names."),
+    _s("super.users", _S, None, "Principals the authorizer allows everything, separated by "
+       "';' (e.g. User:admin;User:ops).", kafka_default=None),
+    _s("allow.everyone.if.no.acl.found", _B, "false", "Whether the authorizer allows an "
+       "operation on a resource no ACL applies to."),
     # ---------------------------------------------------------------- requests and topics
     _s("message.max.bytes", _I, "1048588", "Largest record batch accepted (after compression); "
        "the default of topics' max.message.bytes.", at_least=0, mode=_CW, dynamic=True),
@@ -675,6 +688,10 @@ _LIST_SPLIT = re.compile(r"[ \t\n\x0b\f\r]*,[ \t\n\x0b\f\r]*")   # Java's \s*,\s
 REPLICA_SELECTOR_CLASSES: Final = frozenset({
     "org.apache.kafka.common.replica.RackAwareReplicaSelector",
     "org.apache.kafka.common.replica.LeaderSelector"})
+# The authorizer.class.name values kafkapy implements (kafkapy.security.authorizer).
+AUTHORIZER_CLASSES: Final = frozenset({
+    "kafka.security.authorizer.AclAuthorizer",
+    "org.apache.kafka.metadata.authorizer.StandardAuthorizer"})
 _CLUSTER_ID = re.compile(r"[A-Za-z0-9_-]{22}(==)?")
 _RANGES = {"int": (_INT_MIN, _INT_MAX), "short": (-(2**15), 2**15 - 1),
            "long": (-(2**63), LONG_MAX)}
@@ -1158,6 +1175,10 @@ class BrokerConfig:
     max_connections_per_ip_overrides: dict[str, int] = attrs.field(init=False, eq=False,
                                                                    repr=False)
     max_connection_creation_rate: int = attrs.field(init=False, eq=False, repr=False)
+    # authorizer ("" when there is none)
+    authorizer_class_name: str = attrs.field(init=False, eq=False, repr=False)
+    super_users: str | None = attrs.field(init=False, eq=False, repr=False)
+    allow_everyone_if_no_acl_found: bool = attrs.field(init=False, eq=False, repr=False)
     # requests and topics
     message_max_bytes: int = attrs.field(init=False, eq=False, repr=False)
     fetch_max_bytes: int = attrs.field(init=False, eq=False, repr=False)
@@ -1295,6 +1316,19 @@ class BrokerConfig:
             raise _invalid("replica.selector.class", selector,
                            "kafkapy cannot load Java classes; it implements only "
                            + " and ".join(sorted(REPLICA_SELECTOR_CLASSES)))
+
+        authorizer = values["authorizer.class.name"]
+        if authorizer and authorizer not in AUTHORIZER_CLASSES:
+            raise _invalid("authorizer.class.name", authorizer,
+                           "kafkapy cannot load Java classes; it implements only "
+                           + " and ".join(sorted(AUTHORIZER_CLASSES)))
+        super_users = values["super.users"]
+        if super_users:
+            for entry in str(super_users).split(";"):
+                if entry.strip() and ":" not in entry:
+                    raise _invalid("super.users", super_users,
+                                   f"expected principals in format principalType:principalName"
+                                   f" separated by ';', but got {entry.strip()}")
 
         dirs = values["log.dirs"] if values["log.dirs"] is not None else values["log.dir"]
         assert isinstance(dirs, list)

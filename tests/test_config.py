@@ -199,6 +199,11 @@ KAFKA_DEFAULTS: dict[str, tuple[str | None, str]] = {
     "broker.id": ("-1", "SC BROKER_ID_DEFAULT"),
     "broker.rack": (None, "SC BROKER_RACK_CONFIG"),
     "replica.selector.class": (None, "RC REPLICA_SELECTOR_CLASS_CONFIG"),
+    "authorizer.class.name": ("", "SC AUTHORIZER_CLASS_NAME_DEFAULT"),
+    "super.users": (None, "AclAuthorizer SuperUsersProp / StandardAuthorizer SUPER_USERS_CONFIG "
+                    "(no default)"),
+    "allow.everyone.if.no.acl.found": ("false", "AclAuthorizer "
+                                       "AllowEveryoneIfNoAclIsFoundProp"),
     "zookeeper.connect": (None, "ZkConfigs ZK_CONNECT_CONFIG (3.x)"),
     "zookeeper.session.timeout.ms": ("18000", "ZkConfigs ZK_SESSION_TIMEOUT_MS (3.x)"),
     "zookeeper.connection.timeout.ms": (None, "ZkConfigs ZK_CONNECTION_TIMEOUT_MS (3.x: "
@@ -1022,3 +1027,25 @@ def test_thread_count_may_halve_or_double() -> None:
     assert config.with_updates({"num.io.threads": 4}).num_io_threads == 4
     assert config.with_updates({"num.io.threads": 16}).with_updates(
         {"num.io.threads": 32}).num_io_threads == 32
+
+
+# ============================================================================ authorizer
+
+
+def test_authorizer_settings() -> None:
+    c = BrokerConfig.from_properties({
+        "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+        "super.users": "User:admin;User:ops", "allow.everyone.if.no.acl.found": "true"})
+    assert c.authorizer_class_name == "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+    assert (c.super_users, c.allow_everyone_if_no_acl_found) == ("User:admin;User:ops", True)
+    assert BrokerConfig().authorizer_class_name == ""
+
+
+@pytest.mark.parametrize(("props", "message"), [
+    ({"authorizer.class.name": "com.example.MyAuthorizer"}, "cannot load Java classes"),
+    ({"super.users": "User:admin;bob"}, "principalType:principalName"),
+])
+def test_authorizer_setting_errors(props: dict[str, str], message: str) -> None:
+    with pytest.raises(InvalidConfigError, match=r"Invalid value .* for configuration") as e:
+        BrokerConfig.from_properties(props)
+    assert message in str(e.value)

@@ -92,6 +92,7 @@ from kafkapy.protocol.message_classes import (
 from kafkapy.protocol.schema import Versions
 from kafkapy.server.error_response import error_response
 from kafkapy.server.handlers import (
+    acls,
     api_versions,
     cluster,
     config_resources,
@@ -162,6 +163,10 @@ RECOMMENDED_VERSIONS: Mapping[int, tuple[int, int]] = MappingProxyType({
     # inter-broker; Kafka 4 serves v1 only (KIP-896), v2 is transactions v2
     ApiKey.WRITE_TXN_MARKERS: (1, 1),
     ApiKey.TXN_OFFSET_COMMIT: (0, 3),
+    # Kafka 3.x's ranges (4.0 removed v0, KIP-896); v3 adds the USER resource type
+    ApiKey.DESCRIBE_ACLS: (0, 3),
+    ApiKey.CREATE_ACLS: (0, 3),
+    ApiKey.DELETE_ACLS: (0, 3),
     ApiKey.DESCRIBE_CONFIGS: (1, 4),
     ApiKey.ALTER_CONFIGS: (0, 2),
     # not in the reference's table; Kafka 4.0-4.2 advertise 1-4 (v0 removed by KIP-896, v5
@@ -199,7 +204,7 @@ RECOMMENDED_VERSIONS: Mapping[int, tuple[int, int]] = MappingProxyType({
 # Every module of kafkapy/server/handlers, each exporting ``HANDLERS: {api_key: handler}``.
 HANDLER_MODULES = (api_versions, metadata, produce, fetch, list_offsets, topics_admin, configs,
                    cluster, group_and_offsets, consumer_group_protocol, transaction,
-                   describe_topic_partitions, config_resources, features)
+                   describe_topic_partitions, config_resources, features, acls)
 # The inter-broker APIs of ZooKeeper mode (the controller's requests to brokers, the brokers'
 # requests to the controller): served, and advertised, only by a broker with
 # zookeeper.connect, as Kafka 3.x's ZooKeeper-mode brokers do.

@@ -11,7 +11,8 @@ startup (``run``, with ``nursery.start``):
    the GroupCoordinator starts loading ``__consumer_offsets`` and the TransactionCoordinator
    ``__transaction_state`` in the background (their groups and transactional ids answer
    COORDINATOR_LOAD_IN_PROGRESS until then);
-4. the log manager's background tasks (flush, retention, checkpoints, cleaner);
+4. with `authorizer.class.name`, the AclAuthorizer loads the ACLs (and follows changes in
+   cluster mode); the log manager's background tasks (flush, retention, checkpoints, cleaner);
 5. KafkaApis and the handler pool, then the SocketServer binds every listener; advertised
    endpoints with port 0 take the bound port of the listener of the same name, an empty host
    the machine's name. ``task_status.started()`` fires once clients can connect.
@@ -52,6 +53,9 @@ from kafkapy.log.log_manager import LogManager, MetaPropertiesError, read_meta_p
 from kafkapy.network.request_channel import RequestChannel
 from kafkapy.network.socket_server import SocketServer
 from kafkapy.protocol import API_KEYS
+from kafkapy.security.authorizer.acl import AuthorizerPolicy, parse_super_users
+from kafkapy.security.authorizer.acl_store import AclStore, FileAclStore, ZkAclStore
+from kafkapy.security.authorizer.authorizer import AclAuthorizer
 from kafkapy.server.add_partitions_to_txn_manager import AddPartitionsToTxnManager
 from kafkapy.server.admin_manager import AdminManager
 from kafkapy.server.config_change_listener import ConfigChangeListener
@@ -106,6 +110,8 @@ class KafkaServer:
         if config.kafkapy_metrics_enabled or config.kafkapy_metrics_port >= 0:
             self.metrics = BrokerMetrics(self, {key: api.name for key, api in API_KEYS.items()})
         self._metrics_server: MetricsServer | None = None
+        # With authorizer.class.name: the ACLs (ZooKeeper in cluster mode, else the log dir).
+        self.authorizer: AclAuthorizer | None = None
         self._scope: trio.CancelScope | None = None
         self._stopped = trio.Event()
         self._sockets_done = trio.Event()
@@ -214,6 +220,12 @@ class KafkaServer:
             channel.observer = self.metrics
             self.log_manager.flush_observer = self.metrics.log_flushed
             trio.lowlevel.add_instrument(self.metrics.idle)
+        if cfg.authorizer_class_name:
+            acl_store: AclStore = (ZkAclStore(self.healthcheck.client)
+                                   if self.healthcheck is not None
+                                   else FileAclStore(cfg.log_dirs[0]))
+            self.authorizer = AclAuthorizer(acl_store, AuthorizerPolicy(
+                parse_super_users(cfg.super_users), cfg.allow_everyone_if_no_acl_found))
         self.apis = KafkaApis(server=self)
         pool = KafkaRequestHandlerPool(channel, self.apis, cfg.num_io_threads)
         self.socket_server = SocketServer(
@@ -229,6 +241,9 @@ class KafkaServer:
         try:
             async with trio.open_nursery() as nursery:
                 self._scope = nursery.cancel_scope
+                if self.authorizer is not None:
+                    # The ACLs are loaded before the first request can be authorized.
+                    await nursery.start(self.authorizer.run)
                 await nursery.start(self.replica_manager.run)
                 await nursery.start(self.log_manager.run)
                 await nursery.start(self.group_coordinator.run)

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from kafkapy import __version__
 from kafkapy.tools import (
+    acls,
     configs,
     console_consumer,
     console_producer,
@@ -33,7 +34,8 @@ from kafkapy.tools import (
 
 TOOLS = (dump_log, topics, configs, consumer_groups, get_offsets,
          delete_records, leader_election, log_dirs, reassign_partitions, transactions,
-         console_producer, console_consumer, producer_perf_test, consumer_perf_test)
+         console_producer, console_consumer, producer_perf_test, consumer_perf_test,
+         acls)
 
 
 def parser() -> argparse.ArgumentParser:

@@ -24,6 +24,7 @@ from kafkapy.config import KAFKA_SETTINGS, SETTINGS
 from kafkapy.tools import main as tools_main
 
 ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
 
 
 @pytest.fixture(scope="module")
@@ -63,6 +64,25 @@ def test_the_site_builds_with_every_page(site: Path) -> None:
         assert (site / page / "index.html").is_file(), page
     assert (site / "index.html").is_file()
     assert (site / "search" / "search_index.json").is_file()
+
+
+def test_every_heading_of_a_page_is_rendered_as_one(site: Path) -> None:
+    """A code fence left open swallows the rest of its page without a warning: every
+    ``##``/``###`` heading outside fences must come out as a heading."""
+    for md in DOCS.glob("*.md"):
+        wanted, fenced = 0, False
+        for line in md.read_text().splitlines():
+            if line.lstrip().startswith("```"):
+                fenced = not fenced
+            elif not fenced and re.match(r"#{2,3} ", line):
+                wanted += 1
+        name = "" if md.stem in ("index", "README") else md.stem
+        page = site / name / "index.html" if name else site / "index.html"
+        if not page.is_file():
+            continue
+        built = len(re.findall(r"<h[23][ >]", page.read_text()))
+        assert not fenced, f"{md.name}: a code fence is never closed"
+        assert built == wanted, md.name
 
 
 def test_every_setting_is_in_the_configuration_reference(site: Path) -> None:

@@ -339,9 +339,9 @@ def test_recommended_versions_are_servable() -> None:
 
 
 def test_construction_refuses_what_cannot_be_advertised() -> None:
-    # DescribeAcls (29) is declared but not served: no range.
-    with pytest.raises(ValueError, match=r"DescribeAcls .* no recommended version range"):
-        KafkaApis({29: failing(RuntimeError())})
+    # DescribeQuorum (55) is declared but not served: no range.
+    with pytest.raises(ValueError, match=r"DescribeQuorum .* no recommended version range"):
+        KafkaApis({55: failing(RuntimeError())})
     with pytest.raises(ValueError, match="API key 38, which the protocol layer does not"):
         KafkaApis({38: failing(RuntimeError())})
     with pytest.raises(ValueError, match="range 0-99 is not within"):
