@@ -460,6 +460,24 @@ _TABLE: tuple[Setting, ...] = (
        attr=None),
     _s("max.connection.creation.rate", _I, _IMAX, "New connections per second allowed.",
        at_least=0, mode=_CW, used=False),
+    # ---------------------------------------------------------------- security: sasl
+    _s("sasl.enabled.mechanisms", _LI, "GSSAPI", "SASL mechanisms the SASL listeners offer "
+       "(per listener: listener.name.<listener>.sasl.enabled.mechanisms). kafkapy implements "
+       "PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512; a SASL listener with another mechanism enabled "
+       "(GSSAPI, Kafka's default, or OAUTHBEARER) is refused at start.", mode="per-broker",
+       attr=None),
+    _s("sasl.jaas.config", ConfigType.PASSWORD, None, "JAAS login context of the SASL "
+       "listeners: for PLAIN, PlainLoginModule with user_<name>=\"<password>\" options. Usually "
+       "given per listener and mechanism: listener.name.<listener>.plain.sasl.jaas.config.",
+       kind="string", mode="per-broker", attr=None),
+    _s("sasl.mechanism.inter.broker.protocol", _S, "GSSAPI", "SASL mechanism brokers use "
+       "with each other. kafkapy's brokers speak PLAINTEXT to each other: an inter-broker "
+       "listener using SASL is refused.", mode="per-broker", attr=None),
+    _s("sasl.server.max.receive.size", _I, "524288", "Largest frame read from a client before "
+       "it is authenticated; a larger one closes the connection.", attr=None),
+    _s("connection.failed.authentication.delay.ms", _I, "100", "How long the broker waits "
+       "after a failed authentication before it answers and closes the connection.",
+       at_least=0, attr=None),
     # ---------------------------------------------------------------- requests and topics
     _s("message.max.bytes", _I, "1048588", "Largest record batch accepted (after compression); "
        "the default of topics' max.message.bytes.", at_least=0, mode=_CW, dynamic=True),
@@ -632,6 +650,9 @@ _BROKER_SYNONYMS["log.flush.interval.ms"] = ("log.flush.interval.ms",
 _THREAD_COUNTS = ("num.io.threads",)
 
 _PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+# The security protocols a listener may use here (SSL comes with the TLS work).
+_SERVED_PROTOCOLS = ("PLAINTEXT", "SASL_PLAINTEXT")
+_LISTENER_PREFIX = "listener.name."
 _LISTENER_URI = re.compile(r"(.*)://\[?([0-9a-zA-Z\-%._:]*)\]?:(-?[0-9]+)")
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 _JAVA_TRIM = "".join(map(chr, range(33)))          # String.trim: every char <= ' '
@@ -792,15 +813,31 @@ def _endpoints(name: str, entries: list[str], protocols: Mapping[str, str]) -> l
             raise _invalid(name, ",".join(entries),
                            f"no security protocol defined for listener {listener} in "
                            f"listener.security.protocol.map")
-        if protocol != "PLAINTEXT":
+        if protocol not in _SERVED_PROTOCOLS:
             raise _invalid(name, ",".join(entries),
-                           f"listener {listener} uses {protocol}: SSL and SASL are not "
-                           f"supported yet, kafkapy serves PLAINTEXT only")
+                           f"listener {listener} uses {protocol}: kafkapy serves "
+                           f"{' and '.join(_SERVED_PROTOCOLS)} listeners only")
         endpoints.append(Endpoint(listener, host, port))
     names = [e.name for e in endpoints]
     if len(set(names)) != len(names):
         raise _invalid(name, ",".join(entries), "each listener must have a different name")
     return endpoints
+
+
+def _listener_override_setting(key: str) -> Setting | None:
+    """The setting a ``listener.name.<listener>.<setting>`` key overrides, if it is one."""
+    if not key.startswith(_LISTENER_PREFIX):
+        return None
+    _, _, name = key[len(_LISTENER_PREFIX):].partition(".")
+    return SETTINGS.get(name)
+
+
+def _is_listener_override(key: str) -> bool:
+    """A per-listener key kafkapy knows: an override of a setting, or a per-mechanism JAAS
+    config (``listener.name.<l>.<mechanism>.sasl.jaas.config``)."""
+    if _listener_override_setting(key) is not None:
+        return True
+    return key.startswith(_LISTENER_PREFIX) and key.endswith(".sasl.jaas.config")
 
 
 def _ip_version(host: str) -> int | None:
@@ -1092,6 +1129,11 @@ class BrokerConfig:
                                f"it must be one of the advertised listeners "
                                f"({', '.join(names)})")
         put(self, "inter_broker_listener_name", inter)
+        if inter is not None and protocols.get(inter, "").startswith("SASL_"):
+            raise _invalid("inter.broker.listener.name", str(inter),
+                           f"listener {inter} uses {protocols[inter]}: kafkapy's brokers have "
+                           f"no SASL client credentials yet (sasl.mechanism.inter.broker."
+                           f"protocol); use a PLAINTEXT listener between brokers")
 
         overrides = _ip_overrides(str(values["max.connections.per.ip.overrides"]))
         put(self, "max_connections_per_ip_overrides", overrides)
@@ -1101,8 +1143,27 @@ class BrokerConfig:
 
         _check_consumer_group_settings(values)
         put(self, "log_config", _resolve_log_config(effective))
-        put(self, "unknown", {k: v for k, v in effective.items() if k not in SETTINGS})
+        put(self, "unknown", {k: v for k, v in effective.items()
+                              if k not in SETTINGS and not _is_listener_override(k)})
+        for key, raw in effective.items():      # listener.name.<l>.<setting>: parsed alike
+            setting = _listener_override_setting(key)
+            if setting is not None:
+                _parse_value(setting, raw)
         put(self, "_values", values)
+
+    def listener_setting(self, listener: str, name: str) -> object:
+        """The value of setting ``name`` for ``listener``: the per-listener override
+        ``listener.name.<listener lower-case>.<name>`` parsed like the setting, else the
+        top-level value (Kafka's listener prefix).
+
+        Raises:
+            KeyError: ``name`` is not a setting in ``SETTINGS``.
+        """
+        setting = SETTINGS[name]
+        raw = self.props.get(f"{_LISTENER_PREFIX}{listener.lower()}.{name}")
+        if raw is not None:
+            return _parse_value(setting, raw)
+        return self._values[name]
 
     # ------------------------------------------------------------------ constructors
 
@@ -1252,9 +1313,13 @@ class BrokerConfig:
             synonyms = [s for s in synonyms
                         if s.source == ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG]
         source = synonyms[0].source if synonyms else ConfigSource.DEFAULT_CONFIG
+        if setting.config_type == ConfigType.PASSWORD:     # never shown, as in Kafka
+            value = None
+            synonyms = [attrs.evolve(s, value=None) for s in synonyms]
         return ConfigEntry(name=name, value=value, source=source,
                            is_default=source == ConfigSource.DEFAULT_CONFIG,
-                           read_only=not setting.dynamic, sensitive=False,
+                           read_only=not setting.dynamic,
+                           sensitive=setting.config_type == ConfigType.PASSWORD,
                            synonyms=tuple(synonyms), config_type=setting.config_type,
                            documentation=setting.doc)
 

@@ -17,6 +17,9 @@ The layers, bottom up; a layer imports only what is listed for it (and itself):
 - ``controller`` (the ZooKeeper-mode controller): ``common``, ``zk``, ``config``,
   ``protocol``, ``clients``, ``errors``; never ``server``;
 - ``network`` knows frames, not Kafka APIs: ``errors``, ``_frames``;
+- ``security`` (authentication: the SASL state machine and mechanisms): ``protocol``
+  (the SASL requests), ``network`` (the authenticator contract), ``config`` (listener
+  settings), ``errors``; never ``server``;
 - ``coordinator``: ``common``, ``protocol``, ``log`` (record formats, producer-state
   origins), ``config``, ``errors``, the compiled codec; **never ``server``**: it reaches the
   broker through ``coordinator.partition_port``;
@@ -66,11 +69,13 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "kafkapy.controller": ("kafkapy.common", "kafkapy.zk", "kafkapy.config", "kafkapy.protocol",
                            "kafkapy.clients", "kafkapy.errors"),
     "kafkapy.network": ("kafkapy.errors", "kafkapy._frames"),
+    "kafkapy.security": ("kafkapy.protocol", "kafkapy.network", "kafkapy.config",
+                         "kafkapy.errors"),
     "kafkapy.coordinator": ("kafkapy.common", "kafkapy.protocol", "kafkapy.log",
                             "kafkapy.config", "kafkapy.errors", *COMPILED),
     "kafkapy.server": ("kafkapy.common", "kafkapy.protocol", "kafkapy.log", "kafkapy.config",
                        "kafkapy.network", "kafkapy.clients", "kafkapy.coordinator", "kafkapy.zk",
-                       "kafkapy.controller", "kafkapy.errors", *COMPILED),
+                       "kafkapy.controller", "kafkapy.security", "kafkapy.errors", *COMPILED),
     "kafkapy.tools": ("kafkapy.common", "kafkapy.protocol", "kafkapy.log",
                       "kafkapy.coordinator", "kafkapy.errors", *COMPILED),
 }

@@ -1,0 +1,229 @@
+"""SaslServerAuthenticator: the SASL state machine of one connection, as Kafka 3.x's
+``SaslServerAuthenticator``, sans-IO (frames in, ``AuthStep`` out; the connection task of
+:mod:`kafkapy.network.socket_server` does the I/O and the delays).
+
+States (Kafka's ``SaslState``): INITIAL_REQUEST -> HANDSHAKE_OR_VERSIONS_REQUEST ->
+HANDSHAKE_REQUEST (after an ApiVersions) -> AUTHENTICATE -> COMPLETE, or FAILED.
+
+- Before the handshake only ApiVersions and SaslHandshake (v0, v1) are read; anything else
+  closes the connection at once without an answer (Kafka throws InvalidRequestException
+  "Unexpected Kafka request of type <API> during SASL handshake." and the Selector closes the
+  channel). ApiVersions is handed to the request handlers (``AuthStep.forward``), once; a
+  second one closes the connection, as Kafka's IllegalStateException does; an ApiVersions of
+  a version the broker does not serve (answered UNSUPPORTED_VERSION) may be retried.
+- SaslHandshake with an enabled mechanism: NONE and the enabled list, then tokens. v0 means
+  raw tokens (KIP-43: each client token a size-prefixed frame, each challenge likewise); v1
+  means SaslAuthenticate requests (KIP-152). A mechanism not enabled:
+  UNSUPPORTED_SASL_MECHANISM with the enabled list, then close.
+- In AUTHENTICATE with v1, a request other than SaslAuthenticate fails the authentication
+  (Kafka answers it with that API's error response, ILLEGAL_SASL_STATE; kafkapy closes
+  without that answer, which clients treat alike: the connection is gone).
+- A failed exchange: SASL_AUTHENTICATION_FAILED with Kafka's message (the mechanism's own
+  for a ``SaslAuthenticationError``, else "Authentication failed during authentication due to
+  invalid credentials with SASL mechanism <m>"), written after
+  ``connection.failed.authentication.delay.ms``, then the connection closes. In v0 mode
+  nothing is written (there is no error frame), the connection closes after the delay.
+- Frames above ``sasl.server.max.receive.size`` never get here: the connection's framer has
+  that limit until authentication completes, and closes the connection (Kafka:
+  "Failing SASL authentication due to invalid receive size").
+
+Not implemented: GSSAPI (Kerberos), OAUTHBEARER, re-authentication (KIP-368: the
+SaslAuthenticate response's SessionLifetimeMs is 0, "no re-authentication").
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+from collections.abc import Callable, Sequence
+
+from kafkapy.errors import KafkaError
+from kafkapy.network.authenticator import AuthStep
+from kafkapy.protocol import API_KEYS, ApiKey, decode, decode_request_header, encode_response
+from kafkapy.protocol.message_classes import (
+    SaslAuthenticateResponse,
+    SaslHandshakeResponse,
+)
+from kafkapy.security.sasl_server import SaslAuthenticationError, SaslException, SaslServer
+
+__all__ = ["SaslServerAuthenticator", "SaslState"]
+
+log = logging.getLogger(__name__)
+
+_UNSUPPORTED_SASL_MECHANISM = 33
+_SASL_AUTHENTICATION_FAILED = 58
+# SaslHandshake v0-1 and SaslAuthenticate v0-2: what Kafka 3.x serves.
+_HANDSHAKE_VERSIONS = range(0, 2)
+_AUTHENTICATE_VERSIONS = range(0, 3)
+
+
+class SaslState(enum.Enum):
+    INITIAL_REQUEST = "INITIAL_REQUEST"
+    HANDSHAKE_OR_VERSIONS_REQUEST = "HANDSHAKE_OR_VERSIONS_REQUEST"
+    HANDSHAKE_REQUEST = "HANDSHAKE_REQUEST"
+    AUTHENTICATE = "AUTHENTICATE"
+    COMPLETE = "COMPLETE"
+    FAILED = "FAILED"
+
+
+class SaslServerAuthenticator:
+    """The authenticator of one connection on a SASL listener.
+
+    ``enabled_mechanisms``: the listener's ``sasl.enabled.mechanisms`` (only those kafkapy
+    implements); ``new_server(mechanism)`` starts an exchange; ``max_api_versions_version``:
+    the newest ApiVersions version the broker answers normally (an older client retries after
+    UNSUPPORTED_VERSION); ``failed_delay_ms``: ``connection.failed.authentication.delay.ms``.
+    """
+
+    def __init__(self, *, enabled_mechanisms: Sequence[str],
+                 new_server: Callable[[str], SaslServer], max_receive_size: int = 524288,
+                 failed_delay_ms: int = 100, max_api_versions_version: int = 4,
+                 connection_id: str = "", client_host: str = "") -> None:
+        self._enabled = list(enabled_mechanisms)
+        self._new_server = new_server
+        self._max_receive_size = max_receive_size
+        self._delay_s = failed_delay_ms / 1000
+        self._max_api_versions = max_api_versions_version
+        self._connection_id = connection_id
+        self._client_host = client_host
+        self.state = SaslState.INITIAL_REQUEST
+        self._server: SaslServer | None = None
+        self._headers = False           # SaslHandshake v1+: tokens in SaslAuthenticate
+        self._principal = "User:ANONYMOUS"
+
+    @property
+    def max_receive_size(self) -> int:
+        return self._max_receive_size
+
+    @property
+    def complete(self) -> bool:
+        return self.state is SaslState.COMPLETE
+
+    @property
+    def principal(self) -> str:
+        return self._principal
+
+    @property
+    def mechanism(self) -> str | None:
+        return None if self._server is None else self._server.mechanism_name
+
+    def receive(self, frame: bytes | bytearray) -> AuthStep:
+        """The step for the next frame (see the module doc)."""
+        if self.state is SaslState.AUTHENTICATE:
+            return self._token(frame) if self._headers else self._raw_token(frame)
+        if self.state in (SaslState.COMPLETE, SaslState.FAILED):
+            raise RuntimeError(f"SASL authentication is already {self.state.value}")
+        return self._kafka_request(frame)
+
+    # before the handshake
+
+    def _close(self, reason: str) -> AuthStep:
+        self.state = SaslState.FAILED
+        log.info("Closing connection %s from %s during SASL authentication: %s",
+                 self._connection_id, self._client_host, reason)
+        return AuthStep(close=True)
+
+    def _fail(self, reply: bytes | None, reason: str) -> AuthStep:
+        self.state = SaslState.FAILED
+        log.info("Failed authentication with %s (channelId=%s) (%s)", self._client_host,
+                 self._connection_id, reason)
+        return AuthStep(reply=reply, close=True, delay_s=self._delay_s)
+
+    def _kafka_request(self, frame: bytes | bytearray) -> AuthStep:
+        try:
+            header, offset = decode_request_header(frame)
+        except Exception as exc:
+            if self.state is SaslState.INITIAL_REQUEST:
+                return self._close(f"Invalid request, potential reasons: kafka client "
+                                   f"configured with the wrong security protocol, it does not "
+                                   f"support KIP-43 or it is not a kafka client. ({exc})")
+            return self._close(f"unreadable request header ({exc})")
+        key = header.api_key
+        if key not in (ApiKey.API_VERSIONS, ApiKey.SASL_HANDSHAKE):
+            return self._close(f"Unexpected Kafka request of type {ApiKey(key).name} during "
+                               f"SASL handshake.")
+        if key == ApiKey.API_VERSIONS:
+            if self.state is SaslState.HANDSHAKE_REQUEST:
+                return self._close("Unexpected ApiVersions request received during SASL "
+                                   "authentication state HANDSHAKE_REQUEST")
+            self.state = SaslState.HANDSHAKE_OR_VERSIONS_REQUEST
+            if header.api_version <= self._max_api_versions:
+                self.state = SaslState.HANDSHAKE_REQUEST
+            return AuthStep(forward=True)
+        version = header.api_version
+        if version not in _HANDSHAKE_VERSIONS:
+            return self._close(f"SaslHandshake v{version} is not supported")
+        try:
+            body = decode(API_KEYS[ApiKey.SASL_HANDSHAKE].request, version,
+                          memoryview(frame)[offset:])
+        except (KafkaError, ValueError) as exc:
+            return self._close(f"SaslHandshake v{version} does not decode ({exc})")
+        self._headers = version >= 1
+        mechanism = body.mechanism
+        if mechanism not in self._enabled:
+            reply = encode_response(ApiKey.SASL_HANDSHAKE, version, header.correlation_id,
+                                    SaslHandshakeResponse(
+                                        error_code=_UNSUPPORTED_SASL_MECHANISM,
+                                        mechanisms=list(self._enabled)))
+            return self._fail(reply, f"Unsupported SASL mechanism {mechanism}")
+        self._server = self._new_server(mechanism)
+        self.state = SaslState.AUTHENTICATE
+        return AuthStep(reply=encode_response(
+            ApiKey.SASL_HANDSHAKE, version, header.correlation_id,
+            SaslHandshakeResponse(error_code=0, mechanisms=list(self._enabled))))
+
+    # tokens
+
+    def _evaluate(self, token: bytes) -> bytes:
+        assert self._server is not None
+        challenge = self._server.evaluate(token)
+        if self._server.complete:
+            self.state = SaslState.COMPLETE
+            self._principal = f"User:{self._server.authorization_id}"
+            log.debug("Connection %s from %s authenticated as %s with %s", self._connection_id,
+                      self._client_host, self._principal, self._server.mechanism_name)
+        return challenge
+
+    def _raw_token(self, frame: bytes | bytearray) -> AuthStep:
+        try:
+            return AuthStep(reply=self._evaluate(bytes(frame)))
+        except (SaslException, SaslAuthenticationError) as exc:
+            return self._fail(None, str(exc))
+
+    def _token(self, frame: bytes | bytearray) -> AuthStep:
+        try:
+            header, offset = decode_request_header(frame)
+        except Exception as exc:
+            return self._fail(None, f"unreadable request header ({exc})")
+        key, version = header.api_key, header.api_version
+        if key != ApiKey.SASL_AUTHENTICATE:
+            return self._fail(None, f"Unexpected Kafka request of type {ApiKey(key).name} "
+                                    f"during SASL authentication.")
+        if version not in _AUTHENTICATE_VERSIONS:
+            return self._fail(None, f"Version {version} is not supported for apiKey "
+                                    f"SASL_AUTHENTICATE")
+        try:
+            body = decode(API_KEYS[key].request, version, memoryview(frame)[offset:])
+        except (KafkaError, ValueError) as exc:
+            return self._fail(None, f"SaslAuthenticate v{version} does not decode ({exc})")
+        mechanism = self.mechanism
+        try:
+            challenge = self._evaluate(bytes(body.auth_bytes))
+        except SaslAuthenticationError as exc:
+            return self._fail(self._failed(version, header.correlation_id, str(exc)), str(exc))
+        except SaslException as exc:
+            message = (f"Authentication failed during authentication due to invalid "
+                       f"credentials with SASL mechanism {mechanism}")
+            return self._fail(self._failed(version, header.correlation_id, message),
+                              f"{message}: {exc}")
+        return AuthStep(reply=encode_response(
+            key, version, header.correlation_id,
+            SaslAuthenticateResponse(error_code=0, error_message=None, auth_bytes=challenge,
+                                     session_lifetime_ms=0)))
+
+    @staticmethod
+    def _failed(version: int, correlation_id: int, message: str) -> bytes:
+        return encode_response(ApiKey.SASL_AUTHENTICATE, version, correlation_id,
+                               SaslAuthenticateResponse(
+                                   error_code=_SASL_AUTHENTICATION_FAILED,
+                                   error_message=message, auth_bytes=b""))

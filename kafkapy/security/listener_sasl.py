@@ -1,0 +1,86 @@
+"""A SASL listener's settings turned into the authenticator of each of its connections.
+
+Per listener (``BrokerConfig.listener_setting``, Kafka's ``listener.name.<l>.`` prefix):
+``sasl.enabled.mechanisms``, ``sasl.server.max.receive.size``,
+``connection.failed.authentication.delay.ms``; PLAIN users from the JAAS entry
+``listener.name.<l>.plain.sasl.jaas.config`` (else ``listener.name.<l>.sasl.jaas.config``,
+else ``sasl.jaas.config``). SCRAM credentials come from the broker's ``CredentialCache``.
+
+Checked once, when the broker starts (``sasl_authenticator_factory`` raises
+``InvalidConfigError``): every enabled mechanism must be one kafkapy implements (GSSAPI,
+Kafka's default, is not: a SASL listener must set ``sasl.enabled.mechanisms``), and PLAIN
+needs a JAAS entry.
+"""
+
+from __future__ import annotations
+
+from kafkapy.config import BrokerConfig
+from kafkapy.errors import InvalidConfigError
+from kafkapy.network.authenticator import Authenticator, AuthenticatorFactory
+from kafkapy.security.authenticator import SaslServerAuthenticator
+from kafkapy.security.credential_cache import CredentialCache
+from kafkapy.security.jaas import parse_jaas_config
+from kafkapy.security.plain import PLAIN, PlainSaslServer, plain_users
+from kafkapy.security.sasl_server import SaslServer
+from kafkapy.security.scram import ScramMechanism, ScramSaslServer
+
+__all__ = ["SUPPORTED_MECHANISMS", "jaas_config_text", "sasl_authenticator_factory"]
+
+SUPPORTED_MECHANISMS = (PLAIN, ScramMechanism.SCRAM_SHA_256.value,
+                        ScramMechanism.SCRAM_SHA_512.value)
+
+
+def jaas_config_text(config: BrokerConfig, listener: str, mechanism: str) -> str | None:
+    """The JAAS text for ``mechanism`` on ``listener``, most specific key first."""
+    key = f"listener.name.{listener.lower()}.{mechanism.lower()}.sasl.jaas.config"
+    text = config.props.get(key)
+    if text is not None:
+        return text
+    value = config.listener_setting(listener, "sasl.jaas.config")
+    return None if value is None else str(value)
+
+
+def sasl_authenticator_factory(config: BrokerConfig, listener: str,
+                               credentials: CredentialCache, *,
+                               max_api_versions_version: int = 4) -> AuthenticatorFactory:
+    """The authenticator factory of SASL listener ``listener``.
+
+    Raises:
+        InvalidConfigError: a mechanism kafkapy does not implement, or PLAIN without users.
+    """
+    enabled = config.listener_setting(listener, "sasl.enabled.mechanisms")
+    assert isinstance(enabled, list)
+    unsupported = [m for m in enabled if m not in SUPPORTED_MECHANISMS]
+    if unsupported:
+        raise InvalidConfigError(
+            f"Invalid value {','.join(enabled)!r} for configuration sasl.enabled.mechanisms "
+            f"of listener {listener}: kafkapy does not support SASL mechanism "
+            f"{', '.join(unsupported)} (it implements {', '.join(SUPPORTED_MECHANISMS)}; "
+            f"GSSAPI, Kafka's default, needs Kerberos)")
+    users: dict[str, str] = {}
+    if PLAIN in enabled:
+        text = jaas_config_text(config, listener, PLAIN)
+        if text is None:
+            raise InvalidConfigError(
+                f"Could not find a JAAS configuration for SASL mechanism PLAIN on listener "
+                f"{listener}: set listener.name.{listener.lower()}.plain.sasl.jaas.config")
+        users = plain_users(parse_jaas_config(
+            text, f"listener.name.{listener.lower()}.plain.sasl.jaas.config").options)
+    max_receive = config.listener_setting(listener, "sasl.server.max.receive.size")
+    delay_ms = config.listener_setting(listener, "connection.failed.authentication.delay.ms")
+    assert isinstance(max_receive, int) and isinstance(delay_ms, int)
+
+    def new_server(mechanism: str) -> SaslServer:
+        if mechanism == PLAIN:
+            return PlainSaslServer(users)
+        scram = ScramMechanism.from_name(mechanism)
+        assert scram is not None
+        return ScramSaslServer(scram, credentials.get)
+
+    def factory(connection_id: str, client_host: str) -> Authenticator:
+        return SaslServerAuthenticator(enabled_mechanisms=enabled, new_server=new_server,
+                                       max_receive_size=max_receive, failed_delay_ms=delay_ms,
+                                       max_api_versions_version=max_api_versions_version,
+                                       connection_id=connection_id, client_host=client_host)
+
+    return factory
