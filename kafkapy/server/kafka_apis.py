@@ -101,6 +101,8 @@ from kafkapy.server.handlers import (
     metadata,
     produce,
     replica,
+    sasl,
+    scram,
     topics_admin,
     transaction,
     update_metadata,
@@ -177,6 +179,8 @@ RECOMMENDED_VERSIONS: Mapping[int, tuple[int, int]] = MappingProxyType({
     ApiKey.LIST_CONFIG_RESOURCES: (0, 1),       # 0 is ListClientMetricsResources, 1 KIP-1142
     ApiKey.DESCRIBE_TOPIC_PARTITIONS: (0, 0),   # KIP-966, paginated describe
     ApiKey.UPDATE_FEATURES: (0, 2),             # KIP-584; v2 answers all or nothing
+    ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: (0, 0),     # KIP-554
+    ApiKey.ALTER_USER_SCRAM_CREDENTIALS: (0, 0),
     # ZooKeeper mode, answered by the active controller (handlers/controller.py)
     ApiKey.CONTROLLED_SHUTDOWN: (0, 3),
     ApiKey.ALTER_PARTITION: (0, 3),
@@ -194,7 +198,7 @@ RECOMMENDED_VERSIONS: Mapping[int, tuple[int, int]] = MappingProxyType({
 # Every module of kafkapy/server/handlers, each exporting ``HANDLERS: {api_key: handler}``.
 HANDLER_MODULES = (api_versions, metadata, produce, fetch, list_offsets, topics_admin, configs,
                    cluster, group_and_offsets, consumer_group_protocol, transaction,
-                   describe_topic_partitions, config_resources, features)
+                   describe_topic_partitions, config_resources, features, sasl, scram)
 # The inter-broker APIs of ZooKeeper mode (the controller's requests to brokers, the brokers'
 # requests to the controller): served, and advertised, only by a broker with
 # zookeeper.connect, as Kafka 3.x's ZooKeeper-mode brokers do.

@@ -43,6 +43,9 @@ from kafkapy.coordinator.transaction.transaction_state_manager import TRANSACTIO
 from kafkapy.log.log_manager import LogManager, MetaPropertiesError, read_meta_properties
 from kafkapy.network.request_channel import RequestChannel
 from kafkapy.network.socket_server import SocketServer
+from kafkapy.protocol import ApiKey
+from kafkapy.security.credential_cache import CredentialCache
+from kafkapy.security.listener_sasl import sasl_authenticator_factory
 from kafkapy.server.add_partitions_to_txn_manager import AddPartitionsToTxnManager
 from kafkapy.server.admin_manager import AdminManager
 from kafkapy.server.config_change_listener import ConfigChangeListener
@@ -86,6 +89,9 @@ class KafkaServer:
         self.features = FinalizedFeatureCache()
         self.fetch_sessions = FetchSessionCache(config.max_incremental_fetch_session_cache_slots)
         self.socket_server: SocketServer | None = None
+        # The SCRAM credentials SASL listeners authenticate against: filled from the store at
+        # start, then by AlterUserScramCredentials and /config/users change notifications.
+        self.credentials = CredentialCache()
         self._scope: trio.CancelScope | None = None
         self._stopped = trio.Event()
         self._sockets_done = trio.Event()
@@ -189,8 +195,17 @@ class KafkaServer:
             self.coordinator_partitions, lambda: self.config, self.time)
         self.coordinator_partitions.register(TRANSACTION_STATE_TOPIC,
                                              self.transaction_coordinator)
+        for user, user_config in store.user_configs.items():
+            self.credentials.apply_user_config(user, user_config)
         channel = RequestChannel(cfg.queued_max_requests)
         self.apis = KafkaApis(server=self)
+        protocols = cfg.listener_security_protocol_map
+        api_versions = self.apis.advertised(ApiKey.API_VERSIONS)
+        authenticators = {
+            e.name: sasl_authenticator_factory(
+                cfg, e.name, self.credentials,
+                max_api_versions_version=api_versions.high if api_versions else 0)
+            for e in cfg.listeners if protocols.get(e.name) == "SASL_PLAINTEXT"}
         pool = KafkaRequestHandlerPool(channel, self.apis, cfg.num_io_threads)
         self.socket_server = SocketServer(
             channel, [(e.name, e.host, e.port) for e in cfg.listeners],
@@ -201,7 +216,8 @@ class KafkaServer:
             max_connections_per_ip_overrides=cfg.max_connections_per_ip_overrides,
             send_buffer_bytes=cfg.socket_send_buffer_bytes,
             receive_buffer_bytes=cfg.socket_receive_buffer_bytes,
-            listen_backlog_size=cfg.socket_listen_backlog_size)
+            listen_backlog_size=cfg.socket_listen_backlog_size,
+            security_protocols=protocols, authenticators=authenticators)
         try:
             async with trio.open_nursery() as nursery:
                 self._scope = nursery.cancel_scope
