@@ -1129,7 +1129,8 @@ class BrokerConfig:
                                f"it must be one of the advertised listeners "
                                f"({', '.join(names)})")
         put(self, "inter_broker_listener_name", inter)
-        if inter is not None and protocols.get(inter, "").startswith("SASL_"):
+        if values["zookeeper.connect"] and inter is not None \
+                and protocols.get(inter, "").startswith("SASL_"):
             raise _invalid("inter.broker.listener.name", str(inter),
                            f"listener {inter} uses {protocols[inter]}: kafkapy's brokers have "
                            f"no SASL client credentials yet (sasl.mechanism.inter.broker."
