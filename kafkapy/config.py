@@ -40,8 +40,12 @@ connection is a Trio task). ``offsets.topic.replication.factor`` and
 ``transaction.state.log.replication.factor`` keep Kafka's default 3; clamping them to the number
 of live brokers when the internal topic is created is the coordinators' job, not the config's.
 
-*Security*: only PLAINTEXT listeners. A listener whose name maps (through
-``listener.security.protocol.map``) to SSL, SASL_PLAINTEXT or SASL_SSL is refused at load.
+*Security*: PLAINTEXT and SASL_PLAINTEXT listeners. A listener whose name maps (through
+``listener.security.protocol.map``) to SSL or SASL_SSL is refused at load, and so is a SASL
+inter-broker listener in a cluster (brokers have no SASL client credentials yet).
+Per-listener overrides ``listener.name.<listener lower-case>.<setting>`` (and the
+per-mechanism ``listener.name.<l>.<mechanism>.sasl.jaas.config``) are known keys, parsed like
+their setting; ``listener_setting`` resolves them.
 
 *Properties syntax*: ``parse_properties`` implements ``java.util.Properties.load`` (logical lines,
 ``#``/``!`` comments, ``=``/``:``/whitespace separators, backslash continuations, escapes,
@@ -420,15 +424,16 @@ _TABLE: tuple[Setting, ...] = (
     # ---------------------------------------------------------------- socket server
     _s("listeners", _LI, "PLAINTEXT://localhost:9092", "Comma-separated NAME://host:port URIs "
        "to listen on. An empty host binds all interfaces, port 0 an ephemeral port, IPv6 hosts "
-       "go in brackets. Each name must map to PLAINTEXT in listener.security.protocol.map.",
+       "go in brackets. Each name must map to PLAINTEXT or SASL_PLAINTEXT in "
+       "listener.security.protocol.map.",
        mode="per-broker", kafka_default="PLAINTEXT://:9092", attr=None),
     _s("advertised.listeners", _LI, None, "Addresses given to clients, if different from "
        "listeners (the default). Names must be among the listeners'; 0.0.0.0 is refused.",
        attr=None),
     _s("listener.security.protocol.map", _S,
        "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT",
-       "LISTENER:PROTOCOL pairs. kafkapy serves PLAINTEXT only: a listener mapped to SSL or "
-       "SASL is refused.", mode="per-broker", attr=None),
+       "LISTENER:PROTOCOL pairs. kafkapy serves PLAINTEXT and SASL_PLAINTEXT: a listener "
+       "mapped to SSL or SASL_SSL is refused.", mode="per-broker", attr=None),
     _s("num.network.threads", _I, "3", "Accepted for compatibility and unused: kafkapy has no "
        "network thread pool, each connection is a Trio task.", at_least=1, mode=_CW,
        used=False),
