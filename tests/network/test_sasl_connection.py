@@ -5,7 +5,6 @@ connections throughout."""
 
 from __future__ import annotations
 
-import socket
 import struct
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,9 +22,7 @@ from kafkapy.protocol.message_classes import (
     SaslHandshakeRequest,
 )
 from kafkapy.testing import BrokerHandle
-from tests.security.sasl_support import endpoint, sasl_broker
-
-TIMEOUT_S = 20
+from tests.security.sasl_support import Peer, sasl_broker
 
 
 @pytest.fixture(scope="module")
@@ -35,58 +32,6 @@ def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerHandle]:
         yield handle
     finally:
         handle.stop()
-
-
-class Peer:
-    """A client connection whose every request the test writes."""
-
-    def __init__(self, broker: BrokerHandle, listener: str = "SASL_PLAINTEXT") -> None:
-        host, port = endpoint(broker, listener).rsplit(":", 1)
-        self.sock = socket.create_connection((host, int(port)), timeout=TIMEOUT_S)
-        self.correlation = 0
-
-    def close(self) -> None:
-        self.sock.close()
-
-    def send_frame(self, payload: bytes) -> None:
-        self.sock.sendall(struct.pack(">i", len(payload)) + payload)
-
-    def read_frame(self) -> bytes | None:
-        """The next frame, or None when the broker closed the connection."""
-        head = self._read(4)
-        if head is None:
-            return None
-        (size,) = struct.unpack(">i", head)
-        return self._read(size)
-
-    def _read(self, n: int) -> bytes | None:
-        data = b""
-        while len(data) < n:
-            try:
-                chunk = self.sock.recv(n - len(data))
-            except ConnectionResetError:
-                return None
-            if not chunk:
-                return None
-            data += chunk
-        return data
-
-    def request(self, api_key: int, version: int, body: Any) -> Any:
-        """Send a request and return the decoded response body, or None if closed."""
-        self.send(api_key, version, body)
-        frame = self.read_frame()
-        if frame is None:
-            return None
-        return decode_response(api_key, version, frame).body
-
-    def send(self, api_key: int, version: int, body: Any) -> None:
-        self.correlation += 1
-        header = RequestHeader(api_key=api_key, api_version=version,
-                               correlation_id=self.correlation, client_id="scripted")
-        self.send_frame(encode_request(Request(header, body)))
-
-    def closed_by_broker(self) -> bool:
-        return self.read_frame() is None
 
 
 def _metadata(peer: Peer) -> Any:

@@ -4,7 +4,10 @@ client configurations."""
 
 from __future__ import annotations
 
+import socket
+import struct
 from pathlib import Path
+from typing import Any
 
 from confluent_kafka.admin import (
     AdminClient,
@@ -13,11 +16,15 @@ from confluent_kafka.admin import (
     UserScramCredentialUpsertion,
 )
 
+from kafkapy.protocol import decode_response, encode_request
+from kafkapy.protocol.codec import Request
+from kafkapy.protocol.message_classes import RequestHeader
 from kafkapy.testing import BrokerHandle
 
 PLAIN_JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required '
               'user_alice="alice-secret" user_admin="admin-secret";')
 SCRAM_PASSWORDS = {"bob": "bob-secret", "carol": "carol-secret"}
+TIMEOUT_S = 20
 
 
 def sasl_broker(data_dir: Path, **extra: object) -> BrokerHandle:
@@ -60,3 +67,55 @@ def confluent_config(broker: BrokerHandle, mechanism: str, user: str, password: 
     return {"bootstrap.servers": endpoint(broker, "SASL_PLAINTEXT"),
             "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": mechanism,
             "sasl.username": user, "sasl.password": password}
+
+
+class Peer:
+    """A client connection whose every request the test writes."""
+
+    def __init__(self, broker: BrokerHandle, listener: str = "SASL_PLAINTEXT") -> None:
+        host, port = endpoint(broker, listener).rsplit(":", 1)
+        self.sock = socket.create_connection((host, int(port)), timeout=TIMEOUT_S)
+        self.correlation = 0
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def send_frame(self, payload: bytes) -> None:
+        self.sock.sendall(struct.pack(">i", len(payload)) + payload)
+
+    def read_frame(self) -> bytes | None:
+        """The next frame, or None when the broker closed the connection."""
+        head = self._read(4)
+        if head is None:
+            return None
+        (size,) = struct.unpack(">i", head)
+        return self._read(size)
+
+    def _read(self, n: int) -> bytes | None:
+        data = b""
+        while len(data) < n:
+            try:
+                chunk = self.sock.recv(n - len(data))
+            except ConnectionResetError:
+                return None
+            if not chunk:
+                return None
+            data += chunk
+        return data
+
+    def request(self, api_key: int, version: int, body: Any) -> Any:
+        """Send a request and return the decoded response body, or None if closed."""
+        self.send(api_key, version, body)
+        frame = self.read_frame()
+        if frame is None:
+            return None
+        return decode_response(api_key, version, frame).body
+
+    def send(self, api_key: int, version: int, body: Any) -> None:
+        self.correlation += 1
+        header = RequestHeader(api_key=api_key, api_version=version,
+                               correlation_id=self.correlation, client_id="scripted")
+        self.send_frame(encode_request(Request(header, body)))
+
+    def closed_by_broker(self) -> bool:
+        return self.read_frame() is None

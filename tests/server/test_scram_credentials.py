@@ -19,10 +19,18 @@ from confluent_kafka.admin import (
     UserScramCredentialUpsertion,
 )
 
+from kafkapy.protocol import ApiKey
+from kafkapy.protocol.message_classes import (
+    AlterUserScramCredentialsRequest,
+    DescribeUserScramCredentialsRequest,
+    ScramCredentialDeletion,
+    ScramCredentialUpsertion,
+    UserName,
+)
 from kafkapy.security.scram import ScramCredential
 from kafkapy.server.metadata_store import METADATA_FILE
 from kafkapy.testing import BrokerHandle
-from tests.security.sasl_support import admin, confluent_config, sasl_broker
+from tests.security.sasl_support import Peer, admin, confluent_config, sasl_broker
 
 SHA256, SHA512 = ScramMechanism.SCRAM_SHA_256, ScramMechanism.SCRAM_SHA_512
 
@@ -128,5 +136,47 @@ def test_errors(broker: BrokerHandle) -> None:
     assert _mechanisms(described["ok"]) == {SHA256: 4096}
     assert isinstance(described["ghost"], KafkaException)
     assert described["ghost"].args[0].name() == "RESOURCE_NOT_FOUND"
-    assert "Attempt to describe nonexistent SCRAM credentials for user: ghost" in \
+    assert "Attempt to describe a user credential that does not exist: ghost" in \
         str(described["ghost"])
+
+
+def test_error_precedence_scripted(broker: BrokerHandle) -> None:
+    """What admin clients refuse to send themselves (duplicates, unknown mechanisms, empty
+    names), sent raw: Kafka's errors, per user, in Kafka's order of checks."""
+    peer = Peer(broker, "PLAINTEXT")
+    try:
+        ok = peer.request(ApiKey.ALTER_USER_SCRAM_CREDENTIALS, 0,
+                          AlterUserScramCredentialsRequest(upsertions=[_upsert("kept", 1)]))
+        assert [(r.user_name, r.error_code) for r in ok.results] == [("kept", 0)]
+        response = peer.request(
+            ApiKey.ALTER_USER_SCRAM_CREDENTIALS, 0, AlterUserScramCredentialsRequest(
+                deletions=[ScramCredentialDeletion(name="twice", mechanism=1),
+                           ScramCredentialDeletion(name="unknown", mechanism=7),
+                           ScramCredentialDeletion(name="kept", mechanism=2)],
+                upsertions=[_upsert("twice", 1), _upsert("", 1),
+                            # also a duplicate pair, but the bad iteration count wins
+                            _upsert("few", 1, 100), _upsert("few", 1, 100)]))
+        assert {r.user_name: (r.error_code, r.error_message) for r in response.results} == {
+            "": (93, "Username must not be empty"),
+            "unknown": (33, "Unknown SCRAM mechanism"),
+            "few": (93, "Too few iterations"),
+            "twice": (92, "A user credential cannot be altered twice in the same request"),
+            "kept": (91, "Attempt to delete a user credential that does not exist"),
+        }
+        described = peer.request(
+            ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, DescribeUserScramCredentialsRequest(
+                users=[UserName(name=n) for n in ("kept", "kept", "", "twice")]))
+        assert described.error_code == 0
+        assert [(r.user, r.error_code) for r in described.results] == [
+            ("kept", 92), ("", 91), ("twice", 91)]
+        everyone = peer.request(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, 0,
+                                DescribeUserScramCredentialsRequest(users=None))
+        assert [(r.user, [(c.mechanism, c.iterations) for c in r.credential_infos])
+                for r in everyone.results] == [("kept", [(1, 4096)])]
+    finally:
+        peer.close()
+
+
+def _upsert(name: str, mechanism: int, iterations: int = 4096) -> ScramCredentialUpsertion:
+    return ScramCredentialUpsertion(name=name, mechanism=mechanism, iterations=iterations,
+                                    salt=b"salt", salted_password=b"x" * 32)

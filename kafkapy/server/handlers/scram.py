@@ -7,11 +7,12 @@ ZooKeeper ``/config/users/<user>`` with a ``/config/changes`` notification (ever
 ``ConfigChangeListener`` updates its ``CredentialCache``), or the log directory's metadata on
 a single broker. Other keys of a user's config (quotas) are kept as they are.
 
-Errors (per user, Kafka's messages): DUPLICATE_RESOURCE for a user described twice or a
-(user, mechanism) altered twice; RESOURCE_NOT_FOUND for describing a user without
-credentials or deleting a credential that does not exist; UNACCEPTABLE_CREDENTIAL for an
-empty user name or an iteration count outside 4096..16384; UNSUPPORTED_SASL_MECHANISM for an
-unknown mechanism. A user with any invalid alteration has none of its alterations applied.
+Errors (per user, Kafka's messages and precedence): Describe: RESOURCE_NOT_FOUND for an
+empty name or a user without credentials, DUPLICATE_RESOURCE for a user named twice. Alter,
+in this order: UNACCEPTABLE_CREDENTIAL for an empty name or iterations outside 4096..16384,
+UNSUPPORTED_SASL_MECHANISM for an unknown mechanism; DUPLICATE_RESOURCE for a (user,
+mechanism) altered twice; RESOURCE_NOT_FOUND for deleting a credential the user does not
+have. A user with any failed alteration has none of its alterations applied.
 """
 
 from __future__ import annotations
@@ -62,11 +63,16 @@ async def handle_describe(context: RequestContext[DescribeUserScramCredentialsRe
                 error_message=f"Cannot describe SCRAM credentials for the same user twice in "
                               f"a single request: {name}"))
             continue
+        if not name:
+            results.append(DescribeUserScramCredentialsResult(
+                user=name, error_code=_RESOURCE_NOT_FOUND,
+                error_message="Username must not be empty"))
+            continue
         creds = credentials.get(name)
         if not creds:
             results.append(DescribeUserScramCredentialsResult(
                 user=name, error_code=_RESOURCE_NOT_FOUND,
-                error_message=f"Attempt to describe nonexistent SCRAM credentials for user: "
+                error_message=f"Attempt to describe a user credential that does not exist: "
                               f"{name}"))
             continue
         results.append(DescribeUserScramCredentialsResult(
@@ -81,44 +87,55 @@ async def handle_alter(context: RequestContext[AlterUserScramCredentialsRequest]
                        ) -> AlterUserScramCredentialsResponse:
     body = context.body
     server = context.server
+    store = server.metadata_store
     alterations = [(d.name, d.mechanism, None) for d in body.deletions] + \
         [(u.name, u.mechanism, u) for u in body.upsertions]
-    users = list(dict.fromkeys(name for name, _, _ in alterations))
-    errors: dict[str, tuple[int, str]] = {}
-    pairs = Counter((name, mechanism) for name, mechanism, _ in alterations)
-    for (name, _), count in pairs.items():
-        if count > 1:
-            errors.setdefault(name, (_DUPLICATE_RESOURCE, "A user credential cannot be "
-                                                          "altered twice in the same request"))
+    results: list[AlterUserScramCredentialsResult] = []
+
+    def fail(user: str, code: int, message: str) -> None:
+        results.append(AlterUserScramCredentialsResult(user_name=user, error_code=code,
+                                                       error_message=message))
+
+    # 1. illegal alterations: an empty name, an unknown mechanism, iterations out of range
+    illegal: dict[str, tuple[int, str]] = {}
     for name, mechanism_id, upsertion in alterations:
-        if name in errors:
-            continue
         mechanism = ScramMechanism.from_type(mechanism_id)
         if not name:
-            errors[name] = (_UNACCEPTABLE_CREDENTIAL, "Username must not be empty")
+            illegal[name] = (_UNACCEPTABLE_CREDENTIAL, "Username must not be empty")
         elif mechanism is None:
-            errors[name] = (_UNSUPPORTED_SASL_MECHANISM, "Unknown SCRAM mechanism")
-        elif upsertion is not None and upsertion.iterations < mechanism.min_iterations:
-            errors[name] = (_UNACCEPTABLE_CREDENTIAL, "Too few iterations")
+            illegal[name] = (_UNSUPPORTED_SASL_MECHANISM, "Unknown SCRAM mechanism")
         elif upsertion is not None and upsertion.iterations > MAX_ITERATIONS:
-            errors[name] = (_UNACCEPTABLE_CREDENTIAL, "Too many iterations")
-        elif upsertion is None and server.credentials.get(name, mechanism) is None:
-            errors[name] = (_RESOURCE_NOT_FOUND, "Attempt to delete a user credential that "
-                                                 "does not exist")
-    store = server.metadata_store
-    results = []
-    for name in users:
-        if name in errors:
-            code, message = errors[name]
-            results.append(AlterUserScramCredentialsResult(user_name=name, error_code=code,
-                                                           error_message=message))
+            illegal[name] = (_UNACCEPTABLE_CREDENTIAL, "Too many iterations")
+        elif upsertion is not None and upsertion.iterations < mechanism.min_iterations:
+            illegal[name] = (_UNACCEPTABLE_CREDENTIAL, "Too few iterations")
+    for name, (code, message) in illegal.items():
+        fail(name, code, message)
+    # 2. a (user, mechanism) altered twice
+    pairs = Counter((name, mechanism) for name, mechanism, _ in alterations
+                    if name not in illegal)
+    duplicated = list(dict.fromkeys(name for (name, _), count in pairs.items() if count > 1))
+    for name in duplicated:
+        fail(name, _DUPLICATE_RESOURCE, "A user credential cannot be altered twice in the "
+                                        "same request")
+    candidates = list(dict.fromkeys(name for name, _, _ in alterations
+                                    if name not in illegal and name not in duplicated))
+    configs = {name: dict(store.user_configs.get(name, {})) for name in candidates}
+    # 3. deleting a credential the user does not have
+    missing = list(dict.fromkeys(
+        name for name, mechanism_id, upsertion in alterations
+        if name in configs and upsertion is None
+        and _mechanism(mechanism_id).value not in configs[name]))
+    for name in missing:
+        fail(name, _RESOURCE_NOT_FOUND, "Attempt to delete a user credential that does not "
+                                        "exist")
+    for name in candidates:
+        if name in missing:
             continue
-        config = dict(store.user_configs.get(name, {}))
+        config = configs[name]
         for user, mechanism_id, upsertion in alterations:
             if user != name:
                 continue
-            mechanism = ScramMechanism.from_type(mechanism_id)
-            assert mechanism is not None
+            mechanism = _mechanism(mechanism_id)
             if upsertion is None:
                 config.pop(mechanism.value, None)
             else:
@@ -130,6 +147,12 @@ async def handle_alter(context: RequestContext[AlterUserScramCredentialsRequest]
         results.append(AlterUserScramCredentialsResult(user_name=name, error_code=0,
                                                        error_message=None))
     return AlterUserScramCredentialsResponse(throttle_time_ms=0, results=results)
+
+
+def _mechanism(type_id: int) -> ScramMechanism:
+    mechanism = ScramMechanism.from_type(type_id)
+    assert mechanism is not None        # unknown ones were refused first
+    return mechanism
 
 
 HANDLERS: dict[int, Handler] = {ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: handle_describe,
