@@ -15,9 +15,10 @@ HANDSHAKE_REQUEST (after an ApiVersions) -> AUTHENTICATE -> COMPLETE, or FAILED.
   raw tokens (KIP-43: each client token a size-prefixed frame, each challenge likewise); v1
   means SaslAuthenticate requests (KIP-152). A mechanism not enabled:
   UNSUPPORTED_SASL_MECHANISM with the enabled list, then close.
-- In AUTHENTICATE with v1, a request other than SaslAuthenticate fails the authentication
-  (Kafka answers it with that API's error response, ILLEGAL_SASL_STATE; kafkapy closes
-  without that answer, which clients treat alike: the connection is gone).
+- In AUTHENTICATE with v1, a request other than SaslAuthenticate fails the authentication:
+  it is answered with that API's error response, ILLEGAL_SASL_STATE (``error_response``,
+  given by the broker, which knows every API's error shape), after the failure delay, and
+  the connection closes.
 - A failed exchange: SASL_AUTHENTICATION_FAILED with Kafka's message (the mechanism's own
   for a ``SaslAuthenticationError``, else "Authentication failed during authentication due to
   invalid credentials with SASL mechanism <m>"), written after
@@ -37,7 +38,7 @@ import enum
 import logging
 from collections.abc import Callable, Sequence
 
-from kafkapy.errors import KafkaError
+from kafkapy.errors import IllegalSaslStateError, KafkaError
 from kafkapy.network.authenticator import AuthStep
 from kafkapy.protocol import API_KEYS, ApiKey, decode, decode_request_header, encode_response
 from kafkapy.protocol.message_classes import (
@@ -72,13 +73,17 @@ class SaslServerAuthenticator:
     ``enabled_mechanisms``: the listener's ``sasl.enabled.mechanisms`` (only those kafkapy
     implements); ``new_server(mechanism)`` starts an exchange; ``max_api_versions_version``:
     the newest ApiVersions version the broker answers normally (an older client retries after
-    UNSUPPORTED_VERSION); ``failed_delay_ms``: ``connection.failed.authentication.delay.ms``.
+    UNSUPPORTED_VERSION); ``failed_delay_ms``: ``connection.failed.authentication.delay.ms``;
+    ``error_response(frame, error)``: the response frame answering request ``frame`` with
+    ``error`` (None: no answer, just close).
     """
 
     def __init__(self, *, enabled_mechanisms: Sequence[str],
                  new_server: Callable[[str], SaslServer], max_receive_size: int = 524288,
                  failed_delay_ms: int = 100, max_api_versions_version: int = 4,
-                 connection_id: str = "", client_host: str = "") -> None:
+                 connection_id: str = "", client_host: str = "",
+                 error_response: Callable[[bytes | bytearray, KafkaError], bytes | None]
+                 | None = None) -> None:
         self._enabled = list(enabled_mechanisms)
         self._new_server = new_server
         self._max_receive_size = max_receive_size
@@ -86,6 +91,7 @@ class SaslServerAuthenticator:
         self._max_api_versions = max_api_versions_version
         self._connection_id = connection_id
         self._client_host = client_host
+        self._error_response = error_response
         self.state = SaslState.INITIAL_REQUEST
         self._server: SaslServer | None = None
         self._headers = False           # SaslHandshake v1+: tokens in SaslAuthenticate
@@ -197,8 +203,11 @@ class SaslServerAuthenticator:
             return self._fail(None, f"unreadable request header ({exc})")
         key, version = header.api_key, header.api_version
         if key != ApiKey.SASL_AUTHENTICATE:
-            return self._fail(None, f"Unexpected Kafka request of type {ApiKey(key).name} "
-                                    f"during SASL authentication.")
+            message = (f"Unexpected Kafka request of type {ApiKey(key).name} during SASL "
+                       f"authentication.")
+            reply = None if self._error_response is None else \
+                self._error_response(frame, IllegalSaslStateError(message))
+            return self._fail(reply, message)
         if version not in _AUTHENTICATE_VERSIONS:
             return self._fail(None, f"Version {version} is not supported for apiKey "
                                     f"SASL_AUTHENTICATE")

@@ -14,8 +14,10 @@ needs a JAAS entry.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from kafkapy.config import BrokerConfig
-from kafkapy.errors import InvalidConfigError
+from kafkapy.errors import InvalidConfigError, KafkaError
 from kafkapy.network.authenticator import Authenticator, AuthenticatorFactory
 from kafkapy.security.authenticator import SaslServerAuthenticator
 from kafkapy.security.credential_cache import CredentialCache
@@ -42,7 +44,10 @@ def jaas_config_text(config: BrokerConfig, listener: str, mechanism: str) -> str
 
 def sasl_authenticator_factory(config: BrokerConfig, listener: str,
                                credentials: CredentialCache, *,
-                               max_api_versions_version: int = 4) -> AuthenticatorFactory:
+                               max_api_versions_version: int = 4,
+                               error_response: Callable[[bytes | bytearray, KafkaError],
+                                                        bytes | None] | None = None
+                               ) -> AuthenticatorFactory:
     """The authenticator factory of SASL listener ``listener``.
 
     Raises:
@@ -81,6 +86,7 @@ def sasl_authenticator_factory(config: BrokerConfig, listener: str,
         return SaslServerAuthenticator(enabled_mechanisms=enabled, new_server=new_server,
                                        max_receive_size=max_receive, failed_delay_ms=delay_ms,
                                        max_api_versions_version=max_api_versions_version,
-                                       connection_id=connection_id, client_host=client_host)
+                                       connection_id=connection_id, client_host=client_host,
+                                       error_response=error_response)
 
     return factory

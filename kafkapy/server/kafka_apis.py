@@ -113,7 +113,7 @@ if TYPE_CHECKING:
     from kafkapy.server.kafka_server import KafkaServer
 
 __all__ = ["CLUSTER_HANDLER_MODULES", "HANDLER_MODULES", "RECOMMENDED_VERSIONS", "KafkaApis",
-           "default_handlers"]
+           "default_handlers", "error_response_frame"]
 
 log = logging.getLogger(__name__)
 
@@ -343,6 +343,25 @@ class KafkaApis:
         (entry,) = body.api_keys
         entry.min_version, entry.max_version = versions.low, versions.high
         return SendResponse(encode_response(ApiKey.API_VERSIONS, 0, header.correlation_id, body))
+
+
+def error_response_frame(frame: bytes | bytearray, error: KafkaError) -> bytes | None:
+    """The response frame answering request ``frame`` with ``error`` (the API's error shape,
+    Kafka's ``AbstractRequest.getErrorResponse``), or None when the request does not decode or
+    the API has no error response. For the SASL authenticator: a request other than
+    SaslAuthenticate during authentication is answered ILLEGAL_SASL_STATE."""
+    try:
+        header, offset = decode_request_header(frame)
+        api = API_KEYS[header.api_key]
+        body, _ = _codec.decode_struct(message_plan(api.request, header.api_version), frame,
+                                       offset)
+        answer = error_response(header.api_key, header.api_version, body, error)
+        if answer is None:
+            return None
+        return encode_response(header.api_key, header.api_version, header.correlation_id,
+                               answer)
+    except Exception:
+        return None
 
 
 def _reason(exc: BaseException) -> str:

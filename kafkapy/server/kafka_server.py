@@ -54,7 +54,7 @@ from kafkapy.server.coordinator_partitions import BrokerCoordinatorPartitions
 from kafkapy.server.fetch_session import FetchSessionCache
 from kafkapy.server.finalized_feature_cache import FinalizedFeatureCache
 from kafkapy.server.handler_pool import KafkaRequestHandlerPool
-from kafkapy.server.kafka_apis import KafkaApis
+from kafkapy.server.kafka_apis import KafkaApis, error_response_frame
 from kafkapy.server.kafka_healthcheck import KafkaHealthcheck
 from kafkapy.server.metadata_cache import BrokerInfo, MetadataCache, ZkMetadataCache
 from kafkapy.server.metadata_store import FileMetadataStore, MetadataStore, ZkMetadataStore
@@ -204,7 +204,8 @@ class KafkaServer:
         authenticators = {
             e.name: sasl_authenticator_factory(
                 cfg, e.name, self.credentials,
-                max_api_versions_version=api_versions.high if api_versions else 0)
+                max_api_versions_version=api_versions.high if api_versions else 0,
+                error_response=error_response_frame)
             for e in cfg.listeners if protocols.get(e.name) == "SASL_PLAINTEXT"}
         pool = KafkaRequestHandlerPool(channel, self.apis, cfg.num_io_threads)
         self.socket_server = SocketServer(

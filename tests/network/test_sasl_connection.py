@@ -17,6 +17,7 @@ from kafkapy.protocol.codec import Request
 from kafkapy.protocol.message_classes import (
     ApiVersionsRequest,
     MetadataRequest,
+    MetadataRequestTopic,
     RequestHeader,
     SaslAuthenticateRequest,
     SaslHandshakeRequest,
@@ -56,12 +57,16 @@ def test_metadata_before_authentication_closes(broker: BrokerHandle) -> None:
         other.close()
 
 
-def test_metadata_after_handshake_before_authenticate_closes(broker: BrokerHandle) -> None:
+def test_metadata_after_handshake_before_authenticate(broker: BrokerHandle) -> None:
+    """Kafka answers it with Metadata's error response, ILLEGAL_SASL_STATE (34) in every
+    topic (here: none; Metadata has no top-level error before v13), then closes."""
     peer = Peer(broker)
     try:
         response = peer.request(ApiKey.SASL_HANDSHAKE, 1, SaslHandshakeRequest(mechanism="PLAIN"))
         assert response.error_code == 0
-        peer.send(ApiKey.METADATA, 9, MetadataRequest(topics=[]))
+        metadata = peer.request(ApiKey.METADATA, 9, MetadataRequest(topics=[
+            MetadataRequestTopic(name="t")]))
+        assert [(t.name, t.error_code) for t in metadata.topics] == [("t", 34)]
         assert peer.closed_by_broker()
     finally:
         peer.close()
