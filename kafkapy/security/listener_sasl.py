@@ -4,12 +4,14 @@ Per listener (``BrokerConfig.listener_setting``, Kafka's ``listener.name.<l>.`` 
 ``sasl.enabled.mechanisms``, ``sasl.server.max.receive.size``,
 ``connection.failed.authentication.delay.ms``; PLAIN users from the JAAS entry
 ``listener.name.<l>.plain.sasl.jaas.config`` (else ``listener.name.<l>.sasl.jaas.config``,
-else ``sasl.jaas.config``). SCRAM credentials come from the broker's ``CredentialCache``.
+else ``sasl.jaas.config``); OAUTHBEARER's unsecured validator options from its
+``OAuthBearerLoginModule`` entry, found the same way. SCRAM credentials come from the
+broker's ``CredentialCache``.
 
 Checked once, when the broker starts (``sasl_authenticator_factory`` raises
 ``InvalidConfigError``): every enabled mechanism must be one kafkapy implements (GSSAPI,
 Kafka's default, is not: a SASL listener must set ``sasl.enabled.mechanisms``), and PLAIN
-needs a JAAS entry.
+and OAUTHBEARER need a JAAS entry.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from kafkapy.errors import InvalidConfigError, KafkaError
 from kafkapy.network.authenticator import Authenticator, AuthenticatorFactory
 from kafkapy.security.authenticator import SaslServerAuthenticator
 from kafkapy.security.credential_cache import CredentialCache
-from kafkapy.security.jaas import parse_jaas_config
+from kafkapy.security.jaas import JaasModule, parse_jaas_config
+from kafkapy.security.oauthbearer import OAUTHBEARER, OAuthBearerSaslServer, UnsecuredJwsValidator
 from kafkapy.security.plain import PLAIN, PlainSaslServer, plain_users
 from kafkapy.security.sasl_server import SaslServer
 from kafkapy.security.scram import ScramMechanism, ScramSaslServer
@@ -29,7 +32,7 @@ from kafkapy.security.scram import ScramMechanism, ScramSaslServer
 __all__ = ["SUPPORTED_MECHANISMS", "jaas_config_text", "sasl_authenticator_factory"]
 
 SUPPORTED_MECHANISMS = (PLAIN, ScramMechanism.SCRAM_SHA_256.value,
-                        ScramMechanism.SCRAM_SHA_512.value)
+                        ScramMechanism.SCRAM_SHA_512.value, OAUTHBEARER)
 
 
 def jaas_config_text(config: BrokerConfig, listener: str, mechanism: str) -> str | None:
@@ -40,6 +43,18 @@ def jaas_config_text(config: BrokerConfig, listener: str, mechanism: str) -> str
         return text
     value = config.listener_setting(listener, "sasl.jaas.config")
     return None if value is None else str(value)
+
+
+def _jaas(config: BrokerConfig, listener: str, mechanism: str) -> JaasModule:
+    """The listener's JAAS entry for ``mechanism``; Kafka requires one per enabled mechanism
+    it reads options from."""
+    key = f"listener.name.{listener.lower()}.{mechanism.lower()}.sasl.jaas.config"
+    text = jaas_config_text(config, listener, mechanism)
+    if text is None:
+        raise InvalidConfigError(
+            f"Could not find a JAAS configuration for SASL mechanism {mechanism} on listener "
+            f"{listener}: set {key}")
+    return parse_jaas_config(text, key)
 
 
 def sasl_authenticator_factory(config: BrokerConfig, listener: str,
@@ -64,13 +79,15 @@ def sasl_authenticator_factory(config: BrokerConfig, listener: str,
             f"GSSAPI, Kafka's default, needs Kerberos)")
     users: dict[str, str] = {}
     if PLAIN in enabled:
-        text = jaas_config_text(config, listener, PLAIN)
-        if text is None:
-            raise InvalidConfigError(
-                f"Could not find a JAAS configuration for SASL mechanism PLAIN on listener "
-                f"{listener}: set listener.name.{listener.lower()}.plain.sasl.jaas.config")
-        users = plain_users(parse_jaas_config(
-            text, f"listener.name.{listener.lower()}.plain.sasl.jaas.config").options)
+        users = plain_users(_jaas(config, listener, PLAIN).options)
+    validator: UnsecuredJwsValidator | None = None
+    if OAUTHBEARER in enabled:
+        options = _jaas(config, listener, OAUTHBEARER).options
+        try:
+            validator = UnsecuredJwsValidator(options)
+        except ValueError as exc:
+            raise InvalidConfigError(f"Invalid unsecuredValidator option in the OAUTHBEARER "
+                                     f"JAAS configuration of listener {listener}: {exc}") from exc
     max_receive = config.listener_setting(listener, "sasl.server.max.receive.size")
     delay_ms = config.listener_setting(listener, "connection.failed.authentication.delay.ms")
     assert isinstance(max_receive, int) and isinstance(delay_ms, int)
@@ -78,6 +95,9 @@ def sasl_authenticator_factory(config: BrokerConfig, listener: str,
     def new_server(mechanism: str) -> SaslServer:
         if mechanism == PLAIN:
             return PlainSaslServer(users)
+        if mechanism == OAUTHBEARER:
+            assert validator is not None
+            return OAuthBearerSaslServer(validator)
         scram = ScramMechanism.from_name(mechanism)
         assert scram is not None
         return ScramSaslServer(scram, credentials.get)

@@ -25,6 +25,8 @@ from kafkapy.protocol.message_classes import (
 from kafkapy.testing import BrokerHandle
 from tests.security.sasl_support import Peer, sasl_broker
 
+MECHANISMS = ["OAUTHBEARER", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
+
 
 @pytest.fixture(scope="module")
 def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerHandle]:
@@ -84,7 +86,7 @@ def test_api_versions_then_v1_handshake_and_authenticate(broker: BrokerHandle) -
         handshake = peer.request(ApiKey.SASL_HANDSHAKE, 1,
                                  SaslHandshakeRequest(mechanism="PLAIN"))
         assert handshake.error_code == 0
-        assert sorted(handshake.mechanisms) == ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
+        assert sorted(handshake.mechanisms) == MECHANISMS
         auth = peer.request(ApiKey.SASL_AUTHENTICATE, 2, SaslAuthenticateRequest(
             auth_bytes=_plain_token("alice", "alice-secret")))
         assert (auth.error_code, auth.error_message, auth.session_lifetime_ms) == (0, None, 0)
@@ -141,7 +143,7 @@ def test_unsupported_mechanism(broker: BrokerHandle) -> None:
         response = peer.request(ApiKey.SASL_HANDSHAKE, 1,
                                 SaslHandshakeRequest(mechanism="GSSAPI"))
         assert response.error_code == 33         # UNSUPPORTED_SASL_MECHANISM
-        assert sorted(response.mechanisms) == ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
+        assert sorted(response.mechanisms) == MECHANISMS
         assert peer.closed_by_broker()
     finally:
         peer.close()

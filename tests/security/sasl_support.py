@@ -23,6 +23,9 @@ from kafkapy.testing import BrokerHandle
 
 PLAIN_JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required '
               'user_alice="alice-secret" user_admin="admin-secret";')
+OAUTHBEARER_JAAS = ('org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule '
+                    'required unsecuredLoginStringClaim_sub="admin" '
+                    'unsecuredValidatorRequiredScope="kafka";')
 SCRAM_PASSWORDS = {"bob": "bob-secret", "carol": "carol-secret"}
 TIMEOUT_S = 20
 
@@ -32,8 +35,9 @@ def sasl_broker(data_dir: Path, **extra: object) -> BrokerHandle:
     config: dict[str, object] = {
         "listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
         "listener.name.sasl_plaintext.sasl.enabled.mechanisms":
-            "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
+            "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER",
         "listener.name.sasl_plaintext.plain.sasl.jaas.config": PLAIN_JAAS,
+        "listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config": OAUTHBEARER_JAAS,
         "offsets.topic.num.partitions": 1,
         **extra,
     }

@@ -167,3 +167,36 @@ def test_principal_reaches_the_handlers(broker: BrokerHandle) -> None:
         broker.call(setattr, apis, "_handlers", original)
     assert ("User:carol", "SASL_PLAINTEXT") in seen
     assert ("User:ANONYMOUS", "PLAINTEXT") in seen
+
+
+def test_confluent_oauthbearer_unsecured_jwt(broker: BrokerHandle) -> None:
+    """librdkafka's unsecured JWT (alg none) against Kafka's unsecured validator; the
+    listener requires the scope "kafka"."""
+    topic = "confluent-oauthbearer"
+    config = {"bootstrap.servers": endpoint(broker, "SASL_PLAINTEXT"),
+              "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "OAUTHBEARER",
+              "enable.sasl.oauthbearer.unsecure.jwt": True,
+              "sasl.oauthbearer.config": "principal=dana scope=kafka"}
+    producer = Producer(config)
+    producer.produce(topic, b"token")
+    assert producer.flush(60) == 0
+    assert _consume_confluent(config, topic, 1) == [b"token"]
+
+
+def test_confluent_oauthbearer_missing_scope(broker: BrokerHandle) -> None:
+    errors: list[KafkaError] = []
+    client = AdminClient({"bootstrap.servers": endpoint(broker, "SASL_PLAINTEXT"),
+                          "security.protocol": "SASL_PLAINTEXT",
+                          "sasl.mechanism": "OAUTHBEARER",
+                          "enable.sasl.oauthbearer.unsecure.jwt": True,
+                          "sasl.oauthbearer.config": "principal=dana scope=other",
+                          "error_cb": errors.append})
+    with pytest.raises(KafkaException):
+        client.list_topics(timeout=5)
+    deadline = time.monotonic() + 30
+    while not any(e.code() == KafkaError._AUTHENTICATION for e in errors) \
+            and time.monotonic() < deadline:
+        client.poll(0.5)
+    auth = [e for e in errors if e.code() == KafkaError._AUTHENTICATION]
+    assert auth, errors
+    assert "insufficient_scope" in auth[0].str()
