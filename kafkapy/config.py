@@ -480,6 +480,11 @@ _TABLE: tuple[Setting, ...] = (
        "listener using SASL is refused.", mode="per-broker", attr=None),
     _s("sasl.server.max.receive.size", _I, "524288", "Largest frame read from a client before "
        "it is authenticated; a larger one closes the connection.", attr=None),
+    _s("connections.max.reauth.ms", _L, "0", "Lifetime of an authenticated SASL session "
+       "(KIP-368): a client must re-authenticate within it or its connection is closed at its "
+       "next request; 0 disables it (an OAUTHBEARER token's expiry still ends the session). "
+       "Per listener and mechanism: listener.name.<listener>.<mechanism>.connections.max."
+       "reauth.ms.", at_least=0, attr=None),
     _s("connection.failed.authentication.delay.ms", _I, "100", "How long the broker waits "
        "after a failed authentication before it answers and closes the connection.",
        at_least=0, attr=None),
@@ -830,11 +835,14 @@ def _endpoints(name: str, entries: list[str], protocols: Mapping[str, str]) -> l
 
 
 def _listener_override_setting(key: str) -> Setting | None:
-    """The setting a ``listener.name.<listener>.<setting>`` key overrides, if it is one."""
+    """The setting a ``listener.name.<listener>.<setting>`` key overrides, if it is one; also
+    ``listener.name.<listener>.<mechanism>.<setting>`` (the SASL per-mechanism form)."""
     if not key.startswith(_LISTENER_PREFIX):
         return None
     _, _, name = key[len(_LISTENER_PREFIX):].partition(".")
-    return SETTINGS.get(name)
+    if name in SETTINGS:
+        return SETTINGS[name]
+    return SETTINGS.get(name.partition(".")[2])
 
 
 def _is_listener_override(key: str) -> bool:

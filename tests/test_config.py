@@ -251,6 +251,8 @@ KAFKA_DEFAULTS: dict[str, tuple[str | None, str]] = {
     "sasl.mechanism.inter.broker.protocol": ("GSSAPI", "SaslConfigs DEFAULT_SASL_MECHANISM"),
     "sasl.server.max.receive.size": ("524288", "BrokerSecurityConfigs "
                                      "DEFAULT_SASL_SERVER_MAX_RECEIVE_SIZE"),
+    "connections.max.reauth.ms": ("0", "BrokerSecurityConfigs "
+                                  "DEFAULT_CONNECTIONS_MAX_REAUTH_MS"),
     "connection.failed.authentication.delay.ms": ("100", "SSC "
                                                   "FAILED_AUTHENTICATION_DELAY_MS_DEFAULT"),
     "message.max.bytes": ("1048588", "SLC MAX_MESSAGE_BYTES_DEFAULT (1 MiB + LOG_OVERHEAD)"),

@@ -5,7 +5,9 @@ gets each frame the connection reads until it is ``complete`` and says what to d
 (``AuthStep``); it sits on top of whatever byte transport the connection has.
 
 Invariants: an authenticator is used by the one task that owns its connection; once
-``complete`` it is asked nothing more and ``principal`` names the client (``User:<name>``).
+``complete``, ``principal`` names the client (``User:<name>``) and it sees only the frames it
+``intercepts`` (re-authentication, an expired session), after which it may be incomplete
+again until the re-authentication completes.
 """
 
 from __future__ import annotations
@@ -52,6 +54,11 @@ class Authenticator(Protocol):
 
     def receive(self, frame: bytes | bytearray) -> AuthStep:
         """What to do with the next frame read from the client."""
+        ...
+
+    def intercepts(self, frame: bytes | bytearray) -> bool:
+        """Once complete: whether ``frame`` goes to ``receive`` again instead of the handlers
+        (a re-authentication starting, or a session that has expired)."""
         ...
 
 

@@ -52,7 +52,9 @@ Theory of operation:
   after Kafka's delay, then closed). Until then the framer accepts frames of at most the
   authenticator's ``max_receive_size`` (``sasl.server.max.receive.size``); a larger one
   closes the connection. Once complete, the link's ``principal`` is the authenticated one and
-  every later request carries it.
+  every later request carries it; the authenticator still gets the frames it ``intercepts``
+  (a SaslHandshake re-authenticating the connection, KIP-368, or any request once the
+  session has expired, which closes it).
 - Closing: a size prefix that is negative or above ``max_request_size`` closes the connection
   after the frames before it are answered, with one warning naming the client and the size; a
   connection with nothing to do for ``connections_max_idle_ms`` (waiting to read a request, or
@@ -157,7 +159,7 @@ class _Connection:
         # the bytes are already there: two scheduler passes per request saved.
         self.sock = sock
         self.link = link
-        # The connection's authenticator while it is not complete (then None).
+        # The connection's authenticator (SASL listeners), kept for re-authentication.
         self.auth = auth
         # The cancel scope of the phase a graceful stop may interrupt (reading the next
         # request, or waiting for room in the channel), or None while a request is in flight.
@@ -492,12 +494,12 @@ class SocketServer:
             held: list[bytes] = []
             while frames:
                 frame = frames.pop()
-                if conn.auth is not None:
+                auth = conn.auth
+                if auth is not None and (not auth.complete or auth.intercepts(frame)):
                     if not await self._authenticate(conn, frame, held):
                         return
-                    if conn.auth.complete:
-                        conn.link.principal = conn.auth.principal
-                        conn.auth = None
+                    if auth.complete:
+                        conn.link.principal = auth.principal
                         splitter.raise_limit(self._max_request_size)
                     continue
                 if not await self._process(conn, frame, held,

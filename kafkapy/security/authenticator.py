@@ -28,15 +28,25 @@ HANDSHAKE_REQUEST (after an ApiVersions) -> AUTHENTICATE -> COMPLETE, or FAILED.
   that limit until authentication completes, and closes the connection (Kafka:
   "Failing SASL authentication due to invalid receive size").
 
-Not implemented: GSSAPI (Kerberos), OAUTHBEARER, re-authentication (KIP-368: the
-SaslAuthenticate response's SessionLifetimeMs is 0, "no re-authentication").
+Re-authentication (KIP-368): with ``connections.max.reauth.ms`` above 0 for the mechanism
+(or an OAUTHBEARER token's expiry, whichever comes first) a session has a lifetime, sent in
+SaslAuthenticate v1+ as SessionLifetimeMs. After it, the next request closes the connection
+(Kafka's "Disconnecting expired channel"), unless it is a SaslHandshake from a client that
+spoke SaslAuthenticate v1+ (it knows re-authentication): that re-authenticates the
+connection in place (``intercepts`` tells the connection to hand such frames back here). The
+mechanism must be the one first used and the principal must not change; a failure closes the
+connection as a first authentication's does. Requests wait while it runs (one request at a
+time per connection anyway).
+
+Not implemented: GSSAPI (Kerberos).
 """
 
 from __future__ import annotations
 
 import enum
 import logging
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 
 from kafkapy.errors import IllegalSaslStateError, KafkaError
 from kafkapy.network.authenticator import AuthStep
@@ -65,6 +75,7 @@ class SaslState(enum.Enum):
     AUTHENTICATE = "AUTHENTICATE"
     COMPLETE = "COMPLETE"
     FAILED = "FAILED"
+    REAUTH_BAD_MECHANISM = "REAUTH_BAD_MECHANISM"
 
 
 class SaslServerAuthenticator:
@@ -75,7 +86,8 @@ class SaslServerAuthenticator:
     the newest ApiVersions version the broker answers normally (an older client retries after
     UNSUPPORTED_VERSION); ``failed_delay_ms``: ``connection.failed.authentication.delay.ms``;
     ``error_response(frame, error)``: the response frame answering request ``frame`` with
-    ``error`` (None: no answer, just close).
+    ``error`` (None: no answer, just close); ``reauth_ms``: ``connections.max.reauth.ms`` per
+    mechanism (absent or 0: sessions do not expire, but for an OAUTHBEARER token's expiry).
     """
 
     def __init__(self, *, enabled_mechanisms: Sequence[str],
@@ -83,7 +95,8 @@ class SaslServerAuthenticator:
                  failed_delay_ms: int = 100, max_api_versions_version: int = 4,
                  connection_id: str = "", client_host: str = "",
                  error_response: Callable[[bytes | bytearray, KafkaError], bytes | None]
-                 | None = None) -> None:
+                 | None = None, reauth_ms: Mapping[str, int] | None = None,
+                 clock_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000) -> None:
         self._enabled = list(enabled_mechanisms)
         self._new_server = new_server
         self._max_receive_size = max_receive_size
@@ -92,6 +105,15 @@ class SaslServerAuthenticator:
         self._connection_id = connection_id
         self._client_host = client_host
         self._error_response = error_response
+        self._reauth_ms = dict(reauth_ms or {})
+        self._clock_ms = clock_ms
+        # KIP-368: when the session ends (ms, the clock_ms clock), whether the client can
+        # re-authenticate (it sent SaslAuthenticate v1+), and what a re-authentication must
+        # keep (None while none is running).
+        self._expires_ms: int | None = None
+        self._client_reauthenticates = False
+        self._reauth_of: tuple[str, str] | None = None       # (mechanism, principal)
+        self._rejected_mechanism = ""       # a re-authentication's other mechanism
         self.state = SaslState.INITIAL_REQUEST
         self._server: SaslServer | None = None
         self._headers = False           # SaslHandshake v1+: tokens in SaslAuthenticate
@@ -113,12 +135,44 @@ class SaslServerAuthenticator:
     def mechanism(self) -> str | None:
         return None if self._server is None else self._server.mechanism_name
 
+    @property
+    def session_expires_ms(self) -> int | None:
+        """When the session ends (epoch ms), None if it does not."""
+        return self._expires_ms
+
+    def intercepts(self, frame: bytes | bytearray) -> bool:
+        """Once complete: must ``frame`` come here rather than go to the handlers? Yes for a
+        SaslHandshake that starts a re-authentication, and for any request once the session
+        has expired. Cheap: called for every request of a SASL connection."""
+        if self._expires_ms is None:
+            return False
+        if self._client_reauthenticates and _is_handshake(frame):
+            return True
+        return self._clock_ms() > self._expires_ms
+
     def receive(self, frame: bytes | bytearray) -> AuthStep:
         """The step for the next frame (see the module doc)."""
         if self.state is SaslState.AUTHENTICATE:
             return self._token(frame) if self._headers else self._raw_token(frame)
-        if self.state in (SaslState.COMPLETE, SaslState.FAILED):
-            raise RuntimeError(f"SASL authentication is already {self.state.value}")
+        if self.state is SaslState.REAUTH_BAD_MECHANISM:
+            assert self._reauth_of is not None
+            return self._fail(None, f"SASL mechanism '{self._rejected_mechanism}' requested by "
+                                    f"client is not supported for re-authentication of "
+                                    f"mechanism '{self._reauth_of[0]}'")
+        if self.state is SaslState.COMPLETE:
+            if self._client_reauthenticates and _is_handshake(frame):
+                assert self._server is not None
+                self._reauth_of = (self._server.mechanism_name, self._principal)
+                self.state = SaslState.HANDSHAKE_REQUEST
+                log.debug("Beginning re-authentication of connection %s (%s)",
+                          self._connection_id, self._principal)
+                return self._kafka_request(frame)
+            self.state = SaslState.FAILED
+            log.debug("Disconnecting expired channel %s (%s): the session ended at %s",
+                      self._connection_id, self._principal, self._expires_ms)
+            return AuthStep(close=True)
+        if self.state is SaslState.FAILED:
+            raise RuntimeError("SASL authentication has failed")
         return self._kafka_request(frame)
 
     # before the handshake
@@ -172,8 +226,13 @@ class SaslServerAuthenticator:
                                         error_code=_UNSUPPORTED_SASL_MECHANISM,
                                         mechanisms=list(self._enabled)))
             return self._fail(reply, f"Unsupported SASL mechanism {mechanism}")
-        self._server = self._new_server(mechanism)
-        self.state = SaslState.AUTHENTICATE
+        if self._reauth_of is not None and mechanism != self._reauth_of[0]:
+            # Kafka answers the handshake, then fails on the first token.
+            self._rejected_mechanism = mechanism
+            self.state = SaslState.REAUTH_BAD_MECHANISM
+        else:
+            self._server = self._new_server(mechanism)
+            self.state = SaslState.AUTHENTICATE
         return AuthStep(reply=encode_response(
             ApiKey.SASL_HANDSHAKE, version, header.correlation_id,
             SaslHandshakeResponse(error_code=0, mechanisms=list(self._enabled))))
@@ -181,14 +240,47 @@ class SaslServerAuthenticator:
     # tokens
 
     def _evaluate(self, token: bytes) -> bytes:
-        assert self._server is not None
-        challenge = self._server.evaluate(token)
-        if self._server.complete:
+        """The mechanism's challenge; on completion, the principal and the session's end.
+
+        Raises:
+            SaslException, SaslAuthenticationError: the mechanism's, or a re-authentication
+                that would change the principal.
+        """
+        server = self._server
+        assert server is not None
+        challenge = server.evaluate(token)
+        if server.complete:
+            principal = f"User:{server.authorization_id}"
+            if self._reauth_of is not None and principal != self._reauth_of[1]:
+                raise SaslAuthenticationError(f"Cannot change principals during "
+                                              f"re-authentication from {self._reauth_of[1]}: "
+                                              f"{principal}")
             self.state = SaslState.COMPLETE
-            self._principal = f"User:{self._server.authorization_id}"
-            log.debug("Connection %s from %s authenticated as %s with %s", self._connection_id,
-                      self._client_host, self._principal, self._server.mechanism_name)
+            self._principal = principal
+            self._expires_ms = self._session_end(server)
+            log.debug("Connection %s from %s %s as %s with %s (session ends at %s)",
+                      self._connection_id, self._client_host,
+                      "re-authenticated" if self._reauth_of else "authenticated",
+                      principal, server.mechanism_name, self._expires_ms)
+            self._reauth_of = None
         return challenge
+
+    def _session_end(self, server: SaslServer) -> int | None:
+        """Kafka's ReauthInfo.calcCompletionTimesAndReturnSessionLifetimeMs."""
+        now = self._clock_ms()
+        reauth = self._reauth_ms.get(server.mechanism_name, 0)
+        credential = server.credential_expiry_ms
+        if credential is None and reauth <= 0:
+            return None
+        lifetime = reauth if credential is None else credential - now if reauth <= 0 \
+            else min(credential - now, reauth)
+        return now + max(lifetime, 0)
+
+    def _session_lifetime_ms(self) -> int:
+        """SessionLifetimeMs of the completing SaslAuthenticate response (0: none)."""
+        if self.state is not SaslState.COMPLETE or self._expires_ms is None:
+            return 0
+        return max(self._expires_ms - self._clock_ms(), 0)
 
     def _raw_token(self, frame: bytes | bytearray) -> AuthStep:
         try:
@@ -216,6 +308,8 @@ class SaslServerAuthenticator:
         except (KafkaError, ValueError) as exc:
             return self._fail(None, f"SaslAuthenticate v{version} does not decode ({exc})")
         mechanism = self.mechanism
+        if version >= 1:
+            self._client_reauthenticates = True
         try:
             challenge = self._evaluate(bytes(body.auth_bytes))
         except SaslAuthenticationError as exc:
@@ -228,7 +322,7 @@ class SaslServerAuthenticator:
         return AuthStep(reply=encode_response(
             key, version, header.correlation_id,
             SaslAuthenticateResponse(error_code=0, error_message=None, auth_bytes=challenge,
-                                     session_lifetime_ms=0)))
+                                     session_lifetime_ms=self._session_lifetime_ms())))
 
     @staticmethod
     def _failed(version: int, correlation_id: int, message: str) -> bytes:
@@ -236,3 +330,8 @@ class SaslServerAuthenticator:
                                SaslAuthenticateResponse(
                                    error_code=_SASL_AUTHENTICATION_FAILED,
                                    error_message=message, auth_bytes=b""))
+
+
+def _is_handshake(frame: bytes | bytearray) -> bool:
+    """The frame is a SaslHandshake request (API key 17, the first INT16 of the header)."""
+    return len(frame) >= 2 and frame[0] == 0 and frame[1] == ApiKey.SASL_HANDSHAKE

@@ -2,11 +2,12 @@
 
 Per listener (``BrokerConfig.listener_setting``, Kafka's ``listener.name.<l>.`` prefix):
 ``sasl.enabled.mechanisms``, ``sasl.server.max.receive.size``,
-``connection.failed.authentication.delay.ms``; PLAIN users from the JAAS entry
-``listener.name.<l>.plain.sasl.jaas.config`` (else ``listener.name.<l>.sasl.jaas.config``,
-else ``sasl.jaas.config``); OAUTHBEARER's unsecured validator options from its
-``OAuthBearerLoginModule`` entry, found the same way. SCRAM credentials come from the
-broker's ``CredentialCache``.
+``connection.failed.authentication.delay.ms``, ``connections.max.reauth.ms`` (also per
+mechanism: ``listener.name.<l>.<mechanism>.connections.max.reauth.ms``); PLAIN users from the
+JAAS entry ``listener.name.<l>.plain.sasl.jaas.config`` (else
+``listener.name.<l>.sasl.jaas.config``, else ``sasl.jaas.config``); OAUTHBEARER's unsecured
+validator options from its ``OAuthBearerLoginModule`` entry, found the same way. SCRAM
+credentials come from the broker's ``CredentialCache``.
 
 Checked once, when the broker starts (``sasl_authenticator_factory`` raises
 ``InvalidConfigError``): every enabled mechanism must be one kafkapy implements (GSSAPI,
@@ -88,6 +89,14 @@ def sasl_authenticator_factory(config: BrokerConfig, listener: str,
         except ValueError as exc:
             raise InvalidConfigError(f"Invalid unsecuredValidator option in the OAUTHBEARER "
                                      f"JAAS configuration of listener {listener}: {exc}") from exc
+    reauth_ms: dict[str, int] = {}
+    for mechanism in enabled:
+        raw = config.props.get(f"listener.name.{listener.lower()}.{mechanism.lower()}."
+                               f"connections.max.reauth.ms")
+        value = int(raw.strip()) if raw is not None else \
+            config.listener_setting(listener, "connections.max.reauth.ms")
+        assert isinstance(value, int)
+        reauth_ms[mechanism] = value
     max_receive = config.listener_setting(listener, "sasl.server.max.receive.size")
     delay_ms = config.listener_setting(listener, "connection.failed.authentication.delay.ms")
     assert isinstance(max_receive, int) and isinstance(delay_ms, int)
@@ -107,6 +116,6 @@ def sasl_authenticator_factory(config: BrokerConfig, listener: str,
                                        max_receive_size=max_receive, failed_delay_ms=delay_ms,
                                        max_api_versions_version=max_api_versions_version,
                                        connection_id=connection_id, client_host=client_host,
-                                       error_response=error_response)
+                                       error_response=error_response, reauth_ms=reauth_ms)
 
     return factory

@@ -17,8 +17,10 @@ challenge (``{"status":"invalid_token"}``, or ``insufficient_scope`` with the sc
 client acknowledges with ``\\x01`` and the exchange then fails with that JSON as the message.
 A malformed message is a ``SaslException`` (Kafka's generic message to the client).
 
+The token's expiry bounds the session (KIP-368, ``credential_expiry_ms``).
+
 Not implemented: Kafka's OIDC validation (``sasl.oauthbearer.jwks.endpoint.url`` and the
-``OAuthBearerValidatorCallbackHandler``), and token lifetimes as session lifetimes (KIP-368).
+``OAuthBearerValidatorCallbackHandler``).
 """
 
 from __future__ import annotations
@@ -78,8 +80,8 @@ class UnsecuredJwsValidator:
         self.skew_ms = int(options.get("unsecuredValidatorAllowableClockSkewMs", "0") or 0)
         self._clock = clock
 
-    def validate(self, token: str) -> str:
-        """The principal name of a valid ``token``.
+    def validate(self, token: str) -> tuple[str, int]:
+        """The principal name of a valid ``token`` and its expiry (epoch ms).
 
         Raises:
             InvalidToken: with Kafka's validation message.
@@ -130,7 +132,7 @@ class UnsecuredJwsValidator:
                                    f"elements: {self.required_scope}",
                                    status="insufficient_scope",
                                    scope=f"[{', '.join(self.required_scope)}]")
-        return principal
+        return principal, round(exp * 1000)
 
 
 class OAuthBearerSaslServer:
@@ -143,6 +145,7 @@ class OAuthBearerSaslServer:
         self._complete = False
         self._error: str | None = None
         self.authorization_id: str | None = None
+        self.credential_expiry_ms: int | None = None
 
     @property
     def complete(self) -> bool:
@@ -176,7 +179,7 @@ class OAuthBearerSaslServer:
             raise SaslException(f"Invalid scheme in OAUTHBEARER client first message: "
                                 f"{auth_match.group('scheme')}")
         try:
-            principal = self._validator.validate(auth_match.group("token"))
+            principal, expiry_ms = self._validator.validate(auth_match.group("token"))
         except InvalidToken as exc:
             error = {"status": exc.status}
             if exc.scope is not None:
@@ -189,5 +192,6 @@ class OAuthBearerSaslServer:
                 f"Authentication failed: Client requested an authorization id ({authzid}) "
                 f"that is different from the token's principal name ({principal})")
         self.authorization_id = principal
+        self.credential_expiry_ms = expiry_ms
         self._complete = True
         return b""

@@ -36,6 +36,7 @@ class PlainSaslServer:
         self._users = users
         self._complete = False
         self.authorization_id: str | None = None
+        self.credential_expiry_ms: int | None = None
 
     @property
     def complete(self) -> bool:

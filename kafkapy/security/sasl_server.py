@@ -38,6 +38,12 @@ class SaslServer(Protocol):
     @property
     def authorization_id(self) -> str | None: ...
 
+    @property
+    def credential_expiry_ms(self) -> int | None:
+        """When the credential presented expires (epoch ms; OAUTHBEARER's token), None if it
+        does not: a session never outlives its credential (KIP-368)."""
+        ...
+
     def evaluate(self, token: bytes) -> bytes:
         """The challenge to send for the client's ``token`` (may be empty).
 

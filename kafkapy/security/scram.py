@@ -209,6 +209,7 @@ class ScramSaslServer:
         self._server_first = ""
         self._nonce = ""
         self.authorization_id: str | None = None
+        self.credential_expiry_ms: int | None = None
 
     @property
     def mechanism_name(self) -> str:

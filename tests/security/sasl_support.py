@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import socket
 import struct
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -30,18 +31,18 @@ SCRAM_PASSWORDS = {"bob": "bob-secret", "carol": "carol-secret"}
 TIMEOUT_S = 20
 
 
-def sasl_broker(data_dir: Path, **extra: object) -> BrokerHandle:
+def sasl_broker(data_dir: Path, config: Mapping[str, object] | None = None) -> BrokerHandle:
     """A started broker: PLAINTEXT and SASL_PLAINTEXT listeners on free ports of 127.0.0.1."""
-    config: dict[str, object] = {
+    settings: dict[str, object] = {
         "listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
         "listener.name.sasl_plaintext.sasl.enabled.mechanisms":
             "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER",
         "listener.name.sasl_plaintext.plain.sasl.jaas.config": PLAIN_JAAS,
         "listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config": OAUTHBEARER_JAAS,
         "offsets.topic.num.partitions": 1,
-        **extra,
+        **(config or {}),
     }
-    return BrokerHandle(data_dir, config).start()
+    return BrokerHandle(data_dir, settings).start()
 
 
 def endpoint(broker: BrokerHandle, listener: str) -> str:
