@@ -41,8 +41,7 @@ connection is a Trio task). ``offsets.topic.replication.factor`` and
 of live brokers when the internal topic is created is the coordinators' job, not the config's.
 
 *Security*: PLAINTEXT and SASL_PLAINTEXT listeners. A listener whose name maps (through
-``listener.security.protocol.map``) to SSL or SASL_SSL is refused at load, and so is a SASL
-inter-broker listener in a cluster (brokers have no SASL client credentials yet).
+``listener.security.protocol.map``) to SSL or SASL_SSL is refused at load.
 Per-listener overrides ``listener.name.<listener lower-case>.<setting>`` (and the
 per-mechanism ``listener.name.<l>.<mechanism>.sasl.jaas.config``) are known keys, parsed like
 their setting; ``listener_setting`` resolves them.
@@ -476,8 +475,9 @@ _TABLE: tuple[Setting, ...] = (
        "given per listener and mechanism: listener.name.<listener>.plain.sasl.jaas.config.",
        kind="string", mode="per-broker", attr=None),
     _s("sasl.mechanism.inter.broker.protocol", _S, "GSSAPI", "SASL mechanism brokers use "
-       "with each other. kafkapy's brokers speak PLAINTEXT to each other: an inter-broker "
-       "listener using SASL is refused.", mode="per-broker", attr=None),
+       "with each other when the inter-broker listener is a SASL one (PLAIN, SCRAM-SHA-256 or "
+       "SCRAM-SHA-512, enabled on that listener); the credentials are the username and "
+       "password options of its JAAS entry there.", mode="per-broker", attr=None),
     _s("sasl.server.max.receive.size", _I, "524288", "Largest frame read from a client before "
        "it is authenticated; a larger one closes the connection.", attr=None),
     _s("connections.max.reauth.ms", _L, "0", "Lifetime of an authenticated SASL session "
@@ -1142,12 +1142,6 @@ class BrokerConfig:
                                f"it must be one of the advertised listeners "
                                f"({', '.join(names)})")
         put(self, "inter_broker_listener_name", inter)
-        if values["zookeeper.connect"] and inter is not None \
-                and protocols.get(inter, "").startswith("SASL_"):
-            raise _invalid("inter.broker.listener.name", str(inter),
-                           f"listener {inter} uses {protocols[inter]}: kafkapy's brokers have "
-                           f"no SASL client credentials yet (sasl.mechanism.inter.broker."
-                           f"protocol); use a PLAINTEXT listener between brokers")
 
         overrides = _ip_overrides(str(values["max.connections.per.ip.overrides"]))
         put(self, "max_connections_per_ip_overrides", overrides)

@@ -575,8 +575,6 @@ LISTENER_ERRORS = [
     ({"listeners": "PLAINTEXT://:9092,SASL_SSL://:9093"}, "SASL_SSL uses SASL_SSL"),
     ({"listeners": "INTERNAL://:9092", "listener.security.protocol.map": "INTERNAL:SSL"},
      "INTERNAL uses SSL"),
-    ({"listeners": "INTERNAL://:9092", "listener.security.protocol.map": "INTERNAL:SASL_PLAINTEXT",
-      "zookeeper.connect": "localhost:2181"}, "no SASL client credentials"),
     ({"listeners": "CLIENT://:9092"}, "no security protocol defined for listener CLIENT"),
     ({"listener.security.protocol.map": "PLAINTEXT:TLS"}, "unknown security protocol 'TLS'"),
     ({"listener.security.protocol.map": "PLAINTEXT"}, "is not key:value"),

@@ -17,7 +17,7 @@ and OAUTHBEARER need a JAAS entry.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from kafkapy.config import BrokerConfig
 from kafkapy.errors import InvalidConfigError, KafkaError
@@ -27,10 +27,12 @@ from kafkapy.security.credential_cache import CredentialCache
 from kafkapy.security.jaas import JaasModule, parse_jaas_config
 from kafkapy.security.oauthbearer import OAUTHBEARER, OAuthBearerSaslServer, UnsecuredJwsValidator
 from kafkapy.security.plain import PLAIN, PlainSaslServer, plain_users
+from kafkapy.security.sasl_client import Exchange, client_authenticator
 from kafkapy.security.sasl_server import SaslServer
 from kafkapy.security.scram import ScramMechanism, ScramSaslServer
 
-__all__ = ["SUPPORTED_MECHANISMS", "jaas_config_text", "sasl_authenticator_factory"]
+__all__ = ["SUPPORTED_MECHANISMS", "inter_broker_authenticator", "jaas_config_text",
+           "sasl_authenticator_factory"]
 
 SUPPORTED_MECHANISMS = (PLAIN, ScramMechanism.SCRAM_SHA_256.value,
                         ScramMechanism.SCRAM_SHA_512.value, OAUTHBEARER)
@@ -44,6 +46,42 @@ def jaas_config_text(config: BrokerConfig, listener: str, mechanism: str) -> str
         return text
     value = config.listener_setting(listener, "sasl.jaas.config")
     return None if value is None else str(value)
+
+
+def inter_broker_authenticator(config: BrokerConfig
+                               ) -> Callable[[Exchange], Awaitable[None]] | None:
+    """How this broker authenticates to the others when its inter-broker listener uses SASL
+    (None otherwise), as Kafka: mechanism ``sasl.mechanism.inter.broker.protocol``, which the
+    listener must enable, and the ``username`` / ``password`` options of that mechanism's JAAS
+    entry on the listener.
+
+    Raises:
+        InvalidConfigError: the mechanism is not enabled there, not one kafkapy's brokers
+            speak (PLAIN, SCRAM), or its JAAS entry has no username and password.
+    """
+    listener = config.inter_broker_listener_name
+    if listener is None or not config.listener_security_protocol_map.get(
+            listener, "").startswith("SASL_"):
+        return None
+    mechanism = str(config.listener_setting(listener, "sasl.mechanism.inter.broker.protocol"))
+    enabled = config.listener_setting(listener, "sasl.enabled.mechanisms")
+    assert isinstance(enabled, list)
+    if mechanism not in enabled:
+        raise InvalidConfigError(
+            f"sasl.mechanism.inter.broker.protocol must be included in "
+            f"sasl.enabled.mechanisms when SASL is used for inter-broker communication "
+            f"({mechanism} is not enabled on listener {listener}: {','.join(enabled)})")
+    options = _jaas(config, listener, mechanism).options
+    username, password = options.get("username"), options.get("password")
+    if not username or password is None:
+        raise InvalidConfigError(
+            f"The JAAS configuration for {mechanism} on the inter-broker listener {listener} "
+            f"needs username and password options: this broker's credentials")
+    try:
+        return client_authenticator(mechanism, username, password)
+    except ValueError as exc:
+        raise InvalidConfigError(f"Invalid value {mechanism!r} for configuration "
+                                 f"sasl.mechanism.inter.broker.protocol: {exc}") from exc
 
 
 def _jaas(config: BrokerConfig, listener: str, mechanism: str) -> JaasModule:

@@ -31,6 +31,7 @@ from collections.abc import Mapping
 
 import trio
 
+from kafkapy.clients.network_client import Authenticate
 from kafkapy.common.features import registration_ranges
 from kafkapy.common.time import SYSTEM_TIME, Time
 from kafkapy.common.topic_partition import TopicPartition
@@ -45,7 +46,7 @@ from kafkapy.network.request_channel import RequestChannel
 from kafkapy.network.socket_server import SocketServer
 from kafkapy.protocol import ApiKey
 from kafkapy.security.credential_cache import CredentialCache
-from kafkapy.security.listener_sasl import sasl_authenticator_factory
+from kafkapy.security.listener_sasl import inter_broker_authenticator, sasl_authenticator_factory
 from kafkapy.server.add_partitions_to_txn_manager import AddPartitionsToTxnManager
 from kafkapy.server.admin_manager import AdminManager
 from kafkapy.server.config_change_listener import ConfigChangeListener
@@ -92,6 +93,10 @@ class KafkaServer:
         # The SCRAM credentials SASL listeners authenticate against: filled from the store at
         # start, then by AlterUserScramCredentials and /config/users change notifications.
         self.credentials = CredentialCache()
+        # SASL on the inter-broker listener: what this broker's connections to the others run
+        # first (None for a PLAINTEXT one). Raises InvalidConfigError for an unusable setup.
+        self.inter_broker_authenticate: Authenticate | None = \
+            inter_broker_authenticator(config)
         self._scope: trio.CancelScope | None = None
         self._stopped = trio.Event()
         self._sockets_done = trio.Event()
@@ -239,8 +244,10 @@ class KafkaServer:
                     await self.healthcheck.register(self._registration)
                     await nursery.start(self.healthcheck.run)
                     await nursery.start(ConfigChangeListener(self, store).run)
-                    self.controller = KafkaController(self.healthcheck.client, self.node_id,
-                                                      self.time, config=lambda: self.config)
+                    self.controller = KafkaController(
+                        self.healthcheck.client, self.node_id, self.time,
+                        config=lambda: self.config,
+                        authenticate=self.inter_broker_authenticate)
                     await nursery.start(self.controller.run)
                 self.started_ms = self.time.milliseconds()
                 log.info("kafkapy broker %d started in %.0f ms (cluster %s), listening on %s",
