@@ -273,7 +273,11 @@ class ScramSaslServer:
         match = _CLIENT_FINAL.fullmatch(message)
         if match is None:
             raise SaslException(f"Invalid SCRAM client final message format: {message}")
-        if match.group("nonce") != self._nonce:
+        # RFC 5802 wants the nonce echoed exactly; librdkafka before 2.6.1 (Debian's kcat,
+        # many installed clients) sends its own nonce once more in front of it. Kafka 3.8.1 to
+        # 3.9 accept that (endsWith, apache/kafka 0a00456), and so does kafkapy: the random
+        # server part must still be there, so a replayed exchange still fails.
+        if not match.group("nonce").endswith(self._nonce):
             raise SaslException("Invalid client nonce in the final client message.")
         credential = self._credential
         assert credential is not None

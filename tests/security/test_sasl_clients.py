@@ -6,6 +6,8 @@ the handlers."""
 from __future__ import annotations
 
 import asyncio
+import shutil
+import subprocess
 import time
 import uuid
 from collections.abc import Iterator
@@ -13,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aiokafka import AIOKafkaProducer
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.errors import KafkaError as AioKafkaError
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
 from confluent_kafka.admin import AdminClient
@@ -200,3 +202,56 @@ def test_confluent_oauthbearer_missing_scope(broker: BrokerHandle) -> None:
     auth = [e for e in errors if e.code() == KafkaError._AUTHENTICATION]
     assert auth, errors
     assert "insufficient_scope" in auth[0].str()
+
+
+def test_kcat_scram_produce_consume(broker: BrokerHandle) -> None:
+    kcat = shutil.which("kcat")
+    assert kcat is not None, "kcat is not installed: `apt-get install -y kcat`"
+    sasl = ["-b", endpoint(broker, "SASL_PLAINTEXT"), "-X", "security.protocol=SASL_PLAINTEXT",
+            "-X", "sasl.mechanisms=SCRAM-SHA-256", "-X", "sasl.username=bob",
+            "-X", f"sasl.password={SCRAM_PASSWORDS['bob']}"]
+
+    def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([kcat, *sasl, *args], input=stdin, capture_output=True,
+                              text=True, timeout=60, check=False)
+
+    produced = run("-P", "-t", "kcat-sasl", stdin="one\ntwo\n")
+    assert produced.returncode == 0, produced.stderr
+    consumed = run("-C", "-t", "kcat-sasl", "-o", "beginning", "-e", "-q")
+    assert consumed.returncode == 0, consumed.stderr
+    assert consumed.stdout.split() == ["one", "two"]
+    wrong = subprocess.run([kcat, *sasl[:-1], "sasl.password=wrong", "-L", "-m", "5"],
+                           capture_output=True, text=True, timeout=60, check=False)
+    assert wrong.returncode != 0
+    assert "invalid credentials with SASL mechanism SCRAM-SHA-256" in wrong.stderr
+
+
+def test_aiokafka_scram_produce_consume(broker: BrokerHandle) -> None:
+    config: dict[str, Any] = {
+        "bootstrap_servers": endpoint(broker, "SASL_PLAINTEXT"),
+        "security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": "SCRAM-SHA-512",
+        "sasl_plain_username": "carol", "sasl_plain_password": SCRAM_PASSWORDS["carol"]}
+
+    async def run() -> list[bytes]:
+        producer = AIOKafkaProducer(**config)
+        await producer.start()
+        try:
+            for i in range(3):
+                await producer.send_and_wait("aiokafka-sasl", f"a{i}".encode())
+        finally:
+            await producer.stop()
+        consumer = AIOKafkaConsumer("aiokafka-sasl", auto_offset_reset="earliest",
+                                    group_id=f"g-{uuid.uuid4().hex}", **config)
+        await consumer.start()
+        try:
+            values: list[bytes] = []
+            async with asyncio.timeout(60):
+                async for message in consumer:
+                    values.append(message.value)
+                    if len(values) == 3:
+                        break
+            return values
+        finally:
+            await consumer.stop()
+
+    assert asyncio.run(run()) == [b"a0", b"a1", b"a2"]

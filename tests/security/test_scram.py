@@ -4,6 +4,8 @@ ScramClient as an independent client, Kafka's credential string form and error c
 from __future__ import annotations
 
 import base64
+import hashlib
+import hmac
 
 import pytest
 from kafka.net.sasl.scram import ScramClient
@@ -14,6 +16,7 @@ from kafkapy.security.scram import (
     ScramMechanism,
     ScramSaslServer,
     credential_from_password,
+    salted_password,
     username,
 )
 
@@ -123,3 +126,21 @@ def test_credential_string_round_trip() -> None:
     assert ScramCredential.from_kafka_string(text) == credential
     with pytest.raises(ValueError):
         ScramCredential.from_kafka_string("salt=c2FsdHk=,iterations=4096")
+
+
+def test_old_librdkafka_doubled_nonce_accepted() -> None:
+    """librdkafka < 2.6.1 prefixes the echoed nonce with its own once more; Kafka 3.8.1-3.9
+    accept it (the server's random part is still checked)."""
+    credential = credential_from_password(SHA256, "pencil", salt=RFC_SALT, iterations=4096)
+    server = ScramSaslServer(SHA256, _lookup({("user", SHA256): credential}),
+                             nonce=lambda: "server")
+    server.evaluate(b"n,,n=user,r=client")
+    client_key = hmac.new(salted_password(SHA256, b"pencil", RFC_SALT, 4096), b"Client Key",
+                          "sha256").digest()
+    without_proof = "c=biws,r=clientclientserver"
+    auth = f"n=user,r=client,r=clientserver,s={base64.b64encode(RFC_SALT).decode()}," \
+           f"i=4096,{without_proof}".encode()
+    signature = hmac.new(hashlib.sha256(client_key).digest(), auth, "sha256").digest()
+    proof = base64.b64encode(bytes(a ^ b for a, b in zip(client_key, signature, strict=True)))
+    assert server.evaluate(f"{without_proof},p={proof.decode()}".encode()).startswith(b"v=")
+    assert server.complete
