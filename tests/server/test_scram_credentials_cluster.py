@@ -1,6 +1,7 @@
 """SCRAM credentials in a 3-broker ZooKeeper cluster: created through one broker, stored in
 ``/config/users/<user>`` as Kafka stores them, and authenticating on another broker's
-SASL_PLAINTEXT listener once its /config/changes notification arrives (one bounded test)."""
+SASL_PLAINTEXT listener once its /config/changes notification arrives, and after a restart
+(read at start); a deletion likewise (one bounded test)."""
 
 from __future__ import annotations
 
@@ -70,6 +71,12 @@ def test_scram_user_created_on_one_broker_authenticates_on_another() -> None:
         admin2 = AdminClient({"bootstrap.servers": cluster.brokers[2].bootstrap})
         _wait(lambda: "frank" in admin2.describe_user_scram_credentials(
             request_timeout=30).result(timeout=30), "broker 2 to describe frank")
+
+        # a restarted broker reads /config/users at start
+        cluster.restart(3)
+        cluster.wait_for_broker(3)
+        _wait(lambda: _authenticates(sasl[3], "SCRAM-SHA-512", "frank", "frank-pw"),
+              "restarted broker 3 to authenticate frank")
 
         # a deletion through broker 2 reaches broker 3 as well
         admin2.alter_user_scram_credentials([UserScramCredentialDeletion(
