@@ -10,7 +10,8 @@ HANDSHAKE_REQUEST (after an ApiVersions) -> AUTHENTICATE -> COMPLETE, or FAILED.
   "Unexpected Kafka request of type <API> during SASL handshake." and the Selector closes the
   channel). ApiVersions is handed to the request handlers (``AuthStep.forward``), once; a
   second one closes the connection, as Kafka's IllegalStateException does; an ApiVersions of
-  a version the broker does not serve (answered UNSUPPORTED_VERSION) may be retried.
+  a version the broker does not serve (answered UNSUPPORTED_VERSION) or an invalid one
+  (INVALID_REQUEST: a bad client software name) may be retried.
 - SaslHandshake with an enabled mechanism: NONE and the enabled list, then tokens. v0 means
   raw tokens (KIP-43: each client token a size-prefixed frame, each challenge likewise); v1
   means SaslAuthenticate requests (KIP-152). A mechanism not enabled:
@@ -45,6 +46,7 @@ from __future__ import annotations
 
 import enum
 import logging
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 
@@ -207,7 +209,8 @@ class SaslServerAuthenticator:
                 return self._close("Unexpected ApiVersions request received during SASL "
                                    "authentication state HANDSHAKE_REQUEST")
             self.state = SaslState.HANDSHAKE_OR_VERSIONS_REQUEST
-            if header.api_version <= self._max_api_versions:
+            if header.api_version <= self._max_api_versions and \
+                    _valid_api_versions(frame, header.api_version, offset):
                 self.state = SaslState.HANDSHAKE_REQUEST
             return AuthStep(forward=True)
         version = header.api_version
@@ -330,6 +333,24 @@ class SaslServerAuthenticator:
                                SaslAuthenticateResponse(
                                    error_code=_SASL_AUTHENTICATION_FAILED,
                                    error_message=message, auth_bytes=b""))
+
+
+# Kafka's ApiVersionsRequest.SOFTWARE_NAME_VERSION_PATTERN (the handler checks the same).
+_SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
+
+
+def _valid_api_versions(frame: bytes | bytearray, version: int, offset: int) -> bool:
+    """The ApiVersions request is one the handlers answer without error (Kafka's
+    ``isValid``): only then does the SASL state move on; after UNSUPPORTED_VERSION or
+    INVALID_REQUEST the client may send another."""
+    if version < 3:
+        return True
+    try:
+        body = decode(API_KEYS[ApiKey.API_VERSIONS].request, version, memoryview(frame)[offset:])
+    except (KafkaError, ValueError):
+        return False
+    return all(_SOFTWARE.fullmatch(value) is not None
+               for value in (body.client_software_name, body.client_software_version))
 
 
 def _is_handshake(frame: bytes | bytearray) -> bool:

@@ -112,6 +112,22 @@ def test_second_api_versions_closes(broker: BrokerHandle) -> None:
         peer.close()
 
 
+def test_api_versions_retry_after_invalid_request(broker: BrokerHandle) -> None:
+    """An ApiVersions answered INVALID_REQUEST (bad client software name) may be followed by
+    another, as in Kafka (librdkafka then retries with v0)."""
+    peer = Peer(broker)
+    try:
+        bad = peer.request(ApiKey.API_VERSIONS, 3, ApiVersionsRequest(
+            client_software_name="bad name!", client_software_version="1"))
+        assert bad.error_code == 42
+        assert peer.request(ApiKey.API_VERSIONS, 0, ApiVersionsRequest()).error_code == 0
+        handshake = peer.request(ApiKey.SASL_HANDSHAKE, 1,
+                                 SaslHandshakeRequest(mechanism="PLAIN"))
+        assert handshake.error_code == 0
+    finally:
+        peer.close()
+
+
 def test_handshake_v0_raw_tokens(broker: BrokerHandle) -> None:
     """KIP-43: after SaslHandshake v0 the tokens are bare size-prefixed frames; PLAIN's
     answer is an empty frame; then Kafka requests follow."""
