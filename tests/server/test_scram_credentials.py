@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from confluent_kafka import KafkaException
@@ -28,6 +29,7 @@ from kafkapy.protocol.message_classes import (
     UserName,
 )
 from kafkapy.security.scram import ScramCredential
+from kafkapy.security.scram import ScramMechanism as ScramMech
 from kafkapy.server.metadata_store import METADATA_FILE
 from kafkapy.testing import BrokerHandle
 from tests.security.sasl_support import Peer, admin, confluent_config, sasl_broker
@@ -180,3 +182,29 @@ def test_error_precedence_scripted(broker: BrokerHandle) -> None:
 def _upsert(name: str, mechanism: int, iterations: int = 4096) -> ScramCredentialUpsertion:
     return ScramCredentialUpsertion(name=name, mechanism=mechanism, iterations=iterations,
                                     salt=b"salt", salted_password=b"x" * 32)
+
+
+def test_a_failed_write_is_that_users_error(broker: BrokerHandle) -> None:
+    """Storage failing for one user (a disk or ZooKeeper error) answers that user with the
+    error and still writes the others, as Kafka's ZkAdminManager does."""
+    store = broker.server.metadata_store
+    original = store.set_user_config
+
+    def failing(user: str, configs: Any) -> None:
+        if user == "unlucky":
+            raise OSError("disk full")
+        original(user, configs)
+
+    broker.call(setattr, store, "set_user_config", failing)
+    peer = Peer(broker, "PLAINTEXT")
+    try:
+        response = peer.request(ApiKey.ALTER_USER_SCRAM_CREDENTIALS, 0,
+                                AlterUserScramCredentialsRequest(upsertions=[
+                                    _upsert("unlucky", 1), _upsert("lucky", 1)]))
+    finally:
+        peer.close()
+        broker.call(delattr, store, "set_user_config")
+    assert {r.user_name: r.error_code for r in response.results} == {"unlucky": -1,
+                                                                     "lucky": 0}
+    assert broker.server.credentials.get("unlucky", ScramMech.SCRAM_SHA_256) is None
+    assert broker.server.credentials.get("lucky", ScramMech.SCRAM_SHA_256) is not None

@@ -12,13 +12,16 @@ empty name or a user without credentials, DUPLICATE_RESOURCE for a user named tw
 in this order: UNACCEPTABLE_CREDENTIAL for an empty name or iterations outside 4096..16384,
 UNSUPPORTED_SASL_MECHANISM for an unknown mechanism; DUPLICATE_RESOURCE for a (user,
 mechanism) altered twice; RESOURCE_NOT_FOUND for deleting a credential the user does not
-have. A user with any failed alteration has none of its alterations applied.
+have. A user with any failed alteration has none of its alterations applied; a user whose
+config cannot be written (ZooKeeper away) gets that error, the others are still written.
 """
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 
+from kafkapy.errors import KafkaError, UnknownServerError
 from kafkapy.protocol import ApiKey
 from kafkapy.protocol.message_classes import (
     AlterUserScramCredentialsRequest,
@@ -37,6 +40,8 @@ from kafkapy.security.scram import (
 from kafkapy.server.request_context import Handler, RequestContext
 
 __all__ = ["HANDLERS"]
+
+log = logging.getLogger(__name__)
 
 _UNSUPPORTED_SASL_MECHANISM = 33
 _RESOURCE_NOT_FOUND = 91
@@ -142,7 +147,14 @@ async def handle_alter(context: RequestContext[AlterUserScramCredentialsRequest]
                 config[mechanism.value] = credential_from_salted(
                     mechanism, bytes(upsertion.salted_password), bytes(upsertion.salt),
                     upsertion.iterations).to_kafka_string()
-        store.set_user_config(name, config)
+        try:
+            store.set_user_config(name, config)
+        except Exception as exc:
+            # Kafka reports a failed write per user (Errors.forException) and goes on.
+            error = exc if isinstance(exc, KafkaError) else UnknownServerError(str(exc))
+            log.warning("Altering the SCRAM credentials of user %s failed: %s", name, exc)
+            fail(name, error.code, error.message)
+            continue
         server.credentials.apply_user_config(name, config)
         results.append(AlterUserScramCredentialsResult(user_name=name, error_code=0,
                                                        error_message=None))
