@@ -47,10 +47,12 @@ connection is a Trio task). ``offsets.topic.replication.factor`` and
 ``transaction.state.log.replication.factor`` keep Kafka's default 3; clamping them to the number
 of live brokers when the internal topic is created is the coordinators' job, not the config's.
 
-*Security*: only PLAINTEXT listeners. A listener whose name maps (through
-``listener.security.protocol.map``) to SSL, SASL_PLAINTEXT or SASL_SSL is refused at load.
-A dynamic PASSWORD setting (``is_password_setting``) is held in clear here; the server
-encrypts it when storing it (kafkapy.server.password_encoder).
+*Security*: PLAINTEXT and SASL_PLAINTEXT listeners (SSL and SASL_SSL: see the SocketServer).
+Per-listener overrides ``listener.name.<listener lower-case>.<setting>`` (and the
+per-mechanism ``listener.name.<l>.<mechanism>.sasl.jaas.config``) are known keys, parsed like
+their setting; ``listener_setting`` resolves them. A dynamic PASSWORD setting
+(``is_password_setting``) is held in clear here; the server encrypts it when storing it
+(kafkapy.server.password_encoder).
 
 *Properties syntax*: ``parse_properties`` implements ``java.util.Properties.load`` (logical lines,
 ``#``/``!`` comments, ``=``/``:``/whitespace separators, backslash continuations, escapes,
@@ -442,15 +444,16 @@ _TABLE: tuple[Setting, ...] = (
     # ---------------------------------------------------------------- socket server
     _s("listeners", _LI, "PLAINTEXT://localhost:9092", "Comma-separated NAME://host:port URIs "
        "to listen on. An empty host binds all interfaces, port 0 an ephemeral port, IPv6 hosts "
-       "go in brackets. Each name must map to PLAINTEXT in listener.security.protocol.map.",
+       "go in brackets. Each name must map to PLAINTEXT or SASL_PLAINTEXT in "
+       "listener.security.protocol.map.",
        mode="per-broker", kafka_default="PLAINTEXT://:9092", attr=None),
     _s("advertised.listeners", _LI, None, "Addresses given to clients, if different from "
        "listeners (the default). Names must be among the listeners'; 0.0.0.0 is refused.",
        attr=None),
     _s("listener.security.protocol.map", _S,
        "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT",
-       "LISTENER:PROTOCOL pairs. kafkapy serves PLAINTEXT only: a listener mapped to SSL or "
-       "SASL is refused.", mode="per-broker", attr=None),
+       "LISTENER:PROTOCOL pairs. kafkapy serves PLAINTEXT and SASL_PLAINTEXT: a listener "
+       "mapped to SSL or SASL_SSL is refused.", mode="per-broker", attr=None),
     _s("num.network.threads", _I, "3", "Accepted for compatibility and unused: kafkapy has no "
        "network thread pool, each connection is a Trio task.", at_least=1, mode=_CW,
        used=False),
@@ -494,6 +497,30 @@ _TABLE: tuple[Setting, ...] = (
        "';' (e.g. User:admin;User:ops).", kafka_default=None),
     _s("allow.everyone.if.no.acl.found", _B, "false", "Whether the authorizer allows an "
        "operation on a resource no ACL applies to."),
+    # ---------------------------------------------------------------- security: sasl
+    _s("sasl.enabled.mechanisms", _LI, "GSSAPI", "SASL mechanisms the SASL listeners offer "
+       "(per listener: listener.name.<listener>.sasl.enabled.mechanisms). kafkapy implements "
+       "PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512; a SASL listener with another mechanism enabled "
+       "(GSSAPI, Kafka's default, or OAUTHBEARER) is refused at start.", mode="per-broker",
+       attr=None),
+    _s("sasl.jaas.config", ConfigType.PASSWORD, None, "JAAS login context of the SASL "
+       "listeners: for PLAIN, PlainLoginModule with user_<name>=\"<password>\" options. Usually "
+       "given per listener and mechanism: listener.name.<listener>.plain.sasl.jaas.config.",
+       kind="string", mode="per-broker", attr=None),
+    _s("sasl.mechanism.inter.broker.protocol", _S, "GSSAPI", "SASL mechanism brokers use "
+       "with each other when the inter-broker listener is a SASL one (PLAIN, SCRAM-SHA-256 or "
+       "SCRAM-SHA-512, enabled on that listener); the credentials are the username and "
+       "password options of its JAAS entry there.", mode="per-broker", attr=None),
+    _s("sasl.server.max.receive.size", _I, "524288", "Largest frame read from a client before "
+       "it is authenticated; a larger one closes the connection.", attr=None),
+    _s("connections.max.reauth.ms", _L, "0", "Lifetime of an authenticated SASL session "
+       "(KIP-368): a client must re-authenticate within it or its connection is closed at its "
+       "next request; 0 disables it (an OAUTHBEARER token's expiry still ends the session). "
+       "Per listener and mechanism: listener.name.<listener>.<mechanism>.connections.max."
+       "reauth.ms.", at_least=0, attr=None),
+    _s("connection.failed.authentication.delay.ms", _I, "100", "How long the broker waits "
+       "after a failed authentication before it answers and closes the connection.",
+       at_least=0, attr=None),
     # ---------------------------------------------------------------- requests and topics
     _s("message.max.bytes", _I, "1048588", "Largest record batch accepted (after compression); "
        "the default of topics' max.message.bytes.", at_least=0, mode=_CW, dynamic=True),
@@ -680,6 +707,9 @@ _BROKER_SYNONYMS["log.flush.interval.ms"] = ("log.flush.interval.ms",
 _THREAD_COUNTS = ("num.io.threads",)
 
 _PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+# The security protocols a listener may use here (SSL comes with the TLS work).
+_SERVED_PROTOCOLS = ("PLAINTEXT", "SASL_PLAINTEXT")
+_LISTENER_PREFIX = "listener.name."
 _LISTENER_URI = re.compile(r"(.*)://\[?([0-9a-zA-Z\-%._:]*)\]?:(-?[0-9]+)")
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 _JAVA_TRIM = "".join(map(chr, range(33)))          # String.trim: every char <= ' '
@@ -844,15 +874,34 @@ def _endpoints(name: str, entries: list[str], protocols: Mapping[str, str]) -> l
             raise _invalid(name, ",".join(entries),
                            f"no security protocol defined for listener {listener} in "
                            f"listener.security.protocol.map")
-        if protocol != "PLAINTEXT":
+        if protocol not in _SERVED_PROTOCOLS:
             raise _invalid(name, ",".join(entries),
-                           f"listener {listener} uses {protocol}: SSL and SASL are not "
-                           f"supported yet, kafkapy serves PLAINTEXT only")
+                           f"listener {listener} uses {protocol}: kafkapy serves "
+                           f"{' and '.join(_SERVED_PROTOCOLS)} listeners only")
         endpoints.append(Endpoint(listener, host, port))
     names = [e.name for e in endpoints]
     if len(set(names)) != len(names):
         raise _invalid(name, ",".join(entries), "each listener must have a different name")
     return endpoints
+
+
+def _listener_override_setting(key: str) -> Setting | None:
+    """The setting a ``listener.name.<listener>.<setting>`` key overrides, if it is one; also
+    ``listener.name.<listener>.<mechanism>.<setting>`` (the SASL per-mechanism form)."""
+    if not key.startswith(_LISTENER_PREFIX):
+        return None
+    _, _, name = key[len(_LISTENER_PREFIX):].partition(".")
+    if name in SETTINGS:
+        return SETTINGS[name]
+    return SETTINGS.get(name.partition(".")[2])
+
+
+def _is_listener_override(key: str) -> bool:
+    """A per-listener key kafkapy knows: an override of a setting, or a per-mechanism JAAS
+    config (``listener.name.<l>.<mechanism>.sasl.jaas.config``)."""
+    if _listener_override_setting(key) is not None:
+        return True
+    return key.startswith(_LISTENER_PREFIX) and key.endswith(".sasl.jaas.config")
 
 
 def _ip_version(host: str) -> int | None:
@@ -1377,10 +1426,29 @@ class BrokerConfig:
 
         _check_consumer_group_settings(values)
         put(self, "log_config", _resolve_log_config(effective))
-        put(self, "unknown", {k: v for k, v in effective.items() if not _is_known(k)})
+        put(self, "unknown", {k: v for k, v in effective.items()
+                              if not _is_known(k) and not _is_listener_override(k)})
         put(self, "kafka_only", {k: v for k, v in effective.items()
                                  if kafka_setting(k) is not None})
+        for key, raw in effective.items():      # listener.name.<l>.<setting>: parsed alike
+            setting = _listener_override_setting(key)
+            if setting is not None:
+                _parse_value(setting, raw)
         put(self, "_values", values)
+
+    def listener_setting(self, listener: str, name: str) -> object:
+        """The value of setting ``name`` for ``listener``: the per-listener override
+        ``listener.name.<listener lower-case>.<name>`` parsed like the setting, else the
+        top-level value (Kafka's listener prefix).
+
+        Raises:
+            KeyError: ``name`` is not a setting in ``SETTINGS``.
+        """
+        setting = SETTINGS[name]
+        raw = self.props.get(f"{_LISTENER_PREFIX}{listener.lower()}.{name}")
+        if raw is not None:
+            return _parse_value(setting, raw)
+        return self._values[name]
 
     # ------------------------------------------------------------------ constructors
 
@@ -1549,9 +1617,13 @@ class BrokerConfig:
             synonyms = [s for s in synonyms
                         if s.source == ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG]
         source = synonyms[0].source if synonyms else ConfigSource.DEFAULT_CONFIG
+        if setting.config_type == ConfigType.PASSWORD:     # never shown, as in Kafka
+            value = None
+            synonyms = [attrs.evolve(s, value=None) for s in synonyms]
         return ConfigEntry(name=name, value=value, source=source,
                            is_default=source == ConfigSource.DEFAULT_CONFIG,
-                           read_only=not setting.dynamic, sensitive=False,
+                           read_only=not setting.dynamic,
+                           sensitive=setting.config_type == ConfigType.PASSWORD,
                            synonyms=tuple(synonyms), config_type=setting.config_type,
                            documentation=setting.doc)
 

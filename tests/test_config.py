@@ -250,6 +250,16 @@ KAFKA_DEFAULTS: dict[str, tuple[str | None, str]] = {
     "max.connections.per.ip": (IMAX, "SSC MAX_CONNECTIONS_PER_IP_DEFAULT"),
     "max.connections.per.ip.overrides": ("", "SSC MAX_CONNECTIONS_PER_IP_OVERRIDES_DEFAULT"),
     "max.connection.creation.rate": (IMAX, "SSC MAX_CONNECTION_CREATION_RATE_DEFAULT"),
+    "sasl.enabled.mechanisms": ("GSSAPI", "BrokerSecurityConfigs "
+                                "DEFAULT_SASL_ENABLED_MECHANISMS"),
+    "sasl.jaas.config": (None, "SaslConfigs SASL_JAAS_CONFIG (no default)"),
+    "sasl.mechanism.inter.broker.protocol": ("GSSAPI", "SaslConfigs DEFAULT_SASL_MECHANISM"),
+    "sasl.server.max.receive.size": ("524288", "BrokerSecurityConfigs "
+                                     "DEFAULT_SASL_SERVER_MAX_RECEIVE_SIZE"),
+    "connections.max.reauth.ms": ("0", "BrokerSecurityConfigs "
+                                  "DEFAULT_CONNECTIONS_MAX_REAUTH_MS"),
+    "connection.failed.authentication.delay.ms": ("100", "SSC "
+                                                  "FAILED_AUTHENTICATION_DELAY_MS_DEFAULT"),
     "message.max.bytes": ("1048588", "SLC MAX_MESSAGE_BYTES_DEFAULT (1 MiB + LOG_OVERHEAD)"),
     "fetch.max.bytes": ("57671680", "SC FETCH_MAX_BYTES_DEFAULT (55 MiB)"),
     "max.incremental.fetch.session.cache.slots": (
@@ -569,12 +579,10 @@ def test_endpoint_str() -> None:
 
 
 LISTENER_ERRORS = [
-    ({"listeners": "SSL://:9093"}, "SSL and SASL are not supported yet"),
-    ({"listeners": "PLAINTEXT://:9092,SASL_SSL://:9093"}, "SASL_SSL: SSL and SASL"),
+    ({"listeners": "SSL://:9093"}, "uses SSL: kafkapy serves PLAINTEXT and SASL_PLAINTEXT"),
+    ({"listeners": "PLAINTEXT://:9092,SASL_SSL://:9093"}, "SASL_SSL uses SASL_SSL"),
     ({"listeners": "INTERNAL://:9092", "listener.security.protocol.map": "INTERNAL:SSL"},
      "INTERNAL uses SSL"),
-    ({"listeners": "INTERNAL://:9092", "listener.security.protocol.map": "INTERNAL:SASL_PLAINTEXT"},
-     "uses SASL_PLAINTEXT"),
     ({"listeners": "CLIENT://:9092"}, "no security protocol defined for listener CLIENT"),
     ({"listener.security.protocol.map": "PLAINTEXT:TLS"}, "unknown security protocol 'TLS'"),
     ({"listener.security.protocol.map": "PLAINTEXT"}, "is not key:value"),
@@ -598,7 +606,7 @@ LISTENER_ERRORS = [
     ({"advertised.listeners": "PLAINTEXT://0.0.0.0:9092"}, "nonroutable meta-address"),
     ({"advertised.listeners": "CLIENT://h:1",
       "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CLIENT:PLAINTEXT"}, "CLIENT is not"),
-    ({"advertised.listeners": "SSL://h:1"}, "SSL and SASL are not supported yet"),
+    ({"advertised.listeners": "SSL://h:1"}, "uses SSL: kafkapy serves"),
     ({"advertised.listeners": ""}, "must not be empty"),
 ]
 
@@ -1049,3 +1057,45 @@ def test_authorizer_setting_errors(props: dict[str, str], message: str) -> None:
     with pytest.raises(InvalidConfigError, match=r"Invalid value .* for configuration") as e:
         BrokerConfig.from_properties(props)
     assert message in str(e.value)
+
+
+# ------------------------------------------------------------------- security: sasl
+
+
+def test_sasl_plaintext_listener_and_listener_settings() -> None:
+    config = BrokerConfig.from_properties({
+        "listeners": "PLAINTEXT://:9092,SASL_PLAINTEXT://:9093",
+        "sasl.enabled.mechanisms": "SCRAM-SHA-512",
+        "listener.name.sasl_plaintext.sasl.enabled.mechanisms": "PLAIN, SCRAM-SHA-256",
+        "listener.name.sasl_plaintext.connection.failed.authentication.delay.ms": "5",
+        "listener.name.sasl_plaintext.plain.sasl.jaas.config": "x.Module required;",
+    })
+    assert [e.name for e in config.listeners] == ["PLAINTEXT", "SASL_PLAINTEXT"]
+    assert config.listener_setting("SASL_PLAINTEXT", "sasl.enabled.mechanisms") == \
+        ["PLAIN", "SCRAM-SHA-256"]
+    assert config.listener_setting("PLAINTEXT", "sasl.enabled.mechanisms") == ["SCRAM-SHA-512"]
+    assert config.listener_setting("SASL_PLAINTEXT",
+                                   "connection.failed.authentication.delay.ms") == 5
+    assert config.listener_setting("PLAINTEXT", "connection.failed.authentication.delay.ms") \
+        == 100
+    assert config.unknown == {}     # per-listener keys are known, not "unknown settings"
+
+
+def test_listener_override_is_validated_like_the_setting() -> None:
+    with pytest.raises(InvalidConfigError, match=r"connection\.failed\.authentication\.delay\.ms"):
+        BrokerConfig.from_properties({
+            "listener.name.plaintext.connection.failed.authentication.delay.ms": "-1"})
+
+
+def test_sasl_jaas_config_is_sensitive() -> None:
+    config = BrokerConfig.from_properties({"sasl.jaas.config": "x.Module required p=\"s\";"})
+    (entry,) = config.describe(["sasl.jaas.config"])
+    assert entry.sensitive and entry.value is None
+    assert all(s.value is None for s in entry.synonyms)
+    assert entry.config_type is ConfigType.PASSWORD
+
+
+def test_single_broker_may_listen_on_sasl_only() -> None:
+    # No other broker to talk to: the inter-broker listener needs no credentials.
+    config = BrokerConfig.from_properties({"listeners": "SASL_PLAINTEXT://:9093"})
+    assert config.inter_broker_listener_name == "SASL_PLAINTEXT"

@@ -215,7 +215,7 @@ def test_kafka_only_values_are_type_checked(name: str, value: str, reason: str) 
 
 @pytest.mark.parametrize(("name", "value", "reason"), [
     ("quota.window.num", "0", "Value must be at least 1"),
-    ("connection.failed.authentication.delay.ms", "-1", "Value must be at least 0"),
+    ("reserved.broker.max.id", "-1", "Value must be at least 0"),
     ("remote.log.manager.task.retry.jitter", "0.7", "Value must be no more than 0.5"),
 ])
 def test_kafka_validators_are_applied(name: str, value: str, reason: str) -> None:

@@ -21,8 +21,10 @@ The layers, bottom up; a layer imports only what is listed for it (and itself):
 - ``coordinator``: ``common``, ``protocol``, ``log`` (record formats, producer-state
   origins), ``config``, ``errors``, the compiled codec; **never ``server``**: it reaches the
   broker through ``coordinator.partition_port``;
-- ``security`` (the authorizer: ACLs, their store in ZooKeeper or the log dir): ``common``,
-  ``zk``, ``errors``; never ``server``;
+- ``security``: authentication (the SASL state machine and mechanisms: ``protocol`` for the
+  SASL requests, ``network`` for the authenticator contract, ``config`` for listener
+  settings) and authorization (ACLs, their store: ``common``, ``zk``), ``errors``; never
+  ``server``;
 - ``server``: everything above;
 - ``server.metrics`` (the metrics registry and the Prometheus endpoint): ``errors`` only; it
   reads the broker's state through the ``KafkaServer`` it is given, duck-typed, so the
@@ -75,7 +77,8 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "kafkapy.network": ("kafkapy.errors", "kafkapy._frames"),
     "kafkapy.coordinator": ("kafkapy.common", "kafkapy.protocol", "kafkapy.log",
                             "kafkapy.config", "kafkapy.errors", *COMPILED),
-    "kafkapy.security": ("kafkapy.common", "kafkapy.zk", "kafkapy.errors"),
+    "kafkapy.security": ("kafkapy.common", "kafkapy.zk", "kafkapy.protocol", "kafkapy.network",
+                         "kafkapy.config", "kafkapy.errors"),
     "kafkapy.server": ("kafkapy.common", "kafkapy.protocol", "kafkapy.log", "kafkapy.config",
                        "kafkapy.network", "kafkapy.clients", "kafkapy.coordinator", "kafkapy.zk",
                        "kafkapy.controller", "kafkapy.security", "kafkapy.errors", *COMPILED),

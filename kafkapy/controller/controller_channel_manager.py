@@ -33,7 +33,7 @@ from typing import Any
 import attrs
 import trio
 
-from kafkapy.clients.network_client import BrokerConnection
+from kafkapy.clients.network_client import Authenticate, BrokerConnection
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.controller.controller_context import ControllerContext
 from kafkapy.errors import BrokerNotAvailableError
@@ -95,8 +95,10 @@ class ControllerChannelManager:
     """Connections and sender tasks to the live brokers, for one controller term."""
 
     def __init__(self, nursery: trio.Nursery, listener: str, timeout_ms: int,
-                 on_response: ResponseCallback) -> None:
+                 on_response: ResponseCallback, *,
+                 authenticate: Authenticate | None = None) -> None:
         self._nursery = nursery
+        self._authenticate = authenticate
         self._listener = listener
         self._timeout_s = timeout_ms / 1000
         self._on_response = on_response
@@ -110,7 +112,7 @@ class ControllerChannelManager:
                       "controller cannot reach it", broker_id, self._listener)
             return
         conn = BrokerConnection(endpoint[0], endpoint[1], client_id="kafkapy-controller",
-                                timeout_s=self._timeout_s)
+                                timeout_s=self._timeout_s, authenticate=self._authenticate)
         send, receive = trio.open_memory_channel[tuple[int, int, Any]](math.inf)
         sender = _Sender(broker_id, conn, send, trio.CancelScope())
         self._senders[broker_id] = sender

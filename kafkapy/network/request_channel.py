@@ -95,7 +95,9 @@ class Request:
     handler may set for the observer (which request metrics a Fetch counts in, consumer or
     follower), then the handlers' later timestamps (``time.monotonic_ns()``: taken by a
     handler, handler returned, answer complete; Kafka's ``requestDequeueTimeNanos``,
-    ``apiLocalCompleteTimeNanos``, ``responseCompleteTimeNanos``). Equality is identity.
+    ``apiLocalCompleteTimeNanos``, ``responseCompleteTimeNanos``). ``principal`` is the
+    connection's (Kafka's ``KafkaPrincipal.toString()``, ``User:ANONYMOUS`` unless
+    authenticated) and ``security_protocol`` its listener's. Equality is identity.
     """
 
     connection_id: str
@@ -104,6 +106,8 @@ class Request:
     client_port: int
     frame: bytes | bytearray = attrs.field(repr=_frame_repr)
     receive_time_ns: int
+    principal: str = attrs.field(default="User:ANONYMOUS", kw_only=True)
+    security_protocol: str = attrs.field(default="PLAINTEXT", kw_only=True)
     _link: ConnectionLink | None = attrs.field(default=None, kw_only=True, repr=False)
     timings: list[int] | None = attrs.field(default=None, kw_only=True, repr=False)
 
@@ -251,15 +255,22 @@ class ConnectionLink:
     """
 
     __slots__ = ("_channel", "_closed", "_in_flight", "_response", "_waiter", "client_host",
-                 "client_port", "connection_id", "listener_name")
+                 "client_port", "connection_id", "listener_name", "principal",
+                 "security_protocol")
 
     def __init__(self, channel: RequestChannel, connection_id: str, listener_name: str,
-                 client_host: str, client_port: int) -> None:
+                 client_host: str, client_port: int, *,
+                 security_protocol: str = "PLAINTEXT") -> None:
         self._channel = channel
         self.connection_id = connection_id
         self.listener_name = listener_name
         self.client_host = client_host
         self.client_port = client_port
+        # Kafka's KafkaPrincipal.toString() of the connection: set by the connection's
+        # authenticator (SASL) once it completes, copied into every Request.
+        self.principal = "User:ANONYMOUS"
+        # "PLAINTEXT", "SSL", "SASL_PLAINTEXT" or "SASL_SSL": the listener's protocol.
+        self.security_protocol = security_protocol
         self._in_flight: Request | None = None
         self._response: Response | None = None
         # The connection task parked in ``response()``, rescheduled by ``_deliver``: the
@@ -285,6 +296,7 @@ class ConnectionLink:
                                f"flight")
         return Request(self.connection_id, self.listener_name, self.client_host,
                        self.client_port, frame, time.monotonic_ns(), link=self,
+                       principal=self.principal, security_protocol=self.security_protocol,
                        timings=None if self._channel.observer is None else [0])
 
     def try_submit(self, frame: bytes | bytearray) -> bool:

@@ -45,6 +45,16 @@ Theory of operation:
   slices with ``os.sendfile``: a partial send advances the offset and sends again. (Reading
   the file may still touch the disk on a page-cache miss, as it does in Kafka's network
   threads.)
+- Authentication (SASL listeners): a listener with an ``AuthenticatorFactory``
+  (:mod:`kafkapy.network.authenticator`) gives each connection an authenticator; until it
+  is complete every frame goes to it first, and it says whether to hand the frame to the
+  handlers (ApiVersions), write a reply, close, or wait (a failed authentication is answered
+  after Kafka's delay, then closed). Until then the framer accepts frames of at most the
+  authenticator's ``max_receive_size`` (``sasl.server.max.receive.size``); a larger one
+  closes the connection. Once complete, the link's ``principal`` is the authenticated one and
+  every later request carries it; the authenticator still gets the frames it ``intercepts``
+  (a SaslHandshake re-authenticating the connection, KIP-368, or any request once the
+  session has expired, which closes it).
 - Closing: a size prefix that is negative or above ``max_request_size`` closes the connection
   after the frames before it are answered, with one warning naming the client and the size; a
   connection with nothing to do for ``connections_max_idle_ms`` (waiting to read a request, or
@@ -78,6 +88,7 @@ import trio
 
 from kafkapy._frames import FrameSplitter, size_prefixed
 from kafkapy.errors import InvalidRequestError
+from kafkapy.network.authenticator import Authenticator, AuthenticatorFactory
 from kafkapy.network.request_channel import (
     CloseConnection,
     ConnectionLink,
@@ -112,6 +123,8 @@ _GONE_ERRNOS = _errnos("ECONNABORTED", "EPROTO", "EPERM", "ENETDOWN", "ENOPROTOO
 _PEER_ERRNOS = _errnos("EPIPE", "ECONNRESET", "ENOTCONN", "ECONNABORTED", "ETIMEDOUT",
                        "EHOSTUNREACH", "ENETUNREACH", "ENETDOWN")
 _NO_OVERRIDES: Mapping[str, int] = MappingProxyType({})
+_NO_AUTHENTICATORS: Mapping[str, AuthenticatorFactory] = MappingProxyType({})
+_NO_PROTOCOLS: Mapping[str, str] = MappingProxyType({})
 
 
 class Endpoint(NamedTuple):
@@ -136,15 +149,18 @@ class _WriteStalled(Exception):
 
 
 class _Connection:
-    __slots__ = ("intake", "link", "sock", "turn")
+    __slots__ = ("auth", "intake", "link", "sock", "turn")
 
-    def __init__(self, sock: socket.socket, link: ConnectionLink) -> None:
+    def __init__(self, sock: socket.socket, link: ConnectionLink,
+                 auth: Authenticator | None = None) -> None:
         # A plain non-blocking socket: reads and writes are tried at once and wait (with
         # trio.lowlevel.wait_readable / wait_writable) only when the kernel says EAGAIN.
         # Trio's socket wrapper would pass through the scheduler on every call, even when
         # the bytes are already there: two scheduler passes per request saved.
         self.sock = sock
         self.link = link
+        # The connection's authenticator (SASL listeners), kept for re-authentication.
+        self.auth = auth
         # The cancel scope of the phase a graceful stop may interrupt (reading the next
         # request, or waiting for room in the channel), or None while a request is in flight.
         self.intake: trio.CancelScope | None = None
@@ -179,6 +195,10 @@ class SocketServer:
     - ``send_buffer_bytes``, ``receive_buffer_bytes``: SO_SNDBUF / SO_RCVBUF, -1 for the OS
       default (``socket.send.buffer.bytes``, ``socket.receive.buffer.bytes``).
     - ``listen_backlog_size``: the listen queue (``socket.listen.backlog.size``).
+    - ``security_protocols``: listener name -> its protocol (``listener.security.protocol.map``;
+      PLAINTEXT when absent), given to each connection's link.
+    - ``authenticators``: listener name -> the factory of its connections' authenticators
+      (SASL listeners).
 
     Raises:
         ValueError: an invalid setting, or two listeners with the same name.
@@ -192,7 +212,10 @@ class SocketServer:
                  max_connections_per_ip_overrides: Mapping[str, int] = _NO_OVERRIDES,
                  send_buffer_bytes: int = 102400,
                  receive_buffer_bytes: int = 102400,
-                 listen_backlog_size: int = 50) -> None:
+                 listen_backlog_size: int = 50,
+                 security_protocols: Mapping[str, str] = _NO_PROTOCOLS,
+                 authenticators: Mapping[str, AuthenticatorFactory] = _NO_AUTHENTICATORS
+                 ) -> None:
         endpoints = tuple(Endpoint(*listener) for listener in listeners)
         names = [endpoint.name for endpoint in endpoints]
         if len(set(names)) != len(names):
@@ -224,6 +247,8 @@ class SocketServer:
         self._send_buffer_bytes = send_buffer_bytes
         self._receive_buffer_bytes = receive_buffer_bytes
         self._backlog = listen_backlog_size
+        self._protocols = dict(security_protocols)
+        self._authenticators = dict(authenticators)
         self._bound: tuple[Endpoint, ...] = ()
         self._connections: set[_Connection] = set()
         self._per_ip: dict[str, int] = {}
@@ -403,8 +428,11 @@ class SocketServer:
         connection_id = f"{local_host}:{local_port}-{host}:{port}-{next(self._ids)}"
         raw = socket.socket(fileno=sock.detach())
         raw.setblocking(False)
-        conn = _Connection(raw, ConnectionLink(self._channel, connection_id, endpoint.name,
-                                                host, port))
+        factory = self._authenticators.get(endpoint.name)
+        conn = _Connection(raw, ConnectionLink(
+            self._channel, connection_id, endpoint.name, host, port,
+            security_protocol=self._protocols.get(endpoint.name, "PLAINTEXT")),
+            None if factory is None else factory(connection_id, host))
         self._connections.add(conn)
         self._per_ip[host] = self._per_ip.get(host, 0) + 1
         return conn
@@ -444,7 +472,8 @@ class SocketServer:
                 del self._per_ip[link.client_host]
 
     async def _serve_requests(self, conn: _Connection) -> None:
-        splitter = FrameSplitter(self._max_request_size)
+        splitter = FrameSplitter(self._max_request_size if conn.auth is None else
+                                 min(self._max_request_size, conn.auth.max_receive_size))
         received = self._received
         while True:
             n = await self._read(conn)
@@ -465,6 +494,14 @@ class SocketServer:
             held: list[bytes] = []
             while frames:
                 frame = frames.pop()
+                auth = conn.auth
+                if auth is not None and (not auth.complete or auth.intercepts(frame)):
+                    if not await self._authenticate(conn, frame, held):
+                        return
+                    if auth.complete:
+                        conn.link.principal = auth.principal
+                        splitter.raise_limit(self._max_request_size)
+                    continue
                 if not await self._process(conn, frame, held,
                                            hold=bool(frames) and _is_produce(frames[-1])):
                     return
@@ -582,6 +619,24 @@ class SocketServer:
         finally:
             if request is not None and observer is not None:
                 observer.request_done(request, ready_ns, time.monotonic_ns())
+
+    async def _authenticate(self, conn: _Connection, frame: bytes | bytearray,
+                            held: list[bytes]) -> bool:
+        """One frame read before authentication completed; False when the connection must
+        close."""
+        auth = conn.auth
+        assert auth is not None
+        step = auth.receive(frame)
+        if step.forward:
+            return await self._process(conn, frame, held, hold=False)
+        await self._flush(conn, held)
+        if step.delay_s > 0 and step.close:
+            # Kafka's connection.failed.authentication.delay.ms: the failure is answered (and
+            # the connection closed) only after it, to slow down password guessing.
+            await trio.sleep(step.delay_s)
+        if step.reply is not None:
+            await self._send_all(conn.sock, size_prefixed(step.reply))
+        return not step.close and not self._draining
 
     async def _flush(self, conn: _Connection, held: list[bytes]) -> None:
         """Write the answers held back by ``_process``, in one send."""

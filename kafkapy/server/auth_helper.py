@@ -1,9 +1,8 @@
 """AuthHelper: what a handler asks the authorizer, as Kafka's ``kafka.server.AuthHelper``.
 
-- ``principal_of(context)``: the request's principal. kafkapy's listeners are PLAINTEXT only
-  (no SASL, no TLS client certificates yet), so every connection is Kafka's
-  ``User:ANONYMOUS``; the security effort that authenticates connections changes only this
-  function.
+- ``principal_of(context)``: the request's principal, its connection's: Kafka's
+  ``User:ANONYMOUS`` on a PLAINTEXT listener, ``User:<name>`` once a SASL listener has
+  authenticated the connection.
 - ``authorize(context, operation, resource_type, name)``: True when the broker has no
   authorizer (``authorizer.class.name`` empty: everything is allowed, as Kafka), else the
   authorizer's decision for the principal connected from the request's client address.
@@ -35,8 +34,9 @@ ANONYMOUS = "User:ANONYMOUS"
 
 
 def principal_of(context: RequestContext[Any]) -> str:
-    """The authenticated principal of the request's connection (see the module doc)."""
-    return ANONYMOUS
+    """The authenticated principal of the request's connection: ``User:ANONYMOUS`` on a
+    PLAINTEXT listener, the SASL user on a SASL one."""
+    return context.request.principal
 
 
 def authorize(context: RequestContext[Any], operation: AclOperation,

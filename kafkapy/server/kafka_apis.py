@@ -107,6 +107,8 @@ from kafkapy.server.handlers import (
     metadata,
     produce,
     replica,
+    sasl,
+    scram,
     topics_admin,
     transaction,
     update_metadata,
@@ -117,7 +119,7 @@ if TYPE_CHECKING:
     from kafkapy.server.kafka_server import KafkaServer
 
 __all__ = ["CLUSTER_HANDLER_MODULES", "HANDLER_MODULES", "RECOMMENDED_VERSIONS", "KafkaApis",
-           "default_handlers"]
+           "default_handlers", "error_response_frame"]
 
 log = logging.getLogger(__name__)
 
@@ -187,6 +189,8 @@ RECOMMENDED_VERSIONS: Mapping[int, tuple[int, int]] = MappingProxyType({
     ApiKey.LIST_CONFIG_RESOURCES: (0, 1),       # 0 is ListClientMetricsResources, 1 KIP-1142
     ApiKey.DESCRIBE_TOPIC_PARTITIONS: (0, 0),   # KIP-966, paginated describe
     ApiKey.UPDATE_FEATURES: (0, 2),             # KIP-584; v2 answers all or nothing
+    ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: (0, 0),     # KIP-554
+    ApiKey.ALTER_USER_SCRAM_CREDENTIALS: (0, 0),
     # ZooKeeper mode, answered by the active controller (handlers/controller.py)
     ApiKey.CONTROLLED_SHUTDOWN: (0, 3),
     ApiKey.ALTER_PARTITION: (0, 3),
@@ -204,7 +208,8 @@ RECOMMENDED_VERSIONS: Mapping[int, tuple[int, int]] = MappingProxyType({
 # Every module of kafkapy/server/handlers, each exporting ``HANDLERS: {api_key: handler}``.
 HANDLER_MODULES = (api_versions, metadata, produce, fetch, list_offsets, topics_admin, configs,
                    cluster, group_and_offsets, consumer_group_protocol, transaction,
-                   describe_topic_partitions, config_resources, features, acls)
+                   describe_topic_partitions, config_resources, features, acls, sasl,
+                   scram)
 # The inter-broker APIs of ZooKeeper mode (the controller's requests to brokers, the brokers'
 # requests to the controller): served, and advertised, only by a broker with
 # zookeeper.connect, as Kafka 3.x's ZooKeeper-mode brokers do.
@@ -360,6 +365,25 @@ class KafkaApis:
         (entry,) = body.api_keys
         entry.min_version, entry.max_version = versions.low, versions.high
         return SendResponse(encode_response(ApiKey.API_VERSIONS, 0, header.correlation_id, body))
+
+
+def error_response_frame(frame: bytes | bytearray, error: KafkaError) -> bytes | None:
+    """The response frame answering request ``frame`` with ``error`` (the API's error shape,
+    Kafka's ``AbstractRequest.getErrorResponse``), or None when the request does not decode or
+    the API has no error response. For the SASL authenticator: a request other than
+    SaslAuthenticate during authentication is answered ILLEGAL_SASL_STATE."""
+    try:
+        header, offset = decode_request_header(frame)
+        api = API_KEYS[header.api_key]
+        body, _ = _codec.decode_struct(message_plan(api.request, header.api_version), frame,
+                                       offset)
+        answer = error_response(header.api_key, header.api_version, body, error)
+        if answer is None:
+            return None
+        return encode_response(header.api_key, header.api_version, header.correlation_id,
+                               answer)
+    except Exception:
+        return None
 
 
 def _reason(exc: BaseException) -> str:

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
+from kafkapy.clients.network_client import Authenticate
 from kafkapy.common.features import registration_ranges
 from kafkapy.common.time import SYSTEM_TIME, Time
 from kafkapy.common.topic_partition import TopicPartition
@@ -52,10 +53,12 @@ from kafkapy.coordinator.transaction.transaction_state_manager import TRANSACTIO
 from kafkapy.log.log_manager import LogManager, MetaPropertiesError, read_meta_properties
 from kafkapy.network.request_channel import RequestChannel
 from kafkapy.network.socket_server import SocketServer
-from kafkapy.protocol import API_KEYS
+from kafkapy.protocol import API_KEYS, ApiKey
 from kafkapy.security.authorizer.acl import AuthorizerPolicy, parse_super_users
 from kafkapy.security.authorizer.acl_store import AclStore, FileAclStore, ZkAclStore
 from kafkapy.security.authorizer.authorizer import AclAuthorizer
+from kafkapy.security.credential_cache import CredentialCache
+from kafkapy.security.listener_sasl import inter_broker_authenticator, sasl_authenticator_factory
 from kafkapy.server.add_partitions_to_txn_manager import AddPartitionsToTxnManager
 from kafkapy.server.admin_manager import AdminManager
 from kafkapy.server.config_change_listener import ConfigChangeListener
@@ -64,7 +67,7 @@ from kafkapy.server.coordinator_partitions import BrokerCoordinatorPartitions
 from kafkapy.server.fetch_session import FetchSessionCache
 from kafkapy.server.finalized_feature_cache import FinalizedFeatureCache
 from kafkapy.server.handler_pool import KafkaRequestHandlerPool
-from kafkapy.server.kafka_apis import KafkaApis
+from kafkapy.server.kafka_apis import KafkaApis, error_response_frame
 from kafkapy.server.kafka_healthcheck import KafkaHealthcheck
 from kafkapy.server.metadata_cache import BrokerInfo, MetadataCache, ZkMetadataCache
 from kafkapy.server.metadata_store import FileMetadataStore, MetadataStore, ZkMetadataStore
@@ -112,6 +115,13 @@ class KafkaServer:
         self._metrics_server: MetricsServer | None = None
         # With authorizer.class.name: the ACLs (ZooKeeper in cluster mode, else the log dir).
         self.authorizer: AclAuthorizer | None = None
+        # The SCRAM credentials SASL listeners authenticate against: filled from the store at
+        # start, then by AlterUserScramCredentials and /config/users change notifications.
+        self.credentials = CredentialCache()
+        # SASL on the inter-broker listener: what this broker's connections to the others run
+        # first (None for a PLAINTEXT one). Raises InvalidConfigError for an unusable setup.
+        self.inter_broker_authenticate: Authenticate | None = \
+            inter_broker_authenticator(config)
         self._scope: trio.CancelScope | None = None
         self._stopped = trio.Event()
         self._sockets_done = trio.Event()
@@ -215,6 +225,8 @@ class KafkaServer:
             self.coordinator_partitions, lambda: self.config, self.time)
         self.coordinator_partitions.register(TRANSACTION_STATE_TOPIC,
                                              self.transaction_coordinator)
+        for user, user_config in store.user_configs.items():
+            self.credentials.apply_user_config(user, user_config)
         channel = self.request_channel = RequestChannel(cfg.queued_max_requests)
         if self.metrics is not None:
             channel.observer = self.metrics
@@ -227,6 +239,14 @@ class KafkaServer:
             self.authorizer = AclAuthorizer(acl_store, AuthorizerPolicy(
                 parse_super_users(cfg.super_users), cfg.allow_everyone_if_no_acl_found))
         self.apis = KafkaApis(server=self)
+        protocols = cfg.listener_security_protocol_map
+        api_versions = self.apis.advertised(ApiKey.API_VERSIONS)
+        authenticators = {
+            e.name: sasl_authenticator_factory(
+                cfg, e.name, self.credentials,
+                max_api_versions_version=api_versions.high if api_versions else 0,
+                error_response=error_response_frame)
+            for e in cfg.listeners if protocols.get(e.name) == "SASL_PLAINTEXT"}
         pool = KafkaRequestHandlerPool(channel, self.apis, cfg.num_io_threads)
         self.socket_server = SocketServer(
             channel, [(e.name, e.host, e.port) for e in cfg.listeners],
@@ -237,7 +257,8 @@ class KafkaServer:
             max_connections_per_ip_overrides=cfg.max_connections_per_ip_overrides,
             send_buffer_bytes=cfg.socket_send_buffer_bytes,
             receive_buffer_bytes=cfg.socket_receive_buffer_bytes,
-            listen_backlog_size=cfg.socket_listen_backlog_size)
+            listen_backlog_size=cfg.socket_listen_backlog_size,
+            security_protocols=protocols, authenticators=authenticators)
         try:
             async with trio.open_nursery() as nursery:
                 self._scope = nursery.cancel_scope
@@ -261,8 +282,10 @@ class KafkaServer:
                     await self.healthcheck.register(self._registration)
                     await nursery.start(self.healthcheck.run)
                     await nursery.start(ConfigChangeListener(self, store).run)
-                    self.controller = KafkaController(self.healthcheck.client, self.node_id,
-                                                      self.time, config=lambda: self.config)
+                    self.controller = KafkaController(
+                        self.healthcheck.client, self.node_id, self.time,
+                        config=lambda: self.config,
+                        authenticate=self.inter_broker_authenticate)
                     await nursery.start(self.controller.run)
                 if self.metrics is not None and cfg.kafkapy_metrics_port >= 0:
                     from kafkapy.server.metrics.metrics_server import MetricsServer

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import trio
 
+from kafkapy.clients.network_client import Authenticate
 from kafkapy.common.purgatory import DelayedOperationPurgatory
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import (
@@ -217,6 +218,11 @@ class ReplicaManager:
         if self.server is None:
             return default
         return int(getattr(self.server.config, name, default))
+
+    @property
+    def inter_broker_authenticate(self) -> Authenticate | None:
+        """SASL for this broker's connections to other brokers (None: none, or no server)."""
+        return None if self.server is None else self.server.inter_broker_authenticate
 
     def now_ms(self) -> int:
         return self._clock() if self._clock is not None else int(time.time() * 1000)

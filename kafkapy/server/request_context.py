@@ -70,6 +70,12 @@ class RequestContext(Generic[BodyT]):
         return self.request.connection_id
 
     @property
+    def principal(self) -> str:
+        """The client's principal, Kafka's ``KafkaPrincipal.toString()`` (``User:alice``;
+        ``User:ANONYMOUS`` on an unauthenticated listener)."""
+        return self.request.principal
+
+    @property
     def server(self) -> KafkaServer:
         return self.apis.server
 
