@@ -37,7 +37,7 @@ _MODULES = (
     "consumer_group_heartbeat", "consumer_group_describe", "alter_partition",
     "elect_leaders", "alter_partition_reassignments", "list_partition_reassignments",
     "describe_quorum", "update_features", "list_config_resources", "describe_topic_partitions",
-    "alter_replica_log_dirs",
+    "alter_replica_log_dirs", "describe_client_quotas", "alter_client_quotas",
 )
 
 
@@ -87,6 +87,8 @@ class ApiKey(enum.IntEnum):
     ALTER_PARTITION_REASSIGNMENTS = 45
     LIST_PARTITION_REASSIGNMENTS = 46
     OFFSET_DELETE = 47
+    DESCRIBE_CLIENT_QUOTAS = 48
+    ALTER_CLIENT_QUOTAS = 49
     DESCRIBE_QUORUM = 55
     ALTER_PARTITION = 56
     UPDATE_FEATURES = 57

@@ -20,7 +20,8 @@ sequential ``/config/changes/config_change_<seq>`` naming it. Every broker:
     broker's dynamic config rebuilt from the static one with both layers
     (``KafkaServer.apply_dynamic_configs``); other brokers' ids are not this broker's
     business;
-  - other entity types (users, clients, ips: quotas) are ignored: kafkapy has no quotas.
+  - ``users/...``, ``clients/...``, ``ips/...``: client quotas, re-read by the broker's
+    ``ZkClientQuotaStore`` (``reload``, in the worker thread; its map is copy-on-write).
 
 After each round of processing, notifications older than 15 minutes are deleted, by every
 broker, as Kafka's ``purgeObsoleteNotifications`` does (a broker that starts later has
@@ -41,6 +42,7 @@ import trio
 from kazoo.exceptions import NoNodeError
 
 from kafkapy.errors import KafkaError
+from kafkapy.server.client_quota_store import ZkClientQuotaStore
 from kafkapy.server.metadata_store import ZkMetadataStore
 from kafkapy.server.password_encoder import decode_dynamic_passwords
 from kafkapy.zk.admin_zk_client import CONFIG_CHANGE_PREFIX, DEFAULT_ENTITY
@@ -54,6 +56,7 @@ __all__ = ["CHANGE_EXPIRATION_MS", "ConfigChangeListener", "purge_obsolete_notif
 log = logging.getLogger(__name__)
 
 _RETRY_S = 1.0
+QUOTA_ENTITY_TYPES = ("users", "clients", "ips")
 CHANGE_EXPIRATION_MS = 15 * 60 * 1000          # Kafka's ZkConfigManager.changeExpirationMs
 
 
@@ -162,6 +165,15 @@ class ConfigChangeListener:
             else:
                 entity_type = str(notification.get("entity_type", ""))
                 entity = str(notification.get("entity_name", ""))
+            if entity_type in QUOTA_ENTITY_TYPES and entity:
+                # Client quotas: the store re-reads the entity itself (this thread).
+                quotas = self.server.client_quota_store
+                try:
+                    if isinstance(quotas, ZkClientQuotaStore):
+                        quotas.reload(f"{entity_type}/{entity}")
+                except ValueError as e:
+                    log.warning("Ignoring config change notification %s: %s", child, e)
+                continue
             if entity_type not in ("topics", "brokers") or not entity:
                 continue
             if entity_type == "brokers" and entity not in (DEFAULT_ENTITY,

@@ -54,6 +54,11 @@ from kafkapy.network.socket_server import SocketServer
 from kafkapy.protocol import API_KEYS
 from kafkapy.server.add_partitions_to_txn_manager import AddPartitionsToTxnManager
 from kafkapy.server.admin_manager import AdminManager
+from kafkapy.server.client_quota_store import (
+    ClientQuotaStore,
+    FileClientQuotaStore,
+    ZkClientQuotaStore,
+)
 from kafkapy.server.config_change_listener import ConfigChangeListener
 from kafkapy.server.controlled_shutdown import controlled_shutdown
 from kafkapy.server.coordinator_partitions import BrokerCoordinatorPartitions
@@ -87,6 +92,7 @@ class KafkaServer:
         self.config = config
         self.node_id = config.node_id
         self.metadata_store: MetadataStore
+        self.client_quota_store: ClientQuotaStore
         self.log_manager: LogManager
         self.replica_manager: ReplicaManager
         self.group_coordinator: GroupCoordinator
@@ -163,6 +169,9 @@ class KafkaServer:
                 store = ZkMetadataStore(self.healthcheck.client, self.metadata_cache,
                                         self.node_id)
                 await trio.to_thread.run_sync(store.load)
+                quotas = ZkClientQuotaStore(self.healthcheck.client.zk)
+                await trio.to_thread.run_sync(quotas.load)
+                self.client_quota_store = quotas
                 self.features.watch(self.healthcheck.client.zk)
             except BaseException:
                 with trio.CancelScope(shield=True):     # no kazoo thread left behind
@@ -170,6 +179,7 @@ class KafkaServer:
                 raise
         else:
             store = FileMetadataStore(cfg.log_dirs[0])
+            self.client_quota_store = FileClientQuotaStore(cfg.log_dirs[0])
             self.features.update(*store.finalized_features)
         self.metadata_store = store
         dynamic = store.broker_configs
