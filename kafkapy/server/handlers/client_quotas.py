@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from decimal import Decimal
 
 import trio
 
+from kafkapy.common.java_double import java_double
 from kafkapy.errors import InvalidRequestError, KafkaError, UnsupportedVersionError
 from kafkapy.protocol import ApiKey
 from kafkapy.protocol.message_classes import (
@@ -56,8 +56,7 @@ from kafkapy.server.client_quota_store import (
 from kafkapy.server.request_context import Handler, RequestContext
 
 __all__ = ["HANDLERS", "MATCH_ANY", "MATCH_DEFAULT", "MATCH_EXACT", "alter_entity",
-           "describe", "handle_alter_client_quotas", "handle_describe_client_quotas",
-           "java_double"]
+           "describe", "handle_alter_client_quotas", "handle_describe_client_quotas"]
 
 MATCH_EXACT, MATCH_DEFAULT, MATCH_ANY = 0, 1, 2
 _ANY = object()
@@ -132,17 +131,6 @@ def _matches(wanted: Mapping[str, object], entity_type: str, names: Mapping[str,
         return False
     want = wanted[entity_type]
     return want is _ANY or names[entity_type] == want
-
-
-def java_double(x: float) -> str:
-    """Java's ``Double.toString`` (how Kafka stores a DOUBLE quota: ``50.0``, ``1.0E7``)."""
-    if x == 0.0 or 1e-3 <= abs(x) < 1e7 or not math.isfinite(x):
-        return {"inf": "Infinity", "-inf": "-Infinity", "nan": "NaN"}.get(repr(x), repr(x))
-    sign, digits, exponent = Decimal(repr(x)).normalize().as_tuple()
-    assert isinstance(exponent, int)
-    mantissa = "".join(map(str, digits))
-    return f"{'-' if sign else ''}{mantissa[0]}.{mantissa[1:] or '0'}E" \
-           f"{exponent + len(digits) - 1}"
 
 
 def alter_entity(config: dict[str, str], entity_path: str,
