@@ -54,6 +54,7 @@ from kafkapy.network.socket_server import SocketServer
 from kafkapy.protocol import API_KEYS
 from kafkapy.server.add_partitions_to_txn_manager import AddPartitionsToTxnManager
 from kafkapy.server.admin_manager import AdminManager
+from kafkapy.server.client_quota_manager import ClientQuotaManager
 from kafkapy.server.client_quota_store import (
     ClientQuotaStore,
     FileClientQuotaStore,
@@ -93,6 +94,8 @@ class KafkaServer:
         self.node_id = config.node_id
         self.metadata_store: MetadataStore
         self.client_quota_store: ClientQuotaStore
+        self.produce_quotas = self._quota_manager("producer_byte_rate")
+        self.fetch_quotas = self._quota_manager("consumer_byte_rate")
         self.log_manager: LogManager
         self.replica_manager: ReplicaManager
         self.group_coordinator: GroupCoordinator
@@ -119,6 +122,13 @@ class KafkaServer:
         self.started_ms = -1
 
     # ================================================================= configuration
+
+    def _quota_manager(self, key: str) -> ClientQuotaManager:
+        """Client byte-rate quotas of ``key``, over the quota store and the live config."""
+        return ClientQuotaManager(lambda: self.client_quota_store, key,
+                                  lambda: self.config.quota_window_num,
+                                  lambda: self.config.quota_window_size_seconds,
+                                  self.time.milliseconds)
 
     def broker_log_props(self) -> Mapping[str, object]:
         """The broker settings topic configs fall back to (``log.*``, ``message.max.bytes``,
