@@ -117,3 +117,51 @@ def test_producer_is_held_to_its_byte_rate(kafka_broker_factory: Any) -> None:
     rate = acked[0] * len(value) / max(elapsed, 10.0)
     assert 0.9 * RATE <= rate <= 1.1 * RATE, rate
     assert max(throttles, default=0) > 0, "the client never saw throttle_time_ms"
+
+
+def test_consumer_is_held_to_its_byte_rate(kafka_broker_factory: Any) -> None:
+    from confluent_kafka import Consumer
+
+    broker = kafka_broker_factory(num_partitions=1)
+    # 3 MB to read, quota 200 kB/s: at most quota * 10 s (+ one answer) in the first 10 s
+    producer = Producer({"bootstrap.servers": broker.bootstrap_servers, "linger.ms": 20})
+    value = b"y" * 1000
+    for _ in range(3000):
+        producer.produce("quota-read", value)
+        producer.poll(0)
+    assert producer.flush(60) == 0
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap_servers)
+    try:
+        [result] = alter_client_quotas(admin, [([("client-id", "quota-consumer")],
+                                                [("consumer_byte_rate", RATE)])])
+        assert result.error_code == 0
+    finally:
+        admin.close()
+    throttles: list[float] = []
+
+    def on_stats(text: str) -> None:
+        for stats in json.loads(text)["brokers"].values():
+            throttles.append(stats.get("throttle", {}).get("max", 0))
+
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap_servers,
+                         "client.id": "quota-consumer", "group.id": "quota-group",
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False,
+                         "fetch.max.bytes": 65536, "message.max.bytes": 65536,
+                         "max.partition.fetch.bytes": 65536,
+                         "statistics.interval.ms": 500, "stats_cb": on_stats})
+    consumer.subscribe(["quota-read"])
+    read = 0
+    start = None
+    try:
+        while start is None or time.monotonic() - start < RUN_S:
+            batch = consumer.consume(500, 0.2)
+            if batch and start is None:
+                start = time.monotonic()
+            read += sum(len(m.value() or b"") for m in batch if m.error() is None)
+            assert start is not None or len(throttles) < 200, "nothing to read"
+        elapsed = time.monotonic() - start
+    finally:
+        consumer.close()
+    rate = read / max(elapsed, 10.0)
+    assert 0.9 * RATE <= rate <= 1.1 * RATE, rate
+    assert max(throttles, default=0) > 0, "the client never saw throttle_time_ms"
