@@ -1,5 +1,6 @@
-"""ClientQuotaManager: Kafka's byte-rate client quotas (``producer_byte_rate`` for Produce,
-``consumer_byte_rate`` for consumers' Fetch), per (user, client-id), enforced by throttling.
+"""ClientQuotaManager: Kafka's client quotas (``producer_byte_rate`` for Produce,
+``consumer_byte_rate`` for consumers' Fetch, ``request_percentage`` for the time handlers
+spend on a client's requests), per (user, client-id), enforced by throttling.
 
 Which quota applies (Kafka's ``DefaultQuotaCallback``): the first of these entities in the
 ``ClientQuotaStore`` that sets the key, for user ``u`` and client id ``c``::
@@ -34,9 +35,13 @@ import attrs
 
 from kafkapy.server.client_quota_store import ClientQuotaStore, sanitize
 
-__all__ = ["DEFAULT_PRINCIPAL", "ClientQuotaManager", "SampledRate", "user_of_principal"]
+__all__ = ["DEFAULT_PRINCIPAL", "NANOS_TO_PERCENTAGE", "ClientQuotaManager", "SampledRate",
+           "user_of_principal"]
 
 DEFAULT_PRINCIPAL = "User:ANONYMOUS"
+# Kafka's ClientRequestQuotaManager.NanosToPercentagePerSecond: request_percentage counts
+# handler time as a percentage of one second.
+NANOS_TO_PERCENTAGE = 100.0 / 1_000_000_000
 
 
 def user_of_principal(principal: str) -> str:

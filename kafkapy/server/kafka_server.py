@@ -96,6 +96,7 @@ class KafkaServer:
         self.client_quota_store: ClientQuotaStore
         self.produce_quotas = self._quota_manager("producer_byte_rate")
         self.fetch_quotas = self._quota_manager("consumer_byte_rate")
+        self.request_quotas = self._quota_manager("request_percentage")
         self.log_manager: LogManager
         self.replica_manager: ReplicaManager
         self.group_coordinator: GroupCoordinator

@@ -165,3 +165,33 @@ def test_consumer_is_held_to_its_byte_rate(kafka_broker_factory: Any) -> None:
     rate = read / max(elapsed, 10.0)
     assert 0.9 * RATE <= rate <= 1.1 * RATE, rate
     assert max(throttles, default=0) > 0, "the client never saw throttle_time_ms"
+
+
+def test_request_percentage_throttles_a_busy_client(kafka_broker_factory: Any) -> None:
+    from kafka.protocol.admin.client_quotas import DescribeClientQuotasRequest
+
+    broker = kafka_broker_factory()
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap_servers)
+    busy = KafkaAdminClient(bootstrap_servers=broker.bootstrap_servers, client_id="busy")
+    try:
+        # 0.001 % of a second: 10 us of handler time per second
+        [result] = alter_client_quotas(admin, [([("client-id", "busy")],
+                                                [("request_percentage", 0.001)])])
+        assert result.error_code == 0
+
+        async def describe() -> Any:
+            return await busy._manager.send(DescribeClientQuotasRequest(components=[],
+                                                                       strict=False))
+        seen: list[int] = []
+        while len(seen) < 5 and not any(seen):      # kafka-python pauses once throttled
+            seen.append(busy._manager.run(describe).throttle_time_ms)
+        # bounded by one quota window (1 s), as Kafka bounds a request-time throttle
+        assert 0 < max(seen) <= 1000, seen
+        # another client is not throttled
+        calm = admin._manager.run(
+            lambda: admin._manager.send(DescribeClientQuotasRequest(components=[],
+                                                                    strict=False)))
+        assert calm.throttle_time_ms == 0
+    finally:
+        admin.close()
+        busy.close()
