@@ -24,7 +24,8 @@ elapsed time the rate was measured over; the caller puts it in the response's
 ``throttle_time_ms`` and mutes the connection that long (KIP-219).
 
 Everything runs on the event loop: plain dicts, no locks. The quota of a (user, client) pair
-is cached until the store's ``version`` changes.
+is cached until the store's ``version`` changes; rates idle for an hour are forgotten (checked
+when a new client appears and there are many), as Kafka expires inactive sensors.
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ DEFAULT_PRINCIPAL = "User:ANONYMOUS"
 # Kafka's ClientRequestQuotaManager.NanosToPercentagePerSecond: request_percentage counts
 # handler time as a percentage of one second.
 NANOS_TO_PERCENTAGE = 100.0 / 1_000_000_000
+_INACTIVE_EXPIRY_MS = 3600 * 1000        # Kafka's InactiveSensorExpirationTimeSeconds
+_EXPIRY_CHECK_SIZE = 1024                # look for idle rates only once there are many
 
 
 def user_of_principal(principal: str) -> str:
@@ -63,6 +66,7 @@ class SampledRate:
         self.window_ms = max(1, window_ms)
         self._samples = [_Sample(now_ms)]
         self._current = 0
+        self.last_used_ms = now_ms
 
     def _purge(self, now_ms: int) -> None:
         expire = self.samples_wanted * self.window_ms
@@ -112,6 +116,7 @@ class ClientQuotaManager:
         self._version = -1
         self._quotas: dict[tuple[str, str], tuple[tuple[str, str], float] | None] = {}
         self._rates: dict[tuple[str, str], SampledRate] = {}
+        self._expired_ms = 0
 
     def quota(self, user: str, client_id: str) -> tuple[tuple[str, str], float] | None:
         """The (metered-as tags, quota) of ``user`` / ``client_id``; None: unlimited."""
@@ -150,9 +155,22 @@ class ClientQuotaManager:
     def _rate(self, tags: tuple[str, str], now_ms: int) -> SampledRate:
         rate = self._rates.get(tags)
         if rate is None:
+            if len(self._rates) >= _EXPIRY_CHECK_SIZE and \
+                    now_ms - self._expired_ms >= _INACTIVE_EXPIRY_MS // 60:
+                self._expire(now_ms)
             rate = self._rates[tags] = SampledRate(self._samples(),
                                                    self._window_s() * 1000, now_ms)
+        rate.last_used_ms = now_ms
         return rate
+
+    def _expire(self, now_ms: int) -> None:
+        """Forget the rates of clients idle for an hour (Kafka expires inactive quota sensors
+        after an hour) and the cached quota lookups, so that client ids that come and go do
+        not grow the maps for ever."""
+        self._expired_ms = now_ms
+        self._rates = {tags: rate for tags, rate in self._rates.items()
+                       if now_ms - rate.last_used_ms < _INACTIVE_EXPIRY_MS}
+        self._quotas.clear()
 
     def record_and_get_throttle_time_ms(self, principal: str, client_id: str,
                                         value: float) -> int:

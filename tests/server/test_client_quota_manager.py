@@ -195,3 +195,14 @@ def test_request_percentage_throttles_a_busy_client(kafka_broker_factory: Any) -
     finally:
         admin.close()
         busy.close()
+
+
+def test_idle_rates_are_forgotten() -> None:
+    now = [0]
+    m = _manager({"clients/<default>": {"producer_byte_rate": "1000000"}}, now)
+    for i in range(1024):
+        m.record_and_get_throttle_time_ms("User:ANONYMOUS", f"c{i}", 1)
+    assert len(m._rates) == 1024
+    now[0] = 3600 * 1000 + 1
+    m.record_and_get_throttle_time_ms("User:ANONYMOUS", "new", 1)
+    assert list(m._rates) == [("", "new")]
