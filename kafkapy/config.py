@@ -674,6 +674,11 @@ _TABLE: tuple[Setting, ...] = (
        "state is dropped.", at_least=1, mode=_CW),
     _s("producer.id.expiration.check.interval.ms", _I, "600000", "How often idle producer "
        "ids' state is looked for (Kafka's internal setting).", at_least=1),
+    # ---------------------------------------------------------------- client quotas
+    _s("quota.window.num", _I, "11", "The number of samples kept for client quotas "
+       "(producer_byte_rate, consumer_byte_rate).", at_least=1),
+    _s("quota.window.size.seconds", _I, "1", "The time span of each sample for client "
+       "quotas.", at_least=1),
     # ---------------------------------------------------------------- metrics (kafkapy only)
     # Kafka exposes its metrics over JMX, which a Prometheus JMX exporter agent turns into
     # the names kafkapy serves itself here (docs/metrics.md).
@@ -1313,6 +1318,8 @@ class BrokerConfig:
     producer_id_expiration_check_interval_ms: int = attrs.field(init=False, eq=False,
                                                                 repr=False)
     # metrics (kafkapy only)
+    quota_window_num: int = attrs.field(init=False, eq=False, repr=False)
+    quota_window_size_seconds: int = attrs.field(init=False, eq=False, repr=False)
     kafkapy_metrics_port: int = attrs.field(init=False, eq=False, repr=False)
     kafkapy_metrics_host: str = attrs.field(init=False, eq=False, repr=False)
     kafkapy_metrics_enabled: bool = attrs.field(init=False, eq=False, repr=False)

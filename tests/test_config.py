@@ -339,6 +339,8 @@ KAFKA_DEFAULTS: dict[str, tuple[str | None, str]] = {
     "producer.id.expiration.ms": ("86400000", "TLC PRODUCER_ID_EXPIRATION_MS_DEFAULT"),
     "producer.id.expiration.check.interval.ms": (
         "600000", "TLC PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS_DEFAULT"),
+    "quota.window.num": ("11", "QuotaConfig QUOTA_WINDOW_NUM_DEFAULT"),
+    "quota.window.size.seconds": ("1", "QuotaConfig QUOTA_WINDOW_SIZE_SECONDS_DEFAULT"),
 }
 
 # Deliberate differences: kafkapy's standalone defaults.

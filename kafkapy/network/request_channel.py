@@ -111,6 +111,14 @@ class Request:
     _link: ConnectionLink | None = attrs.field(default=None, kw_only=True, repr=False)
     timings: list[int] | None = attrs.field(default=None, kw_only=True, repr=False)
 
+    def throttle(self, throttle_time_ms: int) -> None:
+        """Mute the connection for ``throttle_time_ms`` once this request's answer is
+        written (a client quota's throttle, KIP-219: the answer goes out at once, then the
+        connection reads nothing until the time is over)."""
+        if self._link is not None and throttle_time_ms > 0:
+            self._link.throttled_until = max(self._link.throttled_until,
+                                             trio.current_time() + throttle_time_ms / 1000)
+
 
 def _slices(value: Sequence[FileSliceLike | bytes]) -> tuple[FileSliceLike | bytes, ...]:
     return tuple(value)
@@ -256,7 +264,7 @@ class ConnectionLink:
 
     __slots__ = ("_channel", "_closed", "_in_flight", "_response", "_waiter", "client_host",
                  "client_port", "connection_id", "listener_name", "principal",
-                 "security_protocol")
+                 "security_protocol", "throttled_until")
 
     def __init__(self, channel: RequestChannel, connection_id: str, listener_name: str,
                  client_host: str, client_port: int, *,
@@ -277,6 +285,8 @@ class ConnectionLink:
         # hand-back is a direct wake-up, not a trio.Event per request.
         self._waiter: trio.lowlevel.Task | None = None
         self._closed = False
+        # Trio time until which the connection reads no request (a quota throttle), 0: none.
+        self.throttled_until = 0.0
 
     @property
     def in_flight_request(self) -> Request | None:

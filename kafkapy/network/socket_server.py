@@ -615,6 +615,9 @@ class SocketServer:
                 assert isinstance(response, NoResponse)
                 if not hold:
                     await self._flush(conn, held)
+            if conn.link.throttled_until:
+                await self._flush(conn, held)
+                await self._mute(conn)
             return not self._draining
         finally:
             if request is not None and observer is not None:
@@ -637,6 +640,17 @@ class SocketServer:
         if step.reply is not None:
             await self._send_all(conn.sock, size_prefixed(step.reply))
         return not step.close and not self._draining
+
+    async def _mute(self, conn: _Connection) -> None:
+        """A client quota's throttle (KIP-219): the answer is out (what is held goes now),
+        then nothing is read until ``throttled_until``, or a graceful stop."""
+        until, conn.link.throttled_until = conn.link.throttled_until, 0.0
+        scope = self._intake(conn, until)
+        try:
+            with scope:
+                await trio.sleep_forever()
+        finally:
+            conn.intake = None
 
     async def _flush(self, conn: _Connection, held: list[bytes]) -> None:
         """Write the answers held back by ``_process``, in one send."""

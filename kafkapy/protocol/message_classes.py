@@ -2900,6 +2900,154 @@ class OffsetDeleteResponse:
 
 @attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
         weakref_slot=False)
+class ComponentData:
+    """ComponentData in DescribeClientQuotasRequest."""
+
+    entity_type: str = ''
+    match_type: int = 0
+    match: str | None = ''
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class DescribeClientQuotasRequest:
+    """DescribeClientQuotasRequest."""
+
+    components: list[ComponentData] = attr.Factory(list)
+    strict: bool = False
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class DescribeClientQuotasEntityData:
+    """DescribeClientQuotasEntityData in DescribeClientQuotasResponse."""
+
+    entity_type: str = ''
+    entity_name: str | None = ''
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class ValueData:
+    """ValueData in DescribeClientQuotasResponse."""
+
+    key: str = ''
+    value: float = 0.0
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class DescribeClientQuotasEntryData:
+    """DescribeClientQuotasEntryData in DescribeClientQuotasResponse."""
+
+    entity: list[DescribeClientQuotasEntityData] = attr.Factory(list)
+    values: list[ValueData] = attr.Factory(list)
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class DescribeClientQuotasResponse:
+    """DescribeClientQuotasResponse."""
+
+    throttle_time_ms: int = 0
+    error_code: int = 0
+    error_message: str | None = ''
+    entries: list[DescribeClientQuotasEntryData] | None = attr.Factory(list)
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class AlterClientQuotasRequestEntityData:
+    """AlterClientQuotasRequestEntityData in AlterClientQuotasRequest."""
+
+    entity_type: str = ''
+    entity_name: str | None = ''
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class OpData:
+    """OpData in AlterClientQuotasRequest."""
+
+    key: str = ''
+    value: float = 0.0
+    remove: bool = False
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class AlterClientQuotasRequestEntryData:
+    """AlterClientQuotasRequestEntryData in AlterClientQuotasRequest."""
+
+    entity: list[AlterClientQuotasRequestEntityData] = attr.Factory(list)
+    ops: list[OpData] = attr.Factory(list)
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class AlterClientQuotasRequest:
+    """AlterClientQuotasRequest."""
+
+    entries: list[AlterClientQuotasRequestEntryData] = attr.Factory(list)
+    validate_only: bool = False
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class AlterClientQuotasResponseEntityData:
+    """AlterClientQuotasResponseEntityData in AlterClientQuotasResponse."""
+
+    entity_type: str = ''
+    entity_name: str | None = ''
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class AlterClientQuotasResponseEntryData:
+    """AlterClientQuotasResponseEntryData in AlterClientQuotasResponse."""
+
+    error_code: int = 0
+    error_message: str | None = ''
+    entity: list[AlterClientQuotasResponseEntityData] = attr.Factory(list)
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class AlterClientQuotasResponse:
+    """AlterClientQuotasResponse."""
+
+    throttle_time_ms: int = 0
+    entries: list[AlterClientQuotasResponseEntryData] = attr.Factory(list)
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
 class UserName:
     """UserName in DescribeUserScramCredentialsRequest."""
 
@@ -3956,6 +4104,19 @@ CLASSES: dict[tuple[str, str], type] = {
     ('OffsetDeleteResponse', 'OffsetDeleteResponsePartition'): OffsetDeleteResponsePartition,
     ('OffsetDeleteResponse', 'OffsetDeleteResponseTopic'): OffsetDeleteResponseTopic,
     ('OffsetDeleteResponse', 'OffsetDeleteResponse'): OffsetDeleteResponse,
+    ('DescribeClientQuotasRequest', 'ComponentData'): ComponentData,
+    ('DescribeClientQuotasRequest', 'DescribeClientQuotasRequest'): DescribeClientQuotasRequest,
+    ('DescribeClientQuotasResponse', 'DescribeClientQuotasEntityData'): DescribeClientQuotasEntityData,
+    ('DescribeClientQuotasResponse', 'ValueData'): ValueData,
+    ('DescribeClientQuotasResponse', 'DescribeClientQuotasEntryData'): DescribeClientQuotasEntryData,
+    ('DescribeClientQuotasResponse', 'DescribeClientQuotasResponse'): DescribeClientQuotasResponse,
+    ('AlterClientQuotasRequest', 'AlterClientQuotasRequestEntityData'): AlterClientQuotasRequestEntityData,
+    ('AlterClientQuotasRequest', 'OpData'): OpData,
+    ('AlterClientQuotasRequest', 'AlterClientQuotasRequestEntryData'): AlterClientQuotasRequestEntryData,
+    ('AlterClientQuotasRequest', 'AlterClientQuotasRequest'): AlterClientQuotasRequest,
+    ('AlterClientQuotasResponse', 'AlterClientQuotasResponseEntityData'): AlterClientQuotasResponseEntityData,
+    ('AlterClientQuotasResponse', 'AlterClientQuotasResponseEntryData'): AlterClientQuotasResponseEntryData,
+    ('AlterClientQuotasResponse', 'AlterClientQuotasResponse'): AlterClientQuotasResponse,
     ('DescribeUserScramCredentialsRequest', 'UserName'): UserName,
     ('DescribeUserScramCredentialsRequest', 'DescribeUserScramCredentialsRequest'): DescribeUserScramCredentialsRequest,
     ('DescribeUserScramCredentialsResponse', 'CredentialInfo'): CredentialInfo,
@@ -4041,6 +4202,12 @@ __all__ = [
     'AddPartitionsToTxnTopic',
     'AddPartitionsToTxnTopicResult',
     'AddPartitionsToTxnTransaction',
+    'AlterClientQuotasRequest',
+    'AlterClientQuotasRequestEntityData',
+    'AlterClientQuotasRequestEntryData',
+    'AlterClientQuotasResponse',
+    'AlterClientQuotasResponseEntityData',
+    'AlterClientQuotasResponseEntryData',
     'AlterConfigsRequest',
     'AlterConfigsRequestAlterConfigsResource',
     'AlterConfigsRequestAlterableConfig',
@@ -4068,6 +4235,7 @@ __all__ = [
     'ApiVersionsRequest',
     'ApiVersionsResponse',
     'BatchIndexAndErrorMessage',
+    'ComponentData',
     'ConfigResource',
     'ConsumerGroupDescribeRequest',
     'ConsumerGroupDescribeResponse',
@@ -4124,6 +4292,10 @@ __all__ = [
     'DescribeAclsRequest',
     'DescribeAclsResource',
     'DescribeAclsResponse',
+    'DescribeClientQuotasEntityData',
+    'DescribeClientQuotasEntryData',
+    'DescribeClientQuotasRequest',
+    'DescribeClientQuotasResponse',
     'DescribeClusterBroker',
     'DescribeClusterRequest',
     'DescribeClusterResponse',
@@ -4263,6 +4435,7 @@ __all__ = [
     'OffsetForLeaderTopicResult',
     'OngoingPartitionReassignment',
     'OngoingTopicReassignment',
+    'OpData',
     'PartitionData',
     'PartitionProduceData',
     'PartitionProduceResponse',
@@ -4319,6 +4492,7 @@ __all__ = [
     'UpdateMetadataResponse',
     'UpdateMetadataTopicState',
     'UserName',
+    'ValueData',
     'WritableTxnMarker',
     'WritableTxnMarkerPartitionResult',
     'WritableTxnMarkerResult',

@@ -22,7 +22,9 @@ sequential ``/config/changes/config_change_<seq>`` naming it. Every broker:
     business;
   - ``users/<sanitized user>``: the store's copy, then the SCRAM credentials the broker
     authenticates against (``KafkaServer.credentials``), as Kafka's ``UserConfigHandler``;
-  - other entity types (clients, ips: quotas) are ignored: kafkapy has no quotas.
+  - ``users/...``, ``clients/...``, ``ips/...``: client quotas, re-read by the broker's
+    ``ZkClientQuotaStore`` (``reload``, in the worker thread; its map is copy-on-write)
+    (a ``users/<user>`` change may be both).
 
 After each round of processing, notifications older than 15 minutes are deleted, by every
 broker, as Kafka's ``purgeObsoleteNotifications`` does (a broker that starts later has
@@ -43,6 +45,7 @@ import trio
 from kazoo.exceptions import NoNodeError
 
 from kafkapy.errors import KafkaError
+from kafkapy.server.client_quota_store import ZkClientQuotaStore
 from kafkapy.server.metadata_store import ZkMetadataStore
 from kafkapy.server.password_encoder import decode_dynamic_passwords
 from kafkapy.zk.admin_zk_client import CONFIG_CHANGE_PREFIX, DEFAULT_ENTITY
@@ -56,6 +59,7 @@ __all__ = ["CHANGE_EXPIRATION_MS", "ConfigChangeListener", "purge_obsolete_notif
 log = logging.getLogger(__name__)
 
 _RETRY_S = 1.0
+QUOTA_ENTITY_TYPES = ("users", "clients", "ips")
 CHANGE_EXPIRATION_MS = 15 * 60 * 1000          # Kafka's ZkConfigManager.changeExpirationMs
 
 
@@ -164,6 +168,17 @@ class ConfigChangeListener:
             else:
                 entity_type = str(notification.get("entity_type", ""))
                 entity = str(notification.get("entity_name", ""))
+            if entity_type in QUOTA_ENTITY_TYPES and entity:
+                # Client quotas: the store re-reads the entity itself (this thread).
+                quotas = self.server.client_quota_store
+                try:
+                    if isinstance(quotas, ZkClientQuotaStore):
+                        quotas.reload(f"{entity_type}/{entity}")
+                except ValueError as e:
+                    log.warning("Ignoring config change notification %s: %s", child, e)
+                # A user's own znode also holds its SCRAM credentials (below).
+                if entity_type != "users" or "/" in entity:
+                    continue
             if entity_type not in ("topics", "brokers", "users") or not entity:
                 continue
             if entity_type == "brokers" and entity not in (DEFAULT_ENTITY,

@@ -22,7 +22,7 @@ import attrs
 from kafkapy.errors import KafkaError, UnknownServerError, UnsupportedVersionError
 from kafkapy.protocol import API_KEYS, ApiKey
 from kafkapy.protocol.classes import class_for, field_default
-from kafkapy.protocol.message_classes import ApiVersion
+from kafkapy.protocol.message_classes import AlterClientQuotasResponseEntityData, ApiVersion
 from kafkapy.protocol.schema import Array, Struct, Versions
 
 __all__ = ["ELEMENT", "ERROR_SHAPES", "ErrorShape", "Mirror", "Shape", "error_response"]
@@ -95,6 +95,13 @@ def _topics(source: str | Callable[[Any], Any], target: str, names: Mapping[str,
 # also listed every partition with the error in Kafka 3.x; they are controller-to-broker APIs
 # that Kafka 4.0 removed and that a single broker never advertises, so only their top-level
 # ErrorCode is set here.
+def _quota_entity(entry: Any) -> list[Any]:
+    """An AlterClientQuotas request entry's entity, as the response's entity data."""
+    return [AlterClientQuotasResponseEntityData(entity_type=e.entity_type,
+                                                entity_name=e.entity_name)
+            for e in entry.entity]
+
+
 ERROR_SHAPES: Mapping[int, ErrorShape] = MappingProxyType({
     # Produce: one entry per partition; no response at all for acks=0.
     ApiKey.PRODUCE: ErrorShape(Shape(arrays=(
@@ -236,6 +243,10 @@ ERROR_SHAPES: Mapping[int, ErrorShape] = MappingProxyType({
         Mirror("resources", "responses", Shape(
             keys={"resource_type": "resource_type", "resource_name": "resource_name"})),
     ))),
+    # AlterClientQuotas: one entry per requested entity (ApiError message);
+    # DescribeClientQuotas takes the default (top-level ErrorCode, Entries null).
+    ApiKey.ALTER_CLIENT_QUOTAS: ErrorShape(Shape(arrays=(
+        Mirror("entries", "entries", Shape(keys={"entity": _quota_entity})),))),
     # CreatePartitions: one result per topic (ApiError message).
     ApiKey.CREATE_PARTITIONS: ErrorShape(Shape(arrays=(
         Mirror("topics", "results", Shape(keys={"name": "name"})),))),

@@ -90,10 +90,12 @@ from kafkapy.protocol.message_classes import (
     RequestHeader,
 )
 from kafkapy.protocol.schema import Versions
+from kafkapy.server.client_quota_manager import DEFAULT_PRINCIPAL, NANOS_TO_PERCENTAGE
 from kafkapy.server.error_response import error_response
 from kafkapy.server.handlers import (
     acls,
     api_versions,
+    client_quotas,
     cluster,
     config_resources,
     configs,
@@ -179,6 +181,8 @@ RECOMMENDED_VERSIONS: Mapping[int, tuple[int, int]] = MappingProxyType({
     ApiKey.DELETE_GROUPS: (0, 2),
     ApiKey.INCREMENTAL_ALTER_CONFIGS: (0, 1),
     ApiKey.OFFSET_DELETE: (0, 0),
+    ApiKey.DESCRIBE_CLIENT_QUOTAS: (0, 1),      # KIP-546; Kafka 3.x's range
+    ApiKey.ALTER_CLIENT_QUOTAS: (0, 1),
     ApiKey.DESCRIBE_CLUSTER: (0, 1),
     ApiKey.DESCRIBE_PRODUCERS: (0, 0),
     ApiKey.DESCRIBE_TRANSACTIONS: (0, 0),
@@ -205,11 +209,16 @@ RECOMMENDED_VERSIONS: Mapping[int, tuple[int, int]] = MappingProxyType({
     ApiKey.ALTER_REPLICA_LOG_DIRS: (0, 2),      # Kafka 3.x's range (4.0 removed v0, KIP-896)
 })
 
+# Not subject to the request_percentage quota (Kafka exempts ApiVersions and cluster actions).
+_QUOTA_EXEMPT = frozenset({ApiKey.API_VERSIONS, ApiKey.LEADER_AND_ISR, ApiKey.STOP_REPLICA,
+                           ApiKey.UPDATE_METADATA, ApiKey.CONTROLLED_SHUTDOWN,
+                           ApiKey.ALTER_PARTITION, ApiKey.WRITE_TXN_MARKERS})
+
 # Every module of kafkapy/server/handlers, each exporting ``HANDLERS: {api_key: handler}``.
 HANDLER_MODULES = (api_versions, metadata, produce, fetch, list_offsets, topics_admin, configs,
                    cluster, group_and_offsets, consumer_group_protocol, transaction,
                    describe_topic_partitions, config_resources, features, acls, sasl,
-                   scram)
+                   scram, client_quotas)
 # The inter-broker APIs of ZooKeeper mode (the controller's requests to brokers, the brokers'
 # requests to the controller): served, and advertised, only by a broker with
 # zookeeper.connect, as Kafka 3.x's ZooKeeper-mode brokers do.
@@ -323,13 +332,15 @@ class KafkaApis:
                       request.connection_id, len(frame) - end)
         context = RequestContext(header, body, request, self)
         response: Response | Parked
+        started = time.perf_counter_ns()
         try:
             result = await self._handlers[key](context)
+            throttle_ms = self._request_quota(context, time.perf_counter_ns() - started)
             if isinstance(result, Parked):
                 if marks is not None:   # local work done; the answer completes later
                     marks.append(time.monotonic_ns())
-                return Parked(lambda: self._finish(context, result))
-            response = _as_response(context, result)
+                return Parked(lambda: self._finish(context, result, throttle_ms))
+            response = _as_response(context, _throttled(result, throttle_ms))
         except Exception as exc:
             response = _answer_error(context, exc)
         if marks is not None:           # local work done, answer complete (no remote time)
@@ -342,9 +353,28 @@ class KafkaApis:
                       type(response).__name__)
         return response
 
-    async def _finish(self, context: RequestContext[Any], parked: Parked) -> Response:
+    def _request_quota(self, context: RequestContext[Any], handler_ns: int) -> int:
+        """request_percentage (Kafka's ClientRequestQuotaManager): the handler's time, as a
+        percentage of a second, recorded for the client; the throttle time (0: none), the
+        connection muted for it. ApiVersions, the inter-broker APIs and followers' fetches
+        are exempt, as Kafka exempts them (cluster actions)."""
+        server = self._server
+        if server is None or context.api_key in _QUOTA_EXEMPT or (
+                context.api_key == ApiKey.FETCH and context.body.replica_id >= 0):
+            return 0
+        throttle_ms = server.request_quotas.record_and_get_throttle_time_ms(
+            getattr(context, "principal", DEFAULT_PRINCIPAL), context.client_id,
+            handler_ns * NANOS_TO_PERCENTAGE)
+        if throttle_ms:
+            # Kafka bounds a request-time throttle by one quota window.
+            throttle_ms = min(throttle_ms, server.config.quota_window_size_seconds * 1000)
+            context.request.throttle(throttle_ms)
+        return throttle_ms
+
+    async def _finish(self, context: RequestContext[Any], parked: Parked,
+                      throttle_ms: int = 0) -> Response:
         try:
-            response = _as_response(context, await parked.finish())
+            response = _as_response(context, _throttled(await parked.finish(), throttle_ms))
         except Exception as exc:
             response = _answer_error(context, exc)
         marks = context.request.timings
@@ -394,6 +424,14 @@ def _close(request: Request, reason: str) -> CloseConnection:
     log.warning("Closing connection %s from %s:%d on listener %s: %s", request.connection_id,
                 request.client_host, request.client_port, request.listener_name, reason)
     return CloseConnection()
+
+
+def _throttled(result: Any, throttle_ms: int) -> Any:
+    """A response body with its ThrottleTimeMs raised to ``throttle_ms`` (the larger of a
+    byte-rate and a request-time throttle is reported, as in Kafka)."""
+    if throttle_ms and hasattr(result, "throttle_time_ms"):
+        result.throttle_time_ms = max(result.throttle_time_ms, throttle_ms)
+    return result
 
 
 def _as_response(context: RequestContext[Any], result: Any) -> Response:

@@ -61,6 +61,12 @@ from kafkapy.security.credential_cache import CredentialCache
 from kafkapy.security.listener_sasl import inter_broker_authenticator, sasl_authenticator_factory
 from kafkapy.server.add_partitions_to_txn_manager import AddPartitionsToTxnManager
 from kafkapy.server.admin_manager import AdminManager
+from kafkapy.server.client_quota_manager import ClientQuotaManager
+from kafkapy.server.client_quota_store import (
+    ClientQuotaStore,
+    FileClientQuotaStore,
+    ZkClientQuotaStore,
+)
 from kafkapy.server.config_change_listener import ConfigChangeListener
 from kafkapy.server.controlled_shutdown import controlled_shutdown
 from kafkapy.server.coordinator_partitions import BrokerCoordinatorPartitions
@@ -94,6 +100,10 @@ class KafkaServer:
         self.config = config
         self.node_id = config.node_id
         self.metadata_store: MetadataStore
+        self.client_quota_store: ClientQuotaStore
+        self.produce_quotas = self._quota_manager("producer_byte_rate")
+        self.fetch_quotas = self._quota_manager("consumer_byte_rate")
+        self.request_quotas = self._quota_manager("request_percentage")
         self.log_manager: LogManager
         self.replica_manager: ReplicaManager
         self.group_coordinator: GroupCoordinator
@@ -129,6 +139,13 @@ class KafkaServer:
         self.started_ms = -1
 
     # ================================================================= configuration
+
+    def _quota_manager(self, key: str) -> ClientQuotaManager:
+        """Client byte-rate quotas of ``key``, over the quota store and the live config."""
+        return ClientQuotaManager(lambda: self.client_quota_store, key,
+                                  lambda: self.config.quota_window_num,
+                                  lambda: self.config.quota_window_size_seconds,
+                                  self.time.milliseconds)
 
     def broker_log_props(self) -> Mapping[str, object]:
         """The broker settings topic configs fall back to (``log.*``, ``message.max.bytes``,
@@ -179,6 +196,9 @@ class KafkaServer:
                 store = ZkMetadataStore(self.healthcheck.client, self.metadata_cache,
                                         self.node_id)
                 await trio.to_thread.run_sync(store.load)
+                quotas = ZkClientQuotaStore(self.healthcheck.client.zk)
+                await trio.to_thread.run_sync(quotas.load)
+                self.client_quota_store = quotas
                 self.features.watch(self.healthcheck.client.zk)
             except BaseException:
                 with trio.CancelScope(shield=True):     # no kazoo thread left behind
@@ -186,6 +206,7 @@ class KafkaServer:
                 raise
         else:
             store = FileMetadataStore(cfg.log_dirs[0])
+            self.client_quota_store = FileClientQuotaStore(cfg.log_dirs[0])
             self.features.update(*store.finalized_features)
         self.metadata_store = store
         dynamic = store.broker_configs

@@ -1,5 +1,6 @@
 """``kafkapy configs``: Kafka's ``kafka-configs.sh`` (``kafka.admin.ConfigCommand`` of Kafka
-3.7) for topics and brokers, over confluent-kafka's AdminClient.
+3.7) for topics and brokers, over confluent-kafka's AdminClient, and for users, clients and
+ips (``configs_quotas``).
 
 What it owns: Kafka's command line (``--entity-type``/``--entity-name``/``--entity-default``
 and the shortcuts ``--topic``, ``--broker``, ``--user``, ``--client``, ...; the same checks and
@@ -14,9 +15,8 @@ messages), and two actions:
   request (SET and DELETE operations); a key to delete that is not set is refused before
   anything is sent (``Invalid config(s): ...``); ``Completed updating config for topic <t>.``
 
-``users``, ``clients`` and ``ips`` (quotas) are refused as Kafka's tool fails against a broker
-without the client-quota APIs (kafkapy has no quotas yet); ``broker-loggers`` and
-``client-metrics`` are refused too.
+``users``, ``clients`` and ``ips`` (client quotas, SCRAM credentials) are
+:mod:`kafkapy.tools.configs_quotas`'s; ``broker-loggers`` and ``client-metrics`` are refused.
 
 Two limits of confluent-kafka shape what is printed (docs/tools.md says so):
 
@@ -42,6 +42,13 @@ from typing import Any, TextIO
 
 import attrs
 
+from kafkapy.tools.configs_quotas import QuotaFailure, QuotaService
+from kafkapy.tools.kafka_python_admin import (
+    ClientMissing,
+    import_kafka_python,
+    kafka_python_admin,
+)
+from kafkapy.tools.kafka_python_admin import error_message as kafka_python_error
 from kafkapy.tools.topics import (
     REQUEST_TIMEOUT_S,
     ToolError,
@@ -378,14 +385,8 @@ class ConfigService:
             print(f"Completed updating config for {entity_type[:-1]} {name}.", file=self.out)
 
 
-def _unsupported(types: Sequence[str], alter: bool) -> CommandFailure | None:
+def _unsupported(types: Sequence[str]) -> CommandFailure | None:
     """The failure Kafka's tool meets for an entity type kafkapy's broker does not serve."""
-    if types[0] in QUOTA_TYPES:
-        api = "ALTER_CLIENT_QUOTAS" if alter else "DESCRIBE_CLIENT_QUOTAS"
-        return CommandFailure("java.util.concurrent.ExecutionException: "
-                              "org.apache.kafka.common.errors.UnsupportedVersionException: "
-                              f"The broker does not support {api} (kafkapy has no client "
-                              f"quotas)")
     if types[0] in (BROKER_LOGGERS, CLIENT_METRICS):
         return CommandFailure(f"kafkapy configs does not support --entity-type {types[0]}")
     return None
@@ -405,7 +406,7 @@ def run(opts: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
         if opts.alter:
             to_add = parse_configs_to_add(opts.add_config, opts.add_config_file)
             to_delete = parse_configs_to_delete(opts.delete_config)
-        unsupported = _unsupported(types, opts.alter)
+        unsupported = _unsupported(types)
         if unsupported is not None:
             raise unsupported
         if types[0] == BROKERS and "" in names:
@@ -416,6 +417,8 @@ def run(opts: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
             import confluent_kafka  # noqa: F401  (the [tools] extra)
         except ImportError:
             return missing_extra("configs", err)
+        if types[0] in QUOTA_TYPES:
+            return _run_quotas(opts, types, names, to_add, to_delete, out)
         service = ConfigService(admin_client(opts.bootstrap_server, opts.command_config),
                                 opts.output == "json", out)
         if opts.alter:
@@ -425,13 +428,43 @@ def run(opts: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     except UsageError as e:
         print(e, file=err)
         return 1
-    except (CommandFailure, ToolError, ValueError, TypeError) as e:
+    except (CommandFailure, QuotaFailure) as e:
+        print(f"Error while executing config command with args '{args}'", file=err)
+        print(e, file=err)
+        return 1
+    except (ToolError, ValueError, TypeError) as e:
         print(f"Error while executing config command with args '{args}'", file=err)
         code = error_code(e)
         exception = EXCEPTIONS.get(code or "", "KafkaException")
-        print(e if isinstance(e, CommandFailure) else
-              f"java.util.concurrent.ExecutionException: "
+        print(f"java.util.concurrent.ExecutionException: "
               f"org.apache.kafka.common.errors.{exception}: {e}", file=err)
         return 1
     return 0
 
+
+def _run_quotas(opts: argparse.Namespace, types: Sequence[str], names: Sequence[str],
+                to_add: dict[str, str], to_delete: list[str], out: TextIO) -> int:
+    """users, clients, ips: client quotas (kafka-python) and SCRAM credentials."""
+    try:
+        import_kafka_python("configs")
+    except ClientMissing as e:
+        raise UsageError(str(e)) from None
+    service = QuotaService(
+        lambda: kafka_python_admin("configs", opts.bootstrap_server, opts.command_config,
+                                   "kafkapy-configs"),
+        lambda: admin_client(opts.bootstrap_server, opts.command_config),
+        opts.output == "json", out)
+    try:
+        if opts.alter:
+            service.alter(types, names, to_add, to_delete)
+        else:
+            service.describe(types, names)
+    except Exception as e:
+        if not type(e).__module__.startswith("kafka."):
+            raise
+        # kafka-python's own errors (no broker reachable, a timeout)
+        raise CommandFailure(f"org.apache.kafka.common.errors.TimeoutException: "
+                             f"{kafka_python_error(e)}") from e
+    finally:
+        service.close()
+    return 0

@@ -33,6 +33,7 @@ REQUIRED = {
     "CreatePartitions": (37, 0, 3), "DeleteGroups": (42, 0, 2), "ElectLeaders": (43, 0, 2),
     "IncrementalAlterConfigs": (44, 0, 1), "AlterPartitionReassignments": (45, 0, 0),
     "ListPartitionReassignments": (46, 0, 0), "OffsetDelete": (47, 0, 0),
+    "DescribeClientQuotas": (48, 0, 1), "AlterClientQuotas": (49, 0, 1),
     "DescribeCluster": (60, 0, 2), "DescribeProducers": (61, 0, 0),
     "DescribeTransactions": (65, 0, 0), "ListTransactions": (66, 0, 2),
     "ConsumerGroupHeartbeat": (68, 0, 1),

@@ -196,25 +196,8 @@ def test_broker_refusals(env: Env) -> None:
                                   "default (--entity-default)")
 
 
-# ============================================================== quotas and the command line
-
-@pytest.mark.parametrize(("args", "api"), [
-    (("--describe", "--entity-type", "users"), "DESCRIBE_CLIENT_QUOTAS"),
-    (("--describe", "--entity-type", "clients", "--entity-name", "app"),
-     "DESCRIBE_CLIENT_QUOTAS"),
-    (("--alter", "--entity-type", "clients", "--entity-name", "app", "--add-config",
-      "producer_byte_rate=1024"), "ALTER_CLIENT_QUOTAS"),
-])
-def test_quotas_are_not_supported(env: Env, args: tuple[str, ...], api: str) -> None:
-    done = env.configs(*args)
-    assert (done.code, done.out) == (1, [])
-    assert done.err == [
-        f"Error while executing config command with args '--bootstrap-server {env.bootstrap} "
-        f"{' '.join(args)}'",
-        "java.util.concurrent.ExecutionException: org.apache.kafka.common.errors."
-        f"UnsupportedVersionException: The broker does not support {api} (kafkapy has no "
-        "client quotas)"]
-
+# ======================================================================= the command line
+# (users, clients and ips: tests/tools/test_configs_quotas.py)
 
 @pytest.mark.parametrize(("args", "message"), [
     (("--entity-type", "topics"), "Command must include exactly one action: --describe, --alter"),

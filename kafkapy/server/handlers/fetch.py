@@ -43,6 +43,10 @@ Kafka 3.x's ``KafkaApis.handleFetchRequest`` for v0-12:
   ``message.downconversion.enable=false`` gets UNSUPPORTED_VERSION, a topic with
   ``compression.type=zstd`` (or a zstd batch) UNSUPPORTED_COMPRESSION_TYPE, a storage error
   NOT_LEADER_OR_FOLLOWER (old clients do not know KAFKA_STORAGE_ERROR).
+- A consumer's fetch is held to its ``consumer_byte_rate`` client quota
+  (``ClientQuotaManager``): ``max_bytes`` at most what the quota window holds, and an answer
+  that takes the rate over the quota is replaced by an empty one with ``throttle_time_ms``,
+  the connection muted that long (KIP-219). Followers are not throttled.
 """
 
 from __future__ import annotations
@@ -75,6 +79,7 @@ from kafkapy.protocol.message_classes import (
 from kafkapy.protocol.records import down_convert
 from kafkapy.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kafkapy.server.auth_helper import authorize, filter_by_authorized
+from kafkapy.server.client_quota_manager import DEFAULT_PRINCIPAL
 from kafkapy.server.fetch_session import INVALID_SESSION_ID, CachedPartition, FetchContext
 from kafkapy.server.metrics.request_metrics import CONSUMER_FETCH, FOLLOWER_FETCH
 from kafkapy.server.partition import READ_COMMITTED
@@ -88,6 +93,8 @@ from kafkapy.server.request_context import Handler, Parked, RequestContext
 
 __all__ = ["HANDLERS", "handle_fetch"]
 
+
+INT32_MAX = (1 << 31) - 1
 
 async def handle_fetch(
         context: RequestContext[FetchRequest]) -> FetchResponse | SendResponse | Parked:
@@ -113,10 +120,18 @@ async def handle_fetch(
                                  session_id=INVALID_SESSION_ID, responses=[])
     else:
         session = FetchContext("sessionless", requested)
+    max_bytes = body.max_bytes
+    if body.replica_id < 0:
+        max_bytes = min(max_bytes, server.config.fetch_max_bytes)
+        # consumer_byte_rate: no more than the quota window can hold at once (Kafka's
+        # getMaxValueInQuotaWindow), so that one answer cannot exceed it many times over
+        window_bytes = server.fetch_quotas.max_value_in_window(
+            getattr(context, "principal", DEFAULT_PRINCIPAL), context.client_id)
+        if window_bytes is not None:
+            max_bytes = min(max_bytes, int(min(window_bytes, INT32_MAX)))
     params = FetchParams(
-        max_wait_ms=max(body.max_wait_ms, 0), min_bytes=max(body.min_bytes, 0),
-        max_bytes=max(0, body.max_bytes if body.replica_id >= 0 else
-                      min(body.max_bytes, server.config.fetch_max_bytes)),
+        max_wait_ms=max(body.max_wait_ms, 0), min_bytes=max(0, min(body.min_bytes, max_bytes)),
+        max_bytes=max(0, max_bytes),
         isolation_level=body.isolation_level, replica_id=body.replica_id,
         # v11+ (KIP-392): who the consumer is; it may then be served by a follower.
         client_metadata=ClientMetadata(
@@ -188,6 +203,10 @@ def _respond(context: RequestContext[FetchRequest], params: FetchParams, session
             return FetchResponse(throttle_time_ms=0,
                                  error_code=InvalidFetchSessionEpochError.code,
                                  session_id=session_id, responses=[])
+    if params.replica_id < 0:
+        throttled = _throttle(context, session, results, session_id)
+        if throttled is not None:
+            return throttled
     offsets = {} if version >= 4 else \
         {(t.topic, p.partition): p.fetch_offset for t in context.body.topics for p in t.partitions}
     topics: list[FetchableTopicResponse] = []
@@ -248,6 +267,27 @@ def _respond(context: RequestContext[FetchRequest], params: FetchParams, session
         else:
             rest.extend(piece.slices)
     return SendResponse(parts[0], rest)
+
+
+def _throttle(context: RequestContext[FetchRequest], session: FetchContext,
+              results: list[tuple[TopicPartition, FetchPartitionResult]],
+              session_id: int) -> FetchResponse | None:
+    """consumer_byte_rate, as Kafka's handleFetchRequest: the answer's size is recorded; over
+    the quota it is taken back and the answer is empty (the session untouched, so nothing
+    counts as delivered) with the throttle time, and the connection is muted that long.
+    The size is the records' bytes (Kafka counts the whole encoded answer: a few dozen bytes
+    per partition more)."""
+    size = sum(r.data.size for _, r in results if r.data is not None)
+    quotas = context.server.fetch_quotas
+    principal = getattr(context, "principal", DEFAULT_PRINCIPAL)
+    throttle_ms = quotas.record_and_get_throttle_time_ms(principal, context.client_id, size)
+    if not throttle_ms:
+        return None
+    quotas.unrecord(principal, context.client_id, size)
+    context.request.throttle(throttle_ms)
+    return FetchResponse(throttle_time_ms=throttle_ms, error_code=0,
+                         session_id=session_id if session.kind == "incremental"
+                         else INVALID_SESSION_ID, responses=[])
 
 
 def _zstd_topic(context: RequestContext[FetchRequest], tp: TopicPartition) -> bool:

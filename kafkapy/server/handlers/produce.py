@@ -68,6 +68,7 @@ from kafkapy.protocol.records import BatchHeader, check_produce_batch, up_conver
 from kafkapy.security.authorizer.acl import AclOperation, ResourceType
 from kafkapy.server.add_partitions_to_txn_manager import needs_verification
 from kafkapy.server.auth_helper import authorize, filter_by_authorized
+from kafkapy.server.client_quota_manager import DEFAULT_PRINCIPAL
 from kafkapy.server.replica_manager import ProducePartitionResult
 from kafkapy.server.request_context import Handler, Parked, RequestContext
 
@@ -195,11 +196,21 @@ async def handle_produce(context: RequestContext[ProduceRequest]) -> _Answer | P
         results[tp] = ProducePartitionResult(error=error)
 
     def respond() -> _Answer:
+        # Client quota (producer_byte_rate): the request's size, recorded when it is
+        # answered as Kafka's sendResponseCallback does; over the quota, the throttle time
+        # goes in the answer and the connection is muted that long (KIP-219).
+        throttle_ms = context.server.produce_quotas.record_and_get_throttle_time_ms(
+            getattr(context, "principal", DEFAULT_PRINCIPAL), context.client_id,
+            len(context.request.frame))
+        if throttle_ms:
+            context.request.throttle(throttle_ms)
         if acks == 0:
             if any(r.error is not None for r in results.values()):
                 return CloseConnection()
             return NoResponse()
-        return _response(version, order, results)
+        response = _response(version, order, results)
+        response.throttle_time_ms = throttle_ms
+        return response
 
     if parked is None:
         return respond()

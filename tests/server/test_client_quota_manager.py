@@ -1,0 +1,208 @@
+"""ClientQuotaManager: Kafka's sampled rate and quota resolution (pure logic), and a real
+producer held to its producer_byte_rate by a real broker, seeing throttle_time_ms."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from confluent_kafka import Producer
+from kafka import KafkaAdminClient
+
+from kafkapy.server.client_quota_manager import ClientQuotaManager, SampledRate
+from kafkapy.server.client_quota_store import ClientQuotaStore
+from kafkapy.tools.client_quotas_admin import alter_client_quotas
+
+RATE = 200_000
+RUN_S = 10.0
+
+
+def test_sampled_rate_is_kafkas_rate() -> None:
+    rate = SampledRate(11, 1000, now_ms=0)
+    rate.record(1000, 0)
+    # fewer than samples-1 whole windows elapsed: 10 windows are added to the elapsed time
+    assert rate.window_size_ms(500) == 10_500
+    assert rate.rate(0) == 1000 / 10.0
+    for t in range(1, 30):
+        rate.record(1000, t * 1000)
+    # 11 samples of one second each, the oldest began 10 s ago (plus the current one)
+    assert rate.window_size_ms(29_500) == 29_500 - 19_000
+    assert abs(rate.rate(29_500) - 11_000 / 10.5) < 1e-6
+    # a long silence purges every sample
+    assert rate.rate(100_000) == 0.0
+
+
+class _Store(ClientQuotaStore):
+    def __init__(self, configs: dict[str, dict[str, str]]) -> None:
+        super().__init__()
+        for path, config in configs.items():
+            self._set_local(path, config)
+
+    def alter(self, entity_path: str, update: Any) -> dict[str, str]:
+        raise NotImplementedError
+
+
+def _manager(configs: dict[str, dict[str, str]], now: list[int]) -> ClientQuotaManager:
+    store = _Store(configs)
+    return ClientQuotaManager(lambda: store, "producer_byte_rate", lambda: 11, lambda: 1,
+                              lambda: now[0])
+
+
+def test_quota_resolution_order_and_sharing() -> None:
+    now = [0]
+    m = _manager({"users/alice/clients/c1": {"producer_byte_rate": "1"},
+                  "users/alice": {"producer_byte_rate": "2"},
+                  "users/<default>/clients/c1": {"producer_byte_rate": "3"},
+                  "users/<default>": {"consumer_byte_rate": "4"},
+                  "clients/<default>": {"producer_byte_rate": "5"}}, now)
+    assert m.quota("alice", "c1") == (("alice", "c1"), 1.0)
+    assert m.quota("alice", "c2") == (("alice", ""), 2.0)
+    assert m.quota("bob", "c1") == (("bob", "c1"), 3.0)
+    assert m.quota("bob", "c9") == (("", "c9"), 5.0)
+    assert _manager({}, now).quota("bob", "c9") is None
+
+
+def test_throttle_time_is_kafkas() -> None:
+    now = [0]
+    m = _manager({"clients/c": {"producer_byte_rate": "1000"}}, now)
+    assert m.record_and_get_throttle_time_ms("User:ANONYMOUS", "c", 10_000) == 0
+    # 15 000 bytes over the 10 s minimum window: 1500/s, 50 % over: 5 s of throttle
+    assert m.record_and_get_throttle_time_ms("User:ANONYMOUS", "c", 5_000) == 5_000
+    assert m.record_and_get_throttle_time_ms("User:ANONYMOUS", "other", 10**9) == 0
+
+
+def test_producer_is_held_to_its_byte_rate(kafka_broker_factory: Any) -> None:
+    broker = kafka_broker_factory(num_partitions=1)
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap_servers)
+    try:
+        [result] = alter_client_quotas(admin, [([("client-id", "quota-producer")],
+                                                [("producer_byte_rate", RATE)])])
+        assert result.error_code == 0
+    finally:
+        admin.close()
+    throttles: list[float] = []
+
+    def on_stats(text: str) -> None:
+        for stats in json.loads(text)["brokers"].values():
+            throttles.append(stats.get("throttle", {}).get("max", 0))
+
+    # Small requests, one in flight: the overshoot of the last request stays small.
+    producer = Producer({"bootstrap.servers": broker.bootstrap_servers,
+                         "client.id": "quota-producer", "linger.ms": 5, "batch.size": 4096,
+                         "max.in.flight": 1, "queue.buffering.max.kbytes": 16,
+                         "statistics.interval.ms": 500, "stats_cb": on_stats})
+    value = b"x" * 1000
+    producer.produce("quota", value)
+    assert producer.flush(30) == 0
+    acked = [0]
+
+    def delivered(err: Any, _msg: Any) -> None:
+        if err is None:
+            acked[0] += 1
+
+    start = time.monotonic()
+    while time.monotonic() - start < RUN_S:
+        try:
+            producer.produce("quota", value, on_delivery=delivered)
+        except BufferError:
+            producer.poll(0.01)
+        producer.poll(0)
+    elapsed = time.monotonic() - start
+    producer.poll(1)
+    producer.purge()
+    producer.flush(10)
+    # Kafka's rate counts at least quota.window.num - 1 windows: over these ~10 s the
+    # producer gets quota * 10 s, within 10 %.
+    rate = acked[0] * len(value) / max(elapsed, 10.0)
+    assert 0.9 * RATE <= rate <= 1.1 * RATE, rate
+    assert max(throttles, default=0) > 0, "the client never saw throttle_time_ms"
+
+
+def test_consumer_is_held_to_its_byte_rate(kafka_broker_factory: Any) -> None:
+    from confluent_kafka import Consumer
+
+    broker = kafka_broker_factory(num_partitions=1)
+    # 3 MB to read, quota 200 kB/s: at most quota * 10 s (+ one answer) in the first 10 s
+    producer = Producer({"bootstrap.servers": broker.bootstrap_servers, "linger.ms": 20})
+    value = b"y" * 1000
+    for _ in range(3000):
+        producer.produce("quota-read", value)
+        producer.poll(0)
+    assert producer.flush(60) == 0
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap_servers)
+    try:
+        [result] = alter_client_quotas(admin, [([("client-id", "quota-consumer")],
+                                                [("consumer_byte_rate", RATE)])])
+        assert result.error_code == 0
+    finally:
+        admin.close()
+    throttles: list[float] = []
+
+    def on_stats(text: str) -> None:
+        for stats in json.loads(text)["brokers"].values():
+            throttles.append(stats.get("throttle", {}).get("max", 0))
+
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap_servers,
+                         "client.id": "quota-consumer", "group.id": "quota-group",
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False,
+                         "fetch.max.bytes": 65536, "message.max.bytes": 65536,
+                         "max.partition.fetch.bytes": 65536,
+                         "statistics.interval.ms": 500, "stats_cb": on_stats})
+    consumer.subscribe(["quota-read"])
+    read = 0
+    start = None
+    try:
+        while start is None or time.monotonic() - start < RUN_S:
+            batch = consumer.consume(500, 0.2)
+            if batch and start is None:
+                start = time.monotonic()
+            read += sum(len(m.value() or b"") for m in batch if m.error() is None)
+            assert start is not None or len(throttles) < 200, "nothing to read"
+        elapsed = time.monotonic() - start
+    finally:
+        consumer.close()
+    rate = read / max(elapsed, 10.0)
+    assert 0.9 * RATE <= rate <= 1.1 * RATE, rate
+    assert max(throttles, default=0) > 0, "the client never saw throttle_time_ms"
+
+
+def test_request_percentage_throttles_a_busy_client(kafka_broker_factory: Any) -> None:
+    from kafka.protocol.admin.client_quotas import DescribeClientQuotasRequest
+
+    broker = kafka_broker_factory()
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap_servers)
+    busy = KafkaAdminClient(bootstrap_servers=broker.bootstrap_servers, client_id="busy")
+    try:
+        # 0.001 % of a second: 10 us of handler time per second
+        [result] = alter_client_quotas(admin, [([("client-id", "busy")],
+                                                [("request_percentage", 0.001)])])
+        assert result.error_code == 0
+
+        async def describe() -> Any:
+            return await busy._manager.send(DescribeClientQuotasRequest(components=[],
+                                                                       strict=False))
+        seen: list[int] = []
+        while len(seen) < 5 and not any(seen):      # kafka-python pauses once throttled
+            seen.append(busy._manager.run(describe).throttle_time_ms)
+        # bounded by one quota window (1 s), as Kafka bounds a request-time throttle
+        assert 0 < max(seen) <= 1000, seen
+        # another client is not throttled
+        calm = admin._manager.run(
+            lambda: admin._manager.send(DescribeClientQuotasRequest(components=[],
+                                                                    strict=False)))
+        assert calm.throttle_time_ms == 0
+    finally:
+        admin.close()
+        busy.close()
+
+
+def test_idle_rates_are_forgotten() -> None:
+    now = [0]
+    m = _manager({"clients/<default>": {"producer_byte_rate": "1000000"}}, now)
+    for i in range(1024):
+        m.record_and_get_throttle_time_ms("User:ANONYMOUS", f"c{i}", 1)
+    assert len(m._rates) == 1024
+    now[0] = 3600 * 1000 + 1
+    m.record_and_get_throttle_time_ms("User:ANONYMOUS", "new", 1)
+    assert list(m._rates) == [("", "new")]
