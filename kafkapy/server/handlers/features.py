@@ -34,7 +34,7 @@ from kafkapy.protocol.message_classes import (
     UpdateFeaturesResponse,
 )
 from kafkapy.server.metadata_store import FileMetadataStore
-from kafkapy.server.request_context import Handler, RequestContext
+from kafkapy.server.request_context import Handler, Parked, RequestContext
 
 __all__ = ["HANDLERS", "handle_update_features"]
 
@@ -77,7 +77,14 @@ async def _apply(context: RequestContext[UpdateFeaturesRequest], updates: list[F
 
 
 async def handle_update_features(context: RequestContext[UpdateFeaturesRequest]
-                                 ) -> UpdateFeaturesResponse:
+                                 ) -> UpdateFeaturesResponse | Parked:
+    # The wait for the controller (and for the new epoch to reach this broker) holds no
+    # request-handler slot: see handlers/controller.py.
+    return Parked(lambda: _update_features(context))
+
+
+async def _update_features(context: RequestContext[UpdateFeaturesRequest]
+                           ) -> UpdateFeaturesResponse:
     version = context.api_version
     body = context.body
     updates = _updates(context)
