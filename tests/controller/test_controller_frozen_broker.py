@@ -16,6 +16,7 @@ request with none, the client's). See ``admin_of`` for a wait that is kafka-pyth
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -32,7 +33,11 @@ from kafkapy.zk.zookeeper_server import ZooKeeperServer
 WAIT_S = 60.0
 SERVER_TIMEOUT_MS = 30_000          # the requests' timeout_ms: the broker's longest wait
 CLIENT_TIMEOUT_MS = 90_000          # longer: a hung request ends as the broker's timeout
+# A short controller.socket.timeout.ms: a freeze of a few seconds outlasts the controller's
+# wait for the frozen broker's answer, so its requests are retried (the per-broker queue).
+SOCKET_TIMEOUT_MS = 2000
 SETTINGS = {"zookeeper.session.timeout.ms": 90_000, "num.io.threads": 1,
+            "controller.socket.timeout.ms": SOCKET_TIMEOUT_MS,
             "auto.leader.rebalance.enable": "false", "offsets.topic.num.partitions": 1}
 
 
@@ -140,6 +145,8 @@ def test_a_reassignment_to_a_frozen_broker_is_answered_and_completes_when_it_wak
             [(0, [frozen])]
         # The ISR is still the two live replicas: acks=all writes go on.
         produce(cluster, [controller, other], topic, range(300, 600))
+        # Frozen past the controller's socket timeout: its LeaderAndIsr is sent again.
+        time.sleep(2 * SOCKET_TIMEOUT_MS / 1000)
     cluster.wait_until(lambda: assignment(cluster, topic)[0] == ReplicaAssignment(tuple(target)),
                        "the reassignment to complete", timeout=WAIT_S, broker_id=controller)
     assert sorted(cluster.wait_for_isr(topic, 0, 3, timeout=WAIT_S)) == sorted(target)
