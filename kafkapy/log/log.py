@@ -815,6 +815,12 @@ class Log:
         if target < 0:
             raise ValueError(f"cannot truncate to a negative offset {target}")
         if target >= self.log_end_offset:
+            # No batch to drop, but an epoch may start at the end: a leader that took a new
+            # epoch and appended nothing before it lost the leadership. Left, the follower
+            # keeps sending it as LastFetchedEpoch, the new leader keeps answering a
+            # DivergingEpoch and never counts it caught up: the high watermark stalls until
+            # it leaves the ISR (Kafka's UnifiedLog.truncateTo truncates the cache here too).
+            self.epochs.truncate_from_end(self.log_end_offset)
             return False
         self._note_truncation(target)
         if target < self.log_start_offset:

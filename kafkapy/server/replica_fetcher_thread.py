@@ -310,7 +310,9 @@ class ReplicaFetcherThread:
             log.info("%s: truncating the follower log from %d to %d (leader %d: epoch %d ends "
                      "at %d)", tp, replica_end, target, self.leader_id, leader_epoch,
                      leader_end)
-            plog.truncate_to(target)
+        # Even at the end: an epoch this replica took as leader and wrote nothing in starts
+        # there, and only the truncation drops it (else LastFetchedEpoch diverges forever).
+        plog.truncate_to(target)
         state.fetch_offset = plog.log_end_offset
         state.last_fetched_epoch = plog.epochs.latest_epoch
 

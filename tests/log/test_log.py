@@ -771,6 +771,25 @@ def test_truncate_mid_batch_removes_the_whole_batch(tmp_path: Path) -> None:
     check_indexes(log.dir)
 
 
+def test_truncate_to_the_end_drops_an_epoch_that_starts_there(tmp_path: Path) -> None:
+    """A leader took epoch 3 at its end and appended nothing before it lost the leadership:
+    as a follower, the new leader's DivergingEpoch brings it to "truncate" to its end, which
+    removes no batch but must remove epoch 3 (Kafka's UnifiedLog.truncateTo), or it fetches
+    with LastFetchedEpoch 3 forever and the new leader never counts it caught up."""
+    log = open_log(tmp_path)
+    leader_append(log, recs(3, START_MS), epoch=2)
+    end = log.log_end_offset
+    log.epochs.assign(3, end)                   # Partition.make_leader at epoch 3
+    assert log.epochs.latest_epoch == 3
+    assert not log.truncate_to(end)
+    assert log.log_end_offset == end
+    assert [(e.epoch, e.start_offset) for e in log.epochs.entries] == [(2, 0)]
+    # Beyond the end likewise changes nothing else.
+    assert not log.truncate_to(end + 5)
+    assert log.log_end_offset == end and log.epochs.latest_epoch == 2
+    log.close()
+
+
 def test_truncate_across_segments(tmp_path: Path) -> None:
     clock = FakeClock()
     log, expected = _three_segments(tmp_path, file_delete_delay_ms=1000)

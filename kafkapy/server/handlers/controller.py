@@ -10,6 +10,16 @@ while the request waits) answers NOT_CONTROLLER, as Kafka's ZooKeeper-mode broke
 With an authorizer (Kafka's checks): AlterPartition and ControlledShutdown need
 CLUSTER_ACTION, ElectLeaders and AlterPartitionReassignments ALTER,
 ListPartitionReassignments DESCRIBE on the cluster (else CLUSTER_AUTHORIZATION_FAILED).
+
+Invariant: no handler here holds a request-handler slot (``num.io.threads``) while it waits.
+Each returns ``Parked``: the wait for the controller's event (and ElectLeaders' wait for the
+elected leaders to reach this broker's metadata cache, Kafka's DelayedElectLeader) runs in a
+task of its own. Kafka's handler threads likewise give these requests to the controller with
+a callback, or to a purgatory, and move on. Waiting in the slot starved the broker: the
+controller's own UpdateMetadata and LeaderAndIsr to this broker need a slot too, so with
+as many waiting admin requests as slots (one with ``num.io.threads=1``) every one of them
+ran out its timeout (REQUEST_TIMED_OUT), and every other request to the controller's broker
+(produce, fetch, AlterPartition) queued behind them.
 """
 
 from __future__ import annotations
@@ -40,7 +50,7 @@ from kafkapy.protocol.message_classes import (
 )
 from kafkapy.security.authorizer.acl import AclOperation
 from kafkapy.server.auth_helper import authorize_cluster_operation
-from kafkapy.server.request_context import Handler, RequestContext
+from kafkapy.server.request_context import Handler, Parked, RequestContext
 
 __all__ = ["HANDLERS"]
 
@@ -51,35 +61,47 @@ def _active_controller(context: RequestContext[Any]) -> KafkaController | None:
 
 
 async def handle_alter_partition(context: RequestContext[AlterPartitionRequest]
-                                 ) -> AlterPartitionResponse:
+                                 ) -> AlterPartitionResponse | Parked:
     authorize_cluster_operation(context, AclOperation.CLUSTER_ACTION)
     controller = _active_controller(context)
-    if controller is not None:
+    if controller is None:
+        return AlterPartitionResponse(error_code=NotControllerError.code)
+
+    async def finish() -> AlterPartitionResponse:
         try:
             return await controller.alter_partition(context.body, context.api_version)
         except KafkaError as e:
             return AlterPartitionResponse(error_code=e.code)
-    return AlterPartitionResponse(error_code=NotControllerError.code)
+    return Parked(finish)
 
 
 async def handle_controlled_shutdown(context: RequestContext[ControlledShutdownRequest]
-                                     ) -> ControlledShutdownResponse:
+                                     ) -> ControlledShutdownResponse | Parked:
     authorize_cluster_operation(context, AclOperation.CLUSTER_ACTION)
     controller = _active_controller(context)
-    if controller is not None:
+    if controller is None:
+        return ControlledShutdownResponse(error_code=NotControllerError.code)
+
+    async def finish() -> ControlledShutdownResponse:
         try:
             return await controller.controlled_shutdown(context.body.broker_id,
                                                         context.body.broker_epoch)
         except KafkaError as e:
             return ControlledShutdownResponse(error_code=e.code)
-    return ControlledShutdownResponse(error_code=NotControllerError.code)
+    return Parked(finish)
 
 
 async def handle_elect_leaders(context: RequestContext[ElectLeadersRequest]
-                               ) -> ElectLeadersResponse:
+                               ) -> ElectLeadersResponse | Parked:
     """Kafka's handleElectLeaders: per partition NONE or its error; with null partitions
     (all of them) the partitions that needed no election are left out of the answer."""
     authorize_cluster_operation(context, AclOperation.ALTER)
+    if _active_controller(context) is None:
+        return await _elect_leaders(context)          # NOT_CONTROLLER, at once
+    return Parked(lambda: _elect_leaders(context))
+
+
+async def _elect_leaders(context: RequestContext[ElectLeadersRequest]) -> ElectLeadersResponse:
     body = context.body
     everything = body.topic_partitions is None
     asked = None if body.topic_partitions is None else [
@@ -140,12 +162,20 @@ def _api_message(error: KafkaError | None) -> str | None:
 
 async def handle_alter_partition_reassignments(
         context: RequestContext[AlterPartitionReassignmentsRequest]
-) -> AlterPartitionReassignmentsResponse:
-    """Answered once each reassignment has started (or was refused), per partition."""
+) -> AlterPartitionReassignmentsResponse | Parked:
+    """Answered once each reassignment has started (or was refused), per partition: the
+    controller writes it and queues its LeaderAndIsr, it waits for no replica (Kafka's
+    ``onPartitionReassignment``)."""
     authorize_cluster_operation(context, AclOperation.ALTER)
     controller = _active_controller(context)
     if controller is None:
         return AlterPartitionReassignmentsResponse(error_code=NotControllerError.code)
+    return Parked(lambda: _alter_reassignments(context, controller))
+
+
+async def _alter_reassignments(context: RequestContext[AlterPartitionReassignmentsRequest],
+                               controller: KafkaController
+                               ) -> AlterPartitionReassignmentsResponse:
     targets: dict[TopicPartition, tuple[int, ...] | None] = {}
     for asked in context.body.topics:
         for p in asked.partitions:

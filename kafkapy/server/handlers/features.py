@@ -39,7 +39,7 @@ from kafkapy.protocol.message_classes import (
 from kafkapy.security.authorizer.acl import AclOperation
 from kafkapy.server.auth_helper import authorize_cluster_operation
 from kafkapy.server.metadata_store import FileMetadataStore
-from kafkapy.server.request_context import Handler, RequestContext
+from kafkapy.server.request_context import Handler, Parked, RequestContext
 
 __all__ = ["HANDLERS", "handle_update_features"]
 
@@ -82,8 +82,15 @@ async def _apply(context: RequestContext[UpdateFeaturesRequest], updates: list[F
 
 
 async def handle_update_features(context: RequestContext[UpdateFeaturesRequest]
-                                 ) -> UpdateFeaturesResponse:
+                                 ) -> UpdateFeaturesResponse | Parked:
     authorize_cluster_operation(context, AclOperation.ALTER)
+    # The wait for the controller (and for the new epoch to reach this broker) holds no
+    # request-handler slot: see handlers/controller.py.
+    return Parked(lambda: _update_features(context))
+
+
+async def _update_features(context: RequestContext[UpdateFeaturesRequest]
+                           ) -> UpdateFeaturesResponse:
     version = context.api_version
     body = context.body
     updates = _updates(context)

@@ -44,8 +44,11 @@ the client re-sends to Metadata's ControllerId. The change is written to ZooKeep
 answer waits, at most ``TimeoutMs``, until the metadata cache (the controller's
 UpdateMetadata) shows it: every new partition with a leader (DelayedCreatePartitions) or the
 topic gone (DelayedDeleteTopics); what is still missing then is REQUEST_TIMED_OUT, and so is
-everything when ``TimeoutMs`` <= 0. ``delete.topic.enable=false`` is TOPIC_DELETION_DISABLED
-(INVALID_REQUEST before v3) per topic, as Kafka's ZooKeeper broker answers.
+everything when ``TimeoutMs`` <= 0. The wait is ``Parked``: it holds no request-handler slot,
+as Kafka's purgatory holds no handler thread (the UpdateMetadata it waits for needs a slot:
+held, ``num.io.threads`` such requests starved the broker until each timed out).
+``delete.topic.enable=false`` is TOPIC_DELETION_DISABLED (INVALID_REQUEST before v3) per
+topic, as Kafka's ZooKeeper broker answers.
 """
 
 from __future__ import annotations
@@ -87,7 +90,7 @@ from kafkapy.protocol.message_classes import (
 from kafkapy.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kafkapy.server.admin_manager import CLUSTER_METADATA_TOPIC, api_error
 from kafkapy.server.auth_helper import authorize, filter_by_authorized
-from kafkapy.server.request_context import Handler, RequestContext
+from kafkapy.server.request_context import Handler, Parked, RequestContext
 
 if TYPE_CHECKING:
     from kafkapy.server.kafka_server import KafkaServer
@@ -122,7 +125,7 @@ def _log_failure(what: str, name: str, exc: Exception) -> None:
 
 
 async def handle_create_topics(
-        context: RequestContext[CreateTopicsRequest]) -> CreateTopicsResponse:
+        context: RequestContext[CreateTopicsRequest]) -> CreateTopicsResponse | Parked:
     body = context.body
     version = context.api_version
     admin = context.server.admin
@@ -195,10 +198,15 @@ async def handle_create_topics(
             name=CLUSTER_METADATA_TOPIC, error_code=InvalidRequestError.code,
             error_message=f"Creation of internal topic {CLUSTER_METADATA_TOPIC} is "
                           f"prohibited."))
-    if created:
+    response = CreateTopicsResponse(throttle_time_ms=0, topics=results)
+    if not created:
+        return response
+
+    async def finish() -> CreateTopicsResponse:
         await _wait_for_leaders(context.server, body.timeout_ms, {
             name: (result, range(count)) for name, (result, count) in created.items()})
-    return CreateTopicsResponse(throttle_time_ms=0, topics=results)
+        return response
+    return Parked(finish)
 
 
 async def _wait_for_leaders(server: KafkaServer, timeout_ms: int,
@@ -222,7 +230,7 @@ async def _wait_for_leaders(server: KafkaServer, timeout_ms: int,
 
 
 async def handle_delete_topics(
-        context: RequestContext[DeleteTopicsRequest]) -> DeleteTopicsResponse:
+        context: RequestContext[DeleteTopicsRequest]) -> DeleteTopicsResponse | Parked:
     body = context.body
     server = context.server
     if server.admin.zk_mode:
@@ -261,7 +269,7 @@ async def handle_delete_topics(
 
 
 async def _delete_topics_zk(
-        context: RequestContext[DeleteTopicsRequest]) -> DeleteTopicsResponse:
+        context: RequestContext[DeleteTopicsRequest]) -> DeleteTopicsResponse | Parked:
     """Kafka 3.x's ZooKeeper-mode ``handleDeleteTopicsRequest`` + ``ZkAdminManager.
     deleteTopics``: per-topic errors, then DelayedDeleteTopics."""
     body = context.body
@@ -300,20 +308,25 @@ async def _delete_topics_zk(
             continue
         pending.append(result)
     cache = server.metadata_cache
-    if pending and body.timeout_ms > 0:
-        await server.admin.wait_for(
-            lambda: all(cache.topic(str(r.name)) is None for r in pending), body.timeout_ms)
-    for result in pending:
-        if body.timeout_ms <= 0 or cache.topic(str(result.name)) is not None:
-            result.error_code = RequestTimedOutError.code
-    return DeleteTopicsResponse(throttle_time_ms=0, responses=responses)
+    response = DeleteTopicsResponse(throttle_time_ms=0, responses=responses)
+
+    async def finish() -> DeleteTopicsResponse:
+        if body.timeout_ms > 0:
+            await server.admin.wait_for(
+                lambda: all(cache.topic(str(r.name)) is None for r in pending),
+                body.timeout_ms)
+        for result in pending:
+            if body.timeout_ms <= 0 or cache.topic(str(result.name)) is not None:
+                result.error_code = RequestTimedOutError.code
+        return response
+    return Parked(finish) if pending else response
 
 
 # ============================================================================ CreatePartitions
 
 
 async def handle_create_partitions(
-        context: RequestContext[CreatePartitionsRequest]) -> CreatePartitionsResponse:
+        context: RequestContext[CreatePartitionsRequest]) -> CreatePartitionsResponse | Parked:
     body = context.body
     admin = context.server.admin
     counts = Counter(t.name for t in body.topics)
@@ -355,9 +368,14 @@ async def handle_create_partitions(
             _log_failure("CreatePartitions", topic.name, e)
             result.error_code, result.error_message = api_error(e)
         results.append(result)
-    if waiting:
+    response = CreatePartitionsResponse(throttle_time_ms=0, results=results)
+    if not waiting:
+        return response
+
+    async def finish() -> CreatePartitionsResponse:
         await _wait_for_leaders(context.server, body.timeout_ms, waiting)
-    return CreatePartitionsResponse(throttle_time_ms=0, results=results)
+        return response
+    return Parked(finish)
 
 
 # =============================================================================== DeleteRecords
