@@ -40,8 +40,11 @@ connection is a Trio task). ``offsets.topic.replication.factor`` and
 ``transaction.state.log.replication.factor`` keep Kafka's default 3; clamping them to the number
 of live brokers when the internal topic is created is the coordinators' job, not the config's.
 
-*Security*: only PLAINTEXT listeners. A listener whose name maps (through
-``listener.security.protocol.map``) to SSL, SASL_PLAINTEXT or SASL_SSL is refused at load.
+*Security*: PLAINTEXT and SSL listeners (the ``ssl.*`` settings, each one overridable per
+listener as ``listener.name.<listener lower-case>.<setting>``, resolved by
+``BrokerConfig.listener_setting``). A listener whose name maps (through
+``listener.security.protocol.map``) to SASL_PLAINTEXT or SASL_SSL is refused at load. The
+``ssl.*`` PASSWORD settings are sensitive: DescribeConfigs shows no value for them.
 
 *Properties syntax*: ``parse_properties`` implements ``java.util.Properties.load`` (logical lines,
 ``#``/``!`` comments, ``=``/``:``/whitespace separators, backslash continuations, escapes,
@@ -323,7 +326,7 @@ class Setting:
 
 _KIND_OF_TYPE = {ConfigType.BOOLEAN: "bool", ConfigType.STRING: "string", ConfigType.INT: "int",
                  ConfigType.SHORT: "short", ConfigType.LONG: "long", ConfigType.DOUBLE: "ratio",
-                 ConfigType.LIST: "list"}
+                 ConfigType.LIST: "list", ConfigType.PASSWORD: "password"}
 
 
 def _s(name: str, config_type: ConfigType, default: str | None, doc: str, *,
@@ -341,6 +344,7 @@ def _s(name: str, config_type: ConfigType, default: str | None, doc: str, *,
 _B, _S, _I, _SH, _L, _D, _LI = (ConfigType.BOOLEAN, ConfigType.STRING, ConfigType.INT,
                                  ConfigType.SHORT, ConfigType.LONG, ConfigType.DOUBLE,
                                  ConfigType.LIST)
+_PW = ConfigType.PASSWORD
 _CW = "cluster-wide"
 _LMAX = str(LONG_MAX)
 _IMAX = str(_INT_MAX)
@@ -389,9 +393,14 @@ _TABLE: tuple[Setting, ...] = (
        "broker to answer LeaderAndIsr, UpdateMetadata or StopReplica before it reconnects.",
        at_least=1),
     _s("inter.broker.listener.name", _S, None, "The listener brokers use to talk to each other "
-       "(replica fetches, the controller's requests). Unset: the listener named PLAINTEXT "
-       "(Kafka's security.inter.broker.protocol default), else the first listener.",
+       "(replica fetches, the controller's requests). Unset: the listener named after "
+       "security.inter.broker.protocol; when that is not set either, the listener named "
+       "PLAINTEXT, else the first listener (kafkapy: Kafka requires a PLAINTEXT listener "
+       "then). Cannot be set together with security.inter.broker.protocol.",
        kafka_default=None),
+    _s("security.inter.broker.protocol", _S, "PLAINTEXT", "Security protocol brokers use to "
+       "talk to each other (PLAINTEXT or SSL): the inter-broker listener is the one of that "
+       "name. Cannot be set together with inter.broker.listener.name.", attr=None),
     # ---------------------------------------------------------------- replication
     _s("num.replica.fetchers", _I, "1", "Fetcher tasks per source broker that replicate its "
        "partitions to this one.", at_least=1),
@@ -427,8 +436,8 @@ _TABLE: tuple[Setting, ...] = (
        attr=None),
     _s("listener.security.protocol.map", _S,
        "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT",
-       "LISTENER:PROTOCOL pairs. kafkapy serves PLAINTEXT only: a listener mapped to SSL or "
-       "SASL is refused.", mode="per-broker", attr=None),
+       "LISTENER:PROTOCOL pairs. kafkapy serves PLAINTEXT and SSL: a listener mapped to "
+       "SASL_PLAINTEXT or SASL_SSL is refused.", mode="per-broker", attr=None),
     _s("num.network.threads", _I, "3", "Accepted for compatibility and unused: kafkapy has no "
        "network thread pool, each connection is a Trio task.", at_least=1, mode=_CW,
        used=False),
@@ -460,6 +469,52 @@ _TABLE: tuple[Setting, ...] = (
        attr=None),
     _s("max.connection.creation.rate", _I, _IMAX, "New connections per second allowed.",
        at_least=0, mode=_CW, used=False),
+    # ---------------------------------------------------------------- security: ssl
+    # Kafka's SslConfigs and BrokerSecurityConfigs. Each may be set per listener as
+    # listener.name.<listener lower-case>.<name> (BrokerConfig.listener_setting); they are
+    # read when the broker starts (kafkapy does not reload a key store while running).
+    _s("ssl.keystore.type", _S, "JKS", "File format of the key store: PEM or PKCS12. JKS "
+       "(Kafka's default) files cannot be read by kafkapy (convert them with keytool "
+       "-importkeystore -deststoretype PKCS12); a PKCS12 file under type JKS is read, as the "
+       "JDK does.", mode="per-broker", attr=None),
+    _s("ssl.keystore.location", _S, None, "Key store file: PEM (certificate chain and private "
+       "key) or PKCS12.", mode="per-broker", attr=None),
+    _s("ssl.keystore.password", _PW, None, "Password of a PKCS12 key store (not allowed with "
+       "PEM).", kind="password", mode="per-broker", attr=None),
+    _s("ssl.key.password", _PW, None, "Password of the private key (an encrypted PEM key).",
+       kind="password", mode="per-broker", attr=None),
+    _s("ssl.keystore.certificate.chain", _PW, None, "The certificate chain in PEM, inline "
+       "(ssl.keystore.type=PEM).", kind="password", mode="per-broker", attr=None),
+    _s("ssl.keystore.key", _PW, None, "The private key in PEM (PKCS#8), inline "
+       "(ssl.keystore.type=PEM).", kind="password", mode="per-broker", attr=None),
+    _s("ssl.truststore.type", _S, "JKS", "File format of the trust store: PEM or PKCS12 (JKS "
+       "as for ssl.keystore.type).", mode="per-broker", attr=None),
+    _s("ssl.truststore.location", _S, None, "Trust store file (the CAs a client's or a peer "
+       "broker's certificate must chain to). Unset: the system's default CAs.",
+       mode="per-broker", attr=None),
+    _s("ssl.truststore.password", _PW, None, "Password of a PKCS12 trust store.",
+       kind="password", mode="per-broker", attr=None),
+    _s("ssl.truststore.certificates", _PW, None, "Trusted certificates in PEM, inline "
+       "(ssl.truststore.type=PEM).", kind="password", mode="per-broker", attr=None),
+    _s("ssl.client.auth", _S, "none", "Client certificates on SSL listeners: none, requested "
+       "(verified if sent) or required (mutual TLS). The principal is the certificate's "
+       "subject mapped by ssl.principal.mapping.rules.", mode="per-broker", attr=None),
+    _s("ssl.enabled.protocols", _LI, "TLSv1.2,TLSv1.3", "TLS versions allowed (TLSv1.2, "
+       "TLSv1.3; TLSv1 and TLSv1.1 if the platform's OpenSSL still allows them).",
+       mode="per-broker", attr=None),
+    _s("ssl.cipher.suites", _LI, None, "Cipher suites allowed (unset: OpenSSL's defaults): "
+       "OpenSSL names or the IANA names of the TLS 1.2 ECDHE/DHE AEAD and SHA-2 suites. "
+       "TLS 1.3 suites cannot be narrowed; a list without any disables TLS 1.3.",
+       mode="per-broker", attr=None),
+    _s("ssl.endpoint.identification.algorithm", _S, "https", "https: the broker checks the "
+       "host name of a broker it connects to (inter-broker) against its certificate; empty: "
+       "no host name check.", mode="per-broker", attr=None),
+    _s("ssl.principal.mapping.rules", _S, "DEFAULT", "Rules mapping a client certificate's "
+       "subject (RFC 2253, e.g. CN=alice,OU=eng,O=acme,C=US) to a principal name: "
+       "RULE:pattern/replacement/[LU] entries, DEFAULT keeps the subject.", attr=None),
+    _s("ssl.protocol", _S, "TLSv1.3", "Accepted and unused: the versions come from "
+       "ssl.enabled.protocols (Python's ssl has no per-protocol context).", mode="per-broker",
+       used=False, attr=None),
     # ---------------------------------------------------------------- requests and topics
     _s("message.max.bytes", _I, "1048588", "Largest record batch accepted (after compression); "
        "the default of topics' max.message.bytes.", at_least=0, mode=_CW, dynamic=True),
@@ -632,6 +687,11 @@ _BROKER_SYNONYMS["log.flush.interval.ms"] = ("log.flush.interval.ms",
 _THREAD_COUNTS = ("num.io.threads",)
 
 _PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+_SERVED_PROTOCOLS = ("PLAINTEXT", "SSL")
+# List settings Kafka allows empty (their default is null).
+_EMPTY_LISTS = frozenset({"ssl.cipher.suites"})
+_CLIENT_AUTH = ("none", "requested", "required")
+_LISTENER_PREFIX = re.compile(r"listener\.name\.([^.]+)\.(.+)")
 _LISTENER_URI = re.compile(r"(.*)://\[?([0-9a-zA-Z\-%._:]*)\]?:(-?[0-9]+)")
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 _JAVA_TRIM = "".join(map(chr, range(33)))          # String.trim: every char <= ' '
@@ -671,10 +731,12 @@ def _parse_value(setting: Setting, raw: str) -> object:
         if name in ("socket.send.buffer.bytes", "socket.receive.buffer.bytes") and value == 0:
             raise _invalid(name, text, "must be -1 (the OS default) or positive")
         return value
-    if kind == "string":
+    if kind in ("string", "password"):
         return text
     if kind == "list":
         items = _split_list(text)
+        if not items and name in _EMPTY_LISTS:
+            return []
         if not items:
             raise _invalid(name, text, "must not be empty")
         if "" in items:
@@ -792,10 +854,10 @@ def _endpoints(name: str, entries: list[str], protocols: Mapping[str, str]) -> l
             raise _invalid(name, ",".join(entries),
                            f"no security protocol defined for listener {listener} in "
                            f"listener.security.protocol.map")
-        if protocol != "PLAINTEXT":
+        if protocol not in _SERVED_PROTOCOLS:
             raise _invalid(name, ",".join(entries),
-                           f"listener {listener} uses {protocol}: SSL and SASL are not "
-                           f"supported yet, kafkapy serves PLAINTEXT only")
+                           f"listener {listener} uses {protocol}: SASL is not supported "
+                           f"yet, kafkapy serves PLAINTEXT and SSL")
         endpoints.append(Endpoint(listener, host, port))
     names = [e.name for e in endpoints]
     if len(set(names)) != len(names):
@@ -1017,6 +1079,8 @@ class BrokerConfig:
     unknown: dict[str, str] = attrs.field(init=False, eq=False, repr=False)
     """Settings kafkapy does not know (kept in ``props``, otherwise ignored)."""
     _values: dict[str, object] = attrs.field(init=False, eq=False, repr=False)
+    _listener_values: dict[str, dict[str, object]] = attrs.field(init=False, eq=False,
+                                                                 repr=False)
 
     def __attrs_post_init__(self) -> None:
         for layer in (self.static, self.dynamic_default):
@@ -1083,7 +1147,23 @@ class BrokerConfig:
         put(self, "advertised_listeners", advertised)
         names = [e.name for e in advertised]
         inter = values["inter.broker.listener.name"]
-        if inter in (None, ""):
+        inter_protocol = str(values["security.inter.broker.protocol"]).upper()
+        protocol_set = "security.inter.broker.protocol" in effective
+        if inter not in (None, "") and protocol_set:
+            raise _invalid("security.inter.broker.protocol", inter_protocol,
+                           "inter.broker.listener.name and security.inter.broker.protocol "
+                           "should not be set at the same time")
+        if inter_protocol not in _PROTOCOLS:
+            raise _invalid("security.inter.broker.protocol", inter_protocol,
+                           f"one of {', '.join(_PROTOCOLS)}")
+        if inter in (None, "") and protocol_set:
+            # Kafka: the listener named after the protocol (ListenerName.forSecurityProtocol)
+            inter = inter_protocol
+            if inter not in names:
+                raise _invalid("security.inter.broker.protocol", inter_protocol,
+                               f"the inter-broker listener {inter} must be one of the "
+                               f"advertised listeners ({', '.join(names)})")
+        elif inter in (None, ""):
             inter = "PLAINTEXT" if "PLAINTEXT" in names else names[0] if names else None
         else:
             inter = str(inter).upper()
@@ -1092,6 +1172,13 @@ class BrokerConfig:
                                f"it must be one of the advertised listeners "
                                f"({', '.join(names)})")
         put(self, "inter_broker_listener_name", inter)
+        if values["zookeeper.connect"] and inter is not None \
+                and protocols.get(inter) not in (None, "PLAINTEXT"):
+            # The brokers' own clients (controller channel, replica fetchers) speak plaintext.
+            raise _invalid("inter.broker.listener.name", inter,
+                           f"the inter-broker listener {inter} uses {protocols[inter]}, but "
+                           f"kafkapy brokers talk to each other over PLAINTEXT only: add a "
+                           f"PLAINTEXT listener for them (inter.broker.listener.name)")
 
         overrides = _ip_overrides(str(values["max.connections.per.ip.overrides"]))
         put(self, "max_connections_per_ip_overrides", overrides)
@@ -1100,9 +1187,33 @@ class BrokerConfig:
                            "max.connections.per.ip.overrides is set")
 
         _check_consumer_group_settings(values)
-        put(self, "log_config", _resolve_log_config(effective))
-        put(self, "unknown", {k: v for k, v in effective.items() if k not in SETTINGS})
+        per_listener, override_keys = _listener_overrides(effective)
+        put(self, "_listener_values", per_listener)
         put(self, "_values", values)
+        for listener in sorted({e.name for e in listeners}):
+            auth = self.listener_setting(listener, "ssl.client.auth")
+            if str(auth).lower() not in _CLIENT_AUTH:
+                raise _invalid("ssl.client.auth", auth, f"one of {', '.join(_CLIENT_AUTH)}")
+        put(self, "log_config", _resolve_log_config(effective))
+        put(self, "unknown", {k: v for k, v in effective.items()
+                              if k not in SETTINGS and k not in override_keys})
+
+    def listener_setting(self, listener: str, name: str) -> object:
+        """The typed value of setting ``name`` for ``listener``: Kafka's per-listener
+        override ``listener.name.<listener lower-case>.<name>`` if set (parsed like the
+        setting), else the broker-wide value.
+
+        Raises:
+            KeyError: ``name`` is not a setting kafkapy knows.
+        """
+        if name not in SETTINGS:
+            raise KeyError(name)
+        per_listener = self._listener_values.get(listener.upper(), {})
+        return per_listener[name] if name in per_listener else self._values[name]
+
+    def listener_protocol(self, listener: str) -> str:
+        """The security protocol of ``listener`` (listener.security.protocol.map)."""
+        return self.listener_security_protocol_map[listener.upper()]
 
     # ------------------------------------------------------------------ constructors
 
@@ -1252,9 +1363,13 @@ class BrokerConfig:
             synonyms = [s for s in synonyms
                         if s.source == ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG]
         source = synonyms[0].source if synonyms else ConfigSource.DEFAULT_CONFIG
+        sensitive = setting.config_type == ConfigType.PASSWORD
+        if sensitive:                   # Kafka never shows a password's value
+            value = None
+            synonyms = [attrs.evolve(s, value=None) for s in synonyms]
         return ConfigEntry(name=name, value=value, source=source,
                            is_default=source == ConfigSource.DEFAULT_CONFIG,
-                           read_only=not setting.dynamic, sensitive=False,
+                           read_only=not setting.dynamic, sensitive=sensitive,
                            synonyms=tuple(synonyms), config_type=setting.config_type,
                            documentation=setting.doc)
 
@@ -1275,6 +1390,24 @@ class BrokerConfig:
         while found and found[0].name != name:
             found.pop(0)
         return found
+
+
+def _listener_overrides(effective: Mapping[str, str]
+                        ) -> tuple[dict[str, dict[str, object]], frozenset[str]]:
+    """The ``listener.name.<listener>.<setting>`` keys naming a known setting, parsed (each
+    checked like the setting, the error naming the whole key): listener (upper-case) ->
+    setting -> value, and the set of those keys."""
+    found: dict[str, dict[str, object]] = {}
+    keys = []
+    for key, raw in effective.items():
+        match = _LISTENER_PREFIX.fullmatch(key)
+        if match is None or match.group(2) not in SETTINGS:
+            continue
+        listener, name = match.group(1).upper(), match.group(2)
+        found.setdefault(listener, {})[name] = _parse_value(
+            attrs.evolve(SETTINGS[name], name=key), raw)
+        keys.append(key)
+    return found, frozenset(keys)
 
 
 def _resolve_log_config(props: Mapping[str, str]) -> LogConfig:

@@ -85,7 +85,8 @@ class Request:
 
     ``frame`` is the request header and body without the 4-byte size prefix.
     ``receive_time_ns`` is ``time.monotonic_ns()`` when the frame was handed to the channel
-    (for request latency, like Kafka's ``startTimeNanos``). Equality is identity.
+    (for request latency, like Kafka's ``startTimeNanos``). ``principal`` and
+    ``security_protocol`` are the connection's (``ConnectionLink``). Equality is identity.
     """
 
     connection_id: str
@@ -94,6 +95,8 @@ class Request:
     client_port: int
     frame: bytes | bytearray = attrs.field(repr=_frame_repr)
     receive_time_ns: int
+    principal: str = attrs.field(default="User:ANONYMOUS", kw_only=True)
+    security_protocol: str = attrs.field(default="PLAINTEXT", kw_only=True)
     _link: ConnectionLink | None = attrs.field(default=None, kw_only=True, repr=False)
 
 
@@ -227,18 +230,27 @@ class ConnectionLink:
 
     Used only by the task that owns the connection: ``await submit(frame)`` then
     ``await response()``, over and over; ``close()`` when the connection goes away.
+
+    ``principal`` is who the connection authenticated as, in Kafka's ``KafkaPrincipal``
+    form ``User:name`` (``User:ANONYMOUS`` until an authentication says otherwise: TLS
+    client certificates, SASL); ``security_protocol`` is its listener's ("PLAINTEXT",
+    "SSL", "SASL_PLAINTEXT", "SASL_SSL"). Both are copied into every ``Request``.
     """
 
     __slots__ = ("_channel", "_closed", "_in_flight", "_response", "_waiter", "client_host",
-                 "client_port", "connection_id", "listener_name")
+                 "client_port", "connection_id", "listener_name", "principal",
+                 "security_protocol")
 
     def __init__(self, channel: RequestChannel, connection_id: str, listener_name: str,
-                 client_host: str, client_port: int) -> None:
+                 client_host: str, client_port: int, *, security_protocol: str = "PLAINTEXT",
+                 principal: str = "User:ANONYMOUS") -> None:
         self._channel = channel
         self.connection_id = connection_id
         self.listener_name = listener_name
         self.client_host = client_host
         self.client_port = client_port
+        self.security_protocol = security_protocol
+        self.principal = principal
         self._in_flight: Request | None = None
         self._response: Response | None = None
         # The connection task parked in ``response()``, rescheduled by ``_deliver``: the
@@ -258,7 +270,8 @@ class ConnectionLink:
             raise RuntimeError(f"connection {self.connection_id} already has a request in "
                                f"flight")
         return Request(self.connection_id, self.listener_name, self.client_host,
-                       self.client_port, frame, time.monotonic_ns(), link=self)
+                       self.client_port, frame, time.monotonic_ns(), principal=self.principal,
+                       security_protocol=self.security_protocol, link=self)
 
     def try_submit(self, frame: bytes | bytearray) -> bool:
         """Queue ``frame`` as this connection's next request if the channel has room now (True);

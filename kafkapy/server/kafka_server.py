@@ -45,6 +45,7 @@ from kafkapy.network.request_channel import RequestChannel
 from kafkapy.network.socket_server import SocketServer
 from kafkapy.server.add_partitions_to_txn_manager import AddPartitionsToTxnManager
 from kafkapy.server.admin_manager import AdminManager
+from kafkapy.server.channel_builders import security_protocols, ssl_listeners
 from kafkapy.server.config_change_listener import ConfigChangeListener
 from kafkapy.server.controlled_shutdown import controlled_shutdown
 from kafkapy.server.coordinator_partitions import BrokerCoordinatorPartitions
@@ -201,7 +202,8 @@ class KafkaServer:
             max_connections_per_ip_overrides=cfg.max_connections_per_ip_overrides,
             send_buffer_bytes=cfg.socket_send_buffer_bytes,
             receive_buffer_bytes=cfg.socket_receive_buffer_bytes,
-            listen_backlog_size=cfg.socket_listen_backlog_size)
+            listen_backlog_size=cfg.socket_listen_backlog_size,
+            ssl_listeners=ssl_listeners(cfg), security_protocols=security_protocols(cfg))
         try:
             async with trio.open_nursery() as nursery:
                 self._scope = nursery.cancel_scope

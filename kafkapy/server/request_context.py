@@ -70,6 +70,17 @@ class RequestContext(Generic[BodyT]):
         return self.request.connection_id
 
     @property
+    def principal(self) -> str:
+        """Who sent the request: ``User:name`` (Kafka's ``KafkaPrincipal.toString()``),
+        ``User:ANONYMOUS`` on an unauthenticated connection."""
+        return self.request.principal
+
+    @property
+    def security_protocol(self) -> str:
+        """The security protocol of the request's listener ("PLAINTEXT", "SSL", ...)."""
+        return self.request.security_protocol
+
+    @property
     def server(self) -> KafkaServer:
         return self.apis.server
 

@@ -1,0 +1,37 @@
+"""ChannelBuilders: the security of each listener, and of this broker's connections to the
+others, from the broker config (Kafka's ChannelBuilders / SslChannelBuilder).
+
+For each listener whose protocol (``listener.security.protocol.map``) is SSL, an
+``SslListener`` (``kafkapy.network.ssl_factory``) built from the ``ssl.*`` settings, each one
+read through ``BrokerConfig.listener_setting`` (the ``listener.name.<listener>.`` override
+first, as Kafka's ``ListenerName.configPrefix``). Built once, when the broker starts: a key store
+that cannot be read stops the start with ``InvalidConfigError``, as in Kafka.
+"""
+
+from __future__ import annotations
+
+from kafkapy.config import BrokerConfig
+from kafkapy.network.ssl_factory import SSL_SETTINGS, SslConfig, SslListener, ssl_listener
+
+__all__ = ["listener_ssl_config", "security_protocols", "ssl_listeners"]
+
+
+def listener_ssl_config(config: BrokerConfig, listener: str) -> SslConfig:
+    """The ``ssl.*`` settings of ``listener``, per-listener overrides applied."""
+    values = {name: config.listener_setting(listener, name) for name in SSL_SETTINGS}
+    return SslConfig.from_settings(values.__getitem__)
+
+
+def security_protocols(config: BrokerConfig) -> dict[str, str]:
+    """Listener name -> security protocol, for the listeners the broker binds."""
+    return {e.name: config.listener_protocol(e.name) for e in config.listeners}
+
+
+def ssl_listeners(config: BrokerConfig) -> dict[str, SslListener]:
+    """The TLS context and principal mapper of every SSL listener.
+
+    Raises:
+        InvalidConfigError: a listener's key store or trust store cannot be used.
+    """
+    return {name: ssl_listener(listener_ssl_config(config, name), name)
+            for name, protocol in security_protocols(config).items() if protocol == "SSL"}
