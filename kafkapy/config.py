@@ -1193,7 +1193,10 @@ class BrokerConfig:
         for listener in sorted({e.name for e in listeners}):
             auth = self.listener_setting(listener, "ssl.client.auth")
             if str(auth).lower() not in _CLIENT_AUTH:
-                raise _invalid("ssl.client.auth", auth, f"one of {', '.join(_CLIENT_AUTH)}")
+                key = f"listener.name.{listener.lower()}.ssl.client.auth" \
+                    if "ssl.client.auth" in per_listener.get(listener, {}) \
+                    else "ssl.client.auth"
+                raise _invalid(key, auth, f"one of {', '.join(_CLIENT_AUTH)}")
         put(self, "log_config", _resolve_log_config(effective))
         put(self, "unknown", {k: v for k, v in effective.items()
                               if k not in SETTINGS and k not in override_keys})

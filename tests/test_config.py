@@ -213,6 +213,27 @@ KAFKA_DEFAULTS: dict[str, tuple[str | None, str]] = {
     "leader.imbalance.per.broker.percentage": ("10", "RC LEADER_IMBALANCE_PER_BROKER_"
                                                "PERCENTAGE_DEFAULT"),
     "controller.socket.timeout.ms": ("30000", "SC CONTROLLER_SOCKET_TIMEOUT_MS_DEFAULT"),
+    "security.inter.broker.protocol": ("PLAINTEXT", "ReplicationConfigs INTER_BROKER_SECURITY_"
+                                       "PROTOCOL_DEFAULT"),
+    "ssl.keystore.type": ("JKS", "SslConfigs DEFAULT_SSL_KEYSTORE_TYPE"),
+    "ssl.keystore.location": (None, "SslConfigs SSL_KEYSTORE_LOCATION_CONFIG"),
+    "ssl.keystore.password": (None, "SslConfigs SSL_KEYSTORE_PASSWORD_CONFIG"),
+    "ssl.key.password": (None, "SslConfigs SSL_KEY_PASSWORD_CONFIG"),
+    "ssl.keystore.certificate.chain": (None, "SslConfigs SSL_KEYSTORE_CERTIFICATE_CHAIN_..."),
+    "ssl.keystore.key": (None, "SslConfigs SSL_KEYSTORE_KEY_CONFIG"),
+    "ssl.truststore.type": ("JKS", "SslConfigs DEFAULT_SSL_TRUSTSTORE_TYPE"),
+    "ssl.truststore.location": (None, "SslConfigs SSL_TRUSTSTORE_LOCATION_CONFIG"),
+    "ssl.truststore.password": (None, "SslConfigs SSL_TRUSTSTORE_PASSWORD_CONFIG"),
+    "ssl.truststore.certificates": (None, "SslConfigs SSL_TRUSTSTORE_CERTIFICATES_CONFIG"),
+    "ssl.client.auth": ("none", "BrokerSecurityConfigs SSL_CLIENT_AUTH_DEFAULT"),
+    "ssl.enabled.protocols": ("TLSv1.2,TLSv1.3", "SslConfigs DEFAULT_SSL_ENABLED_PROTOCOLS "
+                              "(Java 11+)"),
+    "ssl.cipher.suites": (None, "SslConfigs SSL_CIPHER_SUITES_CONFIG"),
+    "ssl.endpoint.identification.algorithm": ("https", "SslConfigs DEFAULT_SSL_ENDPOINT_"
+                                              "IDENTIFICATION_ALGORITHM"),
+    "ssl.principal.mapping.rules": ("DEFAULT", "BrokerSecurityConfigs DEFAULT_SSL_PRINCIPAL_"
+                                    "MAPPING_RULES"),
+    "ssl.protocol": ("TLSv1.3", "SslConfigs DEFAULT_SSL_PROTOCOL (Java 11+)"),
     "inter.broker.listener.name": (None, "RC INTER_BROKER_LISTENER_NAME_CONFIG (unset: from "
                                    "security.inter.broker.protocol, PLAINTEXT)"),
     "num.replica.fetchers": ("1", "RC NUM_REPLICA_FETCHERS_DEFAULT"),
@@ -561,10 +582,10 @@ def test_endpoint_str() -> None:
 
 
 LISTENER_ERRORS = [
-    ({"listeners": "SSL://:9093"}, "SSL and SASL are not supported yet"),
-    ({"listeners": "PLAINTEXT://:9092,SASL_SSL://:9093"}, "SASL_SSL: SSL and SASL"),
-    ({"listeners": "INTERNAL://:9092", "listener.security.protocol.map": "INTERNAL:SSL"},
-     "INTERNAL uses SSL"),
+    ({"listeners": "SASL_PLAINTEXT://:9093"}, "SASL is not supported yet"),
+    ({"listeners": "PLAINTEXT://:9092,SASL_SSL://:9093"}, "SASL_SSL: SASL is not supported"),
+    ({"listeners": "PLAINTEXT://:9092,SSL://:9093", "zookeeper.connect": "zk:2181",
+      "security.inter.broker.protocol": "SSL"}, "brokers talk to each other over PLAINTEXT"),
     ({"listeners": "INTERNAL://:9092", "listener.security.protocol.map": "INTERNAL:SASL_PLAINTEXT"},
      "uses SASL_PLAINTEXT"),
     ({"listeners": "CLIENT://:9092"}, "no security protocol defined for listener CLIENT"),
@@ -590,7 +611,7 @@ LISTENER_ERRORS = [
     ({"advertised.listeners": "PLAINTEXT://0.0.0.0:9092"}, "nonroutable meta-address"),
     ({"advertised.listeners": "CLIENT://h:1",
       "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CLIENT:PLAINTEXT"}, "CLIENT is not"),
-    ({"advertised.listeners": "SSL://h:1"}, "SSL and SASL are not supported yet"),
+    ({"advertised.listeners": "SASL_SSL://h:1"}, "SASL is not supported yet"),
     ({"advertised.listeners": ""}, "must not be empty"),
 ]
 
