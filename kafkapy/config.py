@@ -1172,13 +1172,6 @@ class BrokerConfig:
                                f"it must be one of the advertised listeners "
                                f"({', '.join(names)})")
         put(self, "inter_broker_listener_name", inter)
-        if values["zookeeper.connect"] and inter is not None \
-                and protocols.get(inter) not in (None, "PLAINTEXT"):
-            # The brokers' own clients (controller channel, replica fetchers) speak plaintext.
-            raise _invalid("inter.broker.listener.name", inter,
-                           f"the inter-broker listener {inter} uses {protocols[inter]}, but "
-                           f"kafkapy brokers talk to each other over PLAINTEXT only: add a "
-                           f"PLAINTEXT listener for them (inter.broker.listener.name)")
 
         overrides = _ip_overrides(str(values["max.connections.per.ip.overrides"]))
         put(self, "max_connections_per_ip_overrides", overrides)

@@ -584,8 +584,8 @@ def test_endpoint_str() -> None:
 LISTENER_ERRORS = [
     ({"listeners": "SASL_PLAINTEXT://:9093"}, "SASL is not supported yet"),
     ({"listeners": "PLAINTEXT://:9092,SASL_SSL://:9093"}, "SASL_SSL: SASL is not supported"),
-    ({"listeners": "PLAINTEXT://:9092,SSL://:9093", "zookeeper.connect": "zk:2181",
-      "security.inter.broker.protocol": "SSL"}, "brokers talk to each other over PLAINTEXT"),
+    ({"listeners": "PLAINTEXT://:9092", "security.inter.broker.protocol": "SSL"},
+     "the inter-broker listener SSL must be one of the advertised listeners"),
     ({"listeners": "INTERNAL://:9092", "listener.security.protocol.map": "INTERNAL:SASL_PLAINTEXT"},
      "uses SASL_PLAINTEXT"),
     ({"listeners": "CLIENT://:9092"}, "no security protocol defined for listener CLIENT"),

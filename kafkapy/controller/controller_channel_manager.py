@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import math
+import ssl
 from collections.abc import Callable
 from typing import Any
 
@@ -95,8 +96,10 @@ class ControllerChannelManager:
     """Connections and sender tasks to the live brokers, for one controller term."""
 
     def __init__(self, nursery: trio.Nursery, listener: str, timeout_ms: int,
-                 on_response: ResponseCallback) -> None:
+                 on_response: ResponseCallback, *,
+                 ssl_context: ssl.SSLContext | None = None) -> None:
         self._nursery = nursery
+        self._ssl_context = ssl_context     # the inter-broker listener is SSL
         self._listener = listener
         self._timeout_s = timeout_ms / 1000
         self._on_response = on_response
@@ -110,7 +113,7 @@ class ControllerChannelManager:
                       "controller cannot reach it", broker_id, self._listener)
             return
         conn = BrokerConnection(endpoint[0], endpoint[1], client_id="kafkapy-controller",
-                                timeout_s=self._timeout_s)
+                                timeout_s=self._timeout_s, ssl_context=self._ssl_context)
         send, receive = trio.open_memory_channel[tuple[int, int, Any]](math.inf)
         sender = _Sender(broker_id, conn, send, trio.CancelScope())
         self._senders[broker_id] = sender

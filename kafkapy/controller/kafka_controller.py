@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import logging
 import math
+import ssl
 import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -156,8 +157,11 @@ class KafkaController:
     def __init__(self, client: KafkaZkClient, broker_id: int, time: Time, *,
                  config: Callable[[], BrokerConfig] | None = None,
                  on_elected: Callable[[int], None] | None = None,
-                 on_resigned: Callable[[], None] | None = None) -> None:
+                 on_resigned: Callable[[], None] | None = None,
+                 ssl_context: ssl.SSLContext | None = None) -> None:
         self.client = client
+        # TLS context of the channels to the brokers (the inter-broker listener is SSL)
+        self._ssl_context = ssl_context
         self.broker_id = broker_id
         self.time = time
         self._config = config
@@ -514,7 +518,8 @@ class KafkaController:
             self._channels.close()
         self._channels = ControllerChannelManager(
             self._nursery, (cfg.inter_broker_listener_name if cfg else None) or "PLAINTEXT",
-            cfg.controller_socket_timeout_ms if cfg else 30_000, self._on_response)
+            cfg.controller_socket_timeout_ms if cfg else 30_000, self._on_response,
+            ssl_context=self._ssl_context)
         self._watch()
         ctx.live_brokers = await self._zk(self.client.get_all_brokers)
         for broker_id, broker in ctx.live_brokers.items():

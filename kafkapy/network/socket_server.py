@@ -510,8 +510,18 @@ class SocketServer:
                         await trio.lowlevel.wait_readable(sock)
                     except ssl.SSLWantWriteError:
                         await trio.lowlevel.wait_writable(sock)
-        except (ssl.SSLError, OSError) as exc:
+        except (ssl.SSLEOFError, ssl.SSLZeroReturnError) as exc:
+            # The client went away mid-handshake (as Kafka, a disconnection, not a failed
+            # authentication: a peer that gave up, a broker's channel being replaced).
+            log.debug("Connection %s from %s:%d closed during the TLS handshake: %s",
+                      link.connection_id, link.client_host, link.client_port, exc)
+            return False
+        except ssl.SSLError as exc:
             reason = str(exc) or type(exc).__name__
+        except OSError as exc:
+            log.debug("Connection %s from %s:%d failed during the TLS handshake: %s",
+                      link.connection_id, link.client_host, link.client_port, exc)
+            return False
         finally:
             conn.intake = None
         if scope.cancelled_caught:

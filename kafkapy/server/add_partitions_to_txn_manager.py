@@ -151,7 +151,8 @@ class AddPartitionsToTxnManager:
         if conn is None or (conn.host, conn.port) != (endpoint.host, endpoint.port):
             conn = BrokerConnection(endpoint.host, endpoint.port,
                                     client_id=f"broker-{server.node_id}-txn-verification",
-                                    timeout_s=server.config.request_timeout_ms / 1000)
+                                    timeout_s=server.config.request_timeout_ms / 1000,
+                                    ssl_context=server.inter_broker_ssl_context)
             self._connections[broker_id] = conn
         return conn
 

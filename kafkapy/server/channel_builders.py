@@ -5,15 +5,25 @@ For each listener whose protocol (``listener.security.protocol.map``) is SSL, an
 ``SslListener`` (``kafkapy.network.ssl_factory``) built from the ``ssl.*`` settings, each one
 read through ``BrokerConfig.listener_setting`` (the ``listener.name.<listener>.`` override
 first, as Kafka's ``ListenerName.configPrefix``). Built once, when the broker starts: a key store
-that cannot be read stops the start with ``InvalidConfigError``, as in Kafka.
+that cannot be read stops the start with ``InvalidConfigError``, as in Kafka. Likewise the
+client context of the inter-broker connections when the inter-broker listener is SSL.
 """
 
 from __future__ import annotations
 
-from kafkapy.config import BrokerConfig
-from kafkapy.network.ssl_factory import SSL_SETTINGS, SslConfig, SslListener, ssl_listener
+import ssl
 
-__all__ = ["listener_ssl_config", "security_protocols", "ssl_listeners"]
+from kafkapy.config import BrokerConfig
+from kafkapy.network.ssl_factory import (
+    SSL_SETTINGS,
+    SslConfig,
+    SslListener,
+    client_context,
+    ssl_listener,
+)
+
+__all__ = ["inter_broker_ssl_context", "listener_ssl_config", "security_protocols",
+           "ssl_listeners"]
 
 
 def listener_ssl_config(config: BrokerConfig, listener: str) -> SslConfig:
@@ -35,3 +45,19 @@ def ssl_listeners(config: BrokerConfig) -> dict[str, SslListener]:
     """
     return {name: ssl_listener(listener_ssl_config(config, name), name)
             for name, protocol in security_protocols(config).items() if protocol == "SSL"}
+
+
+def inter_broker_ssl_context(config: BrokerConfig) -> ssl.SSLContext | None:
+    """The TLS context this broker connects to the others with (the controller's channels,
+    replica fetchers, AlterPartition, transaction markers), when the inter-broker listener's
+    protocol is SSL; None for PLAINTEXT. Kafka's inter-broker client takes that listener's
+    settings: its trust store verifies the peers, its key store is the client certificate
+    (mutual TLS when the peers require it), ssl.endpoint.identification.algorithm applies.
+
+    Raises:
+        InvalidConfigError: the listener's trust store or key store cannot be used.
+    """
+    listener = config.inter_broker_listener_name
+    if listener is None or config.listener_protocol(listener) != "SSL":
+        return None
+    return client_context(listener_ssl_config(config, listener))

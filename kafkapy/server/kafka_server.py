@@ -45,7 +45,11 @@ from kafkapy.network.request_channel import RequestChannel
 from kafkapy.network.socket_server import SocketServer
 from kafkapy.server.add_partitions_to_txn_manager import AddPartitionsToTxnManager
 from kafkapy.server.admin_manager import AdminManager
-from kafkapy.server.channel_builders import security_protocols, ssl_listeners
+from kafkapy.server.channel_builders import (
+    inter_broker_ssl_context,
+    security_protocols,
+    ssl_listeners,
+)
 from kafkapy.server.config_change_listener import ConfigChangeListener
 from kafkapy.server.controlled_shutdown import controlled_shutdown
 from kafkapy.server.coordinator_partitions import BrokerCoordinatorPartitions
@@ -87,6 +91,9 @@ class KafkaServer:
         self.features = FinalizedFeatureCache()
         self.fetch_sessions = FetchSessionCache(config.max_incremental_fetch_session_cache_slots)
         self.socket_server: SocketServer | None = None
+        # The TLS context of this broker's connections to the others when the inter-broker
+        # listener is SSL (its listener.name.<listener>.ssl.* settings), else None.
+        self.inter_broker_ssl_context = inter_broker_ssl_context(config)
         self._scope: trio.CancelScope | None = None
         self._stopped = trio.Event()
         self._sockets_done = trio.Event()
@@ -224,8 +231,9 @@ class KafkaServer:
                     await self.healthcheck.register(self._registration)
                     await nursery.start(self.healthcheck.run)
                     await nursery.start(ConfigChangeListener(self, store).run)
-                    self.controller = KafkaController(self.healthcheck.client, self.node_id,
-                                                      self.time, config=lambda: self.config)
+                    self.controller = KafkaController(
+                        self.healthcheck.client, self.node_id, self.time,
+                        config=lambda: self.config, ssl_context=self.inter_broker_ssl_context)
                     await nursery.start(self.controller.run)
                 self.started_ms = self.time.milliseconds()
                 log.info("kafkapy broker %d started in %.0f ms (cluster %s), listening on %s",

@@ -33,6 +33,7 @@ flush that ``flush.messages`` may ask for after an append (fsync in a worker thr
 from __future__ import annotations
 
 import logging
+import ssl
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -217,6 +218,11 @@ class ReplicaManager:
         if self.server is None:
             return default
         return int(getattr(self.server.config, name, default))
+
+    @property
+    def inter_broker_ssl_context(self) -> ssl.SSLContext | None:
+        """The TLS context of connections to other brokers (None: plaintext)."""
+        return self.server.inter_broker_ssl_context if self.server is not None else None
 
     def now_ms(self) -> int:
         return self._clock() if self._clock is not None else int(time.time() * 1000)

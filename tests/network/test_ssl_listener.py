@@ -77,9 +77,12 @@ def rdkafka(broker: BrokerHandle, pki: Pki, listener: str = "SSL",
 
 def produce(conf: dict[str, Any], topic: str, values: list[bytes]) -> None:
     producer = Producer(conf)
+    errors: list[object] = []
     for value in values:
-        producer.produce(topic, value)
+        producer.produce(topic, value,
+                         on_delivery=lambda err, _msg: errors.append(err) if err else None)
     assert producer.flush(TIMEOUT) == 0
+    assert errors == []
 
 
 def consume(conf: dict[str, Any], topic: str, count: int) -> list[bytes]:
