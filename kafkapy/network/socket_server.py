@@ -135,6 +135,11 @@ _GONE_ERRNOS = _errnos("ECONNABORTED", "EPROTO", "EPERM", "ENETDOWN", "ENOPROTOO
 _PEER_ERRNOS = _errnos("EPIPE", "ECONNRESET", "ENOTCONN", "ECONNABORTED", "ETIMEDOUT",
                        "EHOSTUNREACH", "ENETUNREACH", "ENETDOWN")
 _NO_OVERRIDES: Mapping[str, int] = MappingProxyType({})
+# What "try again when the socket is ready" looks like on a plain socket (EAGAIN) and on an
+# SSLSocket (OpenSSL's want-read / want-write): one except clause serves both, at no cost to
+# a plain socket's fast path (an except clause is evaluated only when something is raised).
+_WANT_READ = (BlockingIOError, ssl.SSLWantReadError)
+_WANT_WRITE = (BlockingIOError, ssl.SSLWantWriteError)
 
 
 class Endpoint(NamedTuple):
@@ -594,7 +599,7 @@ class SocketServer:
             return None
         try:
             n: int | None = conn.sock.recv_into(self._received)
-        except (BlockingIOError, ssl.SSLWantReadError):
+        except _WANT_READ:
             n = await self._wait_and_read(conn)
             conn.turn = time.perf_counter()
             if n is None:
@@ -635,7 +640,7 @@ class SocketServer:
                 while n is None:
                     await trio.lowlevel.wait_readable(conn.sock)
                     # An SSLSocket may have only part of a TLS record: wait for the rest.
-                    with contextlib.suppress(BlockingIOError, ssl.SSLWantReadError):
+                    with contextlib.suppress(*_WANT_READ):
                         n = conn.sock.recv_into(self._received)
         finally:
             conn.intake = None
@@ -783,7 +788,7 @@ class SocketServer:
         while view:
             try:
                 sent = sock.send(view)
-            except (BlockingIOError, ssl.SSLWantWriteError):
+            except _WANT_WRITE:
                 # TLS: OpenSSL keeps what it has encrypted; the retry passes the same bytes
                 # (Python's ssl allows a moving write buffer).
                 await self._wait_writable(sock)
