@@ -296,3 +296,38 @@ def test_python_ssl_client_sees_tls13_and_the_broker_certificate(broker: BrokerH
         peer = tls.getpeercert()
         assert peer is not None and ("commonName", "broker") in \
             [item for rdn in peer["subject"] for item in rdn]
+
+
+def test_aiokafka_over_ssl(broker: BrokerHandle, pki: Pki) -> None:
+    import asyncio
+
+    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+    from aiokafka.helpers import create_ssl_context
+
+    name = topic()
+    context = create_ssl_context(cafile=pki.ca_file)
+
+    async def main() -> list[bytes | None]:
+        common = {"bootstrap_servers": address(broker, "SSL"), "security_protocol": "SSL",
+                  "ssl_context": context}
+        producer = AIOKafkaProducer(**common)
+        await producer.start()
+        try:
+            for i in range(5):
+                await producer.send_and_wait(name, b"aio-%d" % i)
+        finally:
+            await producer.stop()
+        consumer = AIOKafkaConsumer(name, **common, auto_offset_reset="earliest")
+        await consumer.start()
+        got: list[bytes | None] = []
+        try:
+            async with asyncio.timeout(TIMEOUT):
+                async for message in consumer:
+                    got.append(message.value)
+                    if len(got) == 5:
+                        break
+        finally:
+            await consumer.stop()
+        return got
+
+    assert asyncio.run(main()) == [b"aio-%d" % i for i in range(5)]
