@@ -471,31 +471,32 @@ _TABLE: tuple[Setting, ...] = (
        at_least=0, mode=_CW, used=False),
     # ---------------------------------------------------------------- security: ssl
     # Kafka's SslConfigs and BrokerSecurityConfigs. Each may be set per listener as
-    # listener.name.<listener lower-case>.<name> (BrokerConfig.listener_setting); they are
-    # read when the broker starts (kafkapy does not reload a key store while running).
+    # listener.name.<listener lower-case>.<name> (BrokerConfig.listener_setting). The key and
+    # trust store ones may change while running (Kafka's dynamic SSL update, KIP-226): new
+    # connections get the new certificate (channel_builders.reconfigure_ssl).
     _s("ssl.keystore.type", _S, "JKS", "File format of the key store: PEM or PKCS12. JKS "
        "(Kafka's default) files cannot be read by kafkapy (convert them with keytool "
        "-importkeystore -deststoretype PKCS12); a PKCS12 file under type JKS is read, as the "
-       "JDK does.", mode="per-broker", attr=None),
+       "JDK does.", mode="per-broker", dynamic=True, attr=None),
     _s("ssl.keystore.location", _S, None, "Key store file: PEM (certificate chain and private "
-       "key) or PKCS12.", mode="per-broker", attr=None),
+       "key) or PKCS12.", mode="per-broker", dynamic=True, attr=None),
     _s("ssl.keystore.password", _PW, None, "Password of a PKCS12 key store (not allowed with "
-       "PEM).", kind="password", mode="per-broker", attr=None),
+       "PEM).", kind="password", mode="per-broker", dynamic=True, attr=None),
     _s("ssl.key.password", _PW, None, "Password of the private key (an encrypted PEM key).",
-       kind="password", mode="per-broker", attr=None),
+       kind="password", mode="per-broker", dynamic=True, attr=None),
     _s("ssl.keystore.certificate.chain", _PW, None, "The certificate chain in PEM, inline "
-       "(ssl.keystore.type=PEM).", kind="password", mode="per-broker", attr=None),
+       "(ssl.keystore.type=PEM).", kind="password", mode="per-broker", dynamic=True, attr=None),
     _s("ssl.keystore.key", _PW, None, "The private key in PEM (PKCS#8), inline "
-       "(ssl.keystore.type=PEM).", kind="password", mode="per-broker", attr=None),
+       "(ssl.keystore.type=PEM).", kind="password", mode="per-broker", dynamic=True, attr=None),
     _s("ssl.truststore.type", _S, "JKS", "File format of the trust store: PEM or PKCS12 (JKS "
-       "as for ssl.keystore.type).", mode="per-broker", attr=None),
+       "as for ssl.keystore.type).", mode="per-broker", dynamic=True, attr=None),
     _s("ssl.truststore.location", _S, None, "Trust store file (the CAs a client's or a peer "
        "broker's certificate must chain to). Unset: the system's default CAs.",
-       mode="per-broker", attr=None),
+       mode="per-broker", dynamic=True, attr=None),
     _s("ssl.truststore.password", _PW, None, "Password of a PKCS12 trust store.",
-       kind="password", mode="per-broker", attr=None),
+       kind="password", mode="per-broker", dynamic=True, attr=None),
     _s("ssl.truststore.certificates", _PW, None, "Trusted certificates in PEM, inline "
-       "(ssl.truststore.type=PEM).", kind="password", mode="per-broker", attr=None),
+       "(ssl.truststore.type=PEM).", kind="password", mode="per-broker", dynamic=True, attr=None),
     _s("ssl.client.auth", _S, "none", "Client certificates on SSL listeners: none, requested "
        "(verified if sent) or required (mutual TLS). The principal is the certificate's "
        "subject mapped by ssl.principal.mapping.rules.", mode="per-broker", attr=None),
@@ -1279,15 +1280,16 @@ class BrokerConfig:
         Errors: ``InvalidConfigError`` for an unknown or non-dynamic key, an invalid value, or
         an invalid resulting config; ``self`` is unchanged.
         """
-        unknown = sorted(k for k in updates if k not in SETTINGS)
+        unknown = sorted(k for k in updates if _base_setting(k) is None)
         if unknown:
             raise InvalidConfigError(f"Unknown broker configs: {', '.join(unknown)}")
-        fixed = sorted(k for k in updates if not SETTINGS[k].dynamic)
+        fixed = sorted(k for k in updates if not _known(k).dynamic)
         if fixed:
             raise InvalidConfigError(f"Cannot update these configs dynamically: "
                                      f"{', '.join(fixed)}")
         if cluster_default:
-            per_broker = sorted(k for k in updates if SETTINGS[k].update_mode == "per-broker")
+            per_broker = sorted(k for k in updates if _known(k).update_mode == "per-broker"
+                                or k != _known(k).name)    # a listener's: per broker
             if per_broker:
                 raise InvalidConfigError("Cannot update these configs at default cluster "
                                          "level, broker id must be specified: "
@@ -1386,6 +1388,21 @@ class BrokerConfig:
         while found and found[0].name != name:
             found.pop(0)
         return found
+
+
+def _base_setting(key: str) -> Setting | None:
+    """The setting ``key`` names: itself, or for ``listener.name.<listener>.<setting>`` the
+    setting after the prefix; None if kafkapy knows neither."""
+    if key in SETTINGS:
+        return SETTINGS[key]
+    match = _LISTENER_PREFIX.fullmatch(key)
+    return SETTINGS.get(match.group(2)) if match is not None else None
+
+
+def _known(key: str) -> Setting:
+    setting = _base_setting(key)
+    assert setting is not None
+    return setting
 
 
 def _listener_overrides(effective: Mapping[str, str]

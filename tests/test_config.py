@@ -871,6 +871,10 @@ def test_load_errors(tmp_path: Path) -> None:
 # What kafkapy can change at runtime: the topic defaults LogManager re-resolves, the connection
 # limits and the handler count. Everything else is read-only.
 KAFKAPY_DYNAMIC = {
+    # the SSL key and trust stores (Kafka's dynamic SSL update, per broker / per listener)
+    "ssl.keystore.type", "ssl.keystore.location", "ssl.keystore.password", "ssl.key.password",
+    "ssl.keystore.certificate.chain", "ssl.keystore.key", "ssl.truststore.type",
+    "ssl.truststore.location", "ssl.truststore.password", "ssl.truststore.certificates",
     "num.io.threads", "replica.alter.log.dirs.io.max.bytes.per.second", "max.connections",
     "max.connections.per.ip",
     "max.connections.per.ip.overrides", "message.max.bytes", "min.insync.replicas",

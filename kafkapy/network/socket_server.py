@@ -285,6 +285,22 @@ class SocketServer:
         return self._bound
 
     @property
+    def ssl_listeners(self) -> Mapping[str, SslListener]:
+        """The TLS settings new connections of each SSL listener get."""
+        return MappingProxyType(self._ssl)
+
+    def update_ssl_listener(self, name: str, tls: SslListener) -> None:
+        """Serve the SSL listener ``name``'s new connections with ``tls`` (a dynamic key store
+        update); connections already open keep the context they were made with, as in Kafka.
+
+        Raises:
+            KeyError: ``name`` is not an SSL listener of this server.
+        """
+        if name not in self._ssl:
+            raise KeyError(name)
+        self._ssl[name] = tls
+
+    @property
     def connection_count(self) -> int:
         """Open client connections."""
         return len(self._connections)

@@ -156,10 +156,39 @@ class SslConfig:
 @attrs.frozen
 class SslListener:
     """What the socket server needs for one SSL listener: the context its connections are
-    wrapped with and how a client certificate becomes a principal."""
+    wrapped with and how a client certificate becomes a principal; and what a dynamic update
+    compares (``config``, the key store certificate's ``subject`` and ``subject_alt_names``,
+    the store files' modification times ``file_mtimes``)."""
 
     context: ssl.SSLContext
     principal_mapper: SslPrincipalMapper
+    config: SslConfig | None = None
+    subject: str = ""
+    subject_alt_names: tuple[str, ...] = ()
+    file_mtimes: tuple[float | None, ...] = ()
+
+    def check_update(self, new: SslListener, listener: str) -> None:
+        """Kafka's SslFactory.validateReconfiguration: a new key store must hold a
+        certificate for the same subject and the same subject alternative names.
+
+        Raises:
+            InvalidConfigError: they differ.
+        """
+        if new.subject != self.subject:
+            raise InvalidConfigError(
+                f"Validation of dynamic config update of SSLFactory failed for listener "
+                f"{listener}: Keystore DistinguishedName does not match: existing="
+                f"{{{self.subject}}}, new={{{new.subject}}}")
+        if sorted(new.subject_alt_names) != sorted(self.subject_alt_names):
+            raise InvalidConfigError(
+                f"Validation of dynamic config update of SSLFactory failed for listener "
+                f"{listener}: Keystore SubjectAltNames do not match: existing="
+                f"{list(self.subject_alt_names)}, new={list(new.subject_alt_names)}")
+
+    def needs_reload(self, cfg: SslConfig) -> bool:
+        """The settings changed, or a store file was rewritten in place (Kafka reloads a
+        key store whose file changed when its config is altered, even to the same value)."""
+        return cfg != self.config or _mtimes(cfg) != self.file_mtimes
 
 
 def ssl_listener(cfg: SslConfig, listener: str) -> SslListener:
@@ -174,7 +203,46 @@ def ssl_listener(cfg: SslConfig, listener: str) -> SslListener:
         raise InvalidConfigError(f"Invalid value {cfg.principal_mapping_rules!r} for "
                                  f"configuration ssl.principal.mapping.rules of listener "
                                  f"{listener}: {exc}") from exc
-    return SslListener(server_context(cfg, listener), mapper)
+    context = server_context(cfg, listener)
+    subject, sans = _certificate_identity(cfg)
+    return SslListener(context, mapper, cfg, subject, sans, _mtimes(cfg))
+
+
+def _mtimes(cfg: SslConfig) -> tuple[float | None, ...]:
+    out: list[float | None] = []
+    for location in (cfg.keystore_location, cfg.truststore_location):
+        try:
+            out.append(os.stat(location).st_mtime if location is not None else None)
+        except OSError:
+            out.append(None)
+    return tuple(out)
+
+
+def _certificate_identity(cfg: SslConfig) -> tuple[str, tuple[str, ...]]:
+    """The subject (RFC 2253) and subject alternative names of the key store's certificate
+    (called after server_context succeeded, so the store is readable)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives.serialization import pkcs12
+
+    if cfg.keystore_certificate_chain is not None:
+        cert = x509.load_pem_x509_certificates(cfg.keystore_certificate_chain.encode())[0]
+    else:
+        assert cfg.keystore_location is not None
+        data = Path(cfg.keystore_location).read_bytes()
+        if _store_type("keystore", cfg.keystore_type, cfg.keystore_location, data) == "PEM":
+            cert = x509.load_pem_x509_certificates(data)[0]
+        else:
+            password = cfg.keystore_password.encode() \
+                if cfg.keystore_password is not None else None
+            leaf = pkcs12.load_key_and_certificates(data, password)[1]
+            assert leaf is not None
+            cert = leaf
+    try:
+        san = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+        names = tuple(str(getattr(n, "value", n)) for n in san)
+    except x509.ExtensionNotFound:
+        names = ()
+    return cert.subject.rfc4514_string(), names
 
 
 def server_context(cfg: SslConfig, listener: str = "SSL") -> ssl.SSLContext:

@@ -6,12 +6,14 @@ For each listener whose protocol (``listener.security.protocol.map``) is SSL, an
 read through ``BrokerConfig.listener_setting`` (the ``listener.name.<listener>.`` override
 first, as Kafka's ``ListenerName.configPrefix``). Built once, when the broker starts: a key store
 that cannot be read stops the start with ``InvalidConfigError``, as in Kafka. Likewise the
-client context of the inter-broker connections when the inter-broker listener is SSL.
+client context of the inter-broker connections when the inter-broker listener is SSL, and
+the dynamic update of a listener's key store (``reconfigure_ssl``, Kafka's KIP-226).
 """
 
 from __future__ import annotations
 
 import ssl
+from collections.abc import Mapping
 
 from kafkapy.config import BrokerConfig
 from kafkapy.network.ssl_factory import (
@@ -22,8 +24,8 @@ from kafkapy.network.ssl_factory import (
     ssl_listener,
 )
 
-__all__ = ["inter_broker_ssl_context", "listener_ssl_config", "security_protocols",
-           "ssl_listeners"]
+__all__ = ["inter_broker_ssl_context", "listener_ssl_config", "reconfigure_ssl",
+           "security_protocols", "ssl_listeners"]
 
 
 def listener_ssl_config(config: BrokerConfig, listener: str) -> SslConfig:
@@ -61,3 +63,25 @@ def inter_broker_ssl_context(config: BrokerConfig) -> ssl.SSLContext | None:
     if listener is None or config.listener_protocol(listener) != "SSL":
         return None
     return client_context(listener_ssl_config(config, listener))
+
+
+def reconfigure_ssl(config: BrokerConfig, current: Mapping[str, SslListener]
+                    ) -> dict[str, SslListener]:
+    """Kafka's dynamic SSL update: for each SSL listener whose key or trust store settings
+    changed in ``config`` (or whose store file was rewritten in place), a new
+    ``SslListener``, checked against the current one (same certificate subject and
+    alternative names). Listeners without a change are left out.
+
+    Raises:
+        InvalidConfigError: a new store cannot be used, or its certificate is for another
+            identity.
+    """
+    changed = {}
+    for name, old in current.items():
+        cfg = listener_ssl_config(config, name)
+        if not old.needs_reload(cfg):
+            continue
+        new = ssl_listener(cfg, name)
+        old.check_update(new, name)
+        changed[name] = new
+    return changed

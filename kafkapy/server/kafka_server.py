@@ -40,6 +40,7 @@ from kafkapy.coordinator.group.group_coordinator import GroupCoordinator
 from kafkapy.coordinator.group.group_metadata_manager import OFFSETS_TOPIC
 from kafkapy.coordinator.transaction.transaction_coordinator import TransactionCoordinator
 from kafkapy.coordinator.transaction.transaction_state_manager import TRANSACTION_STATE_TOPIC
+from kafkapy.errors import InvalidConfigError
 from kafkapy.log.log_manager import LogManager, MetaPropertiesError, read_meta_properties
 from kafkapy.network.request_channel import RequestChannel
 from kafkapy.network.socket_server import SocketServer
@@ -47,6 +48,7 @@ from kafkapy.server.add_partitions_to_txn_manager import AddPartitionsToTxnManag
 from kafkapy.server.admin_manager import AdminManager
 from kafkapy.server.channel_builders import (
     inter_broker_ssl_context,
+    reconfigure_ssl,
     security_protocols,
     ssl_listeners,
 )
@@ -115,10 +117,36 @@ class KafkaServer:
         record = self.metadata_store.topics.get(topic)
         return {} if record is None else record.configs
 
+    def validate_dynamic_configs(self, config: BrokerConfig) -> None:
+        """What ``apply_dynamic_configs`` would refuse, checked before a change is stored:
+        an SSL listener's new key store that cannot be read or is for another identity.
+
+        Raises:
+            InvalidConfigError: naming the listener and the reason.
+        """
+        if self.socket_server is not None:
+            reconfigure_ssl(config, self.socket_server.ssl_listeners)
+
     def apply_dynamic_configs(self, config: BrokerConfig) -> None:
-        """Make ``config`` (with new dynamic values) the live one: logs follow at once."""
+        """Make ``config`` (with new dynamic values) the live one: logs follow at once, and
+        SSL listeners whose key store changed serve new connections with it."""
         self.config = config
         self.log_manager.reconfigure_broker(config.props)
+        self.reload_ssl()
+
+    def reload_ssl(self) -> None:
+        """Rebuild the TLS context of every SSL listener whose key or trust store settings
+        or files changed (a bad new store is logged and the old one kept)."""
+        if self.socket_server is None:
+            return
+        try:
+            changed = reconfigure_ssl(self.config, self.socket_server.ssl_listeners)
+        except InvalidConfigError as e:
+            log.error("Keeping the current TLS settings: %s", e.message)
+            return
+        for name, tls in changed.items():
+            self.socket_server.update_ssl_listener(name, tls)
+            log.info("Listener %s: new TLS key store loaded (%s)", name, tls.subject)
 
     @property
     def advertised_endpoints(self) -> dict[str, Endpoint]:
