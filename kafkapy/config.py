@@ -1082,6 +1082,7 @@ class BrokerConfig:
     _values: dict[str, object] = attrs.field(init=False, eq=False, repr=False)
     _listener_values: dict[str, dict[str, object]] = attrs.field(init=False, eq=False,
                                                                  repr=False)
+    _override_keys: frozenset[str] = attrs.field(init=False, eq=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         for layer in (self.static, self.dynamic_default):
@@ -1183,6 +1184,7 @@ class BrokerConfig:
         _check_consumer_group_settings(values)
         per_listener, override_keys = _listener_overrides(effective)
         put(self, "_listener_values", per_listener)
+        put(self, "_override_keys", override_keys)
         put(self, "_values", values)
         for listener in sorted({e.name for e in listeners}):
             auth = self.listener_setting(listener, "ssl.client.auth")
@@ -1329,7 +1331,7 @@ class BrokerConfig:
         """
         wanted = None if names is None else set(names)
         candidates: list[str] = list(self.dynamic_default) if cluster_default \
-            else [*SETTINGS, *self.unknown]
+            else [*SETTINGS, *sorted(self._override_keys), *self.unknown]
         entries = []
         for name in candidates:
             if wanted is not None and name not in wanted:
@@ -1341,6 +1343,8 @@ class BrokerConfig:
         return entries
 
     def _entry(self, name: str, cluster_default: bool) -> ConfigEntry:
+        if name in self._override_keys:
+            return self._listener_entry(name)
         setting = SETTINGS.get(name)
         if setting is None:          # only static: with_updates refuses unknown keys
             source = ConfigSource.STATIC_BROKER_CONFIG
@@ -1370,6 +1374,26 @@ class BrokerConfig:
                            read_only=not setting.dynamic, sensitive=sensitive,
                            synonyms=tuple(synonyms), config_type=setting.config_type,
                            documentation=setting.doc)
+
+    def _listener_entry(self, name: str) -> ConfigEntry:
+        """A ``listener.name.<listener>.<setting>`` override, as Kafka describes one: its
+        own value first, then the synonyms of the setting it overrides."""
+        setting = _known(name)
+        own = [ConfigSynonym(name, _describe_value(_parse_value(
+                   attrs.evolve(setting, name=name), layer[name])), source)
+               for layer, source in ((self.dynamic, ConfigSource.DYNAMIC_BROKER_CONFIG),
+                                     (self.dynamic_default,
+                                      ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG),
+                                     (self.static, ConfigSource.STATIC_BROKER_CONFIG))
+               if name in layer]
+        synonyms = [*own, *self._synonyms(setting.name)]
+        sensitive = setting.config_type == ConfigType.PASSWORD
+        if sensitive:
+            synonyms = [attrs.evolve(s, value=None) for s in synonyms]
+        return ConfigEntry(name=name, value=synonyms[0].value, source=synonyms[0].source,
+                           is_default=False, read_only=not setting.dynamic,
+                           sensitive=sensitive, synonyms=tuple(synonyms),
+                           config_type=setting.config_type, documentation=setting.doc)
 
     def _synonyms(self, name: str) -> list[ConfigSynonym]:
         names = _BROKER_SYNONYMS.get(name, (name,))

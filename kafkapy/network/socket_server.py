@@ -117,8 +117,11 @@ INT32_MAX = 2**31 - 1
 # The longest a TLS handshake may take (Kafka bounds it by connections.max.idle.ms only; a
 # client that connects and sends nothing should not hold a connection slot for ten minutes).
 HANDSHAKE_TIMEOUT_S = 10.0
-# The buffers a large response's file slices are read into on a TLS connection.
-TLS_CHUNK = 256 * 1024
+# The buffers a large response's file slices are read into on a TLS connection (eight TLS
+# records' worth per OpenSSL call), and how many idle ones the server keeps for reuse: one is
+# held per TLS connection while it writes, as Kafka holds a network buffer per connection.
+TLS_CHUNK = 128 * 1024
+TLS_SPARE_BUFFERS = 16
 
 
 def _errnos(*names: str) -> frozenset[int]:
@@ -788,7 +791,8 @@ class SocketServer:
                     offset += n
                     remaining -= n
         finally:
-            self._tls_buffers.append(buffer)
+            if len(self._tls_buffers) < TLS_SPARE_BUFFERS:
+                self._tls_buffers.append(buffer)
 
     async def _wait_writable(self, sock: socket.socket) -> None:
         """Wait until ``sock`` takes bytes again; ``_WriteStalled`` after

@@ -276,6 +276,12 @@ def test_config_accepts_ssl_and_refuses_what_kafkapy_does_not_serve(pki: Pki) ->
     assert chosen.inter_broker_listener_name == "SSL"
     entry, = chosen.describe(["ssl.keystore.password"])
     assert entry.sensitive and entry.value is None
+    # the per-listener overrides are described as Kafka describes them
+    override, = config.describe(["listener.name.ssl.ssl.keystore.location"])
+    assert (override.value, override.source.name) == ("/ssl", "STATIC_BROKER_CONFIG")
+    assert [(s.name, s.value) for s in override.synonyms] == [
+        ("listener.name.ssl.ssl.keystore.location", "/ssl"), ("ssl.keystore.location", "/top")]
+    assert not override.read_only       # a key store may change while running
 
 
 def test_a_broker_with_an_unreadable_key_store_does_not_start(tmp_path: Path) -> None:
