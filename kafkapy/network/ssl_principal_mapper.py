@@ -148,11 +148,47 @@ class SslPrincipalMapper:
                              f"[{', '.join(str(r) for r in self.rules)}]")
 
 
+# The attribute keywords Java's X500Principal.getName() (RFC 2253) writes by name; any other
+# attribute is written as its OID and the hex of its DER value (RFC 2253, 2.4).
+_KEYWORDS = frozenset({"2.5.4.3", "2.5.4.6", "2.5.4.7", "2.5.4.8", "2.5.4.10", "2.5.4.11",
+                       "2.5.4.9", "0.9.2342.19200300.100.1.25", "0.9.2342.19200300.100.1.1"})
+# ASN.1 universal tags of the string types a name attribute may have
+_TAGS = {"UTF8String": 12, "PrintableString": 19, "T61String": 20, "IA5String": 22,
+         "VisibleString": 26, "UniversalString": 28, "BMPString": 30, "NumericString": 18}
+_ENCODINGS = {"BMPString": "utf-16-be", "UniversalString": "utf-32-be"}
+
+
+def _der_value(attribute: object) -> bytes:
+    """The DER encoding of a name attribute's string value (tag, length, content)."""
+    kind = getattr(attribute, "_type").name     # noqa: B009 - cryptography keeps it private
+    value = getattr(attribute, "value")         # noqa: B009
+    content = value.encode(_ENCODINGS.get(kind, "utf-8")) if isinstance(value, str) \
+        else bytes(value)
+    n = len(content)
+    length = bytes([n]) if n < 0x80 else \
+        bytes([0x80 | ((n.bit_length() + 7) // 8)]) + n.to_bytes((n.bit_length() + 7) // 8,
+                                                                  "big")
+    return bytes([_TAGS.get(kind, 12)]) + length + content
+
+
 def subject_dn(der: bytes) -> str:
-    """The subject of a DER certificate, RFC 2253 form (``CN=alice,O=acme,C=US``)."""
+    """The subject of a DER certificate as Java's ``X500Principal.getName()`` writes it (RFC
+    2253): most specific attribute first (``CN=alice,OU=eng,O=acme,C=US``), the RFC's
+    keywords (CN, C, L, ST, O, OU, STREET, DC, UID) by name with their special characters
+    escaped, any other attribute (emailAddress, serialNumber, ...) as ``OID=#<hex of DER>``."""
     from cryptography import x509  # imported here: only TLS connections need it
 
-    return x509.load_der_x509_certificate(der).subject.rfc4514_string()
+    rdns = []
+    for rdn in reversed(list(x509.load_der_x509_certificate(der).subject.rdns)):
+        parts = []
+        for attribute in rdn:
+            oid = attribute.oid.dotted_string
+            if oid in _KEYWORDS:
+                parts.append(attribute.rfc4514_string())
+            else:
+                parts.append(f"{oid}=#{_der_value(attribute).hex()}")
+        rdns.append("+".join(parts))
+    return ",".join(rdns)
 
 
 def principal_of_certificate(mapper: SslPrincipalMapper, der: bytes | None) -> str:

@@ -73,3 +73,29 @@ def test_the_principal_of_a_certificate_is_its_subject_most_specific_first() -> 
         SslPrincipalMapper.from_rules("RULE:^CN=([^,]+),.*$/$1/U"), der) == "User:ALICE"
     assert principal_of_certificate(SslPrincipalMapper.from_rules("DEFAULT"), None) == \
         ANONYMOUS == "User:ANONYMOUS"
+
+
+def test_attributes_without_an_rfc2253_keyword_are_hex_as_java_writes_them() -> None:
+    # Java's X500Principal.getName() for this subject (the emailAddress and serialNumber
+    # values as #hex of their DER: IA5String 0x16, PrintableString 0x13).
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    name = x509.Name([
+        x509.NameAttribute(NameOID.COUNTRY_NAME, "US"),
+        x509.NameAttribute(NameOID.ORGANIZATION_NAME, "acme, inc"),
+        x509.NameAttribute(NameOID.COMMON_NAME, "alice"),
+        x509.NameAttribute(NameOID.EMAIL_ADDRESS, "a@x.org"),
+        x509.NameAttribute(NameOID.SERIAL_NUMBER, "42")])
+    key = ec.generate_private_key(ec.SECP256R1())
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(
+        key.public_key()).serial_number(1).not_valid_before(now).not_valid_after(
+        now + datetime.timedelta(days=1)).sign(key, hashes.SHA256())
+    der = cert.public_bytes(serialization.Encoding.DER)
+    assert subject_dn(der) == ("2.5.4.5=#13023432,1.2.840.113549.1.9.1=#1607614078"
+                               "2e6f7267,CN=alice,O=acme\\, inc,C=US")
