@@ -24,9 +24,10 @@ TOPIC_B = uuid.uuid4()
 
 class FakeReplicaManager:
     """What the fetcher reads from its ReplicaManager: node id, replica.* settings, the
-    hosted partitions' log start offsets."""
+    hosted partitions' log start offsets, the inter-broker TLS context (plaintext here)."""
 
     node_id = 2
+    inter_broker_ssl_context = None
 
     def __init__(self) -> None:
         self.partitions: dict[TopicPartition, Any] = {}
