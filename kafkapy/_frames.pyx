@@ -76,6 +76,16 @@ cdef class FrameSplitter:
         self._have = 0
         self._error = None
 
+    def raise_limit(self, Py_ssize_t max_frame_size):
+        """Accept frames up to ``max_frame_size`` from now on (never lowers the limit): a SASL
+        connection reads with ``sasl.server.max.receive.size`` until it is authenticated, then
+        with ``socket.request.max.bytes``. A frame whose size was already accepted is
+        unaffected (sizes are checked once, when the prefix is complete)."""
+        if max_frame_size > INT32_MAX:
+            raise ValueError(f"max_frame_size must be at most {INT32_MAX}, not {max_frame_size}")
+        if max_frame_size > self.max_frame_size:
+            self.max_frame_size = max_frame_size
+
     @property
     def buffered(self):
         """Bytes received but not yet returned as part of a frame (prefix bytes included)."""

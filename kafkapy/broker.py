@@ -11,6 +11,10 @@ keyword arguments with ``_`` for ``.``; ``Broker(config={"auto.create.topics.ena
 "false"})`` for the exact names; or a ``BrokerConfig``. Two conveniences: ``port`` (default 0,
 a free port, on 127.0.0.1) and ``data_dir`` (default: a temporary directory removed on exit;
 give one to keep the data across runs).
+
+``broker.metrics()`` returns the broker's metrics as the Prometheus endpoint serves them
+(``{'kafka_server_brokertopicmetrics_messagesin_total{topic="t"}': 10.0, ...}``), recorded
+when ``kafkapy_metrics_enabled=True`` or ``kafkapy_metrics_port`` is set (docs/metrics.md).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import trio
 
 from kafkapy.config import BrokerConfig
 from kafkapy.server.kafka_server import KafkaServer
+from kafkapy.server.metrics.broker_metrics import families, samples_of
 
 __all__ = ["Broker"]
 
@@ -140,6 +145,23 @@ class Broker:
         if not self._running or self._token is None:
             raise RuntimeError("the broker is not running")
         return trio.from_thread.run_sync(fn, *args, trio_token=self._token)
+
+    def metrics(self) -> dict[str, float]:
+        """Every metric sample, ``'name{label="value",...}' -> value``: the values the
+        Prometheus endpoint serves (docs/metrics.md), read on the broker's event loop.
+        Callable from any thread, or from the Trio task that entered ``async with``.
+
+        Raises:
+            RuntimeError: the broker is not running, or records no metrics (set
+                ``kafkapy.metrics.enabled`` or ``kafkapy.metrics.port``).
+        """
+        metrics = self.server.metrics
+        if metrics is None:
+            raise RuntimeError("this broker records no metrics: start it with "
+                               "kafkapy_metrics_enabled=True or a kafkapy_metrics_port")
+        if self._thread is None and self._running:
+            return metrics.samples()            # async use: we are on the broker's loop
+        return samples_of(families(self.call(metrics.capture)))
 
     def __enter__(self) -> Broker:
         return self.start()

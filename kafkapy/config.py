@@ -24,6 +24,13 @@ Theory of operation
 - Any bad value raises ``InvalidConfigError`` (Kafka error 40) naming the key and the value;
   nothing is half-built. Unknown keys are not errors (Kafka only warns): they stay in
   ``props`` and ``unknown``, and ``from_properties``/``load`` log one warning listing them.
+- *Kafka's other settings*: ``KAFKA_SETTINGS`` is every other setting of Kafka 3.9's broker
+  ConfigDef (``kafkapy.kafka_broker_settings``, generated from Kafka's sources; SETTINGS
+  wins where both have a name). Such a setting, or a listener override
+  ``listener.name.<l>.<setting>`` of one, is not unknown: it is type-checked as Kafka's
+  ConfigDef.parseType does, kept in the layers (``kafka_only``), listed in one log line by
+  ``from_properties``, described with Kafka's type, default and sensitivity, and changed by
+  ``with_updates`` where Kafka's update mode allows it. Nothing in kafkapy reads it.
 - A BrokerConfig is frozen. ``with_updates`` (IncrementalAlterConfigs) returns a new one with a
   changed dynamic layer, validated in full, so the server swaps configs whole.
 
@@ -40,11 +47,14 @@ connection is a Trio task). ``offsets.topic.replication.factor`` and
 ``transaction.state.log.replication.factor`` keep Kafka's default 3; clamping them to the number
 of live brokers when the internal topic is created is the coordinators' job, not the config's.
 
-*Security*: PLAINTEXT and SSL listeners (the ``ssl.*`` settings, each one overridable per
-listener as ``listener.name.<listener lower-case>.<setting>``, resolved by
-``BrokerConfig.listener_setting``). A listener whose name maps (through
-``listener.security.protocol.map``) to SASL_PLAINTEXT or SASL_SSL is refused at load. The
-``ssl.*`` PASSWORD settings are sensitive: DescribeConfigs shows no value for them.
+*Security*: PLAINTEXT, SSL and SASL_PLAINTEXT listeners (a listener whose name maps, through
+``listener.security.protocol.map``, to SASL_SSL is refused at load). Per-listener overrides
+``listener.name.<listener lower-case>.<setting>`` (and the per-mechanism
+``listener.name.<l>.<mechanism>.sasl.jaas.config``) are known keys, parsed like their setting
+(the error naming the whole key); ``BrokerConfig.listener_setting`` resolves them. The PASSWORD
+settings (``ssl.*`` passwords and PEM, ``sasl.jaas.config``) are sensitive: DescribeConfigs
+shows no value for them; a dynamic one (``is_password_setting``) is held in clear here, the
+server encrypts it when storing it (kafkapy.server.password_encoder).
 
 *Properties syntax*: ``parse_properties`` implements ``java.util.Properties.load`` (logical lines,
 ``#``/``!`` comments, ``=``/``:``/whitespace separators, backslash continuations, escapes,
@@ -69,11 +79,21 @@ from typing import Final
 import attrs
 
 from kafkapy.errors import InvalidConfigError
+from kafkapy.kafka_broker_settings import (
+    KAFKA_BROKER_SETTING_VALIDATORS as _KAFKA_VALIDATORS,
+)
+from kafkapy.kafka_broker_settings import KAFKA_BROKER_SETTINGS as _KAFKA_BROKER_SETTINGS
+from kafkapy.kafka_broker_settings import KAFKA_INTERNAL_BROKER_SETTINGS as _KAFKA_INTERNAL_SETTINGS
+from kafkapy.kafka_broker_settings import (
+    KAFKA_LISTENER_ONLY_DYNAMIC_SETTINGS as _KAFKA_LISTENER_ONLY_DYNAMIC,
+)
 from kafkapy.log.config import LONG_MAX, LogConfig
 from kafkapy.log.config import TOPIC_CONFIG_SPEC as _TOPIC_SPEC
 from kafkapy.log.config import parse_value as _parse_log_value
 
 __all__ = [
+    "AUTHORIZER_CLASSES",
+    "KAFKA_SETTINGS",
     "REPLICA_SELECTOR_CLASSES",
     "SETTINGS",
     "BrokerConfig",
@@ -82,7 +102,10 @@ __all__ = [
     "ConfigSynonym",
     "ConfigType",
     "Endpoint",
+    "KafkaSetting",
     "Setting",
+    "is_password_setting",
+    "kafka_setting",
     "parse_properties",
 ]
 
@@ -429,15 +452,16 @@ _TABLE: tuple[Setting, ...] = (
     # ---------------------------------------------------------------- socket server
     _s("listeners", _LI, "PLAINTEXT://localhost:9092", "Comma-separated NAME://host:port URIs "
        "to listen on. An empty host binds all interfaces, port 0 an ephemeral port, IPv6 hosts "
-       "go in brackets. Each name must map to PLAINTEXT in listener.security.protocol.map.",
+       "go in brackets. Each name must map to PLAINTEXT or SASL_PLAINTEXT in "
+       "listener.security.protocol.map.",
        mode="per-broker", kafka_default="PLAINTEXT://:9092", attr=None),
     _s("advertised.listeners", _LI, None, "Addresses given to clients, if different from "
        "listeners (the default). Names must be among the listeners'; 0.0.0.0 is refused.",
        attr=None),
     _s("listener.security.protocol.map", _S,
        "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT",
-       "LISTENER:PROTOCOL pairs. kafkapy serves PLAINTEXT and SSL: a listener mapped to "
-       "SASL_PLAINTEXT or SASL_SSL is refused.", mode="per-broker", attr=None),
+       "LISTENER:PROTOCOL pairs. kafkapy serves PLAINTEXT, SSL and SASL_PLAINTEXT: a listener "
+       "mapped to SASL_SSL is refused.", mode="per-broker", attr=None),
     _s("num.network.threads", _I, "3", "Accepted for compatibility and unused: kafkapy has no "
        "network thread pool, each connection is a Trio task.", at_least=1, mode=_CW,
        used=False),
@@ -516,6 +540,42 @@ _TABLE: tuple[Setting, ...] = (
     _s("ssl.protocol", _S, "TLSv1.3", "Accepted and unused: the versions come from "
        "ssl.enabled.protocols (Python's ssl has no per-protocol context).", mode="per-broker",
        used=False, attr=None),
+    # ---------------------------------------------------------------- authorizer
+    _s("authorizer.class.name", _S, "", "The authorizer of every request's principal "
+       "(empty: none, and CreateAcls / DescribeAcls / DeleteAcls answer SECURITY_DISABLED). "
+       "kafkapy cannot load Java classes: it implements "
+       "kafka.security.authorizer.AclAuthorizer and "
+       "org.apache.kafka.metadata.authorizer.StandardAuthorizer (one implementation: ACLs "
+       "kept in ZooKeeper in cluster mode, in the first log dir for a single broker) and "
+       "refuses other names."),
+    _s("super.users", _S, None, "Principals the authorizer allows everything, separated by "
+       "';' (e.g. User:admin;User:ops).", kafka_default=None),
+    _s("allow.everyone.if.no.acl.found", _B, "false", "Whether the authorizer allows an "
+       "operation on a resource no ACL applies to."),
+    # ---------------------------------------------------------------- security: sasl
+    _s("sasl.enabled.mechanisms", _LI, "GSSAPI", "SASL mechanisms the SASL listeners offer "
+       "(per listener: listener.name.<listener>.sasl.enabled.mechanisms). kafkapy implements "
+       "PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512; a SASL listener with another mechanism enabled "
+       "(GSSAPI, Kafka's default, or OAUTHBEARER) is refused at start.", mode="per-broker",
+       attr=None),
+    _s("sasl.jaas.config", ConfigType.PASSWORD, None, "JAAS login context of the SASL "
+       "listeners: for PLAIN, PlainLoginModule with user_<name>=\"<password>\" options. Usually "
+       "given per listener and mechanism: listener.name.<listener>.plain.sasl.jaas.config.",
+       kind="string", mode="per-broker", attr=None),
+    _s("sasl.mechanism.inter.broker.protocol", _S, "GSSAPI", "SASL mechanism brokers use "
+       "with each other when the inter-broker listener is a SASL one (PLAIN, SCRAM-SHA-256 or "
+       "SCRAM-SHA-512, enabled on that listener); the credentials are the username and "
+       "password options of its JAAS entry there.", mode="per-broker", attr=None),
+    _s("sasl.server.max.receive.size", _I, "524288", "Largest frame read from a client before "
+       "it is authenticated; a larger one closes the connection.", attr=None),
+    _s("connections.max.reauth.ms", _L, "0", "Lifetime of an authenticated SASL session "
+       "(KIP-368): a client must re-authenticate within it or its connection is closed at its "
+       "next request; 0 disables it (an OAUTHBEARER token's expiry still ends the session). "
+       "Per listener and mechanism: listener.name.<listener>.<mechanism>.connections.max."
+       "reauth.ms.", at_least=0, attr=None),
+    _s("connection.failed.authentication.delay.ms", _I, "100", "How long the broker waits "
+       "after a failed authentication before it answers and closes the connection.",
+       at_least=0, attr=None),
     # ---------------------------------------------------------------- requests and topics
     _s("message.max.bytes", _I, "1048588", "Largest record batch accepted (after compression); "
        "the default of topics' max.message.bytes.", at_least=0, mode=_CW, dynamic=True),
@@ -669,6 +729,20 @@ _TABLE: tuple[Setting, ...] = (
        "state is dropped.", at_least=1, mode=_CW),
     _s("producer.id.expiration.check.interval.ms", _I, "600000", "How often idle producer "
        "ids' state is looked for (Kafka's internal setting).", at_least=1),
+    # ---------------------------------------------------------------- metrics (kafkapy only)
+    # Kafka exposes its metrics over JMX, which a Prometheus JMX exporter agent turns into
+    # the names kafkapy serves itself here (docs/metrics.md).
+    _s("kafkapy.metrics.port", _I, "-1", "kafkapy only: the port of the Prometheus "
+       "endpoint (http://host:port/metrics, names as the Prometheus JMX exporter gives "
+       "Kafka's MBeans). -1: no endpoint (the default: an embedded broker serves no HTTP); "
+       "0: a free port. Setting it records the metrics too.", at_least=-1, at_most=65535,
+       kafka_default=None),
+    _s("kafkapy.metrics.host", _S, "", "kafkapy only: the address the Prometheus endpoint "
+       "binds; empty: every interface.", kafka_default=None),
+    _s("kafkapy.metrics.enabled", _B, "false", "kafkapy only: record the broker's metrics "
+       "(kafkapy.Broker.metrics()) even without an endpoint; implied by "
+       "kafkapy.metrics.port >= 0. Off, the produce and fetch paths pay nothing for "
+       "metrics.", kafka_default=None),
 )
 
 SETTINGS: Mapping[str, Setting] = types.MappingProxyType({s.name: s for s in _TABLE})
@@ -688,11 +762,12 @@ _BROKER_SYNONYMS["log.flush.interval.ms"] = ("log.flush.interval.ms",
 _THREAD_COUNTS = ("num.io.threads",)
 
 _PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
-_SERVED_PROTOCOLS = ("PLAINTEXT", "SSL")
+# The security protocols a listener may use here.
+_SERVED_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT")
 # List settings Kafka allows empty (their default is null).
 _EMPTY_LISTS = frozenset({"ssl.cipher.suites"})
 _CLIENT_AUTH = ("none", "requested", "required")
-_LISTENER_PREFIX = re.compile(r"listener\.name\.([^.]+)\.(.+)")
+_LISTENER_PREFIX = "listener.name."
 _LISTENER_URI = re.compile(r"(.*)://\[?([0-9a-zA-Z\-%._:]*)\]?:(-?[0-9]+)")
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 _JAVA_TRIM = "".join(map(chr, range(33)))          # String.trim: every char <= ' '
@@ -701,6 +776,10 @@ _LIST_SPLIT = re.compile(r"[ \t\n\x0b\f\r]*,[ \t\n\x0b\f\r]*")   # Java's \s*,\s
 REPLICA_SELECTOR_CLASSES: Final = frozenset({
     "org.apache.kafka.common.replica.RackAwareReplicaSelector",
     "org.apache.kafka.common.replica.LeaderSelector"})
+# The authorizer.class.name values kafkapy implements (kafkapy.security.authorizer).
+AUTHORIZER_CLASSES: Final = frozenset({
+    "kafka.security.authorizer.AclAuthorizer",
+    "org.apache.kafka.metadata.authorizer.StandardAuthorizer"})
 _CLUSTER_ID = re.compile(r"[A-Za-z0-9_-]{22}(==)?")
 _RANGES = {"int": (_INT_MIN, _INT_MAX), "short": (-(2**15), 2**15 - 1),
            "long": (-(2**63), LONG_MAX)}
@@ -857,13 +936,32 @@ def _endpoints(name: str, entries: list[str], protocols: Mapping[str, str]) -> l
                            f"listener.security.protocol.map")
         if protocol not in _SERVED_PROTOCOLS:
             raise _invalid(name, ",".join(entries),
-                           f"listener {listener} uses {protocol}: SASL is not supported "
-                           f"yet, kafkapy serves PLAINTEXT and SSL")
+                           f"listener {listener} uses {protocol}: kafkapy serves "
+                           f"{', '.join(_SERVED_PROTOCOLS)} listeners only")
         endpoints.append(Endpoint(listener, host, port))
     names = [e.name for e in endpoints]
     if len(set(names)) != len(names):
         raise _invalid(name, ",".join(entries), "each listener must have a different name")
     return endpoints
+
+
+def _listener_override_setting(key: str) -> Setting | None:
+    """The setting a ``listener.name.<listener>.<setting>`` key overrides, if it is one; also
+    ``listener.name.<listener>.<mechanism>.<setting>`` (the SASL per-mechanism form)."""
+    if not key.startswith(_LISTENER_PREFIX):
+        return None
+    _, _, name = key[len(_LISTENER_PREFIX):].partition(".")
+    if name in SETTINGS:
+        return SETTINGS[name]
+    return SETTINGS.get(name.partition(".")[2])
+
+
+def _is_listener_override(key: str) -> bool:
+    """A per-listener key kafkapy knows: an override of a setting, or a per-mechanism JAAS
+    config (``listener.name.<l>.<mechanism>.sasl.jaas.config``)."""
+    if _listener_override_setting(key) is not None:
+        return True
+    return key.startswith(_LISTENER_PREFIX) and key.endswith(".sasl.jaas.config")
 
 
 def _ip_version(host: str) -> int | None:
@@ -923,6 +1021,202 @@ def _check_consumer_group_settings(values: Mapping[str, object]) -> None:
             raise _invalid("group.consumer.assignors", ",".join(assignors),
                            f"{name} is not an assignor kafkapy has (it has "
                            f"{', '.join(_CONSUMER_GROUP_ASSIGNORS)})")
+
+
+# ==================================================================== Kafka's other settings
+
+
+@attrs.frozen
+class KafkaSetting:
+    """A setting of Kafka's broker ConfigDef that kafkapy accepts but does not act on.
+
+    Every name of ``kafkapy.kafka_broker_settings`` (generated from Kafka 3.9's sources) that
+    SETTINGS does not have: SETTINGS always wins, so a setting kafkapy starts acting on moves
+    there and leaves this table by itself. Such a setting is type-checked as Kafka's
+    ConfigDef.parseType does, then checked by its ``validator`` where Kafka's is a range or a
+    list of valid strings (``KAFKA_BROKER_SETTING_VALIDATORS``; Kafka's other validators are
+    Java classes and not reproduced), stored in the
+    config layers like any other, described with Kafka's type, default and sensitivity, and
+    changeable dynamically when Kafka's ``update_mode`` allows it (nothing in kafkapy reads it,
+    so a change takes effect at once, trivially). ``internal`` ones (Kafka's
+    ``defineInternal``) are accepted and described only when set, as Kafka does.
+    """
+
+    name: str
+    config_type: ConfigType
+    default: str | None
+    update_mode: str
+    sensitive: bool
+    internal: bool
+    validator: tuple[object, ...] | None = None
+
+
+KAFKA_SETTINGS: Final[Mapping[str, KafkaSetting]] = types.MappingProxyType({
+    name: KafkaSetting(name, ConfigType[type_name], default, mode, sensitive, internal,
+                       _KAFKA_VALIDATORS.get(name))
+    for rows, internal in ((_KAFKA_BROKER_SETTINGS, False), (_KAFKA_INTERNAL_SETTINGS, True))
+    for name, type_name, default, mode, sensitive in rows if name not in SETTINGS})
+
+# DynamicBrokerConfig: listener overrides ``listener.name.<listener>.<setting>``; the SASL
+# mechanism ones are ``listener.name.<listener>.<mechanism>.<setting>`` (ListenerMechanismConfigs);
+# a listener override is per-broker unless its setting is one of ClusterLevelListenerConfigs.
+_LISTENER_OVERRIDE = re.compile(r"listener\.name\.([^.]+)\.(.+)")
+_LISTENER_MECHANISM_SETTINGS = ("sasl.jaas.config", "sasl.login.callback.handler.class",
+                                "sasl.login.class", "sasl.server.callback.handler.class",
+                                "connections.max.reauth.ms")
+_CLUSTER_LEVEL_LISTENER_SETTINGS = ("max.connections", "max.connection.creation.rate",
+                                    "num.network.threads")
+_JAVA_DOUBLE = re.compile(r"[+-]?(NaN|Infinity|([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?"
+                          r"[fFdD]?)")
+_KAFKA_DOC = ("Apache Kafka's broker setting: kafkapy accepts, stores and describes it but does "
+              "not act on it.")
+
+
+def _listener_base(name: str) -> str | None:
+    """The setting a ``listener.name.<l>.<setting>`` override names, if kafkapy or Kafka
+    knows it (``<mechanism>.<setting>`` for the SASL mechanism settings)."""
+    match = _LISTENER_OVERRIDE.fullmatch(name)
+    if match is None:
+        return None
+    base = match.group(2)
+    if base in SETTINGS or base in KAFKA_SETTINGS:
+        return base
+    mechanism, _dot, rest = base.partition(".")
+    if mechanism and rest in _LISTENER_MECHANISM_SETTINGS:
+        return rest
+    return None
+
+
+def kafka_setting(name: str) -> KafkaSetting | None:
+    """The Kafka-only setting ``name`` is, itself or as a listener override; None for a
+    SETTINGS name (or an override of one) and for an unknown name."""
+    if name in SETTINGS:
+        return None
+    setting = KAFKA_SETTINGS.get(name)
+    if setting is not None:
+        return setting
+    base = _listener_base(name)
+    return None if base is None else KAFKA_SETTINGS.get(base)
+
+
+def is_password_setting(name: str) -> bool:
+    """Whether ``name`` (a setting, or a listener override of one) is of Kafka's PASSWORD type:
+    described without its value, and encrypted when stored as a dynamic config."""
+    setting = SETTINGS.get(name)
+    if setting is None:
+        base = _listener_base(name)
+        setting = SETTINGS.get(base) if base is not None else None
+    if setting is not None:
+        return setting.config_type is ConfigType.PASSWORD
+    kafka = kafka_setting(name)
+    return kafka is not None and kafka.sensitive
+
+
+def _is_known(name: str) -> bool:
+    return name in SETTINGS or name in KAFKA_SETTINGS or _listener_base(name) is not None
+
+
+def _parse_kafka_value(setting: KafkaSetting, name: str, raw: str) -> object:
+    """Kafka's ConfigDef.parseType for one raw value (string values are trimmed, but for a
+    password), then its validator. Errors: ``InvalidConfigError`` with Kafka's reason."""
+    value = _parse_kafka_type(setting, name, raw)
+    if setting.validator is not None:
+        _check_kafka_validator(setting.validator, name, value)
+    return value
+
+
+def _check_kafka_validator(validator: tuple[object, ...], name: str, value: object) -> None:
+    """ConfigDef.Range, ValidString, CaseInsensitiveValidString, ValidList: Kafka's messages."""
+    kind = validator[0]
+    if kind in ("at_least", "between"):
+        assert isinstance(value, (int, float))
+        low = validator[1]
+        assert isinstance(low, (int, float))
+        if value < low:
+            raise _invalid(name, _describe_value(value), f"Value must be at least {low}")
+        if kind == "between":
+            high = validator[2]
+            assert isinstance(high, (int, float))
+            if value > high:
+                raise _invalid(name, _describe_value(value),
+                               f"Value must be no more than {high}")
+        return
+    valid = validator[1]
+    assert isinstance(valid, tuple)
+    if kind == "one_of_ignore_case":
+        if str(value).upper() not in {v.upper() for v in valid}:
+            raise _invalid(name, value, "String must be one of (case insensitive): "
+                           + ", ".join(valid))
+        return
+    for item in value if isinstance(value, list) else [value]:      # each_of: every item
+        if item not in valid:
+            raise _invalid(name, item, "String must be one of: " + ", ".join(valid))
+
+
+def _parse_kafka_type(setting: KafkaSetting, name: str, raw: str) -> object:
+    kind = setting.config_type
+    if kind is ConfigType.PASSWORD:
+        return raw
+    text = raw.strip(_JAVA_TRIM)
+    if kind is ConfigType.BOOLEAN:
+        if text.lower() not in ("true", "false"):
+            raise _invalid(name, text, "Expected value to be either true or false")
+        return text.lower() == "true"
+    if kind in (ConfigType.INT, ConfigType.SHORT, ConfigType.LONG):
+        low, high = _RANGES[kind.name.lower()]
+        if not _INTEGER.fullmatch(text) or not low <= int(text) <= high:
+            raise _invalid(name, text, f"Not a number of type {kind.name}")
+        return int(text)
+    if kind is ConfigType.DOUBLE:
+        if not _JAVA_DOUBLE.fullmatch(text):
+            raise _invalid(name, text, "Not a number of type DOUBLE")
+        return float(text.rstrip("fFdD").replace("Infinity", "inf"))
+    if kind is ConfigType.LIST:
+        return _split_list(text)
+    return text                     # STRING, CLASS (kafkapy loads no Java class)
+
+
+def _describe_kafka_value(setting: KafkaSetting, value: object) -> str | None:
+    """Kafka's ConfigDef.convertToString; a sensitive value is never shown."""
+    if setting.sensitive:
+        return None
+    return _describe_value(value)
+
+
+def _check_other_setting(name: str, raw: str) -> None:
+    """Type-check a set value of a name not in SETTINGS: a Kafka setting, or a listener
+    override of a SETTINGS or Kafka setting; unknown names are not checked."""
+    kafka = kafka_setting(name)
+    if kafka is not None:
+        _parse_kafka_value(kafka, name, raw)
+        return
+    base = _listener_base(name)
+    if base is not None and base in SETTINGS:
+        _parse_value(attrs.evolve(SETTINGS[base], name=name), raw)
+
+
+def _dynamic(name: str) -> bool:
+    """Whether a known setting may be changed by IncrementalAlterConfigs: kafkapy applies it
+    live (``Setting.dynamic``), or kafkapy does not act on it and Kafka's update mode allows a
+    change."""
+    if name in SETTINGS:
+        return SETTINGS[name].dynamic
+    base = _listener_base(name)
+    if base is not None and base in SETTINGS:
+        return SETTINGS[base].dynamic
+    kafka = kafka_setting(name)
+    return kafka is not None and kafka.update_mode != "read-only"
+
+
+def _per_broker(name: str) -> bool:
+    """Kafka's DynamicBrokerConfig.perBrokerConfigs: refused at the cluster-default level."""
+    if name in SETTINGS:
+        return SETTINGS[name].update_mode == "per-broker"
+    base = _listener_base(name)
+    if base is not None:
+        return base not in _CLUSTER_LEVEL_LISTENER_SETTINGS
+    kafka = KAFKA_SETTINGS.get(name)
+    return kafka is not None and kafka.update_mode == "per-broker"
 
 
 @attrs.frozen
@@ -990,6 +1284,10 @@ class BrokerConfig:
     max_connections_per_ip_overrides: dict[str, int] = attrs.field(init=False, eq=False,
                                                                    repr=False)
     max_connection_creation_rate: int = attrs.field(init=False, eq=False, repr=False)
+    # authorizer ("" when there is none)
+    authorizer_class_name: str = attrs.field(init=False, eq=False, repr=False)
+    super_users: str | None = attrs.field(init=False, eq=False, repr=False)
+    allow_everyone_if_no_acl_found: bool = attrs.field(init=False, eq=False, repr=False)
     # requests and topics
     message_max_bytes: int = attrs.field(init=False, eq=False, repr=False)
     fetch_max_bytes: int = attrs.field(init=False, eq=False, repr=False)
@@ -1074,11 +1372,18 @@ class BrokerConfig:
     producer_id_expiration_ms: int = attrs.field(init=False, eq=False, repr=False)
     producer_id_expiration_check_interval_ms: int = attrs.field(init=False, eq=False,
                                                                 repr=False)
+    # metrics (kafkapy only)
+    kafkapy_metrics_port: int = attrs.field(init=False, eq=False, repr=False)
+    kafkapy_metrics_host: str = attrs.field(init=False, eq=False, repr=False)
+    kafkapy_metrics_enabled: bool = attrs.field(init=False, eq=False, repr=False)
     # derived
     log_config: LogConfig = attrs.field(init=False, eq=False, repr=False)
     """The broker-level topic defaults: ``LogConfig.resolve(None, props)``."""
     unknown: dict[str, str] = attrs.field(init=False, eq=False, repr=False)
-    """Settings kafkapy does not know (kept in ``props``, otherwise ignored)."""
+    """Settings neither kafkapy nor Kafka knows (kept in ``props``, otherwise ignored)."""
+    kafka_only: dict[str, str] = attrs.field(init=False, eq=False, repr=False)
+    """The Kafka settings (``KAFKA_SETTINGS``, listener overrides included) that are set:
+    accepted, checked, stored and described, not acted on."""
     _values: dict[str, object] = attrs.field(init=False, eq=False, repr=False)
     _listener_values: dict[str, dict[str, object]] = attrs.field(init=False, eq=False,
                                                                  repr=False)
@@ -1089,6 +1394,10 @@ class BrokerConfig:
             for key, raw in layer.items():      # each layer must be valid on its own
                 if key in SETTINGS:
                     _parse_value(SETTINGS[key], raw)
+        for layer in (self.static, self.dynamic_default, self.dynamic):
+            for key, raw in layer.items():
+                if key not in SETTINGS:
+                    _check_other_setting(key, raw)
         effective = self.props
         values = {s.name: _parse_value(s, effective[s.name]) if s.name in effective
                   else _DEFAULT_VALUES[s.name] for s in _TABLE}
@@ -1119,6 +1428,19 @@ class BrokerConfig:
             raise _invalid("replica.selector.class", selector,
                            "kafkapy cannot load Java classes; it implements only "
                            + " and ".join(sorted(REPLICA_SELECTOR_CLASSES)))
+
+        authorizer = values["authorizer.class.name"]
+        if authorizer and authorizer not in AUTHORIZER_CLASSES:
+            raise _invalid("authorizer.class.name", authorizer,
+                           "kafkapy cannot load Java classes; it implements only "
+                           + " and ".join(sorted(AUTHORIZER_CLASSES)))
+        super_users = values["super.users"]
+        if super_users:
+            for entry in str(super_users).split(";"):
+                if entry.strip() and ":" not in entry:
+                    raise _invalid("super.users", super_users,
+                                   f"expected principals in format principalType:principalName"
+                                   f" separated by ';', but got {entry.strip()}")
 
         dirs = values["log.dirs"] if values["log.dirs"] is not None else values["log.dir"]
         assert isinstance(dirs, list)
@@ -1185,6 +1507,15 @@ class BrokerConfig:
         per_listener, override_keys = _listener_overrides(effective)
         put(self, "_listener_values", per_listener)
         put(self, "_override_keys", override_keys)
+        put(self, "log_config", _resolve_log_config(effective))
+        put(self, "unknown", {k: v for k, v in effective.items()
+                              if not _is_known(k) and not _is_listener_override(k)})
+        put(self, "kafka_only", {k: v for k, v in effective.items()
+                                 if kafka_setting(k) is not None})
+        for key, raw in effective.items():      # listener.name.<l>.<mechanism>.<setting> too
+            setting = _listener_override_setting(key)
+            if setting is not None:
+                _parse_value(setting, raw)
         put(self, "_values", values)
         for listener in sorted({e.name for e in listeners}):
             auth = self.listener_setting(listener, "ssl.client.auth")
@@ -1193,9 +1524,6 @@ class BrokerConfig:
                     if "ssl.client.auth" in per_listener.get(listener, {}) \
                     else "ssl.client.auth"
                 raise _invalid(key, auth, f"one of {', '.join(_CLIENT_AUTH)}")
-        put(self, "log_config", _resolve_log_config(effective))
-        put(self, "unknown", {k: v for k, v in effective.items()
-                              if k not in SETTINGS and k not in override_keys})
 
     def listener_setting(self, listener: str, name: str) -> object:
         """The typed value of setting ``name`` for ``listener``: Kafka's per-listener
@@ -1221,7 +1549,8 @@ class BrokerConfig:
         """A config from static settings (Kafka names). Values may be strings or Python values
         (``True``, ``3``, ``Path``, lists for list settings); None means unset.
 
-        Logs one warning listing the keys kafkapy does not know (they are kept).
+        Logs one warning listing the keys neither kafkapy nor Kafka knows (they are kept), and
+        one line listing the Kafka settings set that kafkapy does not act on.
 
         Errors: ``InvalidConfigError``.
         """
@@ -1229,6 +1558,9 @@ class BrokerConfig:
         if config.unknown:
             logger.warning("Unknown broker settings, kept but not used by kafkapy: %s",
                            ", ".join(sorted(config.unknown)))
+        if config.kafka_only:
+            logger.info("Kafka settings kafkapy accepts but does not act on: %s",
+                        ", ".join(sorted(config.kafka_only)))
         return config
 
     @classmethod
@@ -1276,22 +1608,30 @@ class BrokerConfig:
         or with ``cluster_default`` on the cluster-wide default, resource name ""). A None value
         removes the dynamic value, so the setting falls back to the next layer.
 
-        Only settings kafkapy can change while running are accepted (``Setting.dynamic``). A
+        Only settings kafkapy can change while running are accepted (``Setting.dynamic``), and
+        the Kafka settings kafkapy does not act on whose Kafka update mode is not read-only. A
         thread count may change to between half and double its current value, as in Kafka.
 
         Errors: ``InvalidConfigError`` for an unknown or non-dynamic key, an invalid value, or
         an invalid resulting config; ``self`` is unchanged.
         """
-        unknown = sorted(k for k in updates if _base_setting(k) is None)
+        unknown = sorted(k for k in updates if not _is_known(k))
         if unknown:
             raise InvalidConfigError(f"Unknown broker configs: {', '.join(unknown)}")
-        fixed = sorted(k for k in updates if not _known(k).dynamic)
+        fixed = sorted(k for k in updates if not _dynamic(k))
         if fixed:
             raise InvalidConfigError(f"Cannot update these configs dynamically: "
                                      f"{', '.join(fixed)}")
+        # Kafka's DynamicSecurityConfigs (keystores, truststores) change per listener only.
+        # Checked here for the ones kafkapy does not act on; a SETTINGS row decides for itself.
+        unprefixed = sorted(k for k, v in updates.items() if v is not None and
+                            k in _KAFKA_LISTENER_ONLY_DYNAMIC and k in KAFKA_SETTINGS)
+        if unprefixed:
+            raise InvalidConfigError("These security configs can be dynamically updated only "
+                                     "per-listener using the listener prefix: "
+                                     + ", ".join(unprefixed))
         if cluster_default:
-            per_broker = sorted(k for k in updates if _known(k).update_mode == "per-broker"
-                                or k != _known(k).name)    # a listener's: per broker
+            per_broker = sorted(k for k in updates if _per_broker(k))
             if per_broker:
                 raise InvalidConfigError("Cannot update these configs at default cluster "
                                          "level, broker id must be specified: "
@@ -1330,8 +1670,11 @@ class BrokerConfig:
         itself on (``log.retention.hours`` is not sourced from a set ``log.retention.ms``).
         """
         wanted = None if names is None else set(names)
+        # Kafka describes its ConfigDef's public settings and whatever else is set.
         candidates: list[str] = list(self.dynamic_default) if cluster_default \
-            else [*SETTINGS, *sorted(self._override_keys), *self.unknown]
+            else [*SETTINGS, *(n for n, k in KAFKA_SETTINGS.items() if not k.internal),
+                  *(n for n in self.props if n not in SETTINGS and (
+                      n not in KAFKA_SETTINGS or KAFKA_SETTINGS[n].internal))]
         entries = []
         for name in candidates:
             if wanted is not None and name not in wanted:
@@ -1346,6 +1689,9 @@ class BrokerConfig:
         if name in self._override_keys:
             return self._listener_entry(name)
         setting = SETTINGS.get(name)
+        kafka = kafka_setting(name) if setting is None else None
+        if kafka is not None:
+            return self._kafka_entry(name, kafka, cluster_default)
         if setting is None:          # only static: with_updates refuses unknown keys
             source = ConfigSource.STATIC_BROKER_CONFIG
             return ConfigEntry(name, None, source, False, True, True,
@@ -1395,6 +1741,34 @@ class BrokerConfig:
                            sensitive=sensitive, synonyms=tuple(synonyms),
                            config_type=setting.config_type, documentation=setting.doc)
 
+    def _kafka_entry(self, name: str, kafka: KafkaSetting,
+                     cluster_default: bool) -> ConfigEntry:
+        """A Kafka setting kafkapy does not act on (or a listener override of one): its
+        synonyms are the setting itself, then for an override the setting it overrides
+        (Kafka's brokerConfigSynonyms), in each layer, then Kafka's default."""
+        synonyms = []
+        names = [name] if name == kafka.name else [name, kafka.name]
+        for n in names:
+            for layer, source in (
+                    (self.dynamic, ConfigSource.DYNAMIC_BROKER_CONFIG),
+                    (self.dynamic_default, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG),
+                    (self.static, ConfigSource.STATIC_BROKER_CONFIG)):
+                if n in layer and not (cluster_default and
+                                       source != ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG):
+                    value = _describe_kafka_value(kafka, _parse_kafka_value(kafka, n, layer[n]))
+                    synonyms.append(ConfigSynonym(n, value, source))
+        if kafka.default is not None and not cluster_default:
+            synonyms.append(ConfigSynonym(kafka.name, None if kafka.sensitive else kafka.default,
+                                          ConfigSource.DEFAULT_CONFIG))
+        first = synonyms[0] if synonyms else None
+        source = first.source if first is not None else ConfigSource.DEFAULT_CONFIG
+        value = first.value if first is not None else None
+        return ConfigEntry(name=name, value=value, source=source,
+                           is_default=source == ConfigSource.DEFAULT_CONFIG,
+                           read_only=kafka.update_mode == "read-only",
+                           sensitive=kafka.sensitive, synonyms=tuple(synonyms),
+                           config_type=kafka.config_type, documentation=_KAFKA_DOC)
+
     def _synonyms(self, name: str) -> list[ConfigSynonym]:
         names = _BROKER_SYNONYMS.get(name, (name,))
         found = []
@@ -1419,7 +1793,7 @@ def _base_setting(key: str) -> Setting | None:
     setting after the prefix; None if kafkapy knows neither."""
     if key in SETTINGS:
         return SETTINGS[key]
-    match = _LISTENER_PREFIX.fullmatch(key)
+    match = _LISTENER_OVERRIDE.fullmatch(key)
     return SETTINGS.get(match.group(2)) if match is not None else None
 
 
@@ -1437,7 +1811,7 @@ def _listener_overrides(effective: Mapping[str, str]
     found: dict[str, dict[str, object]] = {}
     keys = []
     for key, raw in effective.items():
-        match = _LISTENER_PREFIX.fullmatch(key)
+        match = _LISTENER_OVERRIDE.fullmatch(key)
         if match is None or match.group(2) not in SETTINGS:
             continue
         listener, name = match.group(1).upper(), match.group(2)

@@ -1,22 +1,102 @@
-"""Smoke test run by cibuildwheel against each built wheel: the compiled modules import and work.
+"""Smoke test of an installed kafkapy wheel: every compiled module imports and works.
 
-Runs without pytest or the test dependencies.
+Run as a script (``python tests/smoke.py``) by cibuildwheel against each wheel it builds and by
+tests/test_packaging.py in a fresh venv; it needs neither pytest nor the test dependencies nor
+this checkout on the path (it must import the *installed* package). It finds the compiled
+modules among the installed package's files, so a new extension is noticed: the set must equal
+the shipped ``.pyx`` sources and the modules that ``CHECKS`` knows how to call.
 """
 
-import kafkapy._arrow
-import kafkapy._codec
-import kafkapy._frames
-import kafkapy._log
-import kafkapy._records
-from kafkapy.protocol import API_KEYS, decode_request, encode_request, request_class
-from kafkapy.protocol.codec import Request, RequestHeader
+from __future__ import annotations
 
-for module in (kafkapy._arrow, kafkapy._codec, kafkapy._frames, kafkapy._log, kafkapy._records):
-    assert module.__file__.endswith((".so", ".pyd")), module.__file__
+import importlib
+import importlib.machinery
+import struct
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
 
-body = request_class(18)()
-frame = encode_request(Request(RequestHeader(api_key=18, api_version=3, correlation_id=7,
-                                             client_id="smoke"), body))
-assert decode_request(frame).header.correlation_id == 7
-assert kafkapy._records.crc32c(b"123456789") == 0xE3069283
-print(f"kafkapy smoke ok: {len(API_KEYS)} APIs")
+import kafkapy
+
+
+def _check_codec(codec: ModuleType) -> None:
+    assert codec.read_int16_pair(b"\x00\x12\x00\x03") == (18, 3)
+
+
+def _check_records(records: ModuleType) -> None:
+    # CRC-32C's check value (RFC 3720 B.4)
+    assert records.crc32c(b"123456789") == 0xE3069283
+    batch = records.build_batch([(b"k", b"v", [], 1_700_000_000_000)])
+    [header] = records.scan_batches(batch).batches
+    assert [record.value for record in header.records()] == [b"v"]
+
+
+def _check_frames(frames: ModuleType) -> None:
+    assert frames.size_prefixed(b"abc") == b"\x00\x00\x00\x03abc"
+
+
+def _check_log(log: ModuleType) -> None:
+    index = b"".join(struct.pack(">ii", relative, position)
+                     for relative, position in ((0, 0), (10, 100), (20, 200)))
+    assert log.largest_lower_bound(index, 3, 8, 15) == 1
+
+
+def _check_arrow(arrow: ModuleType) -> None:
+    assert arrow.utf8_repair(b"ok\xff") == "ok\ufffd".encode()
+
+
+def _check_legacy(legacy: ModuleType) -> None:
+    from kafkapy import _records
+
+    batch = _records.build_batch([(b"k", b"v", [], 1_700_000_000_000)])
+    message_set = legacy.down_convert(batch, 1, 0)
+    [header] = _records.scan_batches(bytes(legacy.up_convert(message_set))).batches
+    assert [(record.key, record.value) for record in header.records()] == [(b"k", b"v")]
+
+
+CHECKS: dict[str, Callable[[ModuleType], None]] = {
+    "_codec": _check_codec,
+    "_records": _check_records,
+    "_frames": _check_frames,
+    "_log": _check_log,
+    "_arrow": _check_arrow,
+    "_legacy": _check_legacy,
+}
+
+
+def compiled_modules(package: Path) -> set[str]:
+    """Names of the extension modules installed in ``package`` (``_codec`` for
+    ``_codec.cpython-311-x86_64-linux-gnu.so``)."""
+    names = set()
+    for path in package.iterdir():
+        # most specific first (".cpython-311-x86_64-linux-gnu.so", ".abi3.so", ".so")
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+            if path.name.endswith(suffix):
+                names.add(path.name[: -len(suffix)])
+                break
+    return names
+
+
+def main() -> int:
+    package = Path(kafkapy.__file__).parent
+    compiled = compiled_modules(package)
+    sources = {path.stem for path in package.glob("*.pyx")}
+    assert compiled == sources == set(CHECKS), (compiled, sources, sorted(CHECKS))
+    for name in sorted(compiled):
+        module = importlib.import_module(f"kafkapy.{name}")
+        assert isinstance(module.__spec__.loader, importlib.machinery.ExtensionFileLoader), module
+        CHECKS[name](module)
+        print(f"ok kafkapy.{name} {Path(module.__file__ or '').name}")
+    from kafkapy.protocol import API_KEYS, decode_request, encode_request, request_class
+    from kafkapy.protocol.codec import Request, RequestHeader
+
+    header = RequestHeader(api_key=18, api_version=3, correlation_id=7, client_id="smoke")
+    assert decode_request(encode_request(Request(header, request_class(18)()))).header == header
+    print(f"kafkapy {kafkapy.__version__} smoke ok: {len(compiled)} compiled modules, "
+          f"{len(API_KEYS)} APIs, from {package}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

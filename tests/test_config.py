@@ -177,7 +177,7 @@ def ours(text: str) -> dict[str, str] | None:
 
 
 def test_parse_properties_agrees_with_java(tmp_path: Path) -> None:
-    # Needs a JDK (java runs the single-file source Load.java); .ci/run installs one.
+    # Needs a JDK (java runs the single-file source Load.java); ./dev test installs one.
     rng = random.Random(20240611)
     alphabet = ["a", "b", "=", ":", " ", "\t", "\f", "\\", "\\", "\n", "\r", "\r\n", "#",
                 "!", "\\u", "0", "4", "1", "e", "\u00e9"]
@@ -199,6 +199,11 @@ KAFKA_DEFAULTS: dict[str, tuple[str | None, str]] = {
     "broker.id": ("-1", "SC BROKER_ID_DEFAULT"),
     "broker.rack": (None, "SC BROKER_RACK_CONFIG"),
     "replica.selector.class": (None, "RC REPLICA_SELECTOR_CLASS_CONFIG"),
+    "authorizer.class.name": ("", "SC AUTHORIZER_CLASS_NAME_DEFAULT"),
+    "super.users": (None, "AclAuthorizer SuperUsersProp / StandardAuthorizer SUPER_USERS_CONFIG "
+                    "(no default)"),
+    "allow.everyone.if.no.acl.found": ("false", "AclAuthorizer "
+                                       "AllowEveryoneIfNoAclIsFoundProp"),
     "zookeeper.connect": (None, "ZkConfigs ZK_CONNECT_CONFIG (3.x)"),
     "zookeeper.session.timeout.ms": ("18000", "ZkConfigs ZK_SESSION_TIMEOUT_MS (3.x)"),
     "zookeeper.connection.timeout.ms": (None, "ZkConfigs ZK_CONNECTION_TIMEOUT_MS (3.x: "
@@ -266,6 +271,16 @@ KAFKA_DEFAULTS: dict[str, tuple[str | None, str]] = {
     "max.connections.per.ip": (IMAX, "SSC MAX_CONNECTIONS_PER_IP_DEFAULT"),
     "max.connections.per.ip.overrides": ("", "SSC MAX_CONNECTIONS_PER_IP_OVERRIDES_DEFAULT"),
     "max.connection.creation.rate": (IMAX, "SSC MAX_CONNECTION_CREATION_RATE_DEFAULT"),
+    "sasl.enabled.mechanisms": ("GSSAPI", "BrokerSecurityConfigs "
+                                "DEFAULT_SASL_ENABLED_MECHANISMS"),
+    "sasl.jaas.config": (None, "SaslConfigs SASL_JAAS_CONFIG (no default)"),
+    "sasl.mechanism.inter.broker.protocol": ("GSSAPI", "SaslConfigs DEFAULT_SASL_MECHANISM"),
+    "sasl.server.max.receive.size": ("524288", "BrokerSecurityConfigs "
+                                     "DEFAULT_SASL_SERVER_MAX_RECEIVE_SIZE"),
+    "connections.max.reauth.ms": ("0", "BrokerSecurityConfigs "
+                                  "DEFAULT_CONNECTIONS_MAX_REAUTH_MS"),
+    "connection.failed.authentication.delay.ms": ("100", "SSC "
+                                                  "FAILED_AUTHENTICATION_DELAY_MS_DEFAULT"),
     "message.max.bytes": ("1048588", "SLC MAX_MESSAGE_BYTES_DEFAULT (1 MiB + LOG_OVERHEAD)"),
     "fetch.max.bytes": ("57671680", "SC FETCH_MAX_BYTES_DEFAULT (55 MiB)"),
     "max.incremental.fetch.session.cache.slots": (
@@ -357,8 +372,11 @@ KAFKAPY_DEFAULTS = {
 
 
 def test_every_setting_has_a_cited_kafka_default() -> None:
-    # cluster.id is kafkapy's own (Kafka keeps it in meta.properties only).
-    assert set(SETTINGS) - {"cluster.id"} == set(KAFKA_DEFAULTS)
+    # cluster.id is kafkapy's own (Kafka keeps it in meta.properties only), and so are the
+    # kafkapy.metrics.* settings (Kafka has JMX, not a Prometheus endpoint).
+    own = {"cluster.id", "kafkapy.metrics.port", "kafkapy.metrics.host",
+           "kafkapy.metrics.enabled"}
+    assert set(SETTINGS) - own == set(KAFKA_DEFAULTS)
 
 
 @pytest.mark.parametrize("name", sorted(KAFKA_DEFAULTS))
@@ -582,12 +600,11 @@ def test_endpoint_str() -> None:
 
 
 LISTENER_ERRORS = [
-    ({"listeners": "SASL_PLAINTEXT://:9093"}, "SASL is not supported yet"),
-    ({"listeners": "PLAINTEXT://:9092,SASL_SSL://:9093"}, "SASL_SSL: SASL is not supported"),
+    ({"listeners": "PLAINTEXT://:9092,SASL_SSL://:9093"}, "SASL_SSL uses SASL_SSL"),
     ({"listeners": "PLAINTEXT://:9092", "security.inter.broker.protocol": "SSL"},
      "the inter-broker listener SSL must be one of the advertised listeners"),
-    ({"listeners": "INTERNAL://:9092", "listener.security.protocol.map": "INTERNAL:SASL_PLAINTEXT"},
-     "uses SASL_PLAINTEXT"),
+    ({"listeners": "INTERNAL://:9092", "listener.security.protocol.map": "INTERNAL:SASL_SSL"},
+     "INTERNAL uses SASL_SSL"),
     ({"listeners": "CLIENT://:9092"}, "no security protocol defined for listener CLIENT"),
     ({"listener.security.protocol.map": "PLAINTEXT:TLS"}, "unknown security protocol 'TLS'"),
     ({"listener.security.protocol.map": "PLAINTEXT"}, "is not key:value"),
@@ -611,7 +628,7 @@ LISTENER_ERRORS = [
     ({"advertised.listeners": "PLAINTEXT://0.0.0.0:9092"}, "nonroutable meta-address"),
     ({"advertised.listeners": "CLIENT://h:1",
       "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CLIENT:PLAINTEXT"}, "CLIENT is not"),
-    ({"advertised.listeners": "SASL_SSL://h:1"}, "SASL is not supported yet"),
+    ({"advertised.listeners": "SASL_SSL://h:1"}, "uses SASL_SSL: kafkapy serves"),
     ({"advertised.listeners": ""}, "must not be empty"),
 ]
 
@@ -795,15 +812,15 @@ def test_a_static_value_must_be_valid_even_when_overridden() -> None:
 
 def test_unknown_keys_are_kept_and_warned(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING, logger="kafkapy.config")
-    config = BrokerConfig.from_properties({"process.roles": "broker,controller",
-                                           "num.partitions": "2", "zookeeper.set.acl": "true"})
-    assert config.unknown == {"process.roles": "broker,controller", "zookeeper.set.acl": "true"}
-    assert config.props["process.roles"] == "broker,controller"
+    config = BrokerConfig.from_properties({"rack.note": "broker,controller",
+                                           "num.partitions": "2", "no.such.setting": "true"})
+    assert config.unknown == {"rack.note": "broker,controller", "no.such.setting": "true"}
+    assert config.props["rack.note"] == "broker,controller"
     records = [r for r in caplog.records if r.name == "kafkapy.config"]
     assert len(records) == 1 and records[0].levelno == logging.WARNING
-    assert "process.roles, zookeeper.set.acl" in records[0].getMessage()
+    assert "no.such.setting, rack.note" in records[0].getMessage()
     # As in Kafka, a key of unknown type is described as sensitive, without its value.
-    (entry,) = config.describe(["process.roles"])
+    (entry,) = config.describe(["rack.note"])
     assert (entry.value, entry.sensitive, entry.read_only, entry.source) == \
         (None, True, True, ConfigSource.STATIC_BROKER_CONFIG)
     assert entry.config_type is ConfigType.UNKNOWN
@@ -840,8 +857,9 @@ def test_load_a_kafka_style_file(tmp_path: Path, caplog: pytest.LogCaptureFixtur
     assert config.listeners == [Endpoint("PLAINTEXT", "", 19092), Endpoint("CONTROLLER", "", 19093)]
     assert config.advertised_listeners == [Endpoint("PLAINTEXT", "localhost", 19092)]
     assert config.log_dirs == [Path("/tmp/kraft-combined-logs")]
-    assert config.unknown == {"process.roles": "broker,controller", "rack.note": "caf\u00e9"}
-    assert "process.roles, rack.note" in caplog.text
+    assert config.unknown == {"rack.note": "caf\u00e9"}
+    assert config.kafka_only == {"process.roles": "broker,controller"}
+    assert "Unknown broker settings, kept but not used by kafkapy: rack.note" in caplog.text
 
 
 def test_load_falls_back_to_latin_1(tmp_path: Path) -> None:
@@ -891,7 +909,7 @@ KAFKAPY_DYNAMIC = {
 
 
 def test_read_only_marks_what_kafkapy_cannot_change() -> None:
-    entries = BrokerConfig().describe()
+    entries = [e for e in BrokerConfig().describe() if e.name in SETTINGS]
     assert [e.name for e in entries] == list(SETTINGS)
     assert {e.name for e in entries if not e.read_only} == KAFKAPY_DYNAMIC
     for name in KAFKAPY_DYNAMIC:              # a subset of what Kafka can change
@@ -1043,3 +1061,67 @@ def test_thread_count_may_halve_or_double() -> None:
     assert config.with_updates({"num.io.threads": 4}).num_io_threads == 4
     assert config.with_updates({"num.io.threads": 16}).with_updates(
         {"num.io.threads": 32}).num_io_threads == 32
+
+
+# ============================================================================ authorizer
+
+
+def test_authorizer_settings() -> None:
+    c = BrokerConfig.from_properties({
+        "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+        "super.users": "User:admin;User:ops", "allow.everyone.if.no.acl.found": "true"})
+    assert c.authorizer_class_name == "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+    assert (c.super_users, c.allow_everyone_if_no_acl_found) == ("User:admin;User:ops", True)
+    assert BrokerConfig().authorizer_class_name == ""
+
+
+@pytest.mark.parametrize(("props", "message"), [
+    ({"authorizer.class.name": "com.example.MyAuthorizer"}, "cannot load Java classes"),
+    ({"super.users": "User:admin;bob"}, "principalType:principalName"),
+])
+def test_authorizer_setting_errors(props: dict[str, str], message: str) -> None:
+    with pytest.raises(InvalidConfigError, match=r"Invalid value .* for configuration") as e:
+        BrokerConfig.from_properties(props)
+    assert message in str(e.value)
+
+
+# ------------------------------------------------------------------- security: sasl
+
+
+def test_sasl_plaintext_listener_and_listener_settings() -> None:
+    config = BrokerConfig.from_properties({
+        "listeners": "PLAINTEXT://:9092,SASL_PLAINTEXT://:9093",
+        "sasl.enabled.mechanisms": "SCRAM-SHA-512",
+        "listener.name.sasl_plaintext.sasl.enabled.mechanisms": "PLAIN, SCRAM-SHA-256",
+        "listener.name.sasl_plaintext.connection.failed.authentication.delay.ms": "5",
+        "listener.name.sasl_plaintext.plain.sasl.jaas.config": "x.Module required;",
+    })
+    assert [e.name for e in config.listeners] == ["PLAINTEXT", "SASL_PLAINTEXT"]
+    assert config.listener_setting("SASL_PLAINTEXT", "sasl.enabled.mechanisms") == \
+        ["PLAIN", "SCRAM-SHA-256"]
+    assert config.listener_setting("PLAINTEXT", "sasl.enabled.mechanisms") == ["SCRAM-SHA-512"]
+    assert config.listener_setting("SASL_PLAINTEXT",
+                                   "connection.failed.authentication.delay.ms") == 5
+    assert config.listener_setting("PLAINTEXT", "connection.failed.authentication.delay.ms") \
+        == 100
+    assert config.unknown == {}     # per-listener keys are known, not "unknown settings"
+
+
+def test_listener_override_is_validated_like_the_setting() -> None:
+    with pytest.raises(InvalidConfigError, match=r"connection\.failed\.authentication\.delay\.ms"):
+        BrokerConfig.from_properties({
+            "listener.name.plaintext.connection.failed.authentication.delay.ms": "-1"})
+
+
+def test_sasl_jaas_config_is_sensitive() -> None:
+    config = BrokerConfig.from_properties({"sasl.jaas.config": "x.Module required p=\"s\";"})
+    (entry,) = config.describe(["sasl.jaas.config"])
+    assert entry.sensitive and entry.value is None
+    assert all(s.value is None for s in entry.synonyms)
+    assert entry.config_type is ConfigType.PASSWORD
+
+
+def test_single_broker_may_listen_on_sasl_only() -> None:
+    # No other broker to talk to: the inter-broker listener needs no credentials.
+    config = BrokerConfig.from_properties({"listeners": "SASL_PLAINTEXT://:9093"})
+    assert config.inter_broker_listener_name == "SASL_PLAINTEXT"

@@ -10,7 +10,8 @@ The layers, bottom up; a layer imports only what is listed for it (and itself):
 - ``log``: ``common``, ``protocol``, ``errors``, ``_log``, ``_records``; never ``network``,
   ``server``, the coordinators; of its modules only ``log_manager`` (which owns the background
   tasks) imports trio, so the Spark reader pulls in no event loop;
-- ``config``: ``log.config`` (topic-level settings), ``errors``;
+- ``config``: ``log.config`` (topic-level settings), ``errors``, ``kafka_broker_settings``
+  (Kafka's own settings table, generated data that imports nothing);
 - ``zk`` (Kafka's znode formats, a ZooKeeper to run beside brokers): ``common``, ``errors``;
 - ``clients`` (this broker as a client of other brokers: inter-broker requests): ``common``,
   ``protocol``, ``errors``;
@@ -20,7 +21,14 @@ The layers, bottom up; a layer imports only what is listed for it (and itself):
 - ``coordinator``: ``common``, ``protocol``, ``log`` (record formats, producer-state
   origins), ``config``, ``errors``, the compiled codec; **never ``server``**: it reaches the
   broker through ``coordinator.partition_port``;
+- ``security``: authentication (the SASL state machine and mechanisms: ``protocol`` for the
+  SASL requests, ``network`` for the authenticator contract, ``config`` for listener
+  settings) and authorization (ACLs, their store: ``common``, ``zk``), ``errors``; never
+  ``server``;
 - ``server``: everything above;
+- ``server.metrics`` (the metrics registry and the Prometheus endpoint): ``errors`` only; it
+  reads the broker's state through the ``KafkaServer`` it is given, duck-typed, so the
+  components it counts for can all call into it;
 - ``tools`` (the ``kafkapy <tool>`` commands): ``common``, ``protocol``, ``log``,
   ``coordinator`` (record formats), ``errors``, the compiled modules; never ``server`` or
   ``network``: an offline tool reads files with the log's readers, and the network tools will
@@ -60,7 +68,8 @@ ALLOWED: dict[str, tuple[str, ...]] = {
                          "kafkapy._legacy"),
     "kafkapy.log": ("kafkapy.common", "kafkapy.protocol", "kafkapy.errors", "kafkapy._log",
                     "kafkapy._records"),
-    "kafkapy.config": ("kafkapy.log.config", "kafkapy.errors"),
+    "kafkapy.config": ("kafkapy.log.config", "kafkapy.errors", "kafkapy.kafka_broker_settings"),
+    "kafkapy.kafka_broker_settings": (),
     "kafkapy.zk": ("kafkapy.common", "kafkapy.errors"),
     "kafkapy.clients": ("kafkapy.common", "kafkapy.protocol", "kafkapy.errors"),
     "kafkapy.controller": ("kafkapy.common", "kafkapy.zk", "kafkapy.config", "kafkapy.protocol",
@@ -68,9 +77,12 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "kafkapy.network": ("kafkapy.errors", "kafkapy._frames"),
     "kafkapy.coordinator": ("kafkapy.common", "kafkapy.protocol", "kafkapy.log",
                             "kafkapy.config", "kafkapy.errors", *COMPILED),
+    "kafkapy.security": ("kafkapy.common", "kafkapy.zk", "kafkapy.protocol", "kafkapy.network",
+                         "kafkapy.config", "kafkapy.errors"),
     "kafkapy.server": ("kafkapy.common", "kafkapy.protocol", "kafkapy.log", "kafkapy.config",
                        "kafkapy.network", "kafkapy.clients", "kafkapy.coordinator", "kafkapy.zk",
-                       "kafkapy.controller", "kafkapy.errors", *COMPILED),
+                       "kafkapy.controller", "kafkapy.security", "kafkapy.errors", *COMPILED),
+    "kafkapy.server.metrics": ("kafkapy.errors",),
     "kafkapy.tools": ("kafkapy.common", "kafkapy.protocol", "kafkapy.log",
                       "kafkapy.coordinator", "kafkapy.errors", *COMPILED),
 }
@@ -342,6 +354,8 @@ def test_the_checks_see_real_imports() -> None:
     ("kafkapy.tools.dump_log", "from kafkapy.server.replica_manager import ReplicaManager\n"),
     ("kafkapy.tools.dump_log", "from kafkapy.network import socket_server\n"),
     ("kafkapy.tools.dump_log", "from kafkapy.broker import Broker\n"),
+    ("kafkapy.server.metrics.broker_metrics",
+     "from kafkapy.server.replica_manager import ReplicaManager\n"),
 ])
 def test_layer_violations_are_seen(module: str, source: str) -> None:
     known = {*KNOWN, module}

@@ -19,6 +19,10 @@ Theory of operation
   closes the connection and raises ``BrokerNotAvailableError`` naming the peer: the caller
   decides whether to retry (the controller retries until the broker leaves the cluster; a
   fetcher backs off ``replica.fetch.backoff.ms``).
+- Authentication: with ``authenticate`` (the inter-broker listener uses SASL), every new
+  connection first runs ``await authenticate(exchange)``, where ``exchange(api_key, version,
+  body)`` is one request on it (SaslHandshake, SaslAuthenticate); a failure there is a
+  connection failure like any other.
 - Encoding and decoding are the broker's own sans-IO protocol layer (``kafkapy.protocol``):
   the inter-broker requests are the very schemas the handlers serve.
 
@@ -29,25 +33,42 @@ from __future__ import annotations
 
 import ssl
 import struct
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeAlias
 
 import trio
 
-from kafkapy.errors import BrokerNotAvailableError
+from kafkapy.errors import BrokerNotAvailableError, KafkaError
 from kafkapy.protocol import Request, RequestHeader, decode_response, encode_request
 
-__all__ = ["BrokerConnection"]
+__all__ = ["Authenticate", "BrokerConnection", "Exchange", "authenticate_on"]
+
+Exchange: TypeAlias = Callable[[int, int, Any], Awaitable[Any]]
+"""``await exchange(api_key, version, body)``: one request on a connection, its body back."""
+Authenticate: TypeAlias = Callable[[Exchange], Awaitable[None]]
+"""What a new connection awaits before its first request (SASL); raises to refuse."""
 
 _SIZE = struct.Struct(">i")
 _MAX_RESPONSE = 1 << 31
+
+
+async def authenticate_on(authenticate: Authenticate, exchange: Exchange) -> None:
+    """Run ``authenticate`` on a new connection; a refusal (a Kafka error) is a
+    ``ValueError``, which the connections treat as a failed connection."""
+    try:
+        await authenticate(exchange)
+    except KafkaError as e:
+        raise ValueError(f"SASL authentication failed: {e.name}: {e.message}") from e
 
 
 class BrokerConnection:
     """One connection to one broker; see the module docstring."""
 
     def __init__(self, host: str, port: int, *, client_id: str = "kafkapy-broker",
-                 timeout_s: float = 30.0, ssl_context: ssl.SSLContext | None = None) -> None:
+                 timeout_s: float = 30.0, ssl_context: ssl.SSLContext | None = None,
+                 authenticate: Authenticate | None = None) -> None:
         self.host = host
+        self._authenticate = authenticate
         self.port = port
         self.client_id = client_id
         self.timeout_s = timeout_s
@@ -62,24 +83,13 @@ class BrokerConnection:
     async def request(self, api_key: int, version: int, body: Any) -> Any:
         """Send one request and return its response body. Raises BrokerNotAvailableError."""
         async with self._lock:
-            self._correlation_id = (self._correlation_id + 1) & 0x7FFFFFFF
-            corr = self._correlation_id
-            frame = encode_request(Request(
-                RequestHeader(api_key=api_key, api_version=version,
-                              correlation_id=corr, client_id=self.client_id), body))
             try:
                 with trio.fail_after(self.timeout_s):
                     if self._stream is None:
                         self._stream = await self._connect()
-                    await self._stream.send_all(_SIZE.pack(len(frame)) + frame)
-                    size = _SIZE.unpack(await self._receive_exactly(4))[0]
-                    if not 0 <= size < _MAX_RESPONSE:
-                        raise ValueError(f"bad response size {size}")
-                    data = await self._receive_exactly(size)
-                response = decode_response(api_key, version, data)
-                if response.header.correlation_id != corr:
-                    raise ValueError(f"correlation id {response.header.correlation_id} "
-                                     f"answers no request (sent {corr})")
+                        if self._authenticate is not None:
+                            await authenticate_on(self._authenticate, self._exchange)
+                    return await self._exchange(api_key, version, body)
             except (OSError, trio.BrokenResourceError, trio.ClosedResourceError,
                     trio.TooSlowError, ValueError, EOFError) as e:
                 await self._close_locked()
@@ -89,7 +99,25 @@ class BrokerConnection:
                 # Cancelled mid-request: the stream may hold half a frame.
                 await self._close_locked()
                 raise
-            return response.body
+
+    async def _exchange(self, api_key: int, version: int, body: Any) -> Any:
+        """One request and its response body on the open stream (the lock is held)."""
+        assert self._stream is not None
+        self._correlation_id = (self._correlation_id + 1) & 0x7FFFFFFF
+        corr = self._correlation_id
+        frame = encode_request(Request(
+            RequestHeader(api_key=api_key, api_version=version,
+                          correlation_id=corr, client_id=self.client_id), body))
+        await self._stream.send_all(_SIZE.pack(len(frame)) + frame)
+        size = _SIZE.unpack(await self._receive_exactly(4))[0]
+        if not 0 <= size < _MAX_RESPONSE:
+            raise ValueError(f"bad response size {size}")
+        data = await self._receive_exactly(size)
+        response = decode_response(api_key, version, data)
+        if response.header.correlation_id != corr:
+            raise ValueError(f"correlation id {response.header.correlation_id} "
+                             f"answers no request (sent {corr})")
+        return response.body
 
     async def _connect(self) -> trio.abc.Stream:
         tcp = await trio.open_tcp_stream(self.host, self.port)

@@ -187,6 +187,8 @@ class LogManager:
         self.broker_props: dict[str, object] = dict(broker_props or {})
         self._topic_overrides = topic_overrides or (lambda topic: {})
         self.clock = clock or (lambda: int(time.time() * 1000))
+        # Told how long each fsync took, in seconds (the broker's LogFlushStats); None: untimed.
+        self.flush_observer: Callable[[float], None] | None = None
         self.logs: dict[TopicPartition, Log] = {}
         self._dir_of: dict[TopicPartition, Path] = {}
         self._deleted_dirs: list[tuple[int, Path]] = []
@@ -531,7 +533,13 @@ class LogManager:
     async def flush_log(self, log: Log, upto: int | None = None) -> None:
         """fsync ``log`` up to ``upto`` (default: its LEO) in a worker thread."""
         job = log.begin_flush(upto)
-        await trio.to_thread.run_sync(job.run)
+        observer = self.flush_observer
+        if observer is None:
+            await trio.to_thread.run_sync(job.run)
+        else:
+            started = time.perf_counter()
+            await trio.to_thread.run_sync(job.run)
+            observer(time.perf_counter() - started)
         log.end_flush(job)
 
     async def maybe_flush(self, log: Log) -> None:

@@ -26,6 +26,10 @@ Theory of operation:
   (Kafka's ``queued.max.requests``). When it is full, ``submit`` waits, so the connection task
   stops reading its socket and TCP flow control pushes back on the client; nothing is buffered
   beyond the queue and the frames each connection has already read.
+- Request metrics: with a ``RequestObserver`` set (``RequestChannel.observer``, the broker's
+  metrics), each ``Request`` carries a ``timings`` list for the handlers to mark when they
+  took it, finished locally and completed it, and the connection task reports every answer
+  it writes (``response_done``). Without one, ``timings`` is None and nothing is timed.
 - Responses: ``SendResponse`` (payload, plus file slices the connection task sends after it
   with ``os.sendfile``), ``NoResponse`` (write nothing and carry on, for acks=0 produce),
   ``CloseConnection``. A response for a connection that has gone away is dropped.
@@ -53,6 +57,7 @@ __all__ = [
     "NoResponse",
     "Request",
     "RequestChannel",
+    "RequestObserver",
     "Response",
     "SendResponse",
 ]
@@ -85,8 +90,14 @@ class Request:
 
     ``frame`` is the request header and body without the 4-byte size prefix.
     ``receive_time_ns`` is ``time.monotonic_ns()`` when the frame was handed to the channel
-    (for request latency, like Kafka's ``startTimeNanos``). ``principal`` and
-    ``security_protocol`` are the connection's (``ConnectionLink``). Equality is identity.
+    (for request latency, like Kafka's ``startTimeNanos``). ``timings``, when the channel has
+    an observer, is ``[variant]`` for the handlers to fill in: ``timings[0]`` an integer the
+    handler may set for the observer (which request metrics a Fetch counts in, consumer or
+    follower), then the handlers' later timestamps (``time.monotonic_ns()``: taken by a
+    handler, handler returned, answer complete; Kafka's ``requestDequeueTimeNanos``,
+    ``apiLocalCompleteTimeNanos``, ``responseCompleteTimeNanos``). ``principal`` is the
+    connection's (Kafka's ``KafkaPrincipal.toString()``, ``User:ANONYMOUS`` unless
+    authenticated) and ``security_protocol`` its listener's. Equality is identity.
     """
 
     connection_id: str
@@ -98,6 +109,7 @@ class Request:
     principal: str = attrs.field(default="User:ANONYMOUS", kw_only=True)
     security_protocol: str = attrs.field(default="PLAINTEXT", kw_only=True)
     _link: ConnectionLink | None = attrs.field(default=None, kw_only=True, repr=False)
+    timings: list[int] | None = attrs.field(default=None, kw_only=True, repr=False)
 
 
 def _slices(value: Sequence[FileSliceLike | bytes]) -> tuple[FileSliceLike | bytes, ...]:
@@ -168,6 +180,14 @@ class InlineHandler(Protocol):
         cancelled."""
 
 
+class RequestObserver(Protocol):
+    """Told of every answered request (the broker's request metrics)."""
+
+    def request_done(self, request: Request, ready_ns: int, sent_ns: int) -> None:
+        """``request``'s response reached its connection task at ``ready_ns`` and was
+        written (or dropped, for ``NoResponse``) by ``sent_ns`` (``time.monotonic_ns()``)."""
+
+
 class RequestChannel:
     """The bounded queue of requests to the handlers, and the way back for their responses.
 
@@ -184,6 +204,8 @@ class RequestChannel:
         self.queued_max_requests = queued_max_requests
         self._send, self._receive = trio.open_memory_channel[Request](queued_max_requests)
         self._inline: InlineHandler | None = None
+        # Told of every answered request by the connection tasks (None: nothing is timed).
+        self.observer: RequestObserver | None = None
         # Requests sent, or waiting for room, and not yet received: what run_inline must
         # not overtake (``queued`` builds trio's statistics object: too slow for every
         # request).
@@ -250,6 +272,9 @@ class ConnectionLink:
         self.client_host = client_host
         self.client_port = client_port
         self.security_protocol = security_protocol
+        # Kafka's KafkaPrincipal.toString() of the connection: from the client certificate (SSL)
+        # at accept, or set by the connection's authenticator (SASL) once it completes; copied
+        # into every Request.
         self.principal = principal
         self._in_flight: Request | None = None
         self._response: Response | None = None
@@ -257,6 +282,11 @@ class ConnectionLink:
         # hand-back is a direct wake-up, not a trio.Event per request.
         self._waiter: trio.lowlevel.Task | None = None
         self._closed = False
+
+    @property
+    def in_flight_request(self) -> Request | None:
+        """The request submitted and not yet answered, if any."""
+        return self._in_flight
 
     @property
     def in_flight(self) -> bool:
@@ -270,8 +300,9 @@ class ConnectionLink:
             raise RuntimeError(f"connection {self.connection_id} already has a request in "
                                f"flight")
         return Request(self.connection_id, self.listener_name, self.client_host,
-                       self.client_port, frame, time.monotonic_ns(), principal=self.principal,
-                       security_protocol=self.security_protocol, link=self)
+                       self.client_port, frame, time.monotonic_ns(), link=self,
+                       principal=self.principal, security_protocol=self.security_protocol,
+                       timings=None if self._channel.observer is None else [0])
 
     def try_submit(self, frame: bytes | bytearray) -> bool:
         """Queue ``frame`` as this connection's next request if the channel has room now (True);

@@ -60,6 +60,16 @@ Theory of operation:
   a large response's file slices are read with ``os.preadv`` into reused buffers
   (``TLS_CHUNK`` bytes, pooled by the server) and written through OpenSSL. PLAINTEXT
   connections take none of these paths: the choice is made once per connection.
+- Authentication (SASL listeners): a listener with an ``AuthenticatorFactory``
+  (:mod:`kafkapy.network.authenticator`) gives each connection an authenticator; until it
+  is complete every frame goes to it first, and it says whether to hand the frame to the
+  handlers (ApiVersions), write a reply, close, or wait (a failed authentication is answered
+  after Kafka's delay, then closed). Until then the framer accepts frames of at most the
+  authenticator's ``max_receive_size`` (``sasl.server.max.receive.size``); a larger one
+  closes the connection. Once complete, the link's ``principal`` is the authenticated one and
+  every later request carries it; the authenticator still gets the frames it ``intercepts``
+  (a SaslHandshake re-authenticating the connection, KIP-368, or any request once the
+  session has expired, which closes it).
 - Closing: a size prefix that is negative or above ``max_request_size`` closes the connection
   after the frames before it are answered, with one warning naming the client and the size; a
   connection with nothing to do for ``connections_max_idle_ms`` (waiting to read a request, or
@@ -94,6 +104,7 @@ import trio
 
 from kafkapy._frames import FrameSplitter, size_prefixed
 from kafkapy.errors import InvalidRequestError
+from kafkapy.network.authenticator import Authenticator, AuthenticatorFactory
 from kafkapy.network.request_channel import (
     CloseConnection,
     ConnectionLink,
@@ -143,6 +154,8 @@ _NO_OVERRIDES: Mapping[str, int] = MappingProxyType({})
 # a plain socket's fast path (an except clause is evaluated only when something is raised).
 _WANT_READ = (BlockingIOError, ssl.SSLWantReadError)
 _WANT_WRITE = (BlockingIOError, ssl.SSLWantWriteError)
+_NO_AUTHENTICATORS: Mapping[str, AuthenticatorFactory] = MappingProxyType({})
+_NO_PROTOCOLS: Mapping[str, str] = MappingProxyType({})
 
 
 class Endpoint(NamedTuple):
@@ -167,10 +180,10 @@ class _WriteStalled(Exception):
 
 
 class _Connection:
-    __slots__ = ("intake", "link", "sock", "tls", "turn")
+    __slots__ = ("auth", "intake", "link", "sock", "tls", "turn")
 
-    def __init__(self, sock: socket.socket, link: ConnectionLink,
-                 tls: SslListener | None = None) -> None:
+    def __init__(self, sock: socket.socket, link: ConnectionLink, *,
+                 tls: SslListener | None = None, auth: Authenticator | None = None) -> None:
         # A plain non-blocking socket: reads and writes are tried at once and wait (with
         # trio.lowlevel.wait_readable / wait_writable) only when the kernel says EAGAIN.
         # Trio's socket wrapper would pass through the scheduler on every call, even when
@@ -179,6 +192,8 @@ class _Connection:
         self.link = link
         # The SSL listener's settings on a TLS connection (then ``sock`` is an SSLSocket).
         self.tls = tls
+        # The connection's authenticator (SASL listeners), kept for re-authentication.
+        self.auth = auth
         # The cancel scope of the phase a graceful stop may interrupt (reading the next
         # request, or waiting for room in the channel), or None while a request is in flight.
         self.intake: trio.CancelScope | None = None
@@ -214,9 +229,12 @@ class SocketServer:
       default (``socket.send.buffer.bytes``, ``socket.receive.buffer.bytes``).
     - ``listen_backlog_size``: the listen queue (``socket.listen.backlog.size``).
     - ``ssl_listeners``: listener name -> ``SslListener`` for the listeners whose protocol is
-      SSL (``ssl_factory``); the others serve plaintext.
-    - ``security_protocols``: listener name -> its protocol, which each connection's link
-      carries (default: SSL for the ``ssl_listeners``, PLAINTEXT for the others).
+      SSL or SASL_SSL (``ssl_factory``); the others serve plaintext.
+    - ``security_protocols``: listener name -> its protocol (``listener.security.protocol.map``),
+      which each connection's link carries (default: SSL for the ``ssl_listeners``, PLAINTEXT
+      for the others).
+    - ``authenticators``: listener name -> the factory of its connections' authenticators
+      (SASL listeners, over plaintext or TLS).
 
     Raises:
         ValueError: an invalid setting, or two listeners with the same name.
@@ -232,7 +250,9 @@ class SocketServer:
                  receive_buffer_bytes: int = 102400,
                  listen_backlog_size: int = 50,
                  ssl_listeners: Mapping[str, SslListener] | None = None,
-                 security_protocols: Mapping[str, str] | None = None) -> None:
+                 security_protocols: Mapping[str, str] = _NO_PROTOCOLS,
+                 authenticators: Mapping[str, AuthenticatorFactory] = _NO_AUTHENTICATORS
+                 ) -> None:
         endpoints = tuple(Endpoint(*listener) for listener in listeners)
         names = [endpoint.name for endpoint in endpoints]
         if len(set(names)) != len(names):
@@ -265,8 +285,9 @@ class SocketServer:
         self._receive_buffer_bytes = receive_buffer_bytes
         self._backlog = listen_backlog_size
         self._ssl = dict(ssl_listeners or {})
-        self._protocols = {e.name: (security_protocols or {}).get(
+        self._protocols = {e.name: security_protocols.get(
             e.name, "SSL" if e.name in self._ssl else "PLAINTEXT") for e in endpoints}
+        self._authenticators = dict(authenticators)
         # Reused buffers for a TLS response's file slices (see TLS_CHUNK), taken and given
         # back around each write: as many as TLS writes are under way at once.
         self._tls_buffers: list[memoryview] = []
@@ -474,10 +495,11 @@ class SocketServer:
                 log.debug("Dropping connection from %s:%d: %s", host, port, exc)
                 raw.close()
                 return None
-        conn = _Connection(raw, ConnectionLink(self._channel, connection_id, endpoint.name,
-                                                host, port,
-                                                security_protocol=self._protocols[endpoint.name]),
-                           tls)
+        factory = self._authenticators.get(endpoint.name)
+        conn = _Connection(raw, ConnectionLink(
+            self._channel, connection_id, endpoint.name, host, port,
+            security_protocol=self._protocols[endpoint.name]),
+            tls=tls, auth=None if factory is None else factory(connection_id, host))
         self._connections.add(conn)
         self._per_ip[host] = self._per_ip.get(host, 0) + 1
         return conn
@@ -573,7 +595,8 @@ class SocketServer:
         return False
 
     async def _serve_requests(self, conn: _Connection) -> None:
-        splitter = FrameSplitter(self._max_request_size)
+        splitter = FrameSplitter(self._max_request_size if conn.auth is None else
+                                 min(self._max_request_size, conn.auth.max_receive_size))
         received = self._received
         # Chosen once per connection: a PLAINTEXT read costs nothing for TLS's sake.
         read = self._read if conn.tls is None else self._read_tls
@@ -596,6 +619,14 @@ class SocketServer:
             held: list[bytes] = []
             while frames:
                 frame = frames.pop()
+                auth = conn.auth
+                if auth is not None and (not auth.complete or auth.intercepts(frame)):
+                    if not await self._authenticate(conn, frame, held):
+                        return
+                    if auth.complete:
+                        conn.link.principal = auth.principal
+                        splitter.raise_limit(self._max_request_size)
+                    continue
                 if not await self._process(conn, frame, held,
                                            hold=bool(frames) and _is_produce(frames[-1])):
                     return
@@ -704,25 +735,52 @@ class SocketServer:
             if stopping.cancelled_caught:
                 return False
         # In flight: a graceful stop no longer interrupts this connection until it is written.
+        observer = self._channel.observer
+        request = None if observer is None else conn.link.in_flight_request
         response = await conn.link.response()
-        if isinstance(response, SendResponse):
-            if not response.file_slices and (hold or held):
-                held.append(size_prefixed(response.payload))
-                if not hold or self._draining:
+        # Request metrics: the answer reached this task now, and is written (or held) when
+        # the block below is left, however it is left.
+        ready_ns = 0 if request is None else time.monotonic_ns()
+        try:
+            if isinstance(response, SendResponse):
+                if not response.file_slices and (hold or held):
+                    held.append(size_prefixed(response.payload))
+                    if not hold or self._draining:
+                        await self._flush(conn, held)
+                else:
                     await self._flush(conn, held)
+                    await self._write(conn, response)
+            elif isinstance(response, CloseConnection):
+                await self._flush(conn, held)
+                log.debug("Closing connection %s: asked by the request handler",
+                          conn.link.connection_id)
+                return False
             else:
-                await self._flush(conn, held)
-                await self._write(conn, response)
-        elif isinstance(response, CloseConnection):
-            await self._flush(conn, held)
-            log.debug("Closing connection %s: asked by the request handler",
-                      conn.link.connection_id)
-            return False
-        else:
-            assert isinstance(response, NoResponse)
-            if not hold:
-                await self._flush(conn, held)
-        return not self._draining
+                assert isinstance(response, NoResponse)
+                if not hold:
+                    await self._flush(conn, held)
+            return not self._draining
+        finally:
+            if request is not None and observer is not None:
+                observer.request_done(request, ready_ns, time.monotonic_ns())
+
+    async def _authenticate(self, conn: _Connection, frame: bytes | bytearray,
+                            held: list[bytes]) -> bool:
+        """One frame read before authentication completed; False when the connection must
+        close."""
+        auth = conn.auth
+        assert auth is not None
+        step = auth.receive(frame)
+        if step.forward:
+            return await self._process(conn, frame, held, hold=False)
+        await self._flush(conn, held)
+        if step.delay_s > 0 and step.close:
+            # Kafka's connection.failed.authentication.delay.ms: the failure is answered (and
+            # the connection closed) only after it, to slow down password guessing.
+            await trio.sleep(step.delay_s)
+        if step.reply is not None:
+            await self._send_all(conn.sock, size_prefixed(step.reply))
+        return not step.close and not self._draining
 
     async def _flush(self, conn: _Connection, held: list[bytes]) -> None:
         """Write the answers held back by ``_process``, in one send."""

@@ -37,7 +37,7 @@ _MODULES = (
     "consumer_group_heartbeat", "consumer_group_describe", "alter_partition",
     "elect_leaders", "alter_partition_reassignments", "list_partition_reassignments",
     "describe_quorum", "update_features", "list_config_resources", "describe_topic_partitions",
-    "alter_replica_log_dirs",
+    "alter_replica_log_dirs", "describe_user_scram_credentials", "alter_user_scram_credentials",
 )
 
 
@@ -87,6 +87,8 @@ class ApiKey(enum.IntEnum):
     ALTER_PARTITION_REASSIGNMENTS = 45
     LIST_PARTITION_REASSIGNMENTS = 46
     OFFSET_DELETE = 47
+    DESCRIBE_USER_SCRAM_CREDENTIALS = 50
+    ALTER_USER_SCRAM_CREDENTIALS = 51
     DESCRIBE_QUORUM = 55
     ALTER_PARTITION = 56
     UPDATE_FEATURES = 57

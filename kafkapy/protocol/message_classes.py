@@ -2900,6 +2900,122 @@ class OffsetDeleteResponse:
 
 @attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
         weakref_slot=False)
+class UserName:
+    """UserName in DescribeUserScramCredentialsRequest."""
+
+    name: str = ''
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class DescribeUserScramCredentialsRequest:
+    """DescribeUserScramCredentialsRequest."""
+
+    users: list[UserName] | None = attr.Factory(list)
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class CredentialInfo:
+    """CredentialInfo in DescribeUserScramCredentialsResponse."""
+
+    mechanism: int = 0
+    iterations: int = 0
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class DescribeUserScramCredentialsResult:
+    """DescribeUserScramCredentialsResult in DescribeUserScramCredentialsResponse."""
+
+    user: str = ''
+    error_code: int = 0
+    error_message: str | None = ''
+    credential_infos: list[CredentialInfo] = attr.Factory(list)
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class DescribeUserScramCredentialsResponse:
+    """DescribeUserScramCredentialsResponse."""
+
+    throttle_time_ms: int = 0
+    error_code: int = 0
+    error_message: str | None = ''
+    results: list[DescribeUserScramCredentialsResult] = attr.Factory(list)
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class ScramCredentialDeletion:
+    """ScramCredentialDeletion in AlterUserScramCredentialsRequest."""
+
+    name: str = ''
+    mechanism: int = 0
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class ScramCredentialUpsertion:
+    """ScramCredentialUpsertion in AlterUserScramCredentialsRequest."""
+
+    name: str = ''
+    mechanism: int = 0
+    iterations: int = 0
+    salt: bytes = b''
+    salted_password: bytes = b''
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class AlterUserScramCredentialsRequest:
+    """AlterUserScramCredentialsRequest."""
+
+    deletions: list[ScramCredentialDeletion] = attr.Factory(list)
+    upsertions: list[ScramCredentialUpsertion] = attr.Factory(list)
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class AlterUserScramCredentialsResult:
+    """AlterUserScramCredentialsResult in AlterUserScramCredentialsResponse."""
+
+    user_name: str = ''
+    error_code: int = 0
+    error_message: str | None = ''
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
+class AlterUserScramCredentialsResponse:
+    """AlterUserScramCredentialsResponse."""
+
+    throttle_time_ms: int = 0
+    results: list[AlterUserScramCredentialsResult] = attr.Factory(list)
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = attr.ib(
+        default=(), repr=False, kw_only=True)
+
+
+@attr.s(auto_attribs=True, slots=True, eq=True, order=False, hash=False,
+        weakref_slot=False)
 class DescribeQuorumRequestPartitionData:
     """DescribeQuorumRequestPartitionData in DescribeQuorumRequest."""
 
@@ -3840,6 +3956,16 @@ CLASSES: dict[tuple[str, str], type] = {
     ('OffsetDeleteResponse', 'OffsetDeleteResponsePartition'): OffsetDeleteResponsePartition,
     ('OffsetDeleteResponse', 'OffsetDeleteResponseTopic'): OffsetDeleteResponseTopic,
     ('OffsetDeleteResponse', 'OffsetDeleteResponse'): OffsetDeleteResponse,
+    ('DescribeUserScramCredentialsRequest', 'UserName'): UserName,
+    ('DescribeUserScramCredentialsRequest', 'DescribeUserScramCredentialsRequest'): DescribeUserScramCredentialsRequest,
+    ('DescribeUserScramCredentialsResponse', 'CredentialInfo'): CredentialInfo,
+    ('DescribeUserScramCredentialsResponse', 'DescribeUserScramCredentialsResult'): DescribeUserScramCredentialsResult,
+    ('DescribeUserScramCredentialsResponse', 'DescribeUserScramCredentialsResponse'): DescribeUserScramCredentialsResponse,
+    ('AlterUserScramCredentialsRequest', 'ScramCredentialDeletion'): ScramCredentialDeletion,
+    ('AlterUserScramCredentialsRequest', 'ScramCredentialUpsertion'): ScramCredentialUpsertion,
+    ('AlterUserScramCredentialsRequest', 'AlterUserScramCredentialsRequest'): AlterUserScramCredentialsRequest,
+    ('AlterUserScramCredentialsResponse', 'AlterUserScramCredentialsResult'): AlterUserScramCredentialsResult,
+    ('AlterUserScramCredentialsResponse', 'AlterUserScramCredentialsResponse'): AlterUserScramCredentialsResponse,
     ('DescribeQuorumRequest', 'DescribeQuorumRequestPartitionData'): DescribeQuorumRequestPartitionData,
     ('DescribeQuorumRequest', 'DescribeQuorumRequestTopicData'): DescribeQuorumRequestTopicData,
     ('DescribeQuorumRequest', 'DescribeQuorumRequest'): DescribeQuorumRequest,
@@ -3935,6 +4061,9 @@ __all__ = [
     'AlterReplicaLogDirTopicResult',
     'AlterReplicaLogDirsRequest',
     'AlterReplicaLogDirsResponse',
+    'AlterUserScramCredentialsRequest',
+    'AlterUserScramCredentialsResponse',
+    'AlterUserScramCredentialsResult',
     'ApiVersion',
     'ApiVersionsRequest',
     'ApiVersionsResponse',
@@ -3971,6 +4100,7 @@ __all__ = [
     'CreatePartitionsTopicResult',
     'CreateTopicsRequest',
     'CreateTopicsResponse',
+    'CredentialInfo',
     'Cursor',
     'DeletableGroupResult',
     'DeletableTopicResult',
@@ -4028,6 +4158,9 @@ __all__ = [
     'DescribeTransactionsRequest',
     'DescribeTransactionsResponse',
     'DescribeTransactionsResponseTransactionState',
+    'DescribeUserScramCredentialsRequest',
+    'DescribeUserScramCredentialsResponse',
+    'DescribeUserScramCredentialsResult',
     'DescribedGroupMember',
     'ElectLeadersPartitionResult',
     'ElectLeadersReplicaElectionResult',
@@ -4151,6 +4284,8 @@ __all__ = [
     'SaslAuthenticateResponse',
     'SaslHandshakeRequest',
     'SaslHandshakeResponse',
+    'ScramCredentialDeletion',
+    'ScramCredentialUpsertion',
     'SnapshotId',
     'StopReplicaPartitionError',
     'StopReplicaPartitionState',
@@ -4183,6 +4318,7 @@ __all__ = [
     'UpdateMetadataRequest',
     'UpdateMetadataResponse',
     'UpdateMetadataTopicState',
+    'UserName',
     'WritableTxnMarker',
     'WritableTxnMarkerPartitionResult',
     'WritableTxnMarkerResult',

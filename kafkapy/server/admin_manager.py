@@ -60,6 +60,7 @@ from kafkapy.config import (
     ConfigSource,
     ConfigSynonym,
     ConfigType,
+    kafka_setting,
 )
 from kafkapy.errors import (
     InvalidConfigError,
@@ -77,6 +78,7 @@ from kafkapy.errors import (
 from kafkapy.log.config import TOPIC_CONFIG_SPEC, LogConfig
 from kafkapy.server.metadata_cache import ZkMetadataCache
 from kafkapy.server.metadata_store import MetadataStore, TopicRecord, ZkMetadataStore
+from kafkapy.server.password_encoder import decode_dynamic_passwords, encode_dynamic_passwords
 from kafkapy.server.replica_assignment import BrokerMetadata, assign_replicas_to_brokers
 from kafkapy.zk.admin_zk_client import TopicAlreadyMarkedForDeletionError
 
@@ -328,7 +330,7 @@ class AdminManager:
         """AlterConfigs on a broker: replace the dynamic configs of ``resource`` (this node's
         id, or "" for the cluster-wide default) with ``configs``."""
         self._check_broker_resource(resource)
-        current = self._store.broker_configs.get(resource, {})
+        current = self._stored_broker_configs(resource)
         updates: dict[str, str | None] = {k: None for k in current if k not in configs}
         updates.update(configs)
         self._change_broker_configs(resource, updates, validate_only)
@@ -340,9 +342,9 @@ class AdminManager:
         ``ConfigAdminManager.prepareIncrementalConfigs``; APPEND/SUBTRACT start from the
         resource's dynamic value, else the setting's default)."""
         self._check_broker_resource(resource)
-        current = dict(self._store.broker_configs.get(resource, {}))
+        current = self._stored_broker_configs(resource)
         def list_default(key: str, op: int) -> str:
-            setting = SETTINGS.get(key)
+            setting = SETTINGS.get(key) or kafka_setting(key)
             if setting is None:
                 raise InvalidConfigError(f"Unknown config name: {key}")
             if setting.config_type != ConfigType.LIST:
@@ -360,6 +362,12 @@ class AdminManager:
             # the value it already has.
             self.server.reload_ssl()
 
+    def _stored_broker_configs(self, resource: str) -> dict[str, str]:
+        """The resource's dynamic configs as stored, passwords decoded (the base that
+        AlterConfigs replaces and IncrementalAlterConfigs edits)."""
+        return decode_dynamic_passwords(self.server.config,
+                                        self._store.broker_configs.get(resource, {}))
+
     def _change_broker_configs(self, resource: str, updates: Mapping[str, str | None],
                                validate_only: bool) -> None:
         cluster_default = resource == ""
@@ -369,10 +377,16 @@ class AdminManager:
         except InvalidConfigError as e:
             # KAFKA-13609: Kafka's broker reports a refused change as INVALID_REQUEST.
             raise InvalidRequestError(e.message) from e
-        if validate_only or not updates:
+        if not updates:
             return
         layer = config.dynamic_default if cluster_default else config.dynamic
-        self._store.set_broker_configs(resource, dict(layer))
+        try:
+            stored = encode_dynamic_passwords(config, layer, cluster_default)
+        except InvalidConfigError as e:
+            raise InvalidRequestError(e.message) from e
+        if validate_only:
+            return
+        self._store.set_broker_configs(resource, stored)
         self.server.apply_dynamic_configs(config)
         log.info("Dynamic broker configs of %s are now %s",
                  "the cluster default" if cluster_default else f"broker {resource}",

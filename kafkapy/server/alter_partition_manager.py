@@ -130,7 +130,8 @@ class AlterPartitionManager:
             self._conn = BrokerConnection(
                 host, port, client_id=f"broker-{self._rm.node_id}-alter-partition",
                 timeout_s=self._rm.replica_config("controller_socket_timeout_ms", 30000) / 1000,
-                ssl_context=self._rm.inter_broker_ssl_context)
+                ssl_context=self._rm.inter_broker_ssl_context,
+                authenticate=self._rm.inter_broker_authenticate)
         topics: dict[uuid.UUID, AlterPartitionRequestAlterPartitionTopicData] = {}
         for item in batch.values():
             p = item.partition
@@ -168,6 +169,11 @@ class AlterPartitionManager:
                 if p.error_code != 0:
                     log.info("%s: the controller refused ISR %s: %s", partition.tp,
                              list(item.change.new_isr), error_name(p.error_code))
+                before = partition.isr
                 if partition.on_alter_partition(item.change, p.error_code, p.leader_epoch,
                                                 list(p.isr), p.partition_epoch, now):
                     self._rm.on_high_watermark_moved(partition.tp)
+                metrics = getattr(self._rm.server, "metrics", None)
+                if metrics is not None and partition.isr is not before:
+                    # The controller accepted it: IsrShrinksPerSec / IsrExpandsPerSec.
+                    metrics.isr_changed(before, partition.isr)

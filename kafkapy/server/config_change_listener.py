@@ -20,7 +20,9 @@ sequential ``/config/changes/config_change_<seq>`` naming it. Every broker:
     broker's dynamic config rebuilt from the static one with both layers
     (``KafkaServer.apply_dynamic_configs``); other brokers' ids are not this broker's
     business;
-  - other entity types (users, clients, ips: quotas) are ignored: kafkapy has no quotas.
+  - ``users/<sanitized user>``: the store's copy, then the SCRAM credentials the broker
+    authenticates against (``KafkaServer.credentials``), as Kafka's ``UserConfigHandler``;
+  - other entity types (clients, ips: quotas) are ignored: kafkapy has no quotas.
 
 After each round of processing, notifications older than 15 minutes are deleted, by every
 broker, as Kafka's ``purgeObsoleteNotifications`` does (a broker that starts later has
@@ -42,8 +44,9 @@ from kazoo.exceptions import NoNodeError
 
 from kafkapy.errors import KafkaError
 from kafkapy.server.metadata_store import ZkMetadataStore
+from kafkapy.server.password_encoder import decode_dynamic_passwords
 from kafkapy.zk.admin_zk_client import CONFIG_CHANGE_PREFIX, DEFAULT_ENTITY
-from kafkapy.zk.zk_data import CONFIG_CHANGES_PATH
+from kafkapy.zk.zk_data import CONFIG_CHANGES_PATH, desanitize
 
 if TYPE_CHECKING:
     from kafkapy.server.kafka_server import KafkaServer
@@ -161,7 +164,7 @@ class ConfigChangeListener:
             else:
                 entity_type = str(notification.get("entity_type", ""))
                 entity = str(notification.get("entity_name", ""))
-            if entity_type not in ("topics", "brokers") or not entity:
+            if entity_type not in ("topics", "brokers", "users") or not entity:
                 continue
             if entity_type == "brokers" and entity not in (DEFAULT_ENTITY,
                                                            str(self.server.node_id)):
@@ -188,6 +191,13 @@ class ConfigChangeListener:
             log.info("Topic %s has the config overrides %s (config change notification)",
                      entity, dict(configs))
             return
+        if entity_type == "users":
+            user = desanitize(entity)
+            self.store.set_user_configs_local(user, configs)
+            server.credentials.apply_user_config(user, configs)
+            log.info("User %s has the SCRAM mechanisms %s (config change notification)",
+                     user, sorted(k for k in configs if k.startswith("SCRAM-")))
+            return
         resource = "" if entity == DEFAULT_ENTITY else entity
         self.store.set_broker_configs_local(resource, configs)
         dynamic = self.store.broker_configs
@@ -196,7 +206,8 @@ class ConfigChangeListener:
             if dynamic.get(""):
                 config = config.with_updates(dynamic[""], cluster_default=True)
             if dynamic.get(str(server.node_id)):
-                config = config.with_updates(dynamic[str(server.node_id)])
+                config = config.with_updates(
+                    decode_dynamic_passwords(config, dynamic[str(server.node_id)]))
         except KafkaError as e:
             log.error("Cannot apply the dynamic broker configs %s: %s", dict(dynamic), e)
             return

@@ -37,6 +37,11 @@ answered exactly once. In order:
    response (a Produce with acks=0) the connection is closed, as Kafka's
    ``sendErrorOrCloseConnection`` does; if even the error response cannot be encoded, too.
 
+Request metrics: when the request carries ``timings`` (the broker records metrics),
+``handle`` marks when it began (Kafka's dequeue time), when the handler returned, and, for a
+``Parked`` answer, when ``finish()`` completed; the connection task adds the rest
+(:mod:`kafkapy.server.metrics.request_metrics`).
+
 Advertised versions: an API is advertised, and served, only when it has a handler ("advertise
 only what is fully implemented", DESIGN.md), at its range in ``RECOMMENDED_VERSIONS``.
 
@@ -87,6 +92,7 @@ from kafkapy.protocol.message_classes import (
 from kafkapy.protocol.schema import Versions
 from kafkapy.server.error_response import error_response
 from kafkapy.server.handlers import (
+    acls,
     api_versions,
     cluster,
     config_resources,
@@ -101,6 +107,8 @@ from kafkapy.server.handlers import (
     metadata,
     produce,
     replica,
+    sasl,
+    scram,
     topics_admin,
     transaction,
     update_metadata,
@@ -111,7 +119,7 @@ if TYPE_CHECKING:
     from kafkapy.server.kafka_server import KafkaServer
 
 __all__ = ["CLUSTER_HANDLER_MODULES", "HANDLER_MODULES", "RECOMMENDED_VERSIONS", "KafkaApis",
-           "default_handlers"]
+           "default_handlers", "error_response_frame"]
 
 log = logging.getLogger(__name__)
 
@@ -157,6 +165,10 @@ RECOMMENDED_VERSIONS: Mapping[int, tuple[int, int]] = MappingProxyType({
     # inter-broker; Kafka 4 serves v1 only (KIP-896), v2 is transactions v2
     ApiKey.WRITE_TXN_MARKERS: (1, 1),
     ApiKey.TXN_OFFSET_COMMIT: (0, 3),
+    # Kafka 3.x's ranges (4.0 removed v0, KIP-896); v3 adds the USER resource type
+    ApiKey.DESCRIBE_ACLS: (0, 3),
+    ApiKey.CREATE_ACLS: (0, 3),
+    ApiKey.DELETE_ACLS: (0, 3),
     ApiKey.DESCRIBE_CONFIGS: (1, 4),
     ApiKey.ALTER_CONFIGS: (0, 2),
     # not in the reference's table; Kafka 4.0-4.2 advertise 1-4 (v0 removed by KIP-896, v5
@@ -177,6 +189,8 @@ RECOMMENDED_VERSIONS: Mapping[int, tuple[int, int]] = MappingProxyType({
     ApiKey.LIST_CONFIG_RESOURCES: (0, 1),       # 0 is ListClientMetricsResources, 1 KIP-1142
     ApiKey.DESCRIBE_TOPIC_PARTITIONS: (0, 0),   # KIP-966, paginated describe
     ApiKey.UPDATE_FEATURES: (0, 2),             # KIP-584; v2 answers all or nothing
+    ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: (0, 0),     # KIP-554
+    ApiKey.ALTER_USER_SCRAM_CREDENTIALS: (0, 0),
     # ZooKeeper mode, answered by the active controller (handlers/controller.py)
     ApiKey.CONTROLLED_SHUTDOWN: (0, 3),
     ApiKey.ALTER_PARTITION: (0, 3),
@@ -194,7 +208,8 @@ RECOMMENDED_VERSIONS: Mapping[int, tuple[int, int]] = MappingProxyType({
 # Every module of kafkapy/server/handlers, each exporting ``HANDLERS: {api_key: handler}``.
 HANDLER_MODULES = (api_versions, metadata, produce, fetch, list_offsets, topics_admin, configs,
                    cluster, group_and_offsets, consumer_group_protocol, transaction,
-                   describe_topic_partitions, config_resources, features)
+                   describe_topic_partitions, config_resources, features, acls, sasl,
+                   scram)
 # The inter-broker APIs of ZooKeeper mode (the controller's requests to brokers, the brokers'
 # requests to the controller): served, and advertised, only by a broker with
 # zookeeper.connect, as Kafka 3.x's ZooKeeper-mode brokers do.
@@ -278,6 +293,9 @@ class KafkaApis:
     async def handle(self, request: Request) -> Response | Parked:
         """Decode, dispatch and answer one request (see the module doc). Never raises. A
         ``Parked`` answer's ``finish()`` returns the Response and never raises either."""
+        marks = request.timings
+        if marks is not None:           # request metrics: handling starts (dequeued)
+            marks.append(time.monotonic_ns())
         frame = request.frame
         try:
             header, offset = decode_request_header(frame)
@@ -308,10 +326,14 @@ class KafkaApis:
         try:
             result = await self._handlers[key](context)
             if isinstance(result, Parked):
+                if marks is not None:   # local work done; the answer completes later
+                    marks.append(time.monotonic_ns())
                 return Parked(lambda: self._finish(context, result))
             response = _as_response(context, result)
         except Exception as exc:
             response = _answer_error(context, exc)
+        if marks is not None:           # local work done, answer complete (no remote time)
+            marks.append(time.monotonic_ns())
         if log.isEnabledFor(logging.DEBUG):
             log.debug("Completed %s v%d request (correlation id %d, %d bytes) from %s "
                       "(principal %s, %s) in %.3f ms: %s", api.name, version,
@@ -323,9 +345,13 @@ class KafkaApis:
 
     async def _finish(self, context: RequestContext[Any], parked: Parked) -> Response:
         try:
-            return _as_response(context, await parked.finish())
+            response = _as_response(context, await parked.finish())
         except Exception as exc:
-            return _answer_error(context, exc)
+            response = _answer_error(context, exc)
+        marks = context.request.timings
+        if marks is not None:           # the parked answer is complete (remote time ends)
+            marks.append(time.monotonic_ns())
+        return response
 
     def _unsupported_api_versions(self, request: Request, header: RequestHeader) -> Response:
         log.debug("ApiVersions v%d from %s is newer than this broker's: answering "
@@ -340,6 +366,25 @@ class KafkaApis:
         (entry,) = body.api_keys
         entry.min_version, entry.max_version = versions.low, versions.high
         return SendResponse(encode_response(ApiKey.API_VERSIONS, 0, header.correlation_id, body))
+
+
+def error_response_frame(frame: bytes | bytearray, error: KafkaError) -> bytes | None:
+    """The response frame answering request ``frame`` with ``error`` (the API's error shape,
+    Kafka's ``AbstractRequest.getErrorResponse``), or None when the request does not decode or
+    the API has no error response. For the SASL authenticator: a request other than
+    SaslAuthenticate during authentication is answered ILLEGAL_SASL_STATE."""
+    try:
+        header, offset = decode_request_header(frame)
+        api = API_KEYS[header.api_key]
+        body, _ = _codec.decode_struct(message_plan(api.request, header.api_version), frame,
+                                       offset)
+        answer = error_response(header.api_key, header.api_version, body, error)
+        if answer is None:
+            return None
+        return encode_response(header.api_key, header.api_version, header.correlation_id,
+                               answer)
+    except Exception:
+        return None
 
 
 def _reason(exc: BaseException) -> str:

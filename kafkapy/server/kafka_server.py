@@ -11,26 +11,36 @@ startup (``run``, with ``nursery.start``):
    the GroupCoordinator starts loading ``__consumer_offsets`` and the TransactionCoordinator
    ``__transaction_state`` in the background (their groups and transactional ids answer
    COORDINATOR_LOAD_IN_PROGRESS until then);
-4. the log manager's background tasks (flush, retention, checkpoints, cleaner);
+4. with `authorizer.class.name`, the AclAuthorizer loads the ACLs (and follows changes in
+   cluster mode); the log manager's background tasks (flush, retention, checkpoints, cleaner);
 5. KafkaApis and the handler pool, then the SocketServer binds every listener; advertised
    endpoints with port 0 take the bound port of the listener of the same name, an empty host
    the machine's name. ``task_status.started()`` fires once clients can connect.
+6. With ``kafkapy.metrics.port`` >= 0 (or ``kafkapy.metrics.enabled``) the broker records
+   its metrics (``self.metrics``, :mod:`kafkapy.server.metrics`: the request channel's
+   observer, the log manager's flush observer, a Trio instrument timing the loop's idle
+   time) and, with a port, serves them to Prometheus from a thread; off, ``self.metrics``
+   is None and nothing is recorded.
 
 shutdown (``shutdown()``, also on SIGTERM for the standalone server): stop accepting
 (connections finish their in-flight request), complete parked operations, flush every log,
-write the checkpoints and the clean-shutdown marker, then cancel the remaining tasks.
+write the checkpoints and the clean-shutdown marker, then cancel the remaining tasks; the
+metrics endpoint closes with the listeners.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import socket
 import time
 import uuid
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import trio
 
+from kafkapy.clients.network_client import Authenticate
 from kafkapy.common.features import registration_ranges
 from kafkapy.common.time import SYSTEM_TIME, Time
 from kafkapy.common.topic_partition import TopicPartition
@@ -44,6 +54,12 @@ from kafkapy.errors import InvalidConfigError
 from kafkapy.log.log_manager import LogManager, MetaPropertiesError, read_meta_properties
 from kafkapy.network.request_channel import RequestChannel
 from kafkapy.network.socket_server import SocketServer
+from kafkapy.protocol import API_KEYS, ApiKey
+from kafkapy.security.authorizer.acl import AuthorizerPolicy, parse_super_users
+from kafkapy.security.authorizer.acl_store import AclStore, FileAclStore, ZkAclStore
+from kafkapy.security.authorizer.authorizer import AclAuthorizer
+from kafkapy.security.credential_cache import CredentialCache
+from kafkapy.security.listener_sasl import inter_broker_authenticator, sasl_authenticator_factory
 from kafkapy.server.add_partitions_to_txn_manager import AddPartitionsToTxnManager
 from kafkapy.server.admin_manager import AdminManager
 from kafkapy.server.channel_builders import (
@@ -58,12 +74,17 @@ from kafkapy.server.coordinator_partitions import BrokerCoordinatorPartitions
 from kafkapy.server.fetch_session import FetchSessionCache
 from kafkapy.server.finalized_feature_cache import FinalizedFeatureCache
 from kafkapy.server.handler_pool import KafkaRequestHandlerPool
-from kafkapy.server.kafka_apis import KafkaApis
+from kafkapy.server.kafka_apis import KafkaApis, error_response_frame
 from kafkapy.server.kafka_healthcheck import KafkaHealthcheck
 from kafkapy.server.metadata_cache import BrokerInfo, MetadataCache, ZkMetadataCache
 from kafkapy.server.metadata_store import FileMetadataStore, MetadataStore, ZkMetadataStore
+from kafkapy.server.metrics import BrokerMetrics
+from kafkapy.server.password_encoder import decode_dynamic_passwords
 from kafkapy.server.replica_manager import ReplicaManager
 from kafkapy.zk.zk_data import BrokerRegistration, topic_id_encode
+
+if TYPE_CHECKING:
+    from kafkapy.server.metrics.metrics_server import MetricsServer
 
 __all__ = ["KafkaServer"]
 
@@ -96,6 +117,21 @@ class KafkaServer:
         # The TLS context of this broker's connections to the others when the inter-broker
         # listener is SSL (its listener.name.<listener>.ssl.* settings), else None.
         self.inter_broker_ssl_context = inter_broker_ssl_context(config)
+        self.request_channel: RequestChannel | None = None
+        # Recorded only when asked for: off, the request and produce/fetch paths skip it.
+        self.metrics: BrokerMetrics | None = None
+        if config.kafkapy_metrics_enabled or config.kafkapy_metrics_port >= 0:
+            self.metrics = BrokerMetrics(self, {key: api.name for key, api in API_KEYS.items()})
+        self._metrics_server: MetricsServer | None = None
+        # With authorizer.class.name: the ACLs (ZooKeeper in cluster mode, else the log dir).
+        self.authorizer: AclAuthorizer | None = None
+        # The SCRAM credentials SASL listeners authenticate against: filled from the store at
+        # start, then by AlterUserScramCredentials and /config/users change notifications.
+        self.credentials = CredentialCache()
+        # SASL on the inter-broker listener: what this broker's connections to the others run
+        # first (None for a PLAINTEXT one). Raises InvalidConfigError for an unusable setup.
+        self.inter_broker_authenticate: Authenticate | None = \
+            inter_broker_authenticator(config)
         self._scope: trio.CancelScope | None = None
         self._stopped = trio.Event()
         self._sockets_done = trio.Event()
@@ -192,7 +228,7 @@ class KafkaServer:
         if dynamic.get(""):
             cfg = cfg.with_updates(dynamic[""], cluster_default=True)
         if dynamic.get(str(self.node_id)):
-            cfg = cfg.with_updates(dynamic[str(self.node_id)])
+            cfg = cfg.with_updates(decode_dynamic_passwords(cfg, dynamic[str(self.node_id)]))
         self.config = cfg
         self.log_manager = LogManager(cfg.log_dirs, node_id=self.node_id,
                                       cluster_id=cluster_id, broker_props=cfg.props,
@@ -225,8 +261,28 @@ class KafkaServer:
             self.coordinator_partitions, lambda: self.config, self.time)
         self.coordinator_partitions.register(TRANSACTION_STATE_TOPIC,
                                              self.transaction_coordinator)
-        channel = RequestChannel(cfg.queued_max_requests)
+        for user, user_config in store.user_configs.items():
+            self.credentials.apply_user_config(user, user_config)
+        channel = self.request_channel = RequestChannel(cfg.queued_max_requests)
+        if self.metrics is not None:
+            channel.observer = self.metrics
+            self.log_manager.flush_observer = self.metrics.log_flushed
+            trio.lowlevel.add_instrument(self.metrics.idle)
+        if cfg.authorizer_class_name:
+            acl_store: AclStore = (ZkAclStore(self.healthcheck.client)
+                                   if self.healthcheck is not None
+                                   else FileAclStore(cfg.log_dirs[0]))
+            self.authorizer = AclAuthorizer(acl_store, AuthorizerPolicy(
+                parse_super_users(cfg.super_users), cfg.allow_everyone_if_no_acl_found))
         self.apis = KafkaApis(server=self)
+        protocols = security_protocols(cfg)
+        api_versions = self.apis.advertised(ApiKey.API_VERSIONS)
+        authenticators = {
+            e.name: sasl_authenticator_factory(
+                cfg, e.name, self.credentials,
+                max_api_versions_version=api_versions.high if api_versions else 0,
+                error_response=error_response_frame)
+            for e in cfg.listeners if protocols.get(e.name) == "SASL_PLAINTEXT"}
         pool = KafkaRequestHandlerPool(channel, self.apis, cfg.num_io_threads)
         self.socket_server = SocketServer(
             channel, [(e.name, e.host, e.port) for e in cfg.listeners],
@@ -238,10 +294,14 @@ class KafkaServer:
             send_buffer_bytes=cfg.socket_send_buffer_bytes,
             receive_buffer_bytes=cfg.socket_receive_buffer_bytes,
             listen_backlog_size=cfg.socket_listen_backlog_size,
-            ssl_listeners=ssl_listeners(cfg), security_protocols=security_protocols(cfg))
+            ssl_listeners=ssl_listeners(cfg), security_protocols=security_protocols(cfg),
+            authenticators=authenticators)
         try:
             async with trio.open_nursery() as nursery:
                 self._scope = nursery.cancel_scope
+                if self.authorizer is not None:
+                    # The ACLs are loaded before the first request can be authorized.
+                    await nursery.start(self.authorizer.run)
                 await nursery.start(self.replica_manager.run)
                 await nursery.start(self.log_manager.run)
                 await nursery.start(self.group_coordinator.run)
@@ -261,8 +321,15 @@ class KafkaServer:
                     await nursery.start(ConfigChangeListener(self, store).run)
                     self.controller = KafkaController(
                         self.healthcheck.client, self.node_id, self.time,
-                        config=lambda: self.config, ssl_context=self.inter_broker_ssl_context)
+                        config=lambda: self.config, ssl_context=self.inter_broker_ssl_context,
+                        authenticate=self.inter_broker_authenticate)
                     await nursery.start(self.controller.run)
+                if self.metrics is not None and cfg.kafkapy_metrics_port >= 0:
+                    from kafkapy.server.metrics.metrics_server import MetricsServer
+
+                    self._metrics_server = MetricsServer(self.metrics, cfg.kafkapy_metrics_host,
+                                                         cfg.kafkapy_metrics_port)
+                    self._metrics_server.start()
                 self.started_ms = self.time.milliseconds()
                 log.info("kafkapy broker %d started in %.0f ms (cluster %s), listening on %s",
                          self.node_id, (time.monotonic() - started) * 1000,
@@ -273,6 +340,11 @@ class KafkaServer:
                 await self._stopped.wait()
                 nursery.cancel_scope.cancel()
         finally:
+            if self.metrics is not None:
+                with contextlib.suppress(KeyError):     # added once the logs were loaded
+                    trio.lowlevel.remove_instrument(self.metrics.idle)
+            if self._metrics_server is not None:        # cancelled without shutdown()
+                self._metrics_server.stop()
             if self.healthcheck is not None:
                 # The registration goes with the session: the cluster sees this broker leave.
                 with trio.CancelScope(shield=True):
@@ -346,6 +418,10 @@ class KafkaServer:
             # ZooKeeper mode: leadership moves away first (listeners still open: this broker
             # may be the controller answering its own request).
             await controlled_shutdown(self)
+        if self._metrics_server is not None:
+            metrics_server, self._metrics_server = self._metrics_server, None
+            # Its thread's shutdown waits for the serving loop's next poll: not on this loop.
+            await trio.to_thread.run_sync(metrics_server.stop)
         if self.socket_server is not None:
             await self.socket_server.stop_accepting()
             self.replica_manager.shutdown()

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 import trio
+from kazoo.exceptions import NoNodeError
 
 from kafkapy.common.features import default_finalized
 from kafkapy.errors import (
@@ -41,6 +42,7 @@ from kafkapy.errors import (
 )
 from kafkapy.zk.admin_zk_client import DEFAULT_ENTITY, AdminZkClient
 from kafkapy.zk.kafka_zk_client import KafkaZkClient
+from kafkapy.zk.zk_data import USERS_CONFIG_PATH, desanitize, sanitize
 
 if TYPE_CHECKING:
     from kafkapy.server.metadata_cache import ZkMetadataCache
@@ -98,6 +100,16 @@ class MetadataStore(abc.ABC):
     def set_broker_configs(self, resource: str, configs: Mapping[str, str]) -> None:
         """Replace the dynamic broker configs of ``resource`` ("" or a node id)."""
 
+    @property
+    def user_configs(self) -> Mapping[str, Mapping[str, str]]:
+        """Each user's stored config (``/config/users/<user>`` in Kafka: SCRAM credentials
+        under the mechanism names)."""
+        return {}
+
+    def set_user_config(self, user: str, configs: Mapping[str, str]) -> None:
+        """Replace ``user``'s config durably (empty: remove it)."""
+        raise NotImplementedError
+
     @abc.abstractmethod
     def allocate_producer_id_block(self, size: int) -> int:
         """Reserve the next ``size`` producer ids (the controller's AllocateProducerIds in
@@ -117,6 +129,7 @@ class FileMetadataStore(MetadataStore):
         self.path = Path(directory) / METADATA_FILE
         self._topics: dict[str, TopicRecord] = {}
         self._broker_configs: dict[str, dict[str, str]] = {}
+        self._user_configs: dict[str, dict[str, str]] = {}
         self._next_producer_id = 0
         # A new broker's cluster starts with every feature at its highest level, as does one
         # whose file predates feature versioning (what it served then: KIP-848 included).
@@ -136,6 +149,9 @@ class FileMetadataStore(MetadataStore):
             self._broker_configs = {
                 str(resource): {str(k): str(v) for k, v in configs.items()}
                 for resource, configs in doc["broker_configs"].items()}
+            self._user_configs = {
+                str(user): {str(k): str(v) for k, v in configs.items()}
+                for user, configs in doc.get("user_configs", {}).items()}
             next_producer_id = doc.get("next_producer_id", 0)
             if type(next_producer_id) is not int or next_producer_id < 0:
                 raise ValueError(f"next_producer_id {next_producer_id!r} is not a producer id")
@@ -154,6 +170,7 @@ class FileMetadataStore(MetadataStore):
                                 "configs": dict(t.configs)}
                        for t in self._topics.values()},
             "broker_configs": self._broker_configs,
+            "user_configs": self._user_configs,
             "next_producer_id": self._next_producer_id,
             "finalized_features": {"levels": self._features, "epoch": self._features_epoch},
         }
@@ -244,6 +261,21 @@ class FileMetadataStore(MetadataStore):
             raise
 
     @property
+    def user_configs(self) -> Mapping[str, Mapping[str, str]]:
+        return self._user_configs
+
+    def set_user_config(self, user: str, configs: Mapping[str, str]) -> None:
+        before = self._user_configs
+        self._user_configs = {**before, user: dict(configs)}
+        if not configs:
+            del self._user_configs[user]
+        try:
+            self._write()
+        except BaseException:
+            self._user_configs = before
+            raise
+
+    @property
     def finalized_features(self) -> tuple[Mapping[str, int], int]:
         """The cluster's finalized feature levels and their epoch (the single broker is its
         own controller: UpdateFeatures changes them here)."""
@@ -309,6 +341,7 @@ class ZkMetadataStore(MetadataStore):
         self.broker_id = broker_id
         self._topic_configs: dict[str, dict[str, str]] = {}
         self._broker_configs: dict[str, dict[str, str]] = {}
+        self._user_configs: dict[str, dict[str, str]] = {}
         cache.configs_of = self.topic_configs
 
     # ===================================================================== reading
@@ -320,6 +353,31 @@ class ZkMetadataStore(MetadataStore):
             configs = self.admin_zk.fetch_entity_config("brokers", entity)
             if configs:
                 self._broker_configs[resource] = configs
+        try:
+            users = self.client.zk.get_children(USERS_CONFIG_PATH)
+        except NoNodeError:
+            users = []
+        for entity in users:
+            configs = self.admin_zk.fetch_entity_config("users", entity)
+            if configs:
+                self._user_configs[desanitize(entity)] = configs
+
+    @property
+    def user_configs(self) -> Mapping[str, Mapping[str, str]]:
+        return self._user_configs
+
+    def set_user_configs_local(self, user: str, configs: Mapping[str, str]) -> None:
+        """A change notification's re-read of ``/config/users/<user>``."""
+        if configs:
+            self._user_configs[user] = dict(configs)
+        else:
+            self._user_configs.pop(user, None)
+
+    def set_user_config(self, user: str, configs: Mapping[str, str]) -> None:
+        """Write ``/config/users/<sanitized user>`` and its change notification (Kafka's
+        ``AdminZkClient.changeUserOrUserClientIdConfig``)."""
+        self.admin_zk.change_configs("users", sanitize(user), configs)
+        self.set_user_configs_local(user, configs)
 
     def topic_configs(self, name: str) -> Mapping[str, str]:
         return self._topic_configs.get(name, {})

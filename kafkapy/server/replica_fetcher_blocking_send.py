@@ -14,6 +14,8 @@ Theory of operation
   ``SocketStream`` adds to every send and receive, and a ``Lock``'s, were a large part of what
   replication cost per message. A task that never had to wait for 5 ms yields anyway, so that
   a leader answering faster than it is read cannot keep the event loop to this task.
+- With ``authenticate`` (a SASL inter-broker listener) a new connection authenticates first,
+  as ``BrokerConnection``'s do.
 - The response is received into one buffer: up to 64 KiB in the first ``recv_into`` (a
   caught-up follower's whole answer), the rest of a larger one into a buffer of its size.
 - Any failure (refused, reset, end of stream, an answer that does not decode or does not
@@ -35,6 +37,7 @@ from typing import Any
 
 import trio
 
+from kafkapy.clients.network_client import Authenticate, authenticate_on
 from kafkapy.errors import BrokerNotAvailableError, KafkaError
 from kafkapy.protocol import Request, RequestHeader, decode_response, encode_request
 
@@ -51,8 +54,10 @@ class ReplicaFetcherBlockingSend:
     """See the module docstring."""
 
     def __init__(self, host: str, port: int, *, client_id: str, timeout_s: float,
-                 ssl_context: ssl.SSLContext | None = None) -> None:
+                 ssl_context: ssl.SSLContext | None = None,
+                 authenticate: Authenticate | None = None) -> None:
         self.host = host
+        self._authenticate = authenticate
         self.port = port
         # The inter-broker listener is SSL: the socket is a non-blocking ssl.SSLSocket, whose
         # want-read / want-write map to the same waits as EAGAIN.
@@ -74,21 +79,13 @@ class ReplicaFetcherBlockingSend:
             raise RuntimeError(f"{self!r}: one request at a time")
         self._busy = True
         try:
-            self._correlation_id = (self._correlation_id + 1) & 0x7FFFFFFF
-            corr = self._correlation_id
-            frame = encode_request(Request(
-                RequestHeader(api_key=api_key, api_version=version, correlation_id=corr,
-                              client_id=self.client_id), body))
             try:
                 with trio.fail_after(self.timeout_s):
                     if self._sock is None:
                         self._sock = await self._connect()
-                    await self._send_all(self._sock, _SIZE.pack(len(frame)) + frame)
-                    data = await self._receive_frame(self._sock)
-                response = decode_response(api_key, version, data)
-                if response.header.correlation_id != corr:
-                    raise ValueError(f"correlation id {response.header.correlation_id} "
-                                     f"answers no request (sent {corr})")
+                        if self._authenticate is not None:
+                            await authenticate_on(self._authenticate, self._exchange)
+                    response_body = await self._exchange(api_key, version, body)
             except (OSError, trio.TooSlowError, ValueError, EOFError, KafkaError) as e:
                 self._close()
                 raise BrokerNotAvailableError(
@@ -99,9 +96,25 @@ class ReplicaFetcherBlockingSend:
             if time.perf_counter() - self._turn > _TURN_S:
                 await trio.lowlevel.checkpoint()
                 self._turn = time.perf_counter()
-            return response.body
+            return response_body
         finally:
             self._busy = False
+
+    async def _exchange(self, api_key: int, version: int, body: Any) -> Any:
+        """One request and its response body on the open socket."""
+        assert self._sock is not None
+        self._correlation_id = (self._correlation_id + 1) & 0x7FFFFFFF
+        corr = self._correlation_id
+        frame = encode_request(Request(
+            RequestHeader(api_key=api_key, api_version=version, correlation_id=corr,
+                          client_id=self.client_id), body))
+        await self._send_all(self._sock, _SIZE.pack(len(frame)) + frame)
+        data = await self._receive_frame(self._sock)
+        response = decode_response(api_key, version, data)
+        if response.header.correlation_id != corr:
+            raise ValueError(f"correlation id {response.header.correlation_id} "
+                             f"answers no request (sent {corr})")
+        return response.body
 
     async def _connect(self) -> socket.socket:
         stream = await trio.open_tcp_stream(self.host, self.port)   # TCP_NODELAY set

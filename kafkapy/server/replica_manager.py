@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import trio
 
+from kafkapy.clients.network_client import Authenticate
 from kafkapy.common.purgatory import DelayedOperationPurgatory
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import (
@@ -223,6 +224,11 @@ class ReplicaManager:
     def inter_broker_ssl_context(self) -> ssl.SSLContext | None:
         """The TLS context of connections to other brokers (None: plaintext)."""
         return self.server.inter_broker_ssl_context if self.server is not None else None
+
+    @property
+    def inter_broker_authenticate(self) -> Authenticate | None:
+        """SASL for this broker's connections to other brokers (None: none, or no server)."""
+        return None if self.server is None else self.server.inter_broker_authenticate
 
     def now_ms(self) -> int:
         return self._clock() if self._clock is not None else int(time.time() * 1000)
@@ -618,6 +624,8 @@ class ReplicaManager:
             raise InvalidRequiredAcksError(f"acks must be -1, 0 or 1, not {required_acks}")
         results: dict[TopicPartition, ProducePartitionResult] = {}
         appended: list[Partition] = []
+        metrics = getattr(self.server, "metrics", None)
+        stats = None if metrics is None else metrics.topic_stats
         for tp, records in entries.items():
             result = ProducePartitionResult()
             results[tp] = result
@@ -631,10 +639,19 @@ class ReplicaManager:
                 result.record_errors = rve.record_errors
                 result.error_message = rve.invalid.message
                 result.log_start_offset = partition.log.log_start_offset
+                if stats is not None:
+                    stats.produce_failed(tp.topic, rve.invalid.code)
                 continue
             except Exception as exc:
                 result.error = _as_kafka_error(tp, exc)
+                if stats is not None:
+                    stats.produce_failed(tp.topic, result.error.code)
                 continue
+            if stats is not None:
+                # BrokerTopicMetrics per partition appended: the batch set's offsets give its
+                # record count (a producer's offsets are contiguous), never a record loop.
+                stats.produced(tp.topic, info.last_offset - info.first_offset + 1
+                               if info.last_offset >= 0 else 0, len(records))
             result.base_offset = info.first_offset
             result.last_offset = info.last_offset
             result.log_append_time = info.log_append_time

@@ -9,12 +9,33 @@ from __future__ import annotations
 
 import argparse
 import os
+import platform
 import sys
 from collections.abc import Sequence
 
-from kafkapy.tools import configs, consumer_groups, dump_log, get_offsets, topics
+from kafkapy import __version__
+from kafkapy.tools import (
+    acls,
+    configs,
+    console_consumer,
+    console_producer,
+    consumer_groups,
+    consumer_perf_test,
+    delete_records,
+    dump_log,
+    get_offsets,
+    leader_election,
+    log_dirs,
+    producer_perf_test,
+    reassign_partitions,
+    topics,
+    transactions,
+)
 
-TOOLS = (dump_log, topics, configs, consumer_groups, get_offsets)
+TOOLS = (dump_log, topics, configs, consumer_groups, get_offsets,
+         delete_records, leader_election, log_dirs, reassign_partitions, transactions,
+         console_producer, console_consumer, producer_perf_test, consumer_perf_test,
+         acls)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -22,6 +43,8 @@ def parser() -> argparse.ArgumentParser:
         prog="kafkapy",
         description="Kafka's command-line tools for kafkapy (named and flagged like Kafka's "
                     "bin/ scripts).")
+    top.add_argument("--version", action="version",
+                     version=f"kafkapy {__version__} (Python {platform.python_version()})")
     subparsers = top.add_subparsers(dest="tool", metavar="<tool>")
     subparsers.required = True
     for tool in TOOLS:

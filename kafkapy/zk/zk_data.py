@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import base64
 import json
+import urllib.parse
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -70,6 +71,7 @@ __all__ = [
     "PRODUCER_ID_BLOCK_PATH",
     "REASSIGN_PARTITIONS_PATH",
     "TOPICS_PATH",
+    "USERS_CONFIG_PATH",
     "BrokerRegistration",
     "ControllerRegistration",
     "FeatureZNode",
@@ -88,11 +90,13 @@ __all__ = [
     "controller_epoch_decode",
     "controller_epoch_encode",
     "delete_topic_path",
+    "desanitize",
     "isr_change_decode",
     "isr_change_encode",
     "partition_state_path",
     "reassignment_decode",
     "reassignment_encode",
+    "sanitize",
     "topic_id_decode",
     "topic_id_encode",
     "topic_path",
@@ -106,6 +110,7 @@ BROKER_IDS_PATH = "/brokers/ids"
 TOPICS_PATH = "/brokers/topics"
 CONFIG_PATH = "/config"
 CONFIG_CHANGES_PATH = "/config/changes"
+USERS_CONFIG_PATH = "/config/users"
 CONFIG_CHANGE_PREFIX = "config_change_"
 ADMIN_PATH = "/admin"
 DELETE_TOPICS_PATH = "/admin/delete_topics"
@@ -374,6 +379,17 @@ def config_path(entity_type: str, entity: str) -> str:
     """``entity_type`` is Kafka's ``topics``, ``brokers``, ``users``, ``clients`` or ``ips``;
     a broker's default entity is ``<default>``."""
     return f"{CONFIG_PATH}/{entity_type}/{entity}"
+
+
+def sanitize(name: str) -> str:
+    """Kafka's ``Sanitizer.sanitize``: a user or client id as a znode name (URL-encoded, UTF-8,
+    with ``*`` as ``%2A`` and a space as ``%20``)."""
+    return urllib.parse.quote(name, safe="").replace("~", "%7E")
+
+
+def desanitize(name: str) -> str:
+    """Kafka's ``Sanitizer.desanitize``: the inverse of ``sanitize``."""
+    return urllib.parse.unquote(name)
 
 
 def config_encode(config: Mapping[str, str]) -> bytes:

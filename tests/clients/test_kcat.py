@@ -25,7 +25,7 @@ def kcat() -> str:
     path = shutil.which("kcat")
     if path is None:
         pytest.fail("kcat is not installed: `apt-get install -y kcat` (Debian/Ubuntu); "
-                    "CI installs it in .ci/run")
+                    "./dev test installs it (./dev check-deps lists what is missing)")
     return path
 
 

@@ -1,7 +1,8 @@
 """The documentation site (mkdocs.yml, docs/): it builds with ``mkdocs build --strict`` (any
 warning, e.g. a broken link or anchor between pages, fails), and its two generated pages cover
 the code: every setting of ``kafkapy.config.SETTINGS`` in the configuration reference, with its
-default and whether kafkapy acts on it, and every ``kafkapy`` tool and flag in the CLI
+default and whether kafkapy acts on it, then the Kafka settings kafkapy accepts but does not
+act on in a section of their own, and every ``kafkapy`` tool and flag in the CLI
 reference. The site is built once per module, into a temporary directory, by a subprocess: the
 same command a developer runs.
 """
@@ -19,10 +20,11 @@ from pathlib import Path
 import pytest
 
 from kafkapy import cli
-from kafkapy.config import SETTINGS
+from kafkapy.config import KAFKA_SETTINGS, SETTINGS
 from kafkapy.tools import main as tools_main
 
 ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
 
 
 @pytest.fixture(scope="module")
@@ -44,13 +46,15 @@ def _page(site: Path, name: str) -> str:
 
 
 def _sections(page: str, tag: str) -> dict[str, str]:
-    """Heading id -> the HTML from that heading to the next heading matching ``tag``."""
+    """Heading id -> the HTML from that heading to the next heading matching ``tag`` (or an
+    h1/h2)."""
     parts = re.split(rf"(?=<{tag} id=)", page)
     out = {}
     for part in parts[1:]:
         match = re.match(rf'<{tag} id="([^"]+)"', part)
         assert match is not None
-        out[html.unescape(match.group(1))] = part
+        # A section also ends where a higher-level one starts (the last h3 before an h2).
+        out[html.unescape(match.group(1))] = re.split(r"(?=<h[12] id=)", part[1:])[0]
     return out
 
 
@@ -60,6 +64,25 @@ def test_the_site_builds_with_every_page(site: Path) -> None:
         assert (site / page / "index.html").is_file(), page
     assert (site / "index.html").is_file()
     assert (site / "search" / "search_index.json").is_file()
+
+
+def test_every_heading_of_a_page_is_rendered_as_one(site: Path) -> None:
+    """A code fence left open swallows the rest of its page without a warning: every
+    ``##``/``###`` heading outside fences must come out as a heading."""
+    for md in DOCS.glob("*.md"):
+        wanted, fenced = 0, False
+        for line in md.read_text().splitlines():
+            if line.lstrip().startswith("```"):
+                fenced = not fenced
+            elif not fenced and re.match(r"#{2,3} ", line):
+                wanted += 1
+        name = "" if md.stem in ("index", "README") else md.stem
+        page = site / name / "index.html" if name else site / "index.html"
+        if not page.is_file():
+            continue
+        built = len(re.findall(r"<h[23][ >]", page.read_text()))
+        assert not fenced, f"{md.name}: a code fence is never closed"
+        assert built == wanted, md.name
 
 
 def test_every_setting_is_in_the_configuration_reference(site: Path) -> None:
@@ -77,6 +100,26 @@ def test_every_setting_is_in_the_configuration_reference(site: Path) -> None:
         assert cells[3] == setting.update_mode, name
         assert cells[4] == ("yes" if setting.dynamic else "no"), name
         assert cells[5].startswith("yes" if setting.used else "no"), name
+
+
+def test_kafka_only_settings_are_in_their_own_section(site: Path) -> None:
+    section = _sections(_page(site, "configuration"), "h2")["kafka-only-settings"]
+    rows = {}
+    for row in re.findall(r"<tr>(.*?)</tr>", section, flags=re.S):
+        cells = re.findall(r"<td>(.*?)</td>", row, flags=re.S)
+        if cells:
+            rows[html.unescape(re.sub(r"<[^>]+>", "", cells[0]))] = cells
+    public = {n: k for n, k in KAFKA_SETTINGS.items() if not k.internal}
+    assert set(rows) == set(public)
+    for name, kafka in public.items():
+        _name, type_cell, default, mode = rows[name]
+        assert type_cell.startswith(kafka.config_type.name.lower()), name
+        if kafka.default:
+            assert default == f"<code>{html.escape(kafka.default)}</code>", name
+        assert mode.strip() == kafka.update_mode, name
+    for name, kafka in KAFKA_SETTINGS.items():
+        if kafka.internal:
+            assert f"<code>{name}</code>" in section, name
 
 
 def _commands(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:

@@ -39,6 +39,7 @@ REQUIRED = {
     "ConsumerGroupDescribe": (69, 0, 1), "AlterPartition": (56, 0, 3),
     "DescribeQuorum": (55, 0, 2), "UpdateFeatures": (57, 0, 2),
     "ListConfigResources": (74, 0, 1), "DescribeTopicPartitions": (75, 0, 0),
+    "DescribeUserScramCredentials": (50, 0, 0), "AlterUserScramCredentials": (51, 0, 0),
 }
 
 

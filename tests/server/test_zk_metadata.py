@@ -28,6 +28,7 @@ from kazoo.client import KazooClient
 import kafkapy
 from kafkapy.clients.network_client import BrokerConnection
 from kafkapy.common.topic_partition import TopicPartition
+from kafkapy.config import KAFKA_SETTINGS
 from kafkapy.protocol import ApiKey
 from kafkapy.protocol.message_classes import (
     CreatableReplicaAssignment,
@@ -57,6 +58,7 @@ from kafkapy.protocol.message_classes import (
 )
 from kafkapy.server.config_change_listener import purge_obsolete_notifications
 from kafkapy.server.metadata_cache import ZkMetadataCache
+from kafkapy.server.password_encoder import decode_password, encode_password
 from kafkapy.zk.zk_data import topic_id_decode
 from kafkapy.zk.zookeeper_server import ZooKeeperServer
 
@@ -154,7 +156,9 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Harness]:
                        "transaction.state.log.replication.factor": "4",
                        "num.partitions": "3", "default.replication.factor": "2",
                        # the last brokers to stop may look for a controller being elected
-                       "controlled.shutdown.retry.backoff.ms": "200"}).start()
+                       "controlled.shutdown.retry.backoff.ms": "200",
+                       # dynamic password settings are stored encrypted with it
+                       "password.encoder.secret": "zk-metadata-secret"}).start()
             zk.start(timeout=10)
             h = Harness(brokers, zk)
             wait_for(lambda: zk.exists("/controller"), "a controller")
@@ -442,6 +446,37 @@ def test_config_changes_reach_every_broker(cluster: Harness) -> None:
         server = h.brokers[b].server
         wait_for(lambda s=server: s.config.props.get("log.retention.ms") == "999999",
                  f"broker {b} to apply the default")
+
+
+def test_kafka_only_settings_in_zookeeper(cluster: Harness) -> None:
+    """A per-broker Kafka setting kafkapy does not act on goes to /config/brokers/<id>, a
+    password one encrypted; a password another broker wrote (with the cluster's
+    password.encoder.secret), announced by a change notification, is decoded on apply."""
+    h = cluster
+    relogin = "sasl.kerberos.min.time.before.relogin"
+    password = "listener.name.plaintext." + next(
+        n for n, k in KAFKA_SETTINGS.items() if k.sensitive and k.update_mode == "per-broker")
+    r = h.request(2, ApiKey.INCREMENTAL_ALTER_CONFIGS, 1, IncrementalAlterConfigsRequest(
+        resources=[IncrementalAlterConfigsRequestAlterConfigsResource(
+            resource_type=4, resource_name="2", configs=[
+                IncrementalAlterConfigsRequestAlterableConfig(
+                    name=relogin, config_operation=0, value="90000"),
+                IncrementalAlterConfigsRequestAlterableConfig(
+                    name=password, config_operation=0, value="first")])],
+        validate_only=False))
+    assert (r.responses[0].error_code, r.responses[0].error_message) == (0, None)
+    stored = json.loads(h.zk.get("/config/brokers/2")[0])["config"]
+    assert stored[relogin] == "90000" and "first" not in stored[password]
+    server = h.brokers[2].server
+    assert decode_password(server.config, stored[password]) == "first"
+    # As another broker (or Kafka's AdminZkClient) would write it.
+    stored[password] = encode_password(server.config, "second")
+    h.zk.set("/config/brokers/2", json.dumps({"version": 1, "config": stored}).encode())
+    h.zk.create("/config/changes/config_change_",
+                b'{"version":2,"entity_path":"brokers/2"}', sequence=True)
+    wait_for(lambda: server.config.props.get(password) == "second",
+             "broker 2 to decode the changed password")
+    assert server.config.props[relogin] == "90000"
 
 
 def test_old_config_change_notifications_are_purged(cluster: Harness) -> None:

@@ -25,10 +25,11 @@ class Run:
         return [json.loads(line) for line in self.out]
 
 
-def run_tool(tool: str, *args: str, prelude: str | None = None, timeout: float = 120) -> Run:
+def run_tool(tool: str, *args: str, prelude: str | None = None, timeout: float = 120,
+             stdin: str | None = None) -> Run:
     """``python -m kafkapy.tools <tool> <args>``; with ``prelude``, Python run first through a
-    ``-c`` wrapper (e.g. hiding confluent_kafka). librdkafka's own log lines (``%4|...``) are
-    left out of ``err``: they are not the tool's output."""
+    ``-c`` wrapper (e.g. hiding confluent_kafka); ``stdin`` its standard input. librdkafka's
+    own log lines (``%4|...``) are left out of ``err``: they are not the tool's output."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
     if prelude is None:
@@ -37,6 +38,7 @@ def run_tool(tool: str, *args: str, prelude: str | None = None, timeout: float =
         argv = [sys.executable, "-c",
                 f"{prelude}\nimport sys\nfrom kafkapy.tools.main import main\n"
                 f"sys.exit(main(sys.argv[1:]))", tool, *args]
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env)
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env,
+                          input=stdin)
     err = [line for line in done.stderr.splitlines() if not line.startswith("%")]
     return Run(done.returncode, done.stdout.splitlines(), err)

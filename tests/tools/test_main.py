@@ -37,3 +37,12 @@ def test_subcommands(capsys: pytest.CaptureFixture[str]) -> None:
         tools_main.main(["no-such-tool"])
     assert done.value.code == 2
     assert "dump-log" in capsys.readouterr().err
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    import kafkapy
+
+    with pytest.raises(SystemExit) as done:
+        tools_main.main(["--version"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out.startswith(f"kafkapy {kafkapy.__version__} (Python ")

@@ -26,11 +26,13 @@ from kafkapy.zk.zk_data import (
     config_encode,
     controller_epoch_decode,
     controller_epoch_encode,
+    desanitize,
     isr_change_decode,
     isr_change_encode,
     partition_state_path,
     reassignment_decode,
     reassignment_encode,
+    sanitize,
     topic_id_decode,
     topic_id_encode,
 )
@@ -216,3 +218,13 @@ def test_feature_znode_is_kafkas() -> None:
 def test_feature_znode_refuses_what_kafka_refuses(data: bytes) -> None:
     with pytest.raises(ZkDataError):
         FeatureZNode.decode(data)
+
+
+@pytest.mark.parametrize(("name", "sanitized"), [
+    ("alice", "alice"), ("a b", "a%20b"), ("a*b", "a%2Ab"),
+    ("user@example.com", "user%40example.com"), ("x/y", "x%2Fy"), ("t~", "t%7E"),
+    ("é", "%C3%A9"), ("a.b-c_d", "a.b-c_d")])
+def test_sanitize_as_kafka(name: str, sanitized: str) -> None:
+    """Kafka's Sanitizer: user names as znode names (URL-encoded; * and space as %2A, %20)."""
+    assert sanitize(name) == sanitized
+    assert desanitize(sanitized) == name

@@ -253,6 +253,11 @@ class TransactionStateManager:
                 f"{TRANSACTION_STATE_TOPIC}")
         return [m for m in self._transactions.values() if m.state != TransactionState.DEAD]
 
+    def loaded_transactions(self) -> list[TransactionMetadata]:
+        """The metadata of every transactional id of the partitions loaded so far (the
+        broker's metrics; never raises, unlike ``all``)."""
+        return list(self._loaded_values())
+
     def _loaded_values(self) -> Iterable[TransactionMetadata]:
         for m in self._transactions.values():
             if self.is_loaded(m.transactional_id):

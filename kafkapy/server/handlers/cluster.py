@@ -6,8 +6,8 @@ AlterReplicaLogDirs (34).
   answers with a live broker's id: here itself), this broker with its advertised endpoint on
   the listener the request came in on (in ZooKeeper mode: the controller and every live
   broker from the metadata cache, -1 when no controller is known), and, when asked, the
-  cluster authorized operations: every operation Kafka supports on the cluster resource,
-  since kafkapy has no authorizer.
+  cluster authorized operations: the operations Kafka supports on the cluster resource that
+  the principal may do (all of them without an authorizer).
   ``EndpointType`` (v1) must be 1 (brokers): 2 (controllers) is MISMATCHED_ENDPOINT_TYPE, any
   other value UNSUPPORTED_ENDPOINT_TYPE (INVALID_REQUEST in v0), with Kafka's messages.
 - DescribeLogDirs v1-4 (Kafka's ``ReplicaManager.describeLogDirs``): one result per log dir
@@ -22,7 +22,8 @@ AlterReplicaLogDirs (34).
 - AlterReplicaLogDirs v0-2 (Kafka's ``KafkaApis.handleAlterReplicaLogDirsRequest``): the
   partitions of every dir entry (a partition named under two dirs goes to the last), each
   moved by ``ReplicaManager.alter_replica_log_dirs``; the answer has one result per topic.
-  kafkapy has no authorizer, so the cluster ALTER permission Kafka checks is always given.
+  With an authorizer, DescribeLogDirs needs DESCRIBE and AlterReplicaLogDirs ALTER on the
+  cluster (else CLUSTER_AUTHORIZATION_FAILED).
 """
 
 from __future__ import annotations
@@ -56,6 +57,8 @@ from kafkapy.protocol.message_classes import (
     DescribeLogDirsResult,
     DescribeLogDirsTopic,
 )
+from kafkapy.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
+from kafkapy.server.auth_helper import authorize_cluster_operation, authorized_operations
 from kafkapy.server.request_context import Handler, RequestContext
 
 __all__ = ["CLUSTER_OPERATIONS", "HANDLERS", "handle_alter_replica_log_dirs",
@@ -69,7 +72,8 @@ NOT_REQUESTED = -2147483648
 # Kafka's AclEntry.supportedOperations(CLUSTER) as an AclOperation bit set: CREATE 5,
 # ALTER 7, DESCRIBE 8, CLUSTER_ACTION 9, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11,
 # IDEMPOTENT_WRITE 12. With no authorizer, all of them are allowed.
-CLUSTER_OPERATIONS = sum(1 << op for op in (5, 7, 8, 9, 10, 11, 12))
+_CLUSTER_OPERATION_CODES = (5, 7, 8, 9, 10, 11, 12)
+CLUSTER_OPERATIONS = sum(1 << op for op in _CLUSTER_OPERATION_CODES)
 
 # Kafka's EndpointType ids and names.
 BROKER_ENDPOINTS, CONTROLLER_ENDPOINTS = 1, 2
@@ -100,7 +104,9 @@ async def handle_describe_cluster(
         endpoint_type=BROKER_ENDPOINTS, cluster_id=cache.cluster_id,
         controller_id=-1 if cache.controller_id is None else cache.controller_id,
         brokers=brokers,
-        cluster_authorized_operations=CLUSTER_OPERATIONS
+        cluster_authorized_operations=authorized_operations(
+            context, ResourceType.CLUSTER, CLUSTER_NAME, _CLUSTER_OPERATION_CODES,
+            CLUSTER_OPERATIONS)
         if body.include_cluster_authorized_operations else NOT_REQUESTED)
 
 
@@ -113,6 +119,7 @@ def _file_store(directory: Path) -> tuple[int, int]:
 
 async def handle_describe_log_dirs(
         context: RequestContext[DescribeLogDirsRequest]) -> DescribeLogDirsResponse:
+    authorize_cluster_operation(context, AclOperation.DESCRIBE)
     body = context.body
     server = context.server
     log_manager = server.log_manager
@@ -171,6 +178,7 @@ def _spaces(dirs: list[Path]) -> dict[Path, tuple[int, int] | OSError]:
 
 async def handle_alter_replica_log_dirs(
         context: RequestContext[AlterReplicaLogDirsRequest]) -> AlterReplicaLogDirsResponse:
+    authorize_cluster_operation(context, AclOperation.ALTER)
     dirs: dict[TopicPartition, str] = {}
     for d in context.body.dirs:
         for topic in d.topics:

@@ -12,7 +12,8 @@ Kafka 4.1's ``KafkaApis.handleListConfigResources``:
   on the request's listener), every topic. kafkapy has neither group configs nor client
   metrics subscriptions (DescribeConfigs refuses both types), so those lists are empty, as a
   Kafka broker without any answers.
-- Authorization (DESCRIBE_CONFIGS on the cluster) always passes: kafkapy has no authorizer.
+- Authorization: DESCRIBE_CONFIGS on the cluster (with an authorizer; else
+  CLUSTER_AUTHORIZATION_FAILED).
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from kafkapy.protocol.message_classes import (
     ListConfigResourcesRequest,
     ListConfigResourcesResponse,
 )
+from kafkapy.security.authorizer.acl import AclOperation
+from kafkapy.server.auth_helper import authorize_cluster_operation
 from kafkapy.server.handlers.configs import BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP, TOPIC
 from kafkapy.server.request_context import Handler, RequestContext
 
@@ -35,6 +38,7 @@ _SUPPORTED = {0: frozenset({CLIENT_METRICS}),
 
 async def handle_list_config_resources(
         context: RequestContext[ListConfigResourcesRequest]) -> ListConfigResourcesResponse:
+    authorize_cluster_operation(context, AclOperation.DESCRIBE_CONFIGS)
     supported = _SUPPORTED[min(context.api_version, 1)]
     types = set(context.body.resource_types) or set(supported)
     if types - supported:

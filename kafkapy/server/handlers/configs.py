@@ -35,6 +35,11 @@ INVALID_REQUEST "Error due to duplicate config keys", a null value (other than f
 INVALID_REQUEST "Null value not supported for : k"; then the AdminManager validates (topic
 values: INVALID_CONFIG; broker changes: INVALID_REQUEST), persists in the metadata store and
 applies the change to the running broker, unless ``ValidateOnly``.
+
+Authorization (with ``authorizer.class.name``): DESCRIBE_CONFIGS (describe) or ALTER_CONFIGS
+(changes) on the cluster for BROKER and BROKER_LOGGER resources (else
+CLUSTER_AUTHORIZATION_FAILED), on the topic for TOPIC ones (else TOPIC_AUTHORIZATION_FAILED),
+per resource.
 """
 
 from __future__ import annotations
@@ -42,14 +47,17 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Iterable
+from typing import Any
 
 import attrs
 
 from kafkapy.config import ConfigEntry, ConfigSource
 from kafkapy.errors import (
+    ClusterAuthorizationFailedError,
     InvalidConfigError,
     InvalidRequestError,
     KafkaError,
+    TopicAuthorizationFailedError,
     UnknownTopicOrPartitionError,
 )
 from kafkapy.protocol import ApiKey
@@ -69,6 +77,7 @@ from kafkapy.protocol.message_classes import (
     IncrementalAlterConfigsResponse,
     IncrementalAlterConfigsResponseAlterConfigsResourceResponse,
 )
+from kafkapy.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kafkapy.server.admin_manager import (
     APPEND,
     DELETE,
@@ -79,6 +88,7 @@ from kafkapy.server.admin_manager import (
     check_topic_name,
     parse_node_id,
 )
+from kafkapy.server.auth_helper import authorize
 from kafkapy.server.request_context import Handler, RequestContext
 
 __all__ = ["HANDLERS", "handle_alter_configs", "handle_describe_configs",
@@ -240,6 +250,17 @@ def _describe_result(entry: ConfigEntry,
         documentation=entry.documentation if include_documentation else None)
 
 
+def _authorize_resource(context: RequestContext[Any], rtype: int, name: str,
+                        operation: AclOperation) -> None:
+    """Kafka's authorization of a config resource: the cluster for BROKER and BROKER_LOGGER
+    (CLUSTER_AUTHORIZATION_FAILED), the topic for TOPIC (TOPIC_AUTHORIZATION_FAILED)."""
+    if rtype in (BROKER, BROKER_LOGGER):
+        if not authorize(context, operation, ResourceType.CLUSTER, CLUSTER_NAME):
+            raise ClusterAuthorizationFailedError("Cluster authorization failed.")
+    elif rtype == TOPIC and not authorize(context, operation, ResourceType.TOPIC, name):
+        raise TopicAuthorizationFailedError("Topic authorization failed.")
+
+
 async def handle_describe_configs(
         context: RequestContext[DescribeConfigsRequest]) -> DescribeConfigsResponse:
     body = context.body
@@ -258,6 +279,8 @@ async def handle_describe_configs(
             error_code=0, resource_type=resource.resource_type,
             resource_name=resource.resource_name, configs=[])
         try:
+            _authorize_resource(context, resource.resource_type, resource.resource_name,
+                                AclOperation.DESCRIBE_CONFIGS)
             entries = _resource_entries(context, resource.resource_type,
                                         resource.resource_name, include_synonyms)
         except Exception as e:
@@ -317,6 +340,7 @@ async def handle_alter_configs(
         try:
             if (rtype, name) in duplicates:
                 raise InvalidRequestError("Each resource must appear at most once.")
+            _authorize_resource(context, rtype, name, AclOperation.ALTER_CONFIGS)
             _preprocess(resource, incremental=False)
             # _preprocess refused null values
             configs = {c.name: c.value for c in resource.configs if c.value is not None}
@@ -348,6 +372,7 @@ async def handle_incremental_alter_configs(
         try:
             if (rtype, name) in duplicates:
                 raise InvalidRequestError("Each resource must appear at most once.")
+            _authorize_resource(context, rtype, name, AclOperation.ALTER_CONFIGS)
             _preprocess(resource, incremental=True)
             ops = {c.name: (c.config_operation, c.value) for c in resource.configs}
             if rtype == BROKER_LOGGER:

@@ -7,6 +7,10 @@ response of the request's version (Kafka's ``KafkaApis.handleConsumerGroupHeartb
 ``handleConsumerGroupDescribe``). A heartbeat's error is raised, so KafkaApis answers with the
 API's error response (ErrorCode and ErrorMessage, MemberId null, epoch and interval 0), as
 Kafka's ``GroupCoordinatorService`` does. Assignments go out by topic id.
+
+Authorization (with an authorizer): the heartbeat needs READ, the describe DESCRIBE on the
+group (GROUP_AUTHORIZATION_FAILED); a heartbeat's subscribed topic names all need DESCRIBE
+(else TOPIC_AUTHORIZATION_FAILED).
 """
 
 from __future__ import annotations
@@ -19,7 +23,12 @@ from kafkapy.coordinator.group.consumer_group import (
     HeartbeatRequest,
 )
 from kafkapy.coordinator.group.consumer_group_coordinator import ConsumerGroupCoordinator
-from kafkapy.errors import KafkaError, UnsupportedVersionError
+from kafkapy.errors import (
+    GroupAuthorizationFailedError,
+    KafkaError,
+    TopicAuthorizationFailedError,
+    UnsupportedVersionError,
+)
 from kafkapy.protocol import ApiKey
 from kafkapy.protocol.message_classes import (
     ConsumerGroupDescribeRequest,
@@ -33,7 +42,13 @@ from kafkapy.protocol.message_classes import (
     ConsumerGroupHeartbeatResponseTopicPartitions,
     Member,
 )
-from kafkapy.server.handlers.group_and_offsets import GROUP_OPERATIONS, NOT_REQUESTED
+from kafkapy.security.authorizer.acl import AclOperation, ResourceType
+from kafkapy.server.auth_helper import authorize, authorized_operations, filter_by_authorized
+from kafkapy.server.handlers.group_and_offsets import (
+    GROUP_OPERATION_CODES,
+    GROUP_OPERATIONS,
+    NOT_REQUESTED,
+)
 from kafkapy.server.request_context import Handler, RequestContext
 
 __all__ = ["HANDLERS"]
@@ -54,6 +69,18 @@ def _groups(context: RequestContext[Any]) -> ConsumerGroupCoordinator:
 
 async def handle_consumer_group_heartbeat(
         context: RequestContext[ConsumerGroupHeartbeatRequest]) -> ConsumerGroupHeartbeatResponse:
+    # Kafka: READ on the group (GROUP_AUTHORIZATION_FAILED).
+    if not authorize(context, AclOperation.READ, ResourceType.GROUP, context.body.group_id):
+        raise GroupAuthorizationFailedError(
+            f"Not authorized to access group: {context.body.group_id}")
+    subscribed = context.body.subscribed_topic_names
+    if subscribed:
+        # Clients may not learn of topics they may not DESCRIBE (Kafka's check).
+        refused = set(subscribed) - filter_by_authorized(
+            context, AclOperation.DESCRIBE, ResourceType.TOPIC, subscribed)
+        if refused:
+            raise TopicAuthorizationFailedError(
+                f"Not authorized to access topics: [{', '.join(sorted(refused))}]")
     request = HeartbeatRequest.from_body(context.body, context.api_version, context.client_id,
                                          context.request.client_host)
     response = _groups(context).heartbeat(request)
@@ -82,10 +109,12 @@ async def handle_consumer_group_describe(
         context: RequestContext[ConsumerGroupDescribeRequest]) -> ConsumerGroupDescribeResponse:
     body = context.body
     groups = _groups(context)
-    operations = GROUP_OPERATIONS if body.include_authorized_operations else NOT_REQUESTED
     out = []
     for group_id in body.group_ids:
         try:
+            if not authorize(context, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
+                raise GroupAuthorizationFailedError(f"Not authorized to access group: "
+                                                    f"{group_id}")
             g = groups.describe(group_id)
         except KafkaError as e:
             out.append(ConsumerGroupDescribeResponseDescribedGroup(
@@ -106,7 +135,9 @@ async def handle_consumer_group_describe(
                        target_assignment=_assignment(m.target_assignment),
                        member_type=m.member_type)
                 for m in g.members],
-            authorized_operations=operations))
+            authorized_operations=authorized_operations(
+                context, ResourceType.GROUP, g.group_id, GROUP_OPERATION_CODES,
+                GROUP_OPERATIONS) if body.include_authorized_operations else NOT_REQUESTED))
     return ConsumerGroupDescribeResponse(throttle_time_ms=0, groups=out)
 
 

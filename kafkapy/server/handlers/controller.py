@@ -6,6 +6,10 @@ Served only by a broker with ``zookeeper.connect`` (see ``kafka_apis.CLUSTER_HAN
 Each hands the request to the controller's event queue (``server.controller``) and answers
 what the controller decided; a broker that is not the active controller (or stops being it
 while the request waits) answers NOT_CONTROLLER, as Kafka's ZooKeeper-mode brokers do.
+
+With an authorizer (Kafka's checks): AlterPartition and ControlledShutdown need
+CLUSTER_ACTION, ElectLeaders and AlterPartitionReassignments ALTER,
+ListPartitionReassignments DESCRIBE on the cluster (else CLUSTER_AUTHORIZATION_FAILED).
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ from kafkapy.protocol.message_classes import (
     ReassignablePartitionResponse,
     ReassignableTopicResponse,
 )
+from kafkapy.security.authorizer.acl import AclOperation
+from kafkapy.server.auth_helper import authorize_cluster_operation
 from kafkapy.server.request_context import Handler, RequestContext
 
 __all__ = ["HANDLERS"]
@@ -46,6 +52,7 @@ def _active_controller(context: RequestContext[Any]) -> KafkaController | None:
 
 async def handle_alter_partition(context: RequestContext[AlterPartitionRequest]
                                  ) -> AlterPartitionResponse:
+    authorize_cluster_operation(context, AclOperation.CLUSTER_ACTION)
     controller = _active_controller(context)
     if controller is not None:
         try:
@@ -57,6 +64,7 @@ async def handle_alter_partition(context: RequestContext[AlterPartitionRequest]
 
 async def handle_controlled_shutdown(context: RequestContext[ControlledShutdownRequest]
                                      ) -> ControlledShutdownResponse:
+    authorize_cluster_operation(context, AclOperation.CLUSTER_ACTION)
     controller = _active_controller(context)
     if controller is not None:
         try:
@@ -71,6 +79,7 @@ async def handle_elect_leaders(context: RequestContext[ElectLeadersRequest]
                                ) -> ElectLeadersResponse:
     """Kafka's handleElectLeaders: per partition NONE or its error; with null partitions
     (all of them) the partitions that needed no election are left out of the answer."""
+    authorize_cluster_operation(context, AclOperation.ALTER)
     body = context.body
     everything = body.topic_partitions is None
     asked = None if body.topic_partitions is None else [
@@ -133,6 +142,7 @@ async def handle_alter_partition_reassignments(
         context: RequestContext[AlterPartitionReassignmentsRequest]
 ) -> AlterPartitionReassignmentsResponse:
     """Answered once each reassignment has started (or was refused), per partition."""
+    authorize_cluster_operation(context, AclOperation.ALTER)
     controller = _active_controller(context)
     if controller is None:
         return AlterPartitionReassignmentsResponse(error_code=NotControllerError.code)
@@ -163,6 +173,7 @@ async def handle_alter_partition_reassignments(
 async def handle_list_partition_reassignments(
         context: RequestContext[ListPartitionReassignmentsRequest]
 ) -> ListPartitionReassignmentsResponse:
+    authorize_cluster_operation(context, AclOperation.DESCRIBE)
     controller = _active_controller(context)
     if controller is None:
         return ListPartitionReassignmentsResponse(error_code=NotControllerError.code)

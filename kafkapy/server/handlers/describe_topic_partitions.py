@@ -20,8 +20,11 @@ Kafka's ``DescribeTopicPartitionsRequestHandler`` with ``KRaftMetadataCache.desc
   no endpoint on the request's listener is reported as -1; replicas and ISR are listed whole,
   with the offline replicas. kafkapy has no ELR (KIP-966 is KRaft's): EligibleLeaderReplicas
   and LastKnownElr are empty lists, as Kafka reports a partition without ELR.
-- TopicAuthorizedOperations is set on every listed topic, missing ones included: every topic
-  operation (no authorizer). Only a whole-request error leaves it "not requested".
+- TopicAuthorizedOperations is set on every listed topic, missing ones included: the topic
+  operations the principal may do (every one without an authorizer). Only a whole-request
+  error, or a topic it may not DESCRIBE, leaves it "not requested".
+- With an authorizer, DESCRIBE on each topic: an all-topics request lists only those, a named
+  topic refused is TOPIC_AUTHORIZATION_FAILED.
 """
 
 from __future__ import annotations
@@ -29,7 +32,12 @@ from __future__ import annotations
 import uuid
 
 from kafkapy.common.topic_partition import TopicPartition
-from kafkapy.errors import InvalidRequestError, InvalidTopicError, UnknownTopicOrPartitionError
+from kafkapy.errors import (
+    InvalidRequestError,
+    InvalidTopicError,
+    TopicAuthorizationFailedError,
+    UnknownTopicOrPartitionError,
+)
 from kafkapy.log.log_manager import validate_topic_name
 from kafkapy.protocol import ApiKey
 from kafkapy.protocol.message_classes import (
@@ -39,7 +47,14 @@ from kafkapy.protocol.message_classes import (
     DescribeTopicPartitionsResponsePartition,
     DescribeTopicPartitionsResponseTopic,
 )
-from kafkapy.server.handlers.metadata import INTERNAL_TOPICS, TOPIC_OPERATIONS
+from kafkapy.security.authorizer.acl import AclOperation, ResourceType
+from kafkapy.server.auth_helper import authorized_operations, filter_by_authorized
+from kafkapy.server.handlers.metadata import (
+    INTERNAL_TOPICS,
+    NOT_REQUESTED,
+    TOPIC_OPERATION_CODES,
+    TOPIC_OPERATIONS,
+)
 from kafkapy.server.metadata_cache import ZkMetadataCache
 from kafkapy.server.request_context import Handler, RequestContext
 
@@ -66,6 +81,9 @@ async def handle_describe_topic_partitions(context: _Context) -> DescribeTopicPa
         raise InvalidRequestError(f"DescribeTopicPartitionsRequest cursor partition must be "
                                   f"valid: Cursor(topicName='{cursor.topic_name}', "
                                   f"partitionIndex={cursor.partition_index})")
+    # Kafka: DESCRIBE on each topic; an all-topics request lists only those, a named one
+    # refused is TOPIC_AUTHORIZATION_FAILED.
+    allowed = filter_by_authorized(context, AclOperation.DESCRIBE, ResourceType.TOPIC, names)
     limit = max(min(context.server.config.max_request_partition_size_limit,
                     body.response_partition_limit), 1)
     response = DescribeTopicPartitionsResponse(throttle_time_ms=0)
@@ -75,6 +93,13 @@ async def handle_describe_topic_partitions(context: _Context) -> DescribeTopicPa
             # The page ends at a topic boundary: the next one starts at its first partition.
             response.next_cursor = Cursor(topic_name=name, partition_index=0)
             break
+        if name not in allowed:
+            if not fetch_all:
+                response.topics.append(DescribeTopicPartitionsResponseTopic(
+                    error_code=TopicAuthorizationFailedError.code, name=name,
+                    is_internal=name in INTERNAL_TOPICS,
+                    topic_authorized_operations=NOT_REQUESTED))
+            continue
         count = _partition_count(context, name)
         if count is None:
             if not fetch_all:
@@ -86,7 +111,8 @@ async def handle_describe_topic_partitions(context: _Context) -> DescribeTopicPa
         response.topics.append(DescribeTopicPartitionsResponseTopic(
             error_code=0, name=name, topic_id=_topic_id(context, name),
             is_internal=name in INTERNAL_TOPICS, partitions=partitions,
-            topic_authorized_operations=TOPIC_OPERATIONS))
+            topic_authorized_operations=authorized_operations(
+                context, ResourceType.TOPIC, name, TOPIC_OPERATION_CODES, TOPIC_OPERATIONS)))
         if upper < count:
             response.next_cursor = Cursor(topic_name=name, partition_index=upper)
             break

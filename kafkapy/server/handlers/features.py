@@ -14,6 +14,9 @@ a KRaft controller does in one process; the rules are :mod:`kafkapy.common.featu
   INVALID_REQUEST for that feature) and ValidateOnly (checked, nothing written); v0-1 apply the
   valid updates and answer per feature; v2 (no per-feature results) applies all or none and
   answers the first failure at the top.
+
+With an authorizer, UpdateFeatures needs ALTER on the cluster (else
+CLUSTER_AUTHORIZATION_FAILED).
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ from kafkapy.protocol.message_classes import (
     UpdateFeaturesRequest,
     UpdateFeaturesResponse,
 )
+from kafkapy.security.authorizer.acl import AclOperation
+from kafkapy.server.auth_helper import authorize_cluster_operation
 from kafkapy.server.metadata_store import FileMetadataStore
 from kafkapy.server.request_context import Handler, RequestContext
 
@@ -78,6 +83,7 @@ async def _apply(context: RequestContext[UpdateFeaturesRequest], updates: list[F
 
 async def handle_update_features(context: RequestContext[UpdateFeaturesRequest]
                                  ) -> UpdateFeaturesResponse:
+    authorize_cluster_operation(context, AclOperation.ALTER)
     version = context.api_version
     body = context.body
     updates = _updates(context)

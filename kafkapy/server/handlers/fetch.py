@@ -22,6 +22,9 @@ Kafka 3.x's ``KafkaApis.handleFetchRequest`` for v0-12:
   records (see ``replica_selector``); a follower serves v11+ consumers up to its own high
   watermark / LSO. Replicas and consumers of v10 and older read from the leader only
   (NOT_LEADER_OR_FOLLOWER elsewhere).
+- Authorization (with ``authorizer.class.name``): a consumer needs READ on each topic, a
+  replica CLUSTER_ACTION on the cluster; a refused partition is TOPIC_AUTHORIZATION_FAILED and
+  is not read.
 - Fetch sessions (KIP-227, v7+; ``fetch_session``): a full fetch with SessionEpoch 0 opens a
   session when the cache has room, an incremental one lists only what changed and is
   answered with only the partitions that have news; session errors
@@ -44,6 +47,7 @@ Kafka 3.x's ``KafkaApis.handleFetchRequest`` for v0-12:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
@@ -54,6 +58,7 @@ from kafkapy.errors import (
     KafkaError,
     KafkaStorageError,
     NotLeaderOrFollowerError,
+    TopicAuthorizationFailedError,
     UnsupportedCompressionTypeError,
     UnsupportedVersionError,
 )
@@ -68,7 +73,10 @@ from kafkapy.protocol.message_classes import (
     PartitionData,
 )
 from kafkapy.protocol.records import down_convert
+from kafkapy.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
+from kafkapy.server.auth_helper import authorize, filter_by_authorized
 from kafkapy.server.fetch_session import INVALID_SESSION_ID, CachedPartition, FetchContext
+from kafkapy.server.metrics.request_metrics import CONSUMER_FETCH, FOLLOWER_FETCH
 from kafkapy.server.partition import READ_COMMITTED
 from kafkapy.server.replica_manager import (
     FetchParams,
@@ -86,6 +94,9 @@ async def handle_fetch(
     body = context.body
     version = context.api_version
     server = context.server
+    marks = context.request.timings
+    if marks is not None:       # request metrics: also FetchConsumer or FetchFollower
+        marks[0] = FOLLOWER_FETCH if body.replica_id >= 0 else CONSUMER_FETCH
     requested = [CachedPartition(TopicPartition(topic.topic, part.partition),
                                  part.fetch_offset, max(part.partition_max_bytes, 0),
                                  part.current_leader_epoch,
@@ -111,19 +122,55 @@ async def handle_fetch(
         client_metadata=ClientMetadata(
             body.rack_id or "", context.client_id, context.request.client_host,
             context.request.listener_name) if version >= 11 else None)
+    denied = _denied_topics(context, session.partitions)
     requests = [FetchPartitionRequest(p.tp, p.fetch_offset, p.max_bytes,
                                       p.current_leader_epoch, p.last_fetched_epoch,
                                       p.log_start_offset)
-                for p in session.partitions]
+                for p in session.partitions if p.tp.topic not in denied]
+    if denied and not requests:             # nothing to read: answer at once, as Kafka
+        return _respond(context, params, session, _with_denied(session, [], denied))
     results, parked = server.replica_manager.fetch_messages(params, requests)
     if parked is None:
-        return _respond(context, params, session, results)
+        return _respond(context, params, session, _with_denied(session, results, denied))
 
     async def finish() -> SendResponse | FetchResponse:
         await parked.wait()
-        return _respond(context, params, session, parked.results)
+        return _respond(context, params, session,
+                        _with_denied(session, parked.results, denied))
 
     return Parked(finish)
+
+
+def _denied_topics(context: RequestContext[FetchRequest],
+                   partitions: Sequence[CachedPartition]) -> set[str]:
+    """The topics this fetch may not read (Kafka's handleFetchRequest): a replica's fetch
+    needs CLUSTER_ACTION on the cluster (else every partition is refused), a consumer's READ
+    on each topic. One decision per topic; none without an authorizer."""
+    if context.server.authorizer is None:
+        return set()
+    names = {p.tp.topic for p in partitions}
+    if context.body.replica_id >= 0:
+        allowed = authorize(context, AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER,
+                            CLUSTER_NAME)
+        return set() if allowed else names
+    return names - filter_by_authorized(context, AclOperation.READ, ResourceType.TOPIC, names)
+
+
+def _with_denied(session: FetchContext, results: list[tuple[TopicPartition, FetchPartitionResult]],
+                 denied: set[str]) -> list[tuple[TopicPartition, FetchPartitionResult]]:
+    """``results`` (of the partitions read) with TOPIC_AUTHORIZATION_FAILED for the others,
+    in the session's order."""
+    if not denied:
+        return results
+    read = iter(results)
+    out = []
+    for p in session.partitions:
+        if p.tp.topic in denied:
+            out.append((p.tp, FetchPartitionResult(TopicAuthorizationFailedError(
+                f"Not authorized to access topics: [{p.tp.topic}]"), None)))
+        else:
+            out.append(next(read))
+    return out
 
 
 def _respond(context: RequestContext[FetchRequest], params: FetchParams, session: FetchContext,
@@ -144,6 +191,9 @@ def _respond(context: RequestContext[FetchRequest], params: FetchParams, session
     offsets = {} if version >= 4 else \
         {(t.topic, p.partition): p.fetch_offset for t in context.body.topics for p in t.partitions}
     topics: list[FetchableTopicResponse] = []
+    metrics = context.server.metrics
+    stats = None if metrics is None else metrics.topic_stats
+    follower = params.replica_id >= 0
     for cached, (tp, r) in zip(session.partitions, results, strict=True):
         data = r.data
         records: Any = data if data is not None and data.size else b""
@@ -154,6 +204,10 @@ def _respond(context: RequestContext[FetchRequest], params: FetchParams, session
             # zstd topic; the error replaces the partition's answer.
             r, records = FetchPartitionResult(UnsupportedCompressionTypeError(
                 f"{tp}: zstd-compressed topics need Fetch v10 or later"), None), b""
+        if stats is not None:       # BrokerTopicMetrics, per partition answered
+            stats.fetched(tp.topic, len(records) if isinstance(records, bytes | bytearray)
+                          else records.size,
+                          0 if r.error is None else r.error.code, follower=follower)
         news = cached.must_respond(
             bool(records), r.high_watermark, r.last_stable_offset, r.log_start_offset,
             r.error is not None, r.diverging_epoch is not None, r.preferred_read_replica >= 0)

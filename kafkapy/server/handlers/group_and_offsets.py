@@ -8,6 +8,16 @@ response of the request's version (Kafka's ``KafkaApis.handle*Request`` for thes
 JoinGroup and SyncGroup answers that wait for a rebalance are returned ``Parked``, so the
 handler task is free meanwhile. OffsetCommit and the leader's SyncGroup answer after the
 ``__consumer_offsets`` log's flush policy ran (``flush.messages`` / ``flush.ms``).
+
+Authorization (with ``authorizer.class.name``, Kafka's checks): FindCoordinator needs DESCRIBE
+on the group or transactional id (GROUP_ / TRANSACTIONAL_ID_AUTHORIZATION_FAILED for that
+key); JoinGroup, SyncGroup, Heartbeat, LeaveGroup and OffsetCommit need READ on the group
+(OffsetCommit READ on each topic too: TOPIC_AUTHORIZATION_FAILED for its partitions),
+OffsetFetch DESCRIBE (GROUP_AUTHORIZATION_FAILED, per group from OffsetFetch v8); DescribeGroups
+DESCRIBE and DeleteGroups DELETE per group; ListGroups lists every group with DESCRIBE on the
+cluster, else only the groups the principal may DESCRIBE; OffsetFetch DESCRIBE on each topic
+(refused topics asked for by name are TOPIC_AUTHORIZATION_FAILED, left out of an all-topics
+fetch); OffsetDelete DELETE on the group and READ on each topic.
 """
 
 from __future__ import annotations
@@ -24,11 +34,14 @@ from kafkapy.coordinator.internal_topic import partition_for
 from kafkapy.coordinator.transaction.transaction_state_manager import TRANSACTION_STATE_TOPIC
 from kafkapy.errors import (
     CoordinatorNotAvailableError,
+    GroupAuthorizationFailedError,
     GroupIdNotFoundError,
     InvalidGroupIdError,
     InvalidRequestError,
     KafkaError,
     TopicAlreadyExistsError,
+    TopicAuthorizationFailedError,
+    TransactionalIdAuthorizationFailedError,
     UnstableOffsetCommitError,
 )
 from kafkapy.protocol import ApiKey
@@ -72,6 +85,8 @@ from kafkapy.protocol.message_classes import (
     SyncGroupRequest,
     SyncGroupResponse,
 )
+from kafkapy.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
+from kafkapy.server.auth_helper import authorize, authorized_operations, filter_by_authorized
 from kafkapy.server.metadata_cache import ZkMetadataCache
 from kafkapy.server.request_context import Handler, Parked, RequestContext
 
@@ -80,12 +95,20 @@ __all__ = ["HANDLERS"]
 
 GROUP_KEY, TRANSACTION_KEY = 0, 1
 # READ, DELETE, DESCRIBE (Kafka's AclOperation codes): everything, without an authorizer.
-GROUP_OPERATIONS = sum(1 << op for op in (3, 6, 8))
+GROUP_OPERATION_CODES = (3, 6, 8)
+GROUP_OPERATIONS = sum(1 << op for op in GROUP_OPERATION_CODES)
 NOT_REQUESTED = -(1 << 31)
 
 
 def _coordinator(context: RequestContext[Any]) -> GroupCoordinator:
     return context.server.group_coordinator
+
+
+def _authorize_group(context: RequestContext[Any], group_id: str,
+                     operation: AclOperation = AclOperation.READ) -> None:
+    """Raise GROUP_AUTHORIZATION_FAILED unless the principal may do ``operation`` on it."""
+    if not authorize(context, operation, ResourceType.GROUP, group_id):
+        raise GroupAuthorizationFailedError(f"Not authorized to access group: {group_id}")
 
 
 # =========================================================================== FindCoordinator
@@ -124,6 +147,14 @@ async def handle_find_coordinator(
             answers.append((key, node, host, port, 0, None))
         else:
             answers.append((key, -1, "", -1, error.code, error.message))
+    if context.server.authorizer is not None and key_type in (GROUP_KEY, TRANSACTION_KEY):
+        rtype = ResourceType.GROUP if key_type == GROUP_KEY else ResourceType.TRANSACTIONAL_ID
+        refused: KafkaError = (
+            GroupAuthorizationFailedError("Group authorization failed.")
+            if key_type == GROUP_KEY else
+            TransactionalIdAuthorizationFailedError("Transactional Id authorization failed."))
+        answers = [a if authorize(context, AclOperation.DESCRIBE, rtype, a[0]) else
+                   (a[0], -1, "", -1, refused.code, refused.message) for a in answers]
     if version >= 4:
         return FindCoordinatorResponse(throttle_time_ms=0, coordinators=[
             Coordinator(key=k, node_id=n, host=h, port=p, error_code=e, error_message=m)
@@ -207,6 +238,7 @@ def _internal_topic_configs(context: RequestContext[FindCoordinatorRequest],
 async def handle_join_group(
         context: RequestContext[JoinGroupRequest]) -> JoinGroupResponse | Parked:
     body, version = context.body, context.api_version
+    _authorize_group(context, body.group_id)
     rebalance_timeout = body.rebalance_timeout_ms if version >= 1 else body.session_timeout_ms
     reply = _coordinator(context).join_group(
         group_id=body.group_id, member_id=body.member_id,
@@ -249,6 +281,7 @@ def _answer_when(reply: Reply,
 async def handle_sync_group(
         context: RequestContext[SyncGroupRequest]) -> SyncGroupResponse | Parked:
     body, version = context.body, context.api_version
+    _authorize_group(context, body.group_id)
     coordinator = _coordinator(context)
     reply = coordinator.sync_group(
         group_id=body.group_id, generation_id=body.generation_id, member_id=body.member_id,
@@ -279,6 +312,7 @@ async def handle_sync_group(
 
 async def handle_heartbeat(context: RequestContext[HeartbeatRequest]) -> HeartbeatResponse:
     body, version = context.body, context.api_version
+    _authorize_group(context, body.group_id)
     code = _coordinator(context).heartbeat(
         group_id=body.group_id, member_id=body.member_id,
         group_instance_id=body.group_instance_id if version >= 3 else None,
@@ -291,6 +325,7 @@ async def handle_heartbeat(context: RequestContext[HeartbeatRequest]) -> Heartbe
 
 async def handle_leave_group(context: RequestContext[LeaveGroupRequest]) -> LeaveGroupResponse:
     body, version = context.body, context.api_version
+    _authorize_group(context, body.group_id)
     if version >= 3:
         leaving = [(m.member_id, m.group_instance_id) for m in body.members]
     else:
@@ -311,11 +346,16 @@ async def handle_leave_group(context: RequestContext[LeaveGroupRequest]) -> Leav
 async def handle_offset_commit(
         context: RequestContext[OffsetCommitRequest]) -> OffsetCommitResponse:
     body, version = context.body, context.api_version
+    _authorize_group(context, body.group_id)
     coordinator = _coordinator(context)
     now = context.server.time.milliseconds()
     retention = body.retention_time_ms if 2 <= version <= 4 else -1
     offsets: dict[TopicPartition, OffsetAndMetadata] = {}
+    names = {t.name for t in body.topics}
+    denied = names - filter_by_authorized(context, AclOperation.READ, ResourceType.TOPIC, names)
     for topic in body.topics:
+        if topic.name in denied:
+            continue
         for p in topic.partitions:
             # v1 may carry the commit time; v2-4 a retention, counted from now (Kafka's).
             commit_ts = p.commit_timestamp if version == 1 and p.commit_timestamp != -1 \
@@ -329,10 +369,15 @@ async def handle_offset_commit(
             group_id=body.group_id, member_id=body.member_id if version >= 1 else "",
             group_instance_id=body.group_instance_id if version >= 7 else None,
             generation_id=body.generation_id_or_member_epoch if version >= 1 else -1,
-            offsets=offsets, api_version=version)
+            offsets=offsets, api_version=version) if offsets or not denied else {}
         await coordinator.manager.flush_if_due(body.group_id)
     except KafkaError as e:
         results = dict.fromkeys(offsets, e.code)
+    for topic in body.topics:
+        if topic.name in denied:
+            for p in topic.partitions:
+                results[TopicPartition(topic.name, p.partition_index)] = \
+                    TopicAuthorizationFailedError.code
     topics = []
     for topic in body.topics:
         topics.append(OffsetCommitResponseTopic(name=topic.name, partitions=[
@@ -382,11 +427,17 @@ async def handle_offset_fetch(context: RequestContext[OffsetFetchRequest]) -> Of
         for g in body.groups:
             topics = None if g.topics is None else \
                 [(t.name, list(t.partition_indexes)) for t in g.topics]
+            if not authorize(context, AclOperation.DESCRIBE, ResourceType.GROUP, g.group_id):
+                groups.append(OffsetFetchResponseGroup(
+                    group_id=g.group_id, error_code=GroupAuthorizationFailedError.code,
+                    topics=[]))
+                continue
             # v9+: a KIP-848 member fetches with its member id and epoch.
             code, result = _fetch_group(coordinator, g.group_id, topics,
                                         g.member_id if version >= 9 else None,
                                         g.member_epoch if version >= 9 else -1,
                                         body.require_stable)
+            result = _authorized_fetched(context, result, explicit=topics is not None)
             groups.append(OffsetFetchResponseGroup(
                 group_id=g.group_id, error_code=code, topics=[
                     OffsetFetchResponseTopics(name=name, partitions=[
@@ -394,10 +445,12 @@ async def handle_offset_fetch(context: RequestContext[OffsetFetchRequest]) -> Of
                         for p, om, err in parts])
                     for name, parts in result]))
         return OffsetFetchResponse(throttle_time_ms=0, groups=groups)
+    _authorize_group(context, body.group_id, AclOperation.DESCRIBE)
     topics = None if body.topics is None else \
         [(t.name, list(t.partition_indexes)) for t in body.topics]
     code, result = _fetch_group(coordinator, body.group_id, topics,
                                 require_stable=version >= 7 and body.require_stable)
+    result = _authorized_fetched(context, result, explicit=topics is not None)
     if code:
         if version < 2:
             # No top-level error before v2: every partition carries it.
@@ -412,6 +465,21 @@ async def handle_offset_fetch(context: RequestContext[OffsetFetchRequest]) -> Of
         for name, parts in result]
     return OffsetFetchResponse(throttle_time_ms=0, topics=response_topics,
                                error_code=code)
+
+
+def _authorized_fetched(context: RequestContext[Any], result: _Fetched, *, explicit: bool
+                        ) -> _Fetched:
+    """Kafka's OffsetFetch topic check: DESCRIBE on each topic; a refused topic's partitions
+    are TOPIC_AUTHORIZATION_FAILED when asked for by name, left out of an all-topics fetch."""
+    if context.server.authorizer is None:
+        return result
+    allowed = filter_by_authorized(context, AclOperation.DESCRIBE, ResourceType.TOPIC,
+                                   {name for name, _ in result})
+    if not explicit:
+        return [(name, parts) for name, parts in result if name in allowed]
+    return [(name, parts if name in allowed else
+             [(p, None, TopicAuthorizationFailedError.code) for p, _om, _err in parts])
+            for name, parts in result]
 
 
 def _partition(p: int, om: OffsetAndMetadata | None, error: int = 0) -> dict[str, Any]:
@@ -434,6 +502,7 @@ async def handle_describe_groups(
     out = []
     for group_id in body.groups:
         try:
+            _authorize_group(context, group_id, AclOperation.DESCRIBE)
             s = coordinator.describe_group(group_id)
             out.append(DescribeGroupsResponseDescribedGroup(
                 error_code=0, error_message=None, group_id=group_id, group_state=s.state,
@@ -442,7 +511,9 @@ async def handle_describe_groups(
                     member_id=m, group_instance_id=i, client_id=c, client_host=h,
                     member_metadata=meta, member_assignment=a)
                     for m, i, c, h, meta, a in s.members],
-                authorized_operations=GROUP_OPERATIONS if include_ops else NOT_REQUESTED))
+                authorized_operations=authorized_operations(
+                    context, ResourceType.GROUP, group_id, GROUP_OPERATION_CODES,
+                    GROUP_OPERATIONS) if include_ops else NOT_REQUESTED))
         except KafkaError as e:
             code = e.code
             message: str | None = e.message
@@ -466,7 +537,16 @@ async def handle_list_groups(context: RequestContext[ListGroupsRequest]) -> List
     states = {s.lower() for s in body.states_filter} if version >= 4 else set()
     types = {t.lower() for t in body.types_filter} if version >= 5 else set()
     groups = []
+    # Kafka: DESCRIBE on the cluster lists every group, else the groups one may DESCRIBE.
+    everything = authorize(context, AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME)
+
+    def listed(group_id: str) -> bool:
+        return everything or authorize(context, AclOperation.DESCRIBE, ResourceType.GROUP,
+                                       group_id)
+
     for g in _coordinator(context).list_groups():
+        if not listed(g.group_id):
+            continue
         if states and g.state.value.lower() not in states:
             continue
         if types and "classic" not in types:
@@ -476,6 +556,8 @@ async def handle_list_groups(context: RequestContext[ListGroupsRequest]) -> List
                                   group_state=g.state.value, group_type="classic"))
     # KIP-848 consumer groups (consumer_group_coordinator.py), as Kafka lists them.
     for group_id, state in _coordinator(context).consumer_groups.listed():
+        if not listed(group_id):
+            continue
         if (states and state.lower() not in states) or (types and "consumer" not in types):
             continue
         groups.append(ListedGroup(group_id=group_id, protocol_type="consumer",
@@ -490,7 +572,9 @@ async def handle_delete_groups(
         context: RequestContext[DeleteGroupsRequest]) -> DeleteGroupsResponse:
     coordinator = _coordinator(context)
     names = list(context.body.groups_names)
-    results = coordinator.delete_groups(names)
+    allowed = [n for n in names if authorize(context, AclOperation.DELETE, ResourceType.GROUP, n)]
+    results = coordinator.delete_groups(allowed) if allowed else {}
+    results.update({n: GroupAuthorizationFailedError.code for n in names if n not in allowed})
     for name in names:
         if not results.get(name):
             await coordinator.manager.flush_if_due(name)
@@ -504,15 +588,21 @@ async def handle_delete_groups(
 async def handle_offset_delete(
         context: RequestContext[OffsetDeleteRequest]) -> OffsetDeleteResponse:
     body = context.body
+    # Kafka's handleOffsetDeleteRequest: DELETE on the group, READ on each topic.
+    _authorize_group(context, body.group_id, AclOperation.DELETE)
     coordinator = _coordinator(context)
-    tps = [TopicPartition(t.name, p.partition_index) for t in body.topics for p in t.partitions]
+    names = {t.name for t in body.topics}
+    denied = names - filter_by_authorized(context, AclOperation.READ, ResourceType.TOPIC, names)
+    tps = [TopicPartition(t.name, p.partition_index) for t in body.topics for p in t.partitions
+           if t.name not in denied]
     results = coordinator.delete_offsets(body.group_id, tps)
     await coordinator.manager.flush_if_due(body.group_id)
     return OffsetDeleteResponse(error_code=0, throttle_time_ms=0, topics=[
         OffsetDeleteResponseTopic(name=t.name, partitions=[
             OffsetDeleteResponsePartition(
                 partition_index=p.partition_index,
-                error_code=results[TopicPartition(t.name, p.partition_index)])
+                error_code=TopicAuthorizationFailedError.code if t.name in denied
+                else results[TopicPartition(t.name, p.partition_index)])
             for p in t.partitions])
         for t in body.topics])
 

@@ -15,7 +15,8 @@ the log end offset, by segment file time; v1+, per partition:
   NOT_LEADER_OR_FOLLOWER (a follower here, or a partition of the cluster not hosted here),
   FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH (``CurrentLeaderEpoch``), and INVALID_REQUEST for
   a partition named twice in one request (Kafka's duplicate check). Only the debugging
-  replica id (-2) may read a follower.
+  replica id (-2) may read a follower. With an authorizer, DESCRIBE on the topic (else
+  TOPIC_AUTHORIZATION_FAILED).
 
 OffsetForLeaderEpoch (Kafka's ``handleOffsetForLeaderEpochRequest`` for v2-4): per partition
 the largest epoch <= the asked one and the offset where the next epoch starts (the log end
@@ -26,7 +27,12 @@ entry. Leader only (but for ReplicaId -2), with the same errors as ListOffsets.
 from __future__ import annotations
 
 from kafkapy.common.topic_partition import TopicPartition
-from kafkapy.errors import InvalidRequestError, KafkaError, UnknownServerError
+from kafkapy.errors import (
+    InvalidRequestError,
+    KafkaError,
+    TopicAuthorizationFailedError,
+    UnknownServerError,
+)
 from kafkapy.protocol import ApiKey
 from kafkapy.protocol.message_classes import (
     ListOffsetsPartitionResponse,
@@ -38,6 +44,8 @@ from kafkapy.protocol.message_classes import (
     OffsetForLeaderEpochResponseEpochEndOffset,
     OffsetForLeaderTopicResult,
 )
+from kafkapy.security.authorizer.acl import AclOperation, ResourceType
+from kafkapy.server.auth_helper import filter_by_authorized
 from kafkapy.server.partition import Partition
 from kafkapy.server.request_context import Handler, RequestContext
 
@@ -58,6 +66,10 @@ async def handle_list_offsets(context: RequestContext[ListOffsetsRequest]) -> Li
         for part in topic.partitions:
             tp = TopicPartition(topic.name, part.partition_index)
             seen[tp] = seen.get(tp, 0) + 1
+    names = {t.name for t in body.topics}
+    # Kafka's handleListOffsetRequest: DESCRIBE on each topic (with an authorizer).
+    denied = names - filter_by_authorized(context, AclOperation.DESCRIBE, ResourceType.TOPIC,
+                                          names)
     topics = []
     for topic in body.topics:
         partitions = []
@@ -67,6 +79,8 @@ async def handle_list_offsets(context: RequestContext[ListOffsetsRequest]) -> Li
                 partition_index=part.partition_index, error_code=0, timestamp=-1,
                 offset=-1, leader_epoch=-1)
             try:
+                if topic.name in denied:
+                    raise TopicAuthorizationFailedError()
                 if seen[tp] > 1:
                     raise InvalidRequestError(f"{tp} is listed more than once")
                 partition = rm.get_partition(tp)

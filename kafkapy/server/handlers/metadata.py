@@ -21,9 +21,14 @@ Kafka's ``KafkaApis.handleTopicMetadataRequest`` for v0-12:
   topic LEADER_NOT_AVAILABLE until the controller has elected its leaders; a replication
   factor above the live brokers is INVALID_REPLICATION_FACTOR (Kafka's
   AutoTopicCreationManager).
-- Authorized operations (v8+): every operation is allowed (no authorizer), so when asked the
-  bit sets are Kafka's "all topic operations" / "all cluster operations"; otherwise
-  INT32_MIN ("not requested").
+- Authorization (with ``authorizer.class.name``, Kafka's rules): a listing of every topic
+  shows only the topics the principal may DESCRIBE; a named topic (or id) it may not
+  describe is TOPIC_AUTHORIZATION_FAILED with no partitions, and is never auto-created;
+  auto-creation also needs CREATE on the cluster or on the topic (else
+  TOPIC_AUTHORIZATION_FAILED).
+- Authorized operations (v8+): when asked, the bit sets of the operations the principal may
+  do on each topic / the cluster (without an authorizer: Kafka's "all topic operations" /
+  "all cluster operations"); otherwise INT32_MIN ("not requested").
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from kafkapy.errors import (
     ListenerNotFoundError,
     ReplicaNotAvailableError,
     TopicAlreadyExistsError,
+    TopicAuthorizationFailedError,
     UnknownTopicIdError,
     UnknownTopicOrPartitionError,
 )
@@ -53,6 +59,8 @@ from kafkapy.protocol.message_classes import (
     MetadataResponsePartition,
     MetadataResponseTopic,
 )
+from kafkapy.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
+from kafkapy.server.auth_helper import authorize, authorized_operations
 from kafkapy.server.handlers.cluster import CLUSTER_OPERATIONS
 from kafkapy.server.metadata_cache import ZkMetadataCache
 from kafkapy.server.request_context import Handler, RequestContext
@@ -69,7 +77,9 @@ _ZERO_UUID = "00000000-0000-0000-0000-000000000000"
 NOT_REQUESTED = -2147483648
 # AclOperation codes: READ 3, WRITE 4, CREATE 5, DELETE 6, ALTER 7, DESCRIBE 8,
 # DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11 (the cluster's set is DescribeCluster's).
-TOPIC_OPERATIONS = sum(1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11))
+TOPIC_OPERATION_CODES = (3, 4, 5, 6, 7, 8, 10, 11)
+TOPIC_OPERATIONS = sum(1 << op for op in TOPIC_OPERATION_CODES)
+_CLUSTER_OPERATION_CODES = (5, 7, 8, 9, 10, 11, 12)
 
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 
@@ -92,7 +102,9 @@ def topic_metadata(context: RequestContext[MetadataRequest], name: str,
     return MetadataResponseTopic(
         error_code=0, name=name, topic_id=record.topic_id, is_internal=name in INTERNAL_TOPICS,
         partitions=partitions,
-        topic_authorized_operations=TOPIC_OPERATIONS if include_authorized else NOT_REQUESTED)
+        topic_authorized_operations=authorized_operations(
+            context, ResourceType.TOPIC, name, TOPIC_OPERATION_CODES, TOPIC_OPERATIONS)
+        if include_authorized else NOT_REQUESTED)
 
 
 def _local_partitions(context: RequestContext[MetadataRequest], name: str,
@@ -157,8 +169,15 @@ async def handle_metadata(context: RequestContext[MetadataRequest]) -> MetadataR
     cache = server.metadata_cache
     include_topic_ops = version >= 8 and body.include_topic_authorized_operations
     topics: list[MetadataResponseTopic] = []
+    secured = server.authorizer is not None
+
+    def may_describe(name: str) -> bool:
+        return not secured or authorize(context, AclOperation.DESCRIBE, ResourceType.TOPIC, name)
+
     if body.topics is None or (version == 0 and not body.topics):
         for existing in sorted(cache.topics):
+            if not may_describe(existing):
+                continue
             topics.append(topic_metadata(context, existing,
                                          include_authorized=include_topic_ops))
     else:
@@ -175,6 +194,10 @@ async def handle_metadata(context: RequestContext[MetadataRequest]) -> MetadataR
                     topics.append(MetadataResponseTopic(
                         error_code=UnknownTopicIdError.code, name=None,
                         topic_id=requested.topic_id))
+                elif not may_describe(by_id):
+                    topics.append(MetadataResponseTopic(
+                        error_code=TopicAuthorizationFailedError.code, name=None,
+                        topic_id=requested.topic_id))
                 elif by_id not in seen:
                     seen.add(by_id)
                     topics.append(topic_metadata(context, by_id,
@@ -183,6 +206,9 @@ async def handle_metadata(context: RequestContext[MetadataRequest]) -> MetadataR
             if name in seen:
                 continue
             seen.add(name)
+            if not may_describe(name):
+                topics.append(topic_metadata(context, name, TopicAuthorizationFailedError()))
+                continue
             if cache.topic(name) is None:
                 error = _auto_create(context, name, allow_auto)
                 if error is not None:
@@ -196,8 +222,9 @@ async def handle_metadata(context: RequestContext[MetadataRequest]) -> MetadataR
         throttle_time_ms=0, brokers=brokers, cluster_id=cache.cluster_id,
         controller_id=-1 if cache.controller_id is None else cache.controller_id,
         topics=topics,
-        cluster_authorized_operations=CLUSTER_OPERATIONS if include_cluster_ops
-        else NOT_REQUESTED)
+        cluster_authorized_operations=authorized_operations(
+            context, ResourceType.CLUSTER, CLUSTER_NAME, _CLUSTER_OPERATION_CODES,
+            CLUSTER_OPERATIONS) if include_cluster_ops else NOT_REQUESTED)
 
 
 def _auto_create(context: RequestContext[MetadataRequest], name: str,
@@ -210,6 +237,10 @@ def _auto_create(context: RequestContext[MetadataRequest], name: str,
     server = context.server
     if not (allowed and server.config.auto_create_topics_enable) or name in INTERNAL_TOPICS:
         return UnknownTopicOrPartitionError()
+    if server.authorizer is not None and not (
+            authorize(context, AclOperation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME)
+            or authorize(context, AclOperation.CREATE, ResourceType.TOPIC, name)):
+        return TopicAuthorizationFailedError()
     if server.admin.zk_mode:
         return _auto_create_zk(context, name)
     try:

@@ -27,6 +27,11 @@ Kafka 3.x's ``KafkaApis.handleProduceRequest`` for v0-11:
   coordinator on another broker is asked with AddPartitionsToTxn v4, for the first batch of a
   transaction on the partition only (``add_partitions_to_txn_manager``); one that cannot
   answer now gives NOT_ENOUGH_REPLICAS, retried by every client.
+- Authorization (with ``authorizer.class.name``, Kafka's order): a request with a
+  transactional id needs WRITE on it (else the whole request is
+  TRANSACTIONAL_ID_AUTHORIZATION_FAILED: Kafka checks it when the records are
+  transactional); every topic needs WRITE (else TOPIC_AUTHORIZATION_FAILED on its partitions,
+  before the topic's existence is looked at; the log is not touched).
 - acks=0: no response at all, unless a partition failed: then the connection is closed so the
   producer notices (Kafka's ``closeConnection`` for acks=0 errors).
 - acks=-1 waits as a DelayedProduce until the high watermark covers the append (at once with a
@@ -46,6 +51,7 @@ from kafkapy.errors import (
     InvalidTxnStateError,
     KafkaError,
     NotCoordinatorError,
+    TopicAuthorizationFailedError,
     TransactionalIdAuthorizationFailedError,
 )
 from kafkapy.log.log import Log
@@ -59,7 +65,9 @@ from kafkapy.protocol.message_classes import (
     TopicProduceResponse,
 )
 from kafkapy.protocol.records import BatchHeader, check_produce_batch, up_convert
+from kafkapy.security.authorizer.acl import AclOperation, ResourceType
 from kafkapy.server.add_partitions_to_txn_manager import needs_verification
+from kafkapy.server.auth_helper import authorize, filter_by_authorized
 from kafkapy.server.replica_manager import ProducePartitionResult
 from kafkapy.server.request_context import Handler, Parked, RequestContext
 
@@ -144,11 +152,25 @@ async def handle_produce(context: RequestContext[ProduceRequest]) -> _Answer | P
     entries: dict[TopicPartition, memoryview | bytes | bytearray] = {}
     order: list[tuple[str, list[int]]] = []
     asks: dict[tuple[int, int], list[TopicPartition]] = {}     # (producer id, epoch) -> tps
+    denied: set[str] = set()
+    if context.server.authorizer is not None:
+        if body.transactional_id is not None and not authorize(
+                context, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID,
+                body.transactional_id):
+            raise TransactionalIdAuthorizationFailedError(
+                f"Transactional Id authorization failed: {body.transactional_id}")
+        names = {t.name for t in body.topic_data}
+        denied = names - filter_by_authorized(context, AclOperation.WRITE, ResourceType.TOPIC,
+                                              names)
     for topic in body.topic_data:
         indexes = []
         for part in topic.partition_data:
             tp = TopicPartition(topic.name, part.index)
             indexes.append(part.index)
+            if topic.name in denied:
+                early[tp] = TopicAuthorizationFailedError(
+                    f"Not authorized to access topics: [{topic.name}]")
+                continue
             partition = rm.partitions.get(tp)
             if partition is None:
                 early[tp] = rm.not_hosted_error(tp)

@@ -4,6 +4,9 @@ Served only by a broker with ``zookeeper.connect`` (see ``kafka_apis.CLUSTER_HAN
 Thin: the ReplicaManager checks the controller and broker epochs, makes leaders and followers
 (``become_leader_or_follower``) or stops replicas (``stop_replicas``) and builds the answer at
 the request's version.
+
+With an authorizer, both need CLUSTER_ACTION on the cluster (Kafka's
+authorizeClusterOperation; else CLUSTER_AUTHORIZATION_FAILED).
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from kafkapy.protocol.message_classes import (
     StopReplicaRequest,
     StopReplicaResponse,
 )
+from kafkapy.security.authorizer.acl import AclOperation
+from kafkapy.server.auth_helper import authorize_cluster_operation
 from kafkapy.server.request_context import Handler, RequestContext
 
 __all__ = ["HANDLERS", "handle_leader_and_isr", "handle_stop_replica"]
@@ -22,12 +27,14 @@ __all__ = ["HANDLERS", "handle_leader_and_isr", "handle_stop_replica"]
 
 async def handle_leader_and_isr(context: RequestContext[LeaderAndIsrRequest]
                                 ) -> LeaderAndIsrResponse:
+    authorize_cluster_operation(context, AclOperation.CLUSTER_ACTION)
     return context.server.replica_manager.become_leader_or_follower(context.body,
                                                                     context.api_version)
 
 
 async def handle_stop_replica(context: RequestContext[StopReplicaRequest]
                               ) -> StopReplicaResponse:
+    authorize_cluster_operation(context, AclOperation.CLUSTER_ACTION)
     return context.server.replica_manager.stop_replicas(context.body, context.api_version)
 
 

@@ -8,7 +8,10 @@ the ``AdminManager``, which is this single broker's controller; DeleteRecords is
 requests' ``TimeoutMs`` never runs out (Kafka answers REQUEST_TIMED_OUT only when its
 controller misses that deadline).
 
-- CreateTopics v2-7: a name given twice is INVALID_REQUEST "Duplicate topic name.", and
+- CreateTopics v2-7 (with ``authorizer.class.name``: CREATE on the cluster, else on the
+  topic, or TOPIC_AUTHORIZATION_FAILED "Authorization failed."; counts and configs only with
+  DESCRIBE_CONFIGS on the topic, else TopicConfigErrorCode TOPIC_AUTHORIZATION_FAILED): a
+  name given twice is INVALID_REQUEST "Duplicate topic name.", and
   ``__cluster_metadata`` INVALID_REQUEST "Creation of internal topic __cluster_metadata is
   prohibited." (both answered after the others, as Kafka does); each other topic is
   validated alone (name, existence, configs, then the manual assignment or the partition
@@ -19,11 +22,14 @@ controller misses that deadline).
 - DeleteTopics v1-5, by name: ``delete.topic.enable=false`` fails the whole request
   (INVALID_REQUEST before v3, TOPIC_DELETION_DISABLED from v3); a duplicate name is
   INVALID_REQUEST "Duplicate topic name."; an unknown one UNKNOWN_TOPIC_OR_PARTITION with the
-  generic message (v5 carries messages).
-- CreatePartitions v0-3: duplicates as for CreateTopics; per topic the new count must grow
+  generic message (v5 carries messages); with an authorizer, DELETE on the topic (else
+  TOPIC_AUTHORIZATION_FAILED "Authorization failed.").
+- CreatePartitions v0-3: duplicates as for CreateTopics; with an authorizer, ALTER on the
+  topic (else TOPIC_AUTHORIZATION_FAILED); per topic the new count must grow
   (INVALID_PARTITIONS), a manual assignment must name this broker once per new partition
   (INVALID_REPLICA_ASSIGNMENT); ``validateOnly`` checks without creating.
-- DeleteRecords v0-2: per partition, the log start offset moves up to the offset (-1: the
+- DeleteRecords v0-2 (with an authorizer: DELETE on the topic, else TOPIC_AUTHORIZATION_FAILED):
+  per partition, the log start offset moves up to the offset (-1: the
   high watermark); UNKNOWN_TOPIC_OR_PARTITION for a partition this broker does not host,
   OFFSET_OUT_OF_RANGE below 0 or above the high watermark, POLICY_VIOLATION when the topic's
   cleanup.policy has no "delete" (Kafka's ``Partition.deleteRecordsOnLeader``). A partition
@@ -57,6 +63,7 @@ from kafkapy.errors import (
     OffsetOutOfRangeError,
     PolicyViolationError,
     RequestTimedOutError,
+    TopicAuthorizationFailedError,
     TopicDeletionDisabledError,
     UnknownTopicOrPartitionError,
 )
@@ -77,7 +84,9 @@ from kafkapy.protocol.message_classes import (
     DeleteTopicsRequest,
     DeleteTopicsResponse,
 )
+from kafkapy.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kafkapy.server.admin_manager import CLUSTER_METADATA_TOPIC, api_error
+from kafkapy.server.auth_helper import authorize, filter_by_authorized
 from kafkapy.server.request_context import Handler, RequestContext
 
 if TYPE_CHECKING:
@@ -124,11 +133,26 @@ async def handle_create_topics(
             CreatableTopicResult(name=t.name, error_code=NotControllerError.code,
                                  error_message=None) for t in body.topics])
     created: dict[str, tuple[CreatableTopicResult, int]] = {}
+    names = set(counts)
+    may_create, may_describe_configs = names, names
+    if context.server.authorizer is not None:
+        # Kafka's handleCreateTopicsRequest: CREATE on the cluster, else on each topic; the
+        # configs and counts only for topics the principal may DESCRIBE_CONFIGS.
+        if not authorize(context, AclOperation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME):
+            may_create = filter_by_authorized(context, AclOperation.CREATE, ResourceType.TOPIC,
+                                              names)
+        may_describe_configs = filter_by_authorized(context, AclOperation.DESCRIBE_CONFIGS,
+                                                    ResourceType.TOPIC, names)
     for topic in body.topics:
         if counts[topic.name] > 1 or topic.name == CLUSTER_METADATA_TOPIC:
             continue
         result = CreatableTopicResult(name=topic.name, error_code=0,
                                       error_message=None)
+        if topic.name not in may_create:
+            result.error_code = TopicAuthorizationFailedError.code
+            result.error_message = "Authorization failed."
+            results.append(result)
+            continue
         try:
             new = admin.check_new_topic(
                 topic.name, topic.num_partitions, topic.replication_factor,
@@ -146,6 +170,10 @@ async def handle_create_topics(
         result.topic_id = topic_id
         if admin.zk_mode and not body.validate_only:
             created[topic.name] = (result, new.partitions)
+        if topic.name not in may_describe_configs:
+            result.topic_config_error_code = TopicAuthorizationFailedError.code
+            results.append(result)
+            continue
         result.num_partitions = new.partitions
         result.replication_factor = new.replication_factor
         if version >= 5:
@@ -214,6 +242,9 @@ async def handle_delete_topics(
         result = DeletableTopicResult(name=name, error_code=0, error_message=None)
         if counts[name] > 1:
             result.error_code, result.error_message = InvalidRequestError.code, _DUPLICATE
+        elif not authorize(context, AclOperation.DELETE, ResourceType.TOPIC, name):
+            result.error_code = TopicAuthorizationFailedError.code
+            result.error_message = "Authorization failed."
         else:
             try:
                 server.admin.delete_topic(name)
@@ -253,6 +284,10 @@ async def _delete_topics_zk(
         name = str(result.name)
         if counts[name] > 1:
             result.error_code, result.error_message = InvalidRequestError.code, _DUPLICATE
+            continue
+        if not authorize(context, AclOperation.DELETE, ResourceType.TOPIC, name):
+            result.error_code = TopicAuthorizationFailedError.code
+            result.error_message = "Authorization failed."
             continue
         try:
             server.admin.delete_topic(name)
@@ -300,6 +335,11 @@ async def handle_create_partitions(
             result.error_code, result.error_message = InvalidRequestError.code, _DUPLICATE
             results.append(result)
             continue
+        if not authorize(context, AclOperation.ALTER, ResourceType.TOPIC, topic.name):
+            result.error_code = TopicAuthorizationFailedError.code
+            result.error_message = "Authorization failed."
+            results.append(result)
+            continue
         assignments = None if topic.assignments is None \
             else [list(a.broker_ids) for a in topic.assignments]
         try:
@@ -336,10 +376,16 @@ async def handle_delete_records(
             wanted.pop(tp, None)
             wanted[tp] = part.offset
     by_topic: dict[str, list[DeleteRecordsPartitionResult]] = {}
+    names = {tp.topic for tp in wanted}
+    denied = names - filter_by_authorized(context, AclOperation.DELETE, ResourceType.TOPIC,
+                                          names)
     for tp, offset in wanted.items():
         out = DeleteRecordsPartitionResult(partition_index=tp.partition,
                                            low_watermark=-1, error_code=0)
         try:
+            if tp.topic in denied:
+                raise TopicAuthorizationFailedError(f"Not authorized to access topics: "
+                                                    f"[{tp.topic}]")
             partition = rm.get_partition(tp)
             if not partition.log.config.delete:
                 raise PolicyViolationError(f"Records of partition {tp} can not be deleted due "

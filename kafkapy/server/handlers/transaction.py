@@ -6,6 +6,18 @@ ListTransactions (66).
 Wire shapes only (Kafka's ``KafkaApis.handle*Request`` for these keys): the work is the
 :class:`~kafkapy.coordinator.transaction.transaction_coordinator.TransactionCoordinator`'s, the
 group coordinator's (TxnOffsetCommit) and the partitions' producer state (DescribeProducers).
+Authorization (with ``authorizer.class.name``, Kafka's checks): InitProducerId needs WRITE on
+the transactional id (else TRANSACTIONAL_ID_AUTHORIZATION_FAILED) or, without one,
+IDEMPOTENT_WRITE on the cluster or WRITE on some topic (else CLUSTER_AUTHORIZATION_FAILED);
+AddOffsetsToTxn, EndTxn, AddPartitionsToTxn (v0-3) and TxnOffsetCommit need WRITE on the
+transactional id; AddOffsetsToTxn and TxnOffsetCommit READ on the group
+(GROUP_AUTHORIZATION_FAILED); AddPartitionsToTxn WRITE on each topic (a refused topic fails
+the request: TOPIC_AUTHORIZATION_FAILED, the others OPERATION_NOT_ATTEMPTED), v4 (from
+brokers) CLUSTER_ACTION; TxnOffsetCommit READ on each topic (TOPIC_AUTHORIZATION_FAILED for
+its partitions); WriteTxnMarkers CLUSTER_ACTION; DescribeProducers READ on each topic;
+DescribeTransactions DESCRIBE on each id (its topics filtered by DESCRIBE); ListTransactions
+lists the ids one may DESCRIBE.
+
 Clients older than the version that introduced PRODUCER_FENCED (InitProducerId v4, the other
 transaction APIs v2) get INVALID_PRODUCER_EPOCH in its place, as Kafka answers them.
 """
@@ -18,10 +30,14 @@ from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.coordinator.group.records import OffsetAndMetadata
 from kafkapy.coordinator.transaction.transaction_coordinator import TransactionCoordinator
 from kafkapy.errors import (
+    ClusterAuthorizationFailedError,
+    GroupAuthorizationFailedError,
     InvalidProducerEpochError,
     KafkaError,
     OperationNotAttemptedError,
     ProducerFencedError,
+    TopicAuthorizationFailedError,
+    TransactionalIdAuthorizationFailedError,
     UnknownTopicOrPartitionError,
 )
 from kafkapy.protocol import ApiKey
@@ -60,6 +76,13 @@ from kafkapy.protocol.message_classes import (
     WriteTxnMarkersRequest,
     WriteTxnMarkersResponse,
 )
+from kafkapy.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
+from kafkapy.server.auth_helper import (
+    authorize,
+    authorize_by_resource_type,
+    authorize_cluster_operation,
+    filter_by_authorized,
+)
 from kafkapy.server.request_context import Handler, RequestContext
 
 __all__ = ["HANDLERS"]
@@ -68,6 +91,13 @@ __all__ = ["HANDLERS"]
 
 def _coordinator(context: RequestContext[Any]) -> TransactionCoordinator:
     return context.server.transaction_coordinator
+
+
+def _authorize_transactional_id(context: RequestContext[Any], transactional_id: str,
+                                operation: AclOperation = AclOperation.WRITE) -> None:
+    if not authorize(context, operation, ResourceType.TRANSACTIONAL_ID, transactional_id):
+        raise TransactionalIdAuthorizationFailedError(
+            f"Transactional Id authorization failed: {transactional_id}")
 
 
 def _code(e: KafkaError, fenced_since: int, version: int) -> int:
@@ -83,6 +113,12 @@ def _code(e: KafkaError, fenced_since: int, version: int) -> int:
 async def handle_init_producer_id(
         context: RequestContext[InitProducerIdRequest]) -> InitProducerIdResponse:
     body, version = context.body, context.api_version
+    if body.transactional_id is not None:
+        _authorize_transactional_id(context, body.transactional_id)
+    elif not (authorize(context, AclOperation.IDEMPOTENT_WRITE, ResourceType.CLUSTER,
+                        CLUSTER_NAME)
+              or authorize_by_resource_type(context, AclOperation.WRITE, ResourceType.TOPIC)):
+        raise ClusterAuthorizationFailedError("Cluster authorization failed.")
     expected = (body.producer_id, body.producer_epoch) if version >= 3 else (-1, -1)
     try:
         producer_id, epoch = await _coordinator(context).init_producer_id(
@@ -149,12 +185,25 @@ async def handle_add_partitions_to_txn(
     if version < 4:
         topics = [(t.name, list(t.partitions)) for t in body.v3_and_below_topics]
         tps = [TopicPartition(name, p) for name, parts in topics for p in parts]
+        _authorize_transactional_id(context, body.v3_and_below_transactional_id)
+        names = {name for name, _ in topics}
+        denied = names - filter_by_authorized(context, AclOperation.WRITE, ResourceType.TOPIC,
+                                              names)
+        if denied:
+            # Kafka: any refused topic fails the request; the others are not attempted.
+            errors = {tp: TopicAuthorizationFailedError.code if tp.topic in denied
+                      else UnknownTopicOrPartitionError.code if not _exists(context, tp)
+                      else OperationNotAttemptedError.code for tp in tps}
+            return AddPartitionsToTxnResponse(throttle_time_ms=0,
+                                              results_by_topic_v3_and_below=_topic_results(
+                                                  topics, errors))
         errors = await _add_partitions(
             context, body.v3_and_below_transactional_id, body.v3_and_below_producer_id,
             body.v3_and_below_producer_epoch, tps, version)
         return AddPartitionsToTxnResponse(throttle_time_ms=0,
                                           results_by_topic_v3_and_below=_topic_results(
                                               topics, errors))
+    authorize_cluster_operation(context, AclOperation.CLUSTER_ACTION)    # from brokers
     results = []
     for txn in body.transactions:
         topics = [(t.name, list(t.partitions)) for t in txn.topics]
@@ -176,6 +225,9 @@ async def handle_add_partitions_to_txn(
 async def handle_add_offsets_to_txn(
         context: RequestContext[AddOffsetsToTxnRequest]) -> AddOffsetsToTxnResponse:
     body, version = context.body, context.api_version
+    _authorize_transactional_id(context, body.transactional_id)
+    if not authorize(context, AclOperation.READ, ResourceType.GROUP, body.group_id):
+        raise GroupAuthorizationFailedError(f"Not authorized to access group: {body.group_id}")
     try:
         await _coordinator(context).add_offsets(body.transactional_id, body.producer_id,
                                                 body.producer_epoch, body.group_id)
@@ -190,6 +242,7 @@ async def handle_add_offsets_to_txn(
 
 async def handle_end_txn(context: RequestContext[EndTxnRequest]) -> EndTxnResponse:
     body, version = context.body, context.api_version
+    _authorize_transactional_id(context, body.transactional_id)
     try:
         await _coordinator(context).end_txn(body.transactional_id, body.producer_id,
                                             body.producer_epoch, body.committed)
@@ -209,6 +262,7 @@ async def handle_write_txn_markers(
     and partition, the append's
     error (UNKNOWN_TOPIC_OR_PARTITION, INVALID_PRODUCER_EPOCH for a marker older than the
     producer, TRANSACTION_COORDINATOR_FENCED for an older coordinator epoch)."""
+    authorize_cluster_operation(context, AclOperation.CLUSTER_ACTION)
     out = []
     for marker in context.body.markers:
         tps = [TopicPartition(t.name, p) for t in marker.topics for p in t.partition_indexes]
@@ -235,11 +289,18 @@ def _marker_code(error: KafkaError | None) -> int:
 async def handle_txn_offset_commit(
         context: RequestContext[TxnOffsetCommitRequest]) -> TxnOffsetCommitResponse:
     body, version = context.body, context.api_version
+    _authorize_transactional_id(context, body.transactional_id)
+    if not authorize(context, AclOperation.READ, ResourceType.GROUP, body.group_id):
+        raise GroupAuthorizationFailedError(f"Not authorized to access group: {body.group_id}")
+    names = {t.name for t in body.topics}
+    denied = names - filter_by_authorized(context, AclOperation.READ, ResourceType.TOPIC, names)
     now = context.server.time.milliseconds()
     offsets: dict[TopicPartition, OffsetAndMetadata] = {}
     order: list[tuple[str, list[int]]] = []
     for t in body.topics:
         order.append((t.name, [p.partition_index for p in t.partitions]))
+        if t.name in denied:
+            continue
         for p in t.partitions:
             offsets[TopicPartition(t.name, p.partition_index)] = OffsetAndMetadata(
                 offset=p.committed_offset,
@@ -257,6 +318,8 @@ async def handle_txn_offset_commit(
     except KafkaError as e:
         code = _code(e, 2, version)
         results = {tp: code for tp in offsets}
+    results.update({TopicPartition(name, p): TopicAuthorizationFailedError.code
+                    for name, parts in order if name in denied for p in parts})
     return TxnOffsetCommitResponse(throttle_time_ms=0, topics=[
         TxnOffsetCommitResponseTopic(name=name, partitions=[
             TxnOffsetCommitResponsePartition(
@@ -271,11 +334,20 @@ async def handle_txn_offset_commit(
 async def handle_describe_producers(
         context: RequestContext[DescribeProducersRequest]) -> DescribeProducersResponse:
     rm = context.server.replica_manager
+    names = {t.name for t in context.body.topics}
+    denied = names - filter_by_authorized(context, AclOperation.READ, ResourceType.TOPIC, names)
     topics = []
     for t in context.body.topics:
         partitions = []
         for index in t.partition_indexes:
             partition = rm.partitions.get(TopicPartition(t.name, index))
+            if t.name in denied:
+                refused = TopicAuthorizationFailedError(
+                    f"Not authorized to access topics: [{t.name}]")
+                partitions.append(PartitionResponse(
+                    partition_index=index, error_code=refused.code,
+                    error_message=refused.message, active_producers=[]))
+                continue
             if partition is None:
                 # Every partition that exists is led here: Kafka's answer for the others.
                 error: KafkaError = UnknownTopicOrPartitionError(
@@ -306,6 +378,7 @@ async def handle_describe_transactions(
     states = []
     for txn_id in context.body.transactional_ids:
         try:
+            _authorize_transactional_id(context, txn_id, AclOperation.DESCRIBE)
             m = coordinator.describe(txn_id)
         except KafkaError as e:
             states.append(DescribeTransactionsResponseTransactionState(
@@ -314,8 +387,12 @@ async def handle_describe_transactions(
                 producer_epoch=-1, topics=[]))
             continue
         by_topic: dict[str, list[int]] = {}
+        # Only the topics the principal may describe (Kafka's filter).
+        visible = filter_by_authorized(context, AclOperation.DESCRIBE, ResourceType.TOPIC,
+                                       {tp.topic for tp in m.topic_partitions})
         for tp in sorted(m.topic_partitions):
-            by_topic.setdefault(tp.topic, []).append(tp.partition)
+            if tp.topic in visible:
+                by_topic.setdefault(tp.topic, []).append(tp.partition)
         states.append(DescribeTransactionsResponseTransactionState(
             error_code=0, transactional_id=txn_id, transaction_state=m.state.kafka_name,
             transaction_timeout_ms=m.txn_timeout_ms,
@@ -346,7 +423,9 @@ async def handle_list_transactions(
         throttle_time_ms=0, error_code=0, unknown_state_filters=unknown,
         transaction_states=[ListTransactionsResponseTransactionState(
             transactional_id=m.transactional_id, producer_id=m.producer_id,
-            transaction_state=m.state.kafka_name) for m in listed])
+            transaction_state=m.state.kafka_name) for m in listed
+            if authorize(context, AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID,
+                         m.transactional_id)])
 
 
 HANDLERS: dict[int, Handler] = {

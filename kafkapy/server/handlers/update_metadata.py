@@ -15,6 +15,9 @@ Kafka's ``KafkaApis.handleUpdateMetadataRequest`` with ``ReplicaManager.maybeUpd
   waiting for the cache (CreateTopics, DeleteTopics, CreatePartitions) are woken.
 
 Served only by a broker with ``zookeeper.connect`` (see ``kafka_apis.CLUSTER_HANDLER_MODULES``).
+
+With an authorizer, UpdateMetadata needs CLUSTER_ACTION on the cluster (else
+CLUSTER_AUTHORIZATION_FAILED).
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ import logging
 from kafkapy.errors import StaleBrokerEpochError, StaleControllerEpochError
 from kafkapy.protocol import ApiKey
 from kafkapy.protocol.message_classes import UpdateMetadataRequest, UpdateMetadataResponse
+from kafkapy.security.authorizer.acl import AclOperation
+from kafkapy.server.auth_helper import authorize_cluster_operation
 from kafkapy.server.metadata_cache import ZkMetadataCache
 from kafkapy.server.metadata_store import ZkMetadataStore
 from kafkapy.server.request_context import Handler, RequestContext
@@ -35,6 +40,7 @@ log = logging.getLogger(__name__)
 
 async def handle_update_metadata(
         context: RequestContext[UpdateMetadataRequest]) -> UpdateMetadataResponse:
+    authorize_cluster_operation(context, AclOperation.CLUSTER_ACTION)
     body = context.body
     server = context.server
     cache = server.metadata_cache
