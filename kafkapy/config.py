@@ -47,8 +47,8 @@ connection is a Trio task). ``offsets.topic.replication.factor`` and
 ``transaction.state.log.replication.factor`` keep Kafka's default 3; clamping them to the number
 of live brokers when the internal topic is created is the coordinators' job, not the config's.
 
-*Security*: PLAINTEXT, SSL and SASL_PLAINTEXT listeners (a listener whose name maps, through
-``listener.security.protocol.map``, to SASL_SSL is refused at load). Per-listener overrides
+*Security*: PLAINTEXT, SSL, SASL_PLAINTEXT and SASL_SSL listeners (SASL_SSL: the SSL
+listener's TLS, then the SASL authenticator on top). Per-listener overrides
 ``listener.name.<listener lower-case>.<setting>`` (and the per-mechanism
 ``listener.name.<l>.<mechanism>.sasl.jaas.config``) are known keys, parsed like their setting
 (the error naming the whole key); ``BrokerConfig.listener_setting`` resolves them. The PASSWORD
@@ -460,8 +460,8 @@ _TABLE: tuple[Setting, ...] = (
        attr=None),
     _s("listener.security.protocol.map", _S,
        "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT",
-       "LISTENER:PROTOCOL pairs. kafkapy serves PLAINTEXT, SSL and SASL_PLAINTEXT: a listener "
-       "mapped to SASL_SSL is refused.", mode="per-broker", attr=None),
+       "LISTENER:PROTOCOL pairs (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL).", mode="per-broker",
+       attr=None),
     _s("num.network.threads", _I, "3", "Accepted for compatibility and unused: kafkapy has no "
        "network thread pool, each connection is a Trio task.", at_least=1, mode=_CW,
        used=False),
@@ -763,7 +763,7 @@ _THREAD_COUNTS = ("num.io.threads",)
 
 _PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 # The security protocols a listener may use here.
-_SERVED_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT")
+_SERVED_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 # List settings Kafka allows empty (their default is null).
 _EMPTY_LISTS = frozenset({"ssl.cipher.suites"})
 _CLIENT_AUTH = ("none", "requested", "required")

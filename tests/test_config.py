@@ -600,11 +600,8 @@ def test_endpoint_str() -> None:
 
 
 LISTENER_ERRORS = [
-    ({"listeners": "PLAINTEXT://:9092,SASL_SSL://:9093"}, "SASL_SSL uses SASL_SSL"),
     ({"listeners": "PLAINTEXT://:9092", "security.inter.broker.protocol": "SSL"},
      "the inter-broker listener SSL must be one of the advertised listeners"),
-    ({"listeners": "INTERNAL://:9092", "listener.security.protocol.map": "INTERNAL:SASL_SSL"},
-     "INTERNAL uses SASL_SSL"),
     ({"listeners": "CLIENT://:9092"}, "no security protocol defined for listener CLIENT"),
     ({"listener.security.protocol.map": "PLAINTEXT:TLS"}, "unknown security protocol 'TLS'"),
     ({"listener.security.protocol.map": "PLAINTEXT"}, "is not key:value"),
@@ -628,7 +625,6 @@ LISTENER_ERRORS = [
     ({"advertised.listeners": "PLAINTEXT://0.0.0.0:9092"}, "nonroutable meta-address"),
     ({"advertised.listeners": "CLIENT://h:1",
       "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CLIENT:PLAINTEXT"}, "CLIENT is not"),
-    ({"advertised.listeners": "SASL_SSL://h:1"}, "uses SASL_SSL: kafkapy serves"),
     ({"advertised.listeners": ""}, "must not be empty"),
 ]
 
@@ -1119,6 +1115,19 @@ def test_sasl_jaas_config_is_sensitive() -> None:
     assert entry.sensitive and entry.value is None
     assert all(s.value is None for s in entry.synonyms)
     assert entry.config_type is ConfigType.PASSWORD
+
+
+def test_sasl_ssl_listeners_are_served() -> None:
+    config = BrokerConfig.from_properties({
+        "listeners": "PLAINTEXT://:9092,SASL_SSL://:9094,INTERNAL://:9095",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL,"
+                                          "INTERNAL:SASL_SSL",
+        "inter.broker.listener.name": "INTERNAL",
+        "listener.name.internal.ssl.client.auth": "required"})
+    assert [config.listener_protocol(e.name) for e in config.listeners] == [
+        "PLAINTEXT", "SASL_SSL", "SASL_SSL"]
+    assert config.inter_broker_listener_name == "INTERNAL"
+    assert config.listener_setting("INTERNAL", "ssl.client.auth") == "required"
 
 
 def test_single_broker_may_listen_on_sasl_only() -> None:

@@ -69,7 +69,10 @@ Theory of operation:
   closes the connection. Once complete, the link's ``principal`` is the authenticated one and
   every later request carries it; the authenticator still gets the frames it ``intercepts``
   (a SaslHandshake re-authenticating the connection, KIP-368, or any request once the
-  session has expired, which closes it).
+  session has expired, which closes it). The authenticator sees frames, not bytes, so it
+  sits on either transport: a SASL_SSL listener has both an ``SslListener`` and an
+  authenticator factory, the TLS handshake comes first, and the SASL principal replaces the
+  certificate's (Kafka's DefaultKafkaPrincipalBuilder takes the SASL authorization id).
 - Closing: a size prefix that is negative or above ``max_request_size`` closes the connection
   after the frames before it are answered, with one warning naming the client and the size; a
   connection with nothing to do for ``connections_max_idle_ms`` (waiting to read a request, or

@@ -282,7 +282,7 @@ class KafkaServer:
                 cfg, e.name, self.credentials,
                 max_api_versions_version=api_versions.high if api_versions else 0,
                 error_response=error_response_frame)
-            for e in cfg.listeners if protocols.get(e.name) == "SASL_PLAINTEXT"}
+            for e in cfg.listeners if protocols[e.name] in ("SASL_PLAINTEXT", "SASL_SSL")}
         pool = KafkaRequestHandlerPool(channel, self.apis, cfg.num_io_threads)
         self.socket_server = SocketServer(
             channel, [(e.name, e.host, e.port) for e in cfg.listeners],

@@ -261,8 +261,8 @@ def test_config_accepts_ssl_and_refuses_what_kafkapy_does_not_serve(pki: Pki) ->
     assert config.listener_setting("PLAINTEXT", "ssl.enabled.protocols") == \
         ["TLSv1.2", "TLSv1.3"]
     assert config.unknown == {}          # the overrides are known settings
-    with pytest.raises(InvalidConfigError, match="SASL_SSL uses SASL_SSL"):
-        BrokerConfig.from_properties({"listeners": "SASL_SSL://127.0.0.1:0"})
+    assert BrokerConfig.from_properties(
+        {"listeners": "SASL_SSL://127.0.0.1:0"}).listener_protocol("SASL_SSL") == "SASL_SSL"
     with pytest.raises(InvalidConfigError, match=re.escape("listener.name.ssl.ssl.client.auth")):
         BrokerConfig.from_properties({"listeners": "SSL://127.0.0.1:0",
                                       "listener.name.ssl.ssl.client.auth": "maybe"})
