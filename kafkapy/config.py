@@ -523,7 +523,9 @@ _TABLE: tuple[Setting, ...] = (
        "(ssl.truststore.type=PEM).", kind="password", mode="per-broker", dynamic=True, attr=None),
     _s("ssl.client.auth", _S, "none", "Client certificates on SSL listeners: none, requested "
        "(verified if sent) or required (mutual TLS). The principal is the certificate's "
-       "subject mapped by ssl.principal.mapping.rules.", mode="per-broker", attr=None),
+       "subject mapped by ssl.principal.mapping.rules. A SASL_SSL listener takes only its "
+       "own listener.name.<listener>.ssl.client.auth (none otherwise), as in Kafka; its "
+       "principal is the SASL user.", mode="per-broker", attr=None),
     _s("ssl.enabled.protocols", _LI, "TLSv1.2,TLSv1.3", "TLS versions allowed (TLSv1.2, "
        "TLSv1.3; TLSv1 and TLSv1.1 if the platform's OpenSSL still allows them).",
        mode="per-broker", attr=None),
