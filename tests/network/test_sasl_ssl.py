@@ -1,10 +1,10 @@
 """SASL_SSL listeners: the TLS transport of an SSL listener with the SASL authenticator on
 top, with real clients. confluent-kafka and kafka-python produce and consume with PLAIN and
-SCRAM-SHA-512 over TLS (trustme CA); a wrong password fails as on SASL_PLAINTEXT while the
-broker keeps serving; the principal is the SASL user even when a client certificate is
-presented too (Kafka's DefaultKafkaPrincipalBuilder takes the SASL authorization id); the
-broker-wide ``ssl.client.auth`` does not apply to SASL_SSL listeners, a listener-prefixed one
-does (Kafka's ChannelBuilders, KIP-684).
+SCRAM-SHA-512 over TLS (trustme CA), kcat with SCRAM-SHA-512; a wrong password fails as on
+SASL_PLAINTEXT while the broker keeps serving; the principal is the SASL user even when a
+client certificate is presented too (Kafka's DefaultKafkaPrincipalBuilder takes the SASL
+authorization id); the broker-wide ``ssl.client.auth`` does not apply to SASL_SSL listeners,
+a listener-prefixed one does (Kafka's ChannelBuilders, KIP-684).
 
 One broker for the module, three listeners:
 - PLAINTEXT (administration: SCRAM users are created through it);
@@ -16,6 +16,8 @@ One broker for the module, three listeners:
 from __future__ import annotations
 
 import logging
+import shutil
+import subprocess
 import time
 import uuid
 from collections.abc import Iterator
@@ -195,3 +197,28 @@ def test_listener_prefixed_client_auth_applies_to_sasl_ssl(
     while "(SSL handshake failed) on listener MTLS" not in caplog.text:
         assert time.monotonic() < deadline, "the broker logs the failed handshake"
         time.sleep(0.05)
+
+
+def test_kcat_scram_over_sasl_ssl(broker: BrokerHandle, pki: Pki) -> None:
+    kcat = shutil.which("kcat")
+    assert kcat is not None, "kcat is not installed: `apt-get install -y kcat`"
+    topic = f"kcat-{uuid.uuid4().hex[:6]}"
+    common = ["-b", endpoint(broker, "SASL_SSL"), "-X", "security.protocol=SASL_SSL",
+              "-X", f"ssl.ca.location={pki.ca_file}", "-X", "sasl.mechanisms=SCRAM-SHA-512",
+              "-X", "sasl.username=carol"]
+
+    def run(password: str, *args: str, stdin: str | None = None
+            ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([kcat, *common, "-X", f"sasl.password={password}", *args],
+                              input=stdin, capture_output=True, text=True, timeout=60,
+                              check=False)
+
+    good = SCRAM_PASSWORDS["carol"]
+    produced = run(good, "-P", "-t", topic, stdin="one\ntwo\n")
+    assert produced.returncode == 0, produced.stderr
+    consumed = run(good, "-C", "-t", topic, "-o", "beginning", "-e", "-q")
+    assert consumed.returncode == 0, consumed.stderr
+    assert consumed.stdout.split() == ["one", "two"]
+    wrong = run("wrong", "-L", "-m", "5")
+    assert wrong.returncode != 0
+    assert "invalid credentials with SASL mechanism SCRAM-SHA-512" in wrong.stderr
