@@ -47,12 +47,14 @@ connection is a Trio task). ``offsets.topic.replication.factor`` and
 ``transaction.state.log.replication.factor`` keep Kafka's default 3; clamping them to the number
 of live brokers when the internal topic is created is the coordinators' job, not the config's.
 
-*Security*: PLAINTEXT and SASL_PLAINTEXT listeners (SSL and SASL_SSL: see the SocketServer).
-Per-listener overrides ``listener.name.<listener lower-case>.<setting>`` (and the
-per-mechanism ``listener.name.<l>.<mechanism>.sasl.jaas.config``) are known keys, parsed like
-their setting; ``listener_setting`` resolves them. A dynamic PASSWORD setting
-(``is_password_setting``) is held in clear here; the server encrypts it when storing it
-(kafkapy.server.password_encoder).
+*Security*: PLAINTEXT, SSL, SASL_PLAINTEXT and SASL_SSL listeners (SASL_SSL: the SSL
+listener's TLS, then the SASL authenticator on top). Per-listener overrides
+``listener.name.<listener lower-case>.<setting>`` (and the per-mechanism
+``listener.name.<l>.<mechanism>.sasl.jaas.config``) are known keys, parsed like their setting
+(the error naming the whole key); ``BrokerConfig.listener_setting`` resolves them. The PASSWORD
+settings (``ssl.*`` passwords and PEM, ``sasl.jaas.config``) are sensitive: DescribeConfigs
+shows no value for them; a dynamic one (``is_password_setting``) is held in clear here, the
+server encrypts it when storing it (kafkapy.server.password_encoder).
 
 *Properties syntax*: ``parse_properties`` implements ``java.util.Properties.load`` (logical lines,
 ``#``/``!`` comments, ``=``/``:``/whitespace separators, backslash continuations, escapes,
@@ -347,7 +349,7 @@ class Setting:
 
 _KIND_OF_TYPE = {ConfigType.BOOLEAN: "bool", ConfigType.STRING: "string", ConfigType.INT: "int",
                  ConfigType.SHORT: "short", ConfigType.LONG: "long", ConfigType.DOUBLE: "ratio",
-                 ConfigType.LIST: "list"}
+                 ConfigType.LIST: "list", ConfigType.PASSWORD: "password"}
 
 
 def _s(name: str, config_type: ConfigType, default: str | None, doc: str, *,
@@ -365,6 +367,7 @@ def _s(name: str, config_type: ConfigType, default: str | None, doc: str, *,
 _B, _S, _I, _SH, _L, _D, _LI = (ConfigType.BOOLEAN, ConfigType.STRING, ConfigType.INT,
                                  ConfigType.SHORT, ConfigType.LONG, ConfigType.DOUBLE,
                                  ConfigType.LIST)
+_PW = ConfigType.PASSWORD
 _CW = "cluster-wide"
 _LMAX = str(LONG_MAX)
 _IMAX = str(_INT_MAX)
@@ -413,9 +416,14 @@ _TABLE: tuple[Setting, ...] = (
        "broker to answer LeaderAndIsr, UpdateMetadata or StopReplica before it reconnects.",
        at_least=1),
     _s("inter.broker.listener.name", _S, None, "The listener brokers use to talk to each other "
-       "(replica fetches, the controller's requests). Unset: the listener named PLAINTEXT "
-       "(Kafka's security.inter.broker.protocol default), else the first listener.",
+       "(replica fetches, the controller's requests). Unset: the listener named after "
+       "security.inter.broker.protocol; when that is not set either, the listener named "
+       "PLAINTEXT, else the first listener (kafkapy: Kafka requires a PLAINTEXT listener "
+       "then). Cannot be set together with security.inter.broker.protocol.",
        kafka_default=None),
+    _s("security.inter.broker.protocol", _S, "PLAINTEXT", "Security protocol brokers use to "
+       "talk to each other (PLAINTEXT or SSL): the inter-broker listener is the one of that "
+       "name. Cannot be set together with inter.broker.listener.name.", attr=None),
     # ---------------------------------------------------------------- replication
     _s("num.replica.fetchers", _I, "1", "Fetcher tasks per source broker that replicate its "
        "partitions to this one.", at_least=1),
@@ -452,8 +460,8 @@ _TABLE: tuple[Setting, ...] = (
        attr=None),
     _s("listener.security.protocol.map", _S,
        "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT",
-       "LISTENER:PROTOCOL pairs. kafkapy serves PLAINTEXT and SASL_PLAINTEXT: a listener "
-       "mapped to SSL or SASL_SSL is refused.", mode="per-broker", attr=None),
+       "LISTENER:PROTOCOL pairs (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL).", mode="per-broker",
+       attr=None),
     _s("num.network.threads", _I, "3", "Accepted for compatibility and unused: kafkapy has no "
        "network thread pool, each connection is a Trio task.", at_least=1, mode=_CW,
        used=False),
@@ -485,6 +493,55 @@ _TABLE: tuple[Setting, ...] = (
        attr=None),
     _s("max.connection.creation.rate", _I, _IMAX, "New connections per second allowed.",
        at_least=0, mode=_CW, used=False),
+    # ---------------------------------------------------------------- security: ssl
+    # Kafka's SslConfigs and BrokerSecurityConfigs. Each may be set per listener as
+    # listener.name.<listener lower-case>.<name> (BrokerConfig.listener_setting). The key and
+    # trust store ones may change while running (Kafka's dynamic SSL update, KIP-226): new
+    # connections get the new certificate (channel_builders.reconfigure_ssl).
+    _s("ssl.keystore.type", _S, "JKS", "File format of the key store: PEM or PKCS12. JKS "
+       "(Kafka's default) files cannot be read by kafkapy (convert them with keytool "
+       "-importkeystore -deststoretype PKCS12); a PKCS12 file under type JKS is read, as the "
+       "JDK does.", mode="per-broker", dynamic=True, attr=None),
+    _s("ssl.keystore.location", _S, None, "Key store file: PEM (certificate chain and private "
+       "key) or PKCS12.", mode="per-broker", dynamic=True, attr=None),
+    _s("ssl.keystore.password", _PW, None, "Password of a PKCS12 key store (not allowed with "
+       "PEM).", kind="password", mode="per-broker", dynamic=True, attr=None),
+    _s("ssl.key.password", _PW, None, "Password of the private key (an encrypted PEM key).",
+       kind="password", mode="per-broker", dynamic=True, attr=None),
+    _s("ssl.keystore.certificate.chain", _PW, None, "The certificate chain in PEM, inline "
+       "(ssl.keystore.type=PEM).", kind="password", mode="per-broker", dynamic=True, attr=None),
+    _s("ssl.keystore.key", _PW, None, "The private key in PEM (PKCS#8), inline "
+       "(ssl.keystore.type=PEM).", kind="password", mode="per-broker", dynamic=True, attr=None),
+    _s("ssl.truststore.type", _S, "JKS", "File format of the trust store: PEM or PKCS12 (JKS "
+       "as for ssl.keystore.type).", mode="per-broker", dynamic=True, attr=None),
+    _s("ssl.truststore.location", _S, None, "Trust store file (the CAs a client's or a peer "
+       "broker's certificate must chain to). Unset: the system's default CAs.",
+       mode="per-broker", dynamic=True, attr=None),
+    _s("ssl.truststore.password", _PW, None, "Password of a PKCS12 trust store.",
+       kind="password", mode="per-broker", dynamic=True, attr=None),
+    _s("ssl.truststore.certificates", _PW, None, "Trusted certificates in PEM, inline "
+       "(ssl.truststore.type=PEM).", kind="password", mode="per-broker", dynamic=True, attr=None),
+    _s("ssl.client.auth", _S, "none", "Client certificates on SSL listeners: none, requested "
+       "(verified if sent) or required (mutual TLS). The principal is the certificate's "
+       "subject mapped by ssl.principal.mapping.rules. A SASL_SSL listener takes only its "
+       "own listener.name.<listener>.ssl.client.auth (none otherwise), as in Kafka; its "
+       "principal is the SASL user.", mode="per-broker", attr=None),
+    _s("ssl.enabled.protocols", _LI, "TLSv1.2,TLSv1.3", "TLS versions allowed (TLSv1.2, "
+       "TLSv1.3; TLSv1 and TLSv1.1 if the platform's OpenSSL still allows them).",
+       mode="per-broker", attr=None),
+    _s("ssl.cipher.suites", _LI, None, "Cipher suites allowed (unset: OpenSSL's defaults): "
+       "OpenSSL names or the IANA names of the TLS 1.2 ECDHE/DHE AEAD and SHA-2 suites. "
+       "TLS 1.3 suites cannot be narrowed; a list without any disables TLS 1.3.",
+       mode="per-broker", attr=None),
+    _s("ssl.endpoint.identification.algorithm", _S, "https", "https: the broker checks the "
+       "host name of a broker it connects to (inter-broker) against its certificate; empty: "
+       "no host name check.", mode="per-broker", attr=None),
+    _s("ssl.principal.mapping.rules", _S, "DEFAULT", "Rules mapping a client certificate's "
+       "subject (RFC 2253, e.g. CN=alice,OU=eng,O=acme,C=US) to a principal name: "
+       "RULE:pattern/replacement/[LU] entries, DEFAULT keeps the subject.", attr=None),
+    _s("ssl.protocol", _S, "TLSv1.3", "Accepted and unused: the versions come from "
+       "ssl.enabled.protocols (Python's ssl has no per-protocol context).", mode="per-broker",
+       used=False, attr=None),
     # ---------------------------------------------------------------- authorizer
     _s("authorizer.class.name", _S, "", "The authorizer of every request's principal "
        "(empty: none, and CreateAcls / DescribeAcls / DeleteAcls answer SECURITY_DISABLED). "
@@ -712,8 +769,11 @@ _BROKER_SYNONYMS["log.flush.interval.ms"] = ("log.flush.interval.ms",
 _THREAD_COUNTS = ("num.io.threads",)
 
 _PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
-# The security protocols a listener may use here (SSL comes with the TLS work).
-_SERVED_PROTOCOLS = ("PLAINTEXT", "SASL_PLAINTEXT")
+# The security protocols a listener may use here.
+_SERVED_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+# List settings Kafka allows empty (their default is null).
+_EMPTY_LISTS = frozenset({"ssl.cipher.suites"})
+_CLIENT_AUTH = ("none", "requested", "required")
 _LISTENER_PREFIX = "listener.name."
 _LISTENER_URI = re.compile(r"(.*)://\[?([0-9a-zA-Z\-%._:]*)\]?:(-?[0-9]+)")
 _INTEGER = re.compile(r"[+-]?[0-9]+")
@@ -758,10 +818,12 @@ def _parse_value(setting: Setting, raw: str) -> object:
         if name in ("socket.send.buffer.bytes", "socket.receive.buffer.bytes") and value == 0:
             raise _invalid(name, text, "must be -1 (the OS default) or positive")
         return value
-    if kind == "string":
+    if kind in ("string", "password"):
         return text
     if kind == "list":
         items = _split_list(text)
+        if not items and name in _EMPTY_LISTS:
+            return []
         if not items:
             raise _invalid(name, text, "must not be empty")
         if "" in items:
@@ -882,7 +944,7 @@ def _endpoints(name: str, entries: list[str], protocols: Mapping[str, str]) -> l
         if protocol not in _SERVED_PROTOCOLS:
             raise _invalid(name, ",".join(entries),
                            f"listener {listener} uses {protocol}: kafkapy serves "
-                           f"{' and '.join(_SERVED_PROTOCOLS)} listeners only")
+                           f"{', '.join(_SERVED_PROTOCOLS)} listeners only")
         endpoints.append(Endpoint(listener, host, port))
     names = [e.name for e in endpoints]
     if len(set(names)) != len(names):
@@ -1332,6 +1394,9 @@ class BrokerConfig:
     """The Kafka settings (``KAFKA_SETTINGS``, listener overrides included) that are set:
     accepted, checked, stored and described, not acted on."""
     _values: dict[str, object] = attrs.field(init=False, eq=False, repr=False)
+    _listener_values: dict[str, dict[str, object]] = attrs.field(init=False, eq=False,
+                                                                 repr=False)
+    _override_keys: frozenset[str] = attrs.field(init=False, eq=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         for layer in (self.static, self.dynamic_default):
@@ -1415,7 +1480,23 @@ class BrokerConfig:
         put(self, "advertised_listeners", advertised)
         names = [e.name for e in advertised]
         inter = values["inter.broker.listener.name"]
-        if inter in (None, ""):
+        inter_protocol = str(values["security.inter.broker.protocol"]).upper()
+        protocol_set = "security.inter.broker.protocol" in effective
+        if inter not in (None, "") and protocol_set:
+            raise _invalid("security.inter.broker.protocol", inter_protocol,
+                           "inter.broker.listener.name and security.inter.broker.protocol "
+                           "should not be set at the same time")
+        if inter_protocol not in _PROTOCOLS:
+            raise _invalid("security.inter.broker.protocol", inter_protocol,
+                           f"one of {', '.join(_PROTOCOLS)}")
+        if inter in (None, "") and protocol_set:
+            # Kafka: the listener named after the protocol (ListenerName.forSecurityProtocol)
+            inter = inter_protocol
+            if inter not in names:
+                raise _invalid("security.inter.broker.protocol", inter_protocol,
+                               f"the inter-broker listener {inter} must be one of the "
+                               f"advertised listeners ({', '.join(names)})")
+        elif inter in (None, ""):
             inter = "PLAINTEXT" if "PLAINTEXT" in names else names[0] if names else None
         else:
             inter = str(inter).upper()
@@ -1432,30 +1513,43 @@ class BrokerConfig:
                            "max.connections.per.ip.overrides is set")
 
         _check_consumer_group_settings(values)
+        per_listener, override_keys = _listener_overrides(effective)
+        put(self, "_listener_values", per_listener)
+        put(self, "_override_keys", override_keys)
         put(self, "log_config", _resolve_log_config(effective))
         put(self, "unknown", {k: v for k, v in effective.items()
                               if not _is_known(k) and not _is_listener_override(k)})
         put(self, "kafka_only", {k: v for k, v in effective.items()
                                  if kafka_setting(k) is not None})
-        for key, raw in effective.items():      # listener.name.<l>.<setting>: parsed alike
+        for key, raw in effective.items():      # listener.name.<l>.<mechanism>.<setting> too
             setting = _listener_override_setting(key)
             if setting is not None:
                 _parse_value(setting, raw)
         put(self, "_values", values)
+        for listener in sorted({e.name for e in listeners}):
+            auth = self.listener_setting(listener, "ssl.client.auth")
+            if str(auth).lower() not in _CLIENT_AUTH:
+                key = f"listener.name.{listener.lower()}.ssl.client.auth" \
+                    if "ssl.client.auth" in per_listener.get(listener, {}) \
+                    else "ssl.client.auth"
+                raise _invalid(key, auth, f"one of {', '.join(_CLIENT_AUTH)}")
 
     def listener_setting(self, listener: str, name: str) -> object:
-        """The value of setting ``name`` for ``listener``: the per-listener override
-        ``listener.name.<listener lower-case>.<name>`` parsed like the setting, else the
-        top-level value (Kafka's listener prefix).
+        """The typed value of setting ``name`` for ``listener``: Kafka's per-listener
+        override ``listener.name.<listener lower-case>.<name>`` if set (parsed like the
+        setting), else the broker-wide value.
 
         Raises:
-            KeyError: ``name`` is not a setting in ``SETTINGS``.
+            KeyError: ``name`` is not a setting kafkapy knows.
         """
-        setting = SETTINGS[name]
-        raw = self.props.get(f"{_LISTENER_PREFIX}{listener.lower()}.{name}")
-        if raw is not None:
-            return _parse_value(setting, raw)
-        return self._values[name]
+        if name not in SETTINGS:
+            raise KeyError(name)
+        per_listener = self._listener_values.get(listener.upper(), {})
+        return per_listener[name] if name in per_listener else self._values[name]
+
+    def listener_protocol(self, listener: str) -> str:
+        """The security protocol of ``listener`` (listener.security.protocol.map)."""
+        return self.listener_security_protocol_map[listener.upper()]
 
     # ------------------------------------------------------------------ constructors
 
@@ -1601,6 +1695,8 @@ class BrokerConfig:
         return entries
 
     def _entry(self, name: str, cluster_default: bool) -> ConfigEntry:
+        if name in self._override_keys:
+            return self._listener_entry(name)
         setting = SETTINGS.get(name)
         kafka = kafka_setting(name) if setting is None else None
         if kafka is not None:
@@ -1624,15 +1720,35 @@ class BrokerConfig:
             synonyms = [s for s in synonyms
                         if s.source == ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG]
         source = synonyms[0].source if synonyms else ConfigSource.DEFAULT_CONFIG
-        if setting.config_type == ConfigType.PASSWORD:     # never shown, as in Kafka
+        sensitive = setting.config_type == ConfigType.PASSWORD
+        if sensitive:                   # Kafka never shows a password's value
             value = None
             synonyms = [attrs.evolve(s, value=None) for s in synonyms]
         return ConfigEntry(name=name, value=value, source=source,
                            is_default=source == ConfigSource.DEFAULT_CONFIG,
-                           read_only=not setting.dynamic,
-                           sensitive=setting.config_type == ConfigType.PASSWORD,
+                           read_only=not setting.dynamic, sensitive=sensitive,
                            synonyms=tuple(synonyms), config_type=setting.config_type,
                            documentation=setting.doc)
+
+    def _listener_entry(self, name: str) -> ConfigEntry:
+        """A ``listener.name.<listener>.<setting>`` override, as Kafka describes one: its
+        own value first, then the synonyms of the setting it overrides."""
+        setting = _known(name)
+        own = [ConfigSynonym(name, _describe_value(_parse_value(
+                   attrs.evolve(setting, name=name), layer[name])), source)
+               for layer, source in ((self.dynamic, ConfigSource.DYNAMIC_BROKER_CONFIG),
+                                     (self.dynamic_default,
+                                      ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG),
+                                     (self.static, ConfigSource.STATIC_BROKER_CONFIG))
+               if name in layer]
+        synonyms = [*own, *self._synonyms(setting.name)]
+        sensitive = setting.config_type == ConfigType.PASSWORD
+        if sensitive:
+            synonyms = [attrs.evolve(s, value=None) for s in synonyms]
+        return ConfigEntry(name=name, value=synonyms[0].value, source=synonyms[0].source,
+                           is_default=False, read_only=not setting.dynamic,
+                           sensitive=sensitive, synonyms=tuple(synonyms),
+                           config_type=setting.config_type, documentation=setting.doc)
 
     def _kafka_entry(self, name: str, kafka: KafkaSetting,
                      cluster_default: bool) -> ConfigEntry:
@@ -1679,6 +1795,39 @@ class BrokerConfig:
         while found and found[0].name != name:
             found.pop(0)
         return found
+
+
+def _base_setting(key: str) -> Setting | None:
+    """The setting ``key`` names: itself, or for ``listener.name.<listener>.<setting>`` the
+    setting after the prefix; None if kafkapy knows neither."""
+    if key in SETTINGS:
+        return SETTINGS[key]
+    match = _LISTENER_OVERRIDE.fullmatch(key)
+    return SETTINGS.get(match.group(2)) if match is not None else None
+
+
+def _known(key: str) -> Setting:
+    setting = _base_setting(key)
+    assert setting is not None
+    return setting
+
+
+def _listener_overrides(effective: Mapping[str, str]
+                        ) -> tuple[dict[str, dict[str, object]], frozenset[str]]:
+    """The ``listener.name.<listener>.<setting>`` keys naming a known setting, parsed (each
+    checked like the setting, the error naming the whole key): listener (upper-case) ->
+    setting -> value, and the set of those keys."""
+    found: dict[str, dict[str, object]] = {}
+    keys = []
+    for key, raw in effective.items():
+        match = _LISTENER_OVERRIDE.fullmatch(key)
+        if match is None or match.group(2) not in SETTINGS:
+            continue
+        listener, name = match.group(1).upper(), match.group(2)
+        found.setdefault(listener, {})[name] = _parse_value(
+            attrs.evolve(SETTINGS[name], name=key), raw)
+        keys.append(key)
+    return found, frozenset(keys)
 
 
 def _resolve_log_config(props: Mapping[str, str]) -> LogConfig:

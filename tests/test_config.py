@@ -218,6 +218,27 @@ KAFKA_DEFAULTS: dict[str, tuple[str | None, str]] = {
     "leader.imbalance.per.broker.percentage": ("10", "RC LEADER_IMBALANCE_PER_BROKER_"
                                                "PERCENTAGE_DEFAULT"),
     "controller.socket.timeout.ms": ("30000", "SC CONTROLLER_SOCKET_TIMEOUT_MS_DEFAULT"),
+    "security.inter.broker.protocol": ("PLAINTEXT", "ReplicationConfigs INTER_BROKER_SECURITY_"
+                                       "PROTOCOL_DEFAULT"),
+    "ssl.keystore.type": ("JKS", "SslConfigs DEFAULT_SSL_KEYSTORE_TYPE"),
+    "ssl.keystore.location": (None, "SslConfigs SSL_KEYSTORE_LOCATION_CONFIG"),
+    "ssl.keystore.password": (None, "SslConfigs SSL_KEYSTORE_PASSWORD_CONFIG"),
+    "ssl.key.password": (None, "SslConfigs SSL_KEY_PASSWORD_CONFIG"),
+    "ssl.keystore.certificate.chain": (None, "SslConfigs SSL_KEYSTORE_CERTIFICATE_CHAIN_..."),
+    "ssl.keystore.key": (None, "SslConfigs SSL_KEYSTORE_KEY_CONFIG"),
+    "ssl.truststore.type": ("JKS", "SslConfigs DEFAULT_SSL_TRUSTSTORE_TYPE"),
+    "ssl.truststore.location": (None, "SslConfigs SSL_TRUSTSTORE_LOCATION_CONFIG"),
+    "ssl.truststore.password": (None, "SslConfigs SSL_TRUSTSTORE_PASSWORD_CONFIG"),
+    "ssl.truststore.certificates": (None, "SslConfigs SSL_TRUSTSTORE_CERTIFICATES_CONFIG"),
+    "ssl.client.auth": ("none", "BrokerSecurityConfigs SSL_CLIENT_AUTH_DEFAULT"),
+    "ssl.enabled.protocols": ("TLSv1.2,TLSv1.3", "SslConfigs DEFAULT_SSL_ENABLED_PROTOCOLS "
+                              "(Java 11+)"),
+    "ssl.cipher.suites": (None, "SslConfigs SSL_CIPHER_SUITES_CONFIG"),
+    "ssl.endpoint.identification.algorithm": ("https", "SslConfigs DEFAULT_SSL_ENDPOINT_"
+                                              "IDENTIFICATION_ALGORITHM"),
+    "ssl.principal.mapping.rules": ("DEFAULT", "BrokerSecurityConfigs DEFAULT_SSL_PRINCIPAL_"
+                                    "MAPPING_RULES"),
+    "ssl.protocol": ("TLSv1.3", "SslConfigs DEFAULT_SSL_PROTOCOL (Java 11+)"),
     "inter.broker.listener.name": (None, "RC INTER_BROKER_LISTENER_NAME_CONFIG (unset: from "
                                    "security.inter.broker.protocol, PLAINTEXT)"),
     "num.replica.fetchers": ("1", "RC NUM_REPLICA_FETCHERS_DEFAULT"),
@@ -581,10 +602,8 @@ def test_endpoint_str() -> None:
 
 
 LISTENER_ERRORS = [
-    ({"listeners": "SSL://:9093"}, "uses SSL: kafkapy serves PLAINTEXT and SASL_PLAINTEXT"),
-    ({"listeners": "PLAINTEXT://:9092,SASL_SSL://:9093"}, "SASL_SSL uses SASL_SSL"),
-    ({"listeners": "INTERNAL://:9092", "listener.security.protocol.map": "INTERNAL:SSL"},
-     "INTERNAL uses SSL"),
+    ({"listeners": "PLAINTEXT://:9092", "security.inter.broker.protocol": "SSL"},
+     "the inter-broker listener SSL must be one of the advertised listeners"),
     ({"listeners": "CLIENT://:9092"}, "no security protocol defined for listener CLIENT"),
     ({"listener.security.protocol.map": "PLAINTEXT:TLS"}, "unknown security protocol 'TLS'"),
     ({"listener.security.protocol.map": "PLAINTEXT"}, "is not key:value"),
@@ -608,7 +627,6 @@ LISTENER_ERRORS = [
     ({"advertised.listeners": "PLAINTEXT://0.0.0.0:9092"}, "nonroutable meta-address"),
     ({"advertised.listeners": "CLIENT://h:1",
       "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CLIENT:PLAINTEXT"}, "CLIENT is not"),
-    ({"advertised.listeners": "SSL://h:1"}, "uses SSL: kafkapy serves"),
     ({"advertised.listeners": ""}, "must not be empty"),
 ]
 
@@ -869,6 +887,10 @@ def test_load_errors(tmp_path: Path) -> None:
 # What kafkapy can change at runtime: the topic defaults LogManager re-resolves, the connection
 # limits and the handler count. Everything else is read-only.
 KAFKAPY_DYNAMIC = {
+    # the SSL key and trust stores (Kafka's dynamic SSL update, per broker / per listener)
+    "ssl.keystore.type", "ssl.keystore.location", "ssl.keystore.password", "ssl.key.password",
+    "ssl.keystore.certificate.chain", "ssl.keystore.key", "ssl.truststore.type",
+    "ssl.truststore.location", "ssl.truststore.password", "ssl.truststore.certificates",
     "num.io.threads", "replica.alter.log.dirs.io.max.bytes.per.second", "max.connections",
     "max.connections.per.ip",
     "max.connections.per.ip.overrides", "message.max.bytes", "min.insync.replicas",
@@ -1095,6 +1117,19 @@ def test_sasl_jaas_config_is_sensitive() -> None:
     assert entry.sensitive and entry.value is None
     assert all(s.value is None for s in entry.synonyms)
     assert entry.config_type is ConfigType.PASSWORD
+
+
+def test_sasl_ssl_listeners_are_served() -> None:
+    config = BrokerConfig.from_properties({
+        "listeners": "PLAINTEXT://:9092,SASL_SSL://:9094,INTERNAL://:9095",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL,"
+                                          "INTERNAL:SASL_SSL",
+        "inter.broker.listener.name": "INTERNAL",
+        "listener.name.internal.ssl.client.auth": "required"})
+    assert [config.listener_protocol(e.name) for e in config.listeners] == [
+        "PLAINTEXT", "SASL_SSL", "SASL_SSL"]
+    assert config.inter_broker_listener_name == "INTERNAL"
+    assert config.listener_setting("INTERNAL", "ssl.client.auth") == "required"
 
 
 def test_single_broker_may_listen_on_sasl_only() -> None:

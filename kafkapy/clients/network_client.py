@@ -8,10 +8,13 @@ controller.
 Theory of operation
 -------------------
 - ``BrokerConnection(host, port)`` is one TCP connection, opened on the first request and
-  again after any failure. ``await request(api_key, version, body)`` sends one request and
-  returns the decoded response body; requests on one connection go one at a time (a lock), as
-  Kafka's RequestSendThread and fetcher threads send them. Callers that want parallelism open
-  one connection per peer and purpose.
+  again after any failure. With ``ssl_context`` (the inter-broker listener is SSL) the
+  connection is TLS (``trio.SSLStream``), the peer verified as the context says (its host
+  name checked against ``host`` unless ssl.endpoint.identification.algorithm is empty).
+  ``await request(api_key, version, body)`` sends one request and returns the decoded response
+  body; requests on one connection go one at a time (a lock), as Kafka's RequestSendThread and
+  fetcher threads send them. Callers that want parallelism open one connection per peer and
+  purpose.
 - Any failure (refused, reset, a frame that does not decode, no answer within ``timeout_s``)
   closes the connection and raises ``BrokerNotAvailableError`` naming the peer: the caller
   decides whether to retry (the controller retries until the broker leaves the cluster; a
@@ -28,6 +31,7 @@ Runs on the Trio loop of its caller.
 
 from __future__ import annotations
 
+import ssl
 import struct
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeAlias
@@ -61,13 +65,15 @@ class BrokerConnection:
     """One connection to one broker; see the module docstring."""
 
     def __init__(self, host: str, port: int, *, client_id: str = "kafkapy-broker",
-                 timeout_s: float = 30.0, authenticate: Authenticate | None = None) -> None:
+                 timeout_s: float = 30.0, ssl_context: ssl.SSLContext | None = None,
+                 authenticate: Authenticate | None = None) -> None:
         self.host = host
         self._authenticate = authenticate
         self.port = port
         self.client_id = client_id
         self.timeout_s = timeout_s
-        self._stream: trio.SocketStream | None = None
+        self.ssl_context = ssl_context
+        self._stream: trio.abc.Stream | None = None
         self._lock = trio.Lock()
         self._correlation_id = 0
 
@@ -80,7 +86,7 @@ class BrokerConnection:
             try:
                 with trio.fail_after(self.timeout_s):
                     if self._stream is None:
-                        self._stream = await trio.open_tcp_stream(self.host, self.port)
+                        self._stream = await self._connect()
                         if self._authenticate is not None:
                             await authenticate_on(self._authenticate, self._exchange)
                     return await self._exchange(api_key, version, body)
@@ -112,6 +118,19 @@ class BrokerConnection:
             raise ValueError(f"correlation id {response.header.correlation_id} "
                              f"answers no request (sent {corr})")
         return response.body
+
+    async def _connect(self) -> trio.abc.Stream:
+        tcp = await trio.open_tcp_stream(self.host, self.port)
+        if self.ssl_context is None:
+            return tcp
+        tls = trio.SSLStream(tcp, self.ssl_context, server_hostname=self.host)
+        try:
+            await tls.do_handshake()
+        except BaseException:
+            with trio.CancelScope(shield=True):
+                await tcp.aclose()
+            raise
+        return tls
 
     async def _receive_exactly(self, n: int) -> bytes:
         assert self._stream is not None

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import math
+import ssl
 from collections.abc import Callable
 from typing import Any
 
@@ -96,9 +97,11 @@ class ControllerChannelManager:
 
     def __init__(self, nursery: trio.Nursery, listener: str, timeout_ms: int,
                  on_response: ResponseCallback, *,
+                 ssl_context: ssl.SSLContext | None = None,
                  authenticate: Authenticate | None = None) -> None:
         self._nursery = nursery
-        self._authenticate = authenticate
+        self._ssl_context = ssl_context     # the inter-broker listener is SSL or SASL_SSL
+        self._authenticate = authenticate   # ... or SASL_PLAINTEXT or SASL_SSL
         self._listener = listener
         self._timeout_s = timeout_ms / 1000
         self._on_response = on_response
@@ -112,7 +115,8 @@ class ControllerChannelManager:
                       "controller cannot reach it", broker_id, self._listener)
             return
         conn = BrokerConnection(endpoint[0], endpoint[1], client_id="kafkapy-controller",
-                                timeout_s=self._timeout_s, authenticate=self._authenticate)
+                                timeout_s=self._timeout_s, ssl_context=self._ssl_context,
+                                authenticate=self._authenticate)
         send, receive = trio.open_memory_channel[tuple[int, int, Any]](math.inf)
         sender = _Sender(broker_id, conn, send, trio.CancelScope())
         self._senders[broker_id] = sender

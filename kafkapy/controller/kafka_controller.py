@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import logging
 import math
+import ssl
 import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -158,8 +159,11 @@ class KafkaController:
                  config: Callable[[], BrokerConfig] | None = None,
                  on_elected: Callable[[int], None] | None = None,
                  on_resigned: Callable[[], None] | None = None,
+                 ssl_context: ssl.SSLContext | None = None,
                  authenticate: Authenticate | None = None) -> None:
         self.client = client
+        # TLS context of the channels to the brokers (the inter-broker listener is SSL/SASL_SSL)
+        self._ssl_context = ssl_context
         # SASL on the inter-broker listener: what each connection to a broker runs first.
         self._authenticate = authenticate
         self.broker_id = broker_id
@@ -519,7 +523,7 @@ class KafkaController:
         self._channels = ControllerChannelManager(
             self._nursery, (cfg.inter_broker_listener_name if cfg else None) or "PLAINTEXT",
             cfg.controller_socket_timeout_ms if cfg else 30_000, self._on_response,
-            authenticate=self._authenticate)
+            ssl_context=self._ssl_context, authenticate=self._authenticate)
         self._watch()
         ctx.live_brokers = await self._zk(self.client.get_all_brokers)
         for broker_id, broker in ctx.live_brokers.items():

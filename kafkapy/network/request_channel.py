@@ -260,6 +260,11 @@ class ConnectionLink:
 
     Used only by the task that owns the connection: ``await submit(frame)`` then
     ``await response()``, over and over; ``close()`` when the connection goes away.
+
+    ``principal`` is who the connection authenticated as, in Kafka's ``KafkaPrincipal``
+    form ``User:name`` (``User:ANONYMOUS`` until an authentication says otherwise: TLS
+    client certificates, SASL); ``security_protocol`` is its listener's ("PLAINTEXT",
+    "SSL", "SASL_PLAINTEXT", "SASL_SSL"). Both are copied into every ``Request``.
     """
 
     __slots__ = ("_channel", "_closed", "_in_flight", "_response", "_waiter", "client_host",
@@ -267,18 +272,18 @@ class ConnectionLink:
                  "security_protocol", "throttled_until")
 
     def __init__(self, channel: RequestChannel, connection_id: str, listener_name: str,
-                 client_host: str, client_port: int, *,
-                 security_protocol: str = "PLAINTEXT") -> None:
+                 client_host: str, client_port: int, *, security_protocol: str = "PLAINTEXT",
+                 principal: str = "User:ANONYMOUS") -> None:
         self._channel = channel
         self.connection_id = connection_id
         self.listener_name = listener_name
         self.client_host = client_host
         self.client_port = client_port
-        # Kafka's KafkaPrincipal.toString() of the connection: set by the connection's
-        # authenticator (SASL) once it completes, copied into every Request.
-        self.principal = "User:ANONYMOUS"
-        # "PLAINTEXT", "SSL", "SASL_PLAINTEXT" or "SASL_SSL": the listener's protocol.
         self.security_protocol = security_protocol
+        # Kafka's KafkaPrincipal.toString() of the connection: from the client certificate (SSL)
+        # at accept, or set by the connection's authenticator (SASL) once it completes; copied
+        # into every Request.
+        self.principal = principal
         self._in_flight: Request | None = None
         self._response: Response | None = None
         # The connection task parked in ``response()``, rescheduled by ``_deliver``: the

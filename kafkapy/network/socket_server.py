@@ -45,6 +45,21 @@ Theory of operation:
   slices with ``os.sendfile``: a partial send advances the offset and sends again. (Reading
   the file may still touch the disk on a page-cache miss, as it does in Kafka's network
   threads.)
+- TLS (listeners given an ``SslListener``, the SSL protocol): the accepted socket is wrapped
+  with the listener's ``ssl.SSLContext`` as a non-blocking ``ssl.SSLSocket`` (OpenSSL reads
+  and writes the socket itself: no Python copy between the kernel and OpenSSL, as a
+  ``MemoryBIO`` would add, and the same wait-on-EAGAIN loop: ``SSLWantReadError`` /
+  ``SSLWantWriteError`` map to ``wait_readable`` / ``wait_writable``). The handshake runs first,
+  bounded by ``HANDSHAKE_TIMEOUT_S``; a failed one (a plaintext client, an untrusted or expired
+  client certificate under ``ssl.client.auth=required``, random bytes) closes that connection
+  with one log line, as Kafka's "Failed authentication with /ip (SSL handshake failed)". The
+  principal is then the client certificate's (``ssl_principal_mapper``). A read takes every
+  TLS record already received (one ``SSL_read`` returns at most one record), so a large
+  produce costs one pass through the splitter, not one per 16 KiB. There is no ``sendfile``
+  through TLS (kernel TLS, which would allow it, is not exposed by Python's ssl before 3.12):
+  a large response's file slices are read with ``os.preadv`` into reused buffers
+  (``TLS_CHUNK`` bytes, pooled by the server) and written through OpenSSL. PLAINTEXT
+  connections take none of these paths: the choice is made once per connection.
 - Authentication (SASL listeners): a listener with an ``AuthenticatorFactory``
   (:mod:`kafkapy.network.authenticator`) gives each connection an authenticator; until it
   is complete every frame goes to it first, and it says whether to hand the frame to the
@@ -54,7 +69,10 @@ Theory of operation:
   closes the connection. Once complete, the link's ``principal`` is the authenticated one and
   every later request carries it; the authenticator still gets the frames it ``intercepts``
   (a SaslHandshake re-authenticating the connection, KIP-368, or any request once the
-  session has expired, which closes it).
+  session has expired, which closes it). The authenticator sees frames, not bytes, so it
+  sits on either transport: a SASL_SSL listener has both an ``SslListener`` and an
+  authenticator factory, the TLS handshake comes first, and the SASL principal replaces the
+  certificate's (Kafka's DefaultKafkaPrincipalBuilder takes the SASL authorization id).
 - Closing: a size prefix that is negative or above ``max_request_size`` closes the connection
   after the frames before it are answered, with one warning naming the client and the size; a
   connection with nothing to do for ``connections_max_idle_ms`` (waiting to read a request, or
@@ -78,6 +96,7 @@ import logging
 import math
 import os
 import socket
+import ssl
 import struct
 import time
 from collections.abc import Mapping, Sequence
@@ -97,6 +116,8 @@ from kafkapy.network.request_channel import (
     RequestChannel,
     SendResponse,
 )
+from kafkapy.network.ssl_factory import SslListener
+from kafkapy.network.ssl_principal_mapper import NoMatchingRule, principal_of_certificate
 
 __all__ = ["Endpoint", "SocketServer"]
 
@@ -107,6 +128,14 @@ RECEIVE_SIZE = 1 << 20   # at most what one recv_into takes
 # inline ones need not yield at all): a few short requests, or one large one.
 TURN_S = 0.0005
 INT32_MAX = 2**31 - 1
+# The longest a TLS handshake may take (Kafka bounds it by connections.max.idle.ms only; a
+# client that connects and sends nothing should not hold a connection slot for ten minutes).
+HANDSHAKE_TIMEOUT_S = 10.0
+# The buffers a large response's file slices are read into on a TLS connection (eight TLS
+# records' worth per OpenSSL call), and how many idle ones the server keeps for reuse: one is
+# held per TLS connection while it writes, as Kafka holds a network buffer per connection.
+TLS_CHUNK = 128 * 1024
+TLS_SPARE_BUFFERS = 16
 
 
 def _errnos(*names: str) -> frozenset[int]:
@@ -123,6 +152,11 @@ _GONE_ERRNOS = _errnos("ECONNABORTED", "EPROTO", "EPERM", "ENETDOWN", "ENOPROTOO
 _PEER_ERRNOS = _errnos("EPIPE", "ECONNRESET", "ENOTCONN", "ECONNABORTED", "ETIMEDOUT",
                        "EHOSTUNREACH", "ENETUNREACH", "ENETDOWN")
 _NO_OVERRIDES: Mapping[str, int] = MappingProxyType({})
+# What "try again when the socket is ready" looks like on a plain socket (EAGAIN) and on an
+# SSLSocket (OpenSSL's want-read / want-write): one except clause serves both, at no cost to
+# a plain socket's fast path (an except clause is evaluated only when something is raised).
+_WANT_READ = (BlockingIOError, ssl.SSLWantReadError)
+_WANT_WRITE = (BlockingIOError, ssl.SSLWantWriteError)
 _NO_AUTHENTICATORS: Mapping[str, AuthenticatorFactory] = MappingProxyType({})
 _NO_PROTOCOLS: Mapping[str, str] = MappingProxyType({})
 
@@ -149,16 +183,18 @@ class _WriteStalled(Exception):
 
 
 class _Connection:
-    __slots__ = ("auth", "intake", "link", "sock", "turn")
+    __slots__ = ("auth", "intake", "link", "sock", "tls", "turn")
 
-    def __init__(self, sock: socket.socket, link: ConnectionLink,
-                 auth: Authenticator | None = None) -> None:
+    def __init__(self, sock: socket.socket, link: ConnectionLink, *,
+                 tls: SslListener | None = None, auth: Authenticator | None = None) -> None:
         # A plain non-blocking socket: reads and writes are tried at once and wait (with
         # trio.lowlevel.wait_readable / wait_writable) only when the kernel says EAGAIN.
         # Trio's socket wrapper would pass through the scheduler on every call, even when
         # the bytes are already there: two scheduler passes per request saved.
         self.sock = sock
         self.link = link
+        # The SSL listener's settings on a TLS connection (then ``sock`` is an SSLSocket).
+        self.tls = tls
         # The connection's authenticator (SASL listeners), kept for re-authentication.
         self.auth = auth
         # The cancel scope of the phase a graceful stop may interrupt (reading the next
@@ -195,10 +231,13 @@ class SocketServer:
     - ``send_buffer_bytes``, ``receive_buffer_bytes``: SO_SNDBUF / SO_RCVBUF, -1 for the OS
       default (``socket.send.buffer.bytes``, ``socket.receive.buffer.bytes``).
     - ``listen_backlog_size``: the listen queue (``socket.listen.backlog.size``).
-    - ``security_protocols``: listener name -> its protocol (``listener.security.protocol.map``;
-      PLAINTEXT when absent), given to each connection's link.
+    - ``ssl_listeners``: listener name -> ``SslListener`` for the listeners whose protocol is
+      SSL or SASL_SSL (``ssl_factory``); the others serve plaintext.
+    - ``security_protocols``: listener name -> its protocol (``listener.security.protocol.map``),
+      which each connection's link carries (default: SSL for the ``ssl_listeners``, PLAINTEXT
+      for the others).
     - ``authenticators``: listener name -> the factory of its connections' authenticators
-      (SASL listeners).
+      (SASL listeners, over plaintext or TLS).
 
     Raises:
         ValueError: an invalid setting, or two listeners with the same name.
@@ -213,6 +252,7 @@ class SocketServer:
                  send_buffer_bytes: int = 102400,
                  receive_buffer_bytes: int = 102400,
                  listen_backlog_size: int = 50,
+                 ssl_listeners: Mapping[str, SslListener] | None = None,
                  security_protocols: Mapping[str, str] = _NO_PROTOCOLS,
                  authenticators: Mapping[str, AuthenticatorFactory] = _NO_AUTHENTICATORS
                  ) -> None:
@@ -247,8 +287,13 @@ class SocketServer:
         self._send_buffer_bytes = send_buffer_bytes
         self._receive_buffer_bytes = receive_buffer_bytes
         self._backlog = listen_backlog_size
-        self._protocols = dict(security_protocols)
+        self._ssl = dict(ssl_listeners or {})
+        self._protocols = {e.name: security_protocols.get(
+            e.name, "SSL" if e.name in self._ssl else "PLAINTEXT") for e in endpoints}
         self._authenticators = dict(authenticators)
+        # Reused buffers for a TLS response's file slices (see TLS_CHUNK), taken and given
+        # back around each write: as many as TLS writes are under way at once.
+        self._tls_buffers: list[memoryview] = []
         self._bound: tuple[Endpoint, ...] = ()
         self._connections: set[_Connection] = set()
         self._per_ip: dict[str, int] = {}
@@ -265,6 +310,22 @@ class SocketServer:
     def bound_endpoints(self) -> tuple[Endpoint, ...]:
         """The endpoints with their real ports, once ``run`` has started (empty before)."""
         return self._bound
+
+    @property
+    def ssl_listeners(self) -> Mapping[str, SslListener]:
+        """The TLS settings new connections of each SSL listener get."""
+        return MappingProxyType(self._ssl)
+
+    def update_ssl_listener(self, name: str, tls: SslListener) -> None:
+        """Serve the SSL listener ``name``'s new connections with ``tls`` (a dynamic key store
+        update); connections already open keep the context they were made with, as in Kafka.
+
+        Raises:
+            KeyError: ``name`` is not an SSL listener of this server.
+        """
+        if name not in self._ssl:
+            raise KeyError(name)
+        self._ssl[name] = tls
 
     @property
     def connection_count(self) -> int:
@@ -428,11 +489,20 @@ class SocketServer:
         connection_id = f"{local_host}:{local_port}-{host}:{port}-{next(self._ids)}"
         raw = socket.socket(fileno=sock.detach())
         raw.setblocking(False)
+        tls = self._ssl.get(endpoint.name)
+        if tls is not None:
+            try:
+                raw = tls.context.wrap_socket(raw, server_side=True,
+                                              do_handshake_on_connect=False)
+            except OSError as exc:
+                log.debug("Dropping connection from %s:%d: %s", host, port, exc)
+                raw.close()
+                return None
         factory = self._authenticators.get(endpoint.name)
         conn = _Connection(raw, ConnectionLink(
             self._channel, connection_id, endpoint.name, host, port,
-            security_protocol=self._protocols.get(endpoint.name, "PLAINTEXT")),
-            None if factory is None else factory(connection_id, host))
+            security_protocol=self._protocols[endpoint.name]),
+            tls=tls, auth=None if factory is None else factory(connection_id, host))
         self._connections.add(conn)
         self._per_ip[host] = self._per_ip.get(host, 0) + 1
         return conn
@@ -444,7 +514,8 @@ class SocketServer:
         log.debug("Accepted connection %s on listener %s", link.connection_id,
                   link.listener_name)
         try:
-            await self._serve_requests(conn)
+            if conn.tls is None or await self._handshake(conn):
+                await self._serve_requests(conn)
         except InvalidRequestError as exc:
             log.warning("Closing connection %s from %s:%d on listener %s: %s",
                         link.connection_id, link.client_host, link.client_port,
@@ -471,12 +542,69 @@ class SocketServer:
             else:
                 del self._per_ip[link.client_host]
 
+    async def _handshake(self, conn: _Connection) -> bool:
+        """The TLS handshake of a new connection, and its principal from the client
+        certificate: True when it may serve requests; False (logged) when it must close."""
+        link, sock, tls = conn.link, conn.sock, conn.tls
+        assert isinstance(sock, ssl.SSLSocket) and tls is not None
+        scope = self._intake(conn, trio.current_time() + HANDSHAKE_TIMEOUT_S)
+        reason: str | None = None
+        try:
+            with scope:
+                while True:
+                    try:
+                        sock.do_handshake()
+                        break
+                    except ssl.SSLWantReadError:
+                        await trio.lowlevel.wait_readable(sock)
+                    except ssl.SSLWantWriteError:
+                        await trio.lowlevel.wait_writable(sock)
+        except (ssl.SSLEOFError, ssl.SSLZeroReturnError) as exc:
+            # The client went away mid-handshake (as Kafka, a disconnection, not a failed
+            # authentication: a peer that gave up, a broker's channel being replaced).
+            log.debug("Connection %s from %s:%d closed during the TLS handshake: %s",
+                      link.connection_id, link.client_host, link.client_port, exc)
+            return False
+        except ssl.SSLError as exc:
+            reason = str(exc) or type(exc).__name__
+        except OSError as exc:
+            log.debug("Connection %s from %s:%d failed during the TLS handshake: %s",
+                      link.connection_id, link.client_host, link.client_port, exc)
+            return False
+        finally:
+            conn.intake = None
+        if scope.cancelled_caught:
+            if self._draining:
+                return False
+            reason = f"no handshake within {HANDSHAKE_TIMEOUT_S:g} s"
+        if reason is None:
+            try:
+                link.principal = principal_of_certificate(
+                    tls.principal_mapper, sock.getpeercert(binary_form=True))
+            except NoMatchingRule as exc:
+                log.info("Failed authentication with /%s (%s) on listener %s, connection %s",
+                         link.client_host, exc, link.listener_name, link.connection_id)
+                return False
+            except ValueError as exc:     # a certificate cryptography cannot read
+                reason = f"unreadable client certificate: {exc}"
+            else:
+                conn.turn = time.perf_counter()
+                log.debug("TLS connection %s: %s, %s, principal %s", link.connection_id,
+                          sock.version(), sock.cipher(), link.principal)
+                return True
+        log.info("Failed authentication with /%s (SSL handshake failed) on listener %s, "
+                 "connection %s: %s", link.client_host, link.listener_name,
+                 link.connection_id, reason)
+        return False
+
     async def _serve_requests(self, conn: _Connection) -> None:
         splitter = FrameSplitter(self._max_request_size if conn.auth is None else
                                  min(self._max_request_size, conn.auth.max_receive_size))
         received = self._received
+        # Chosen once per connection: a PLAINTEXT read costs nothing for TLS's sake.
+        read = self._read if conn.tls is None else self._read_tls
         while True:
-            n = await self._read(conn)
+            n = await read(conn)
             if n is None:
                 return
             # No await between the recv_into in _read and this feed: the buffer is shared by
@@ -524,7 +652,7 @@ class SocketServer:
             return None
         try:
             n: int | None = conn.sock.recv_into(self._received)
-        except BlockingIOError:
+        except _WANT_READ:
             n = await self._wait_and_read(conn)
             conn.turn = time.perf_counter()
             if n is None:
@@ -532,6 +660,24 @@ class SocketServer:
         if not n:
             log.debug("Connection %s closed by the client", conn.link.connection_id)
             return None
+        return n
+
+    async def _read_tls(self, conn: _Connection) -> int | None:
+        """``_read`` on a TLS connection: then every further TLS record already received, up
+        to the buffer's size (one SSL_read decrypts one record, 16 KiB at most). Nothing is
+        awaited after the first bytes, as in ``_read``."""
+        n = await self._read(conn)
+        if not n:
+            return n
+        received, sock = self._received, conn.sock
+        while n < RECEIVE_SIZE:
+            try:
+                more = sock.recv_into(received[n:])
+            except (ssl.SSLWantReadError, ssl.SSLWantWriteError):
+                break
+            if not more:        # end of stream: the next read meets it again
+                break
+            n += more
         return n
 
     async def _wait_and_read(self, conn: _Connection) -> int | None:
@@ -546,7 +692,8 @@ class SocketServer:
             with scope:
                 while n is None:
                     await trio.lowlevel.wait_readable(conn.sock)
-                    with contextlib.suppress(BlockingIOError):
+                    # An SSLSocket may have only part of a TLS record: wait for the rest.
+                    with contextlib.suppress(*_WANT_READ):
                         n = conn.sock.recv_into(self._received)
         finally:
             conn.intake = None
@@ -682,11 +829,45 @@ class SocketServer:
         else:
             head = size_prefixed(response.payload)
         await self._send_all(conn.sock, head)
+        if conn.tls is not None:        # no sendfile through TLS: copied in chunks
+            await self._write_slices_tls(conn.sock, response.file_slices)
+            return
         for piece in response.file_slices:
             if isinstance(piece, bytes):
                 await self._send_all(conn.sock, piece)
             else:
                 await self._send_file(conn.sock, piece)
+
+    async def _write_slices_tls(self, sock: socket.socket,
+                                slices: Sequence[FileSliceLike | bytes]) -> None:
+        """A response's parts after its head, on a TLS connection: file slices read into a
+        pooled ``TLS_CHUNK`` buffer and written through OpenSSL."""
+        buffer = self._tls_buffers.pop() if self._tls_buffers \
+            else memoryview(bytearray(TLS_CHUNK))
+        try:
+            for piece in slices:
+                if isinstance(piece, bytes):
+                    await self._send_all(sock, piece)
+                    continue
+                offset, remaining = piece.position, piece.size
+                while remaining:
+                    chunk = buffer[:min(remaining, TLS_CHUNK)]
+                    try:
+                        n = os.preadv(piece.fd, [chunk], offset)
+                    except OSError as exc:
+                        raise _SliceFailed(f"file slice (fd {piece.fd}, position "
+                                           f"{piece.position}, size {piece.size}) failed: "
+                                           f"{exc}") from exc
+                    if n == 0:
+                        raise _SliceFailed(
+                            f"file slice (fd {piece.fd}, position {piece.position}, size "
+                            f"{piece.size}) ends {remaining} bytes early: the file is shorter")
+                    await self._send_all(sock, chunk[:n])
+                    offset += n
+                    remaining -= n
+        finally:
+            if len(self._tls_buffers) < TLS_SPARE_BUFFERS:
+                self._tls_buffers.append(buffer)
 
     async def _wait_writable(self, sock: socket.socket) -> None:
         """Wait until ``sock`` takes bytes again; ``_WriteStalled`` after
@@ -697,15 +878,26 @@ class SocketServer:
         if progress.cancelled_caught:
             raise _WriteStalled
 
-    async def _send_all(self, sock: socket.socket, data: bytes) -> None:
+    async def _send_all(self, sock: socket.socket, data: bytes | memoryview) -> None:
         view = memoryview(data)
         while view:
             try:
                 sent = sock.send(view)
-            except BlockingIOError:
+            except _WANT_WRITE:
+                # TLS: OpenSSL keeps what it has encrypted; the retry passes the same bytes
+                # (Python's ssl allows a moving write buffer).
                 await self._wait_writable(sock)
                 continue
+            except ssl.SSLWantReadError:    # a TLS 1.3 key update from the client first
+                await self._wait_readable(sock)
+                continue
             view = view[sent:]
+
+    async def _wait_readable(self, sock: socket.socket) -> None:
+        with trio.move_on_after(self._idle_s) as progress:
+            await trio.lowlevel.wait_readable(sock)
+        if progress.cancelled_caught:
+            raise _WriteStalled
 
     async def _send_file(self, sock: socket.socket, piece: FileSliceLike) -> None:
         out_fd = sock.fileno()

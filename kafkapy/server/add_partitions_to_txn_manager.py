@@ -152,6 +152,7 @@ class AddPartitionsToTxnManager:
             conn = BrokerConnection(endpoint.host, endpoint.port,
                                     client_id=f"broker-{server.node_id}-txn-verification",
                                     timeout_s=server.config.request_timeout_ms / 1000,
+                                    ssl_context=server.inter_broker_ssl_context,
                                     authenticate=server.inter_broker_authenticate)
             self._connections[broker_id] = conn
         return conn

@@ -357,6 +357,10 @@ class AdminManager:
         updates: dict[str, str | None] = {k: None for k in current if k not in new}
         updates.update({k: v for k, v in new.items() if current.get(k) != v})
         self._change_broker_configs(resource, updates, validate_only)
+        if not updates and not validate_only and any(".ssl." in f".{k}" for k in ops):
+            # Kafka reloads a key store rewritten in place when its setting is altered to
+            # the value it already has.
+            self.server.reload_ssl()
 
     def _stored_broker_configs(self, resource: str) -> dict[str, str]:
         """The resource's dynamic configs as stored, passwords decoded (the base that
@@ -369,6 +373,7 @@ class AdminManager:
         cluster_default = resource == ""
         try:
             config = self.server.config.with_updates(updates, cluster_default=cluster_default)
+            self.server.validate_dynamic_configs(config)
         except InvalidConfigError as e:
             # KAFKA-13609: Kafka's broker reports a refused change as INVALID_REQUEST.
             raise InvalidRequestError(e.message) from e

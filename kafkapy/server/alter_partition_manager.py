@@ -130,6 +130,7 @@ class AlterPartitionManager:
             self._conn = BrokerConnection(
                 host, port, client_id=f"broker-{self._rm.node_id}-alter-partition",
                 timeout_s=self._rm.replica_config("controller_socket_timeout_ms", 30000) / 1000,
+                ssl_context=self._rm.inter_broker_ssl_context,
                 authenticate=self._rm.inter_broker_authenticate)
         topics: dict[uuid.UUID, AlterPartitionRequestAlterPartitionTopicData] = {}
         for item in batch.values():

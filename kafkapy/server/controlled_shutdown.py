@@ -70,6 +70,7 @@ async def controlled_shutdown(server: KafkaServer) -> bool:
                 controller_id, host, port = found
                 conn = BrokerConnection(host, port, client_id=f"broker-{server.node_id}",
                                         timeout_s=cfg.controller_socket_timeout_ms / 1000,
+                                        ssl_context=server.inter_broker_ssl_context,
                                         authenticate=server.inter_broker_authenticate)
                 try:
                     response = await conn.request(

@@ -243,6 +243,7 @@ class BrokerCoordinatorPartitions:
         conn = BrokerConnection(endpoint.host, endpoint.port,
                                 client_id=f"broker-{server.node_id}-txn-markers",
                                 timeout_s=server.config.request_timeout_ms / 1000,
+                                ssl_context=server.inter_broker_ssl_context,
                                 authenticate=server.inter_broker_authenticate)
         try:
             response = await conn.request(ApiKey.WRITE_TXN_MARKERS, 1, request)

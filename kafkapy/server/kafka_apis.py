@@ -346,9 +346,10 @@ class KafkaApis:
         if marks is not None:           # local work done, answer complete (no remote time)
             marks.append(time.monotonic_ns())
         if log.isEnabledFor(logging.DEBUG):
-            log.debug("Completed %s v%d request (correlation id %d, %d bytes) from %s in "
-                      "%.3f ms: %s", api.name, version, header.correlation_id, len(frame),
-                      request.connection_id,
+            log.debug("Completed %s v%d request (correlation id %d, %d bytes) from %s "
+                      "(principal %s, %s) in %.3f ms: %s", api.name, version,
+                      header.correlation_id, len(frame), request.connection_id,
+                      request.principal, request.security_protocol,
                       (time.monotonic_ns() - request.receive_time_ns) / 1e6,
                       type(response).__name__)
         return response

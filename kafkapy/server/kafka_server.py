@@ -50,6 +50,7 @@ from kafkapy.coordinator.group.group_coordinator import GroupCoordinator
 from kafkapy.coordinator.group.group_metadata_manager import OFFSETS_TOPIC
 from kafkapy.coordinator.transaction.transaction_coordinator import TransactionCoordinator
 from kafkapy.coordinator.transaction.transaction_state_manager import TRANSACTION_STATE_TOPIC
+from kafkapy.errors import InvalidConfigError
 from kafkapy.log.log_manager import LogManager, MetaPropertiesError, read_meta_properties
 from kafkapy.network.request_channel import RequestChannel
 from kafkapy.network.socket_server import SocketServer
@@ -61,6 +62,12 @@ from kafkapy.security.credential_cache import CredentialCache
 from kafkapy.security.listener_sasl import inter_broker_authenticator, sasl_authenticator_factory
 from kafkapy.server.add_partitions_to_txn_manager import AddPartitionsToTxnManager
 from kafkapy.server.admin_manager import AdminManager
+from kafkapy.server.channel_builders import (
+    inter_broker_ssl_context,
+    reconfigure_ssl,
+    security_protocols,
+    ssl_listeners,
+)
 from kafkapy.server.client_quota_manager import ClientQuotaManager
 from kafkapy.server.client_quota_store import (
     ClientQuotaStore,
@@ -117,6 +124,9 @@ class KafkaServer:
         self.features = FinalizedFeatureCache()
         self.fetch_sessions = FetchSessionCache(config.max_incremental_fetch_session_cache_slots)
         self.socket_server: SocketServer | None = None
+        # The TLS context of this broker's connections to the others when the inter-broker
+        # listener is SSL (its listener.name.<listener>.ssl.* settings), else None.
+        self.inter_broker_ssl_context = inter_broker_ssl_context(config)
         self.request_channel: RequestChannel | None = None
         # Recorded only when asked for: off, the request and produce/fetch paths skip it.
         self.metrics: BrokerMetrics | None = None
@@ -160,10 +170,36 @@ class KafkaServer:
         record = self.metadata_store.topics.get(topic)
         return {} if record is None else record.configs
 
+    def validate_dynamic_configs(self, config: BrokerConfig) -> None:
+        """What ``apply_dynamic_configs`` would refuse, checked before a change is stored:
+        an SSL listener's new key store that cannot be read or is for another identity.
+
+        Raises:
+            InvalidConfigError: naming the listener and the reason.
+        """
+        if self.socket_server is not None:
+            reconfigure_ssl(config, self.socket_server.ssl_listeners)
+
     def apply_dynamic_configs(self, config: BrokerConfig) -> None:
-        """Make ``config`` (with new dynamic values) the live one: logs follow at once."""
+        """Make ``config`` (with new dynamic values) the live one: logs follow at once, and
+        SSL listeners whose key store changed serve new connections with it."""
         self.config = config
         self.log_manager.reconfigure_broker(config.props)
+        self.reload_ssl()
+
+    def reload_ssl(self) -> None:
+        """Rebuild the TLS context of every SSL listener whose key or trust store settings
+        or files changed (a bad new store is logged and the old one kept)."""
+        if self.socket_server is None:
+            return
+        try:
+            changed = reconfigure_ssl(self.config, self.socket_server.ssl_listeners)
+        except InvalidConfigError as e:
+            log.error("Keeping the current TLS settings: %s", e.message)
+            return
+        for name, tls in changed.items():
+            self.socket_server.update_ssl_listener(name, tls)
+            log.info("Listener %s: new TLS key store loaded (%s)", name, tls.subject)
 
     @property
     def advertised_endpoints(self) -> dict[str, Endpoint]:
@@ -260,14 +296,14 @@ class KafkaServer:
             self.authorizer = AclAuthorizer(acl_store, AuthorizerPolicy(
                 parse_super_users(cfg.super_users), cfg.allow_everyone_if_no_acl_found))
         self.apis = KafkaApis(server=self)
-        protocols = cfg.listener_security_protocol_map
+        protocols = security_protocols(cfg)
         api_versions = self.apis.advertised(ApiKey.API_VERSIONS)
         authenticators = {
             e.name: sasl_authenticator_factory(
                 cfg, e.name, self.credentials,
                 max_api_versions_version=api_versions.high if api_versions else 0,
                 error_response=error_response_frame)
-            for e in cfg.listeners if protocols.get(e.name) == "SASL_PLAINTEXT"}
+            for e in cfg.listeners if protocols[e.name] in ("SASL_PLAINTEXT", "SASL_SSL")}
         pool = KafkaRequestHandlerPool(channel, self.apis, cfg.num_io_threads)
         self.socket_server = SocketServer(
             channel, [(e.name, e.host, e.port) for e in cfg.listeners],
@@ -279,7 +315,8 @@ class KafkaServer:
             send_buffer_bytes=cfg.socket_send_buffer_bytes,
             receive_buffer_bytes=cfg.socket_receive_buffer_bytes,
             listen_backlog_size=cfg.socket_listen_backlog_size,
-            security_protocols=protocols, authenticators=authenticators)
+            ssl_listeners=ssl_listeners(cfg), security_protocols=security_protocols(cfg),
+            authenticators=authenticators)
         try:
             async with trio.open_nursery() as nursery:
                 self._scope = nursery.cancel_scope
@@ -305,7 +342,7 @@ class KafkaServer:
                     await nursery.start(ConfigChangeListener(self, store).run)
                     self.controller = KafkaController(
                         self.healthcheck.client, self.node_id, self.time,
-                        config=lambda: self.config,
+                        config=lambda: self.config, ssl_context=self.inter_broker_ssl_context,
                         authenticate=self.inter_broker_authenticate)
                     await nursery.start(self.controller.run)
                 if self.metrics is not None and cfg.kafkapy_metrics_port >= 0:

@@ -30,6 +30,7 @@ Runs on the broker's event loop.
 from __future__ import annotations
 
 import socket
+import ssl
 import struct
 import time
 from typing import Any
@@ -53,10 +54,14 @@ class ReplicaFetcherBlockingSend:
     """See the module docstring."""
 
     def __init__(self, host: str, port: int, *, client_id: str, timeout_s: float,
+                 ssl_context: ssl.SSLContext | None = None,
                  authenticate: Authenticate | None = None) -> None:
         self.host = host
         self._authenticate = authenticate
         self.port = port
+        # The inter-broker listener is SSL: the socket is a non-blocking ssl.SSLSocket, whose
+        # want-read / want-write map to the same waits as EAGAIN.
+        self.ssl_context = ssl_context
         self.client_id = client_id
         self.timeout_s = timeout_s
         self._sock: socket.socket | None = None
@@ -115,15 +120,37 @@ class ReplicaFetcherBlockingSend:
         stream = await trio.open_tcp_stream(self.host, self.port)   # TCP_NODELAY set
         sock = socket.socket(fileno=stream.socket.detach())
         sock.setblocking(False)
-        return sock
+        if self.ssl_context is None:
+            return sock
+        try:
+            tls = self.ssl_context.wrap_socket(sock, server_hostname=self.host,
+                                               do_handshake_on_connect=False)
+        except BaseException:
+            sock.close()
+            raise
+        try:
+            while True:
+                try:
+                    tls.do_handshake()
+                    return tls
+                except ssl.SSLWantReadError:
+                    await self._wait(trio.lowlevel.wait_readable, tls)
+                except ssl.SSLWantWriteError:
+                    await self._wait(trio.lowlevel.wait_writable, tls)
+        except BaseException:
+            tls.close()
+            raise
 
     async def _send_all(self, sock: socket.socket, data: bytes) -> None:
         view = memoryview(data)
         while view:
             try:
                 sent = sock.send(view)
-            except BlockingIOError:
+            except (BlockingIOError, ssl.SSLWantWriteError):
                 await self._wait(trio.lowlevel.wait_writable, sock)
+                continue
+            except ssl.SSLWantReadError:
+                await self._wait(trio.lowlevel.wait_readable, sock)
                 continue
             view = view[sent:]
 
@@ -131,8 +158,11 @@ class ReplicaFetcherBlockingSend:
         while True:
             try:
                 n = sock.recv_into(view)
-            except BlockingIOError:
+            except (BlockingIOError, ssl.SSLWantReadError):
                 await self._wait(trio.lowlevel.wait_readable, sock)
+                continue
+            except ssl.SSLWantWriteError:
+                await self._wait(trio.lowlevel.wait_writable, sock)
                 continue
             if not n:
                 raise EOFError("connection closed by the broker")

@@ -122,6 +122,7 @@ class ReplicaFetcherThread:
             host, port, client_id=f"broker-{manager.node_id}-fetcher-{fetcher_id}",
             timeout_s=(manager.replica_config("replica_socket_timeout_ms", 30000) +
                        manager.replica_config("replica_fetch_wait_max_ms", 500)) / 1000,
+            ssl_context=manager.inter_broker_ssl_context,
             authenticate=manager.inter_broker_authenticate)
 
     def __repr__(self) -> str:

@@ -33,6 +33,7 @@ flush that ``flush.messages`` may ask for after an append (fsync in a worker thr
 from __future__ import annotations
 
 import logging
+import ssl
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -218,6 +219,11 @@ class ReplicaManager:
         if self.server is None:
             return default
         return int(getattr(self.server.config, name, default))
+
+    @property
+    def inter_broker_ssl_context(self) -> ssl.SSLContext | None:
+        """The TLS context of connections to other brokers (None: plaintext)."""
+        return self.server.inter_broker_ssl_context if self.server is not None else None
 
     @property
     def inter_broker_authenticate(self) -> Authenticate | None:

@@ -71,9 +71,14 @@ class RequestContext(Generic[BodyT]):
 
     @property
     def principal(self) -> str:
-        """The client's principal, Kafka's ``KafkaPrincipal.toString()`` (``User:alice``;
-        ``User:ANONYMOUS`` on an unauthenticated listener)."""
+        """Who sent the request: ``User:name`` (Kafka's ``KafkaPrincipal.toString()``),
+        ``User:ANONYMOUS`` on an unauthenticated connection."""
         return self.request.principal
+
+    @property
+    def security_protocol(self) -> str:
+        """The security protocol of the request's listener ("PLAINTEXT", "SSL", ...)."""
+        return self.request.security_protocol
 
     @property
     def server(self) -> KafkaServer:

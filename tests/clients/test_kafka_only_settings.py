@@ -67,9 +67,11 @@ DEFAULTS = {
     "password.encoder.old.secret": (None, 9, True),
 }
 RELOGIN = "sasl.kerberos.min.time.before.relogin"
-# A dynamic password setting kafkapy does not act on, as a listener override.
-PASSWORD = "listener.name.plaintext." + next(
-    n for n, k in KAFKA_SETTINGS.items() if k.sensitive and k.update_mode == "per-broker")
+# A dynamic password setting as a listener override. Kafka's dynamic sensitive settings are
+# the SSL key and trust store ones, which kafkapy acts on (SETTINGS): this one, on a PLAINTEXT
+# listener, is stored and described like any other but used by nothing.
+PASSWORD = "listener.name.plaintext.ssl.key.password"
+assert not any(k.sensitive and k.update_mode != "read-only" for k in KAFKA_SETTINGS.values())
 
 
 def write_properties(tmp_path: Path) -> Path:

@@ -24,9 +24,11 @@ TOPIC_B = uuid.uuid4()
 
 class FakeReplicaManager:
     """What the fetcher reads from its ReplicaManager: node id, replica.* settings, the
-    hosted partitions' log start offsets, the inter-broker SASL authentication (none)."""
+    hosted partitions' log start offsets, the inter-broker TLS context and SASL authentication
+    (plaintext, none)."""
 
     node_id = 2
+    inter_broker_ssl_context = None
     inter_broker_authenticate = None
 
     def __init__(self) -> None:

@@ -28,7 +28,6 @@ from kazoo.client import KazooClient
 import kafkapy
 from kafkapy.clients.network_client import BrokerConnection
 from kafkapy.common.topic_partition import TopicPartition
-from kafkapy.config import KAFKA_SETTINGS
 from kafkapy.protocol import ApiKey
 from kafkapy.protocol.message_classes import (
     CreatableReplicaAssignment,
@@ -450,12 +449,13 @@ def test_config_changes_reach_every_broker(cluster: Harness) -> None:
 
 def test_kafka_only_settings_in_zookeeper(cluster: Harness) -> None:
     """A per-broker Kafka setting kafkapy does not act on goes to /config/brokers/<id>, a
-    password one encrypted; a password another broker wrote (with the cluster's
+    password setting encrypted; a password another broker wrote (with the cluster's
     password.encoder.secret), announced by a change notification, is decoded on apply."""
     h = cluster
     relogin = "sasl.kerberos.min.time.before.relogin"
-    password = "listener.name.plaintext." + next(
-        n for n, k in KAFKA_SETTINGS.items() if k.sensitive and k.update_mode == "per-broker")
+    # Kafka's dynamic password settings are the SSL stores', which kafkapy acts on since TLS:
+    # one as an override on a PLAINTEXT listener is stored and described, used by nothing.
+    password = "listener.name.plaintext.ssl.key.password"
     r = h.request(2, ApiKey.INCREMENTAL_ALTER_CONFIGS, 1, IncrementalAlterConfigsRequest(
         resources=[IncrementalAlterConfigsRequestAlterConfigsResource(
             resource_type=4, resource_name="2", configs=[
