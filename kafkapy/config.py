@@ -72,12 +72,12 @@ import logging
 import re
 import types
 from collections.abc import Iterable, Mapping, Sequence
-from decimal import Decimal
 from pathlib import Path
 from typing import Final
 
 import attrs
 
+from kafkapy.common.java_double import java_double
 from kafkapy.errors import InvalidConfigError
 from kafkapy.kafka_broker_settings import (
     KAFKA_BROKER_SETTING_VALIDATORS as _KAFKA_VALIDATORS,
@@ -842,23 +842,10 @@ def _describe_value(value: object) -> str | None:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
-        return _java_double(value)
+        return java_double(value)
     if isinstance(value, (list, tuple)):
         return ",".join(str(v) for v in value)
     return str(value)
-
-
-def _java_double(x: float) -> str:
-    """Java's Double.toString, for the ratio settings."""
-    if x == 0.0:
-        return "0.0"
-    if 1e-3 <= abs(x) < 1e7:
-        return repr(x)
-    sign, digits, exponent = Decimal(repr(x)).normalize().as_tuple()
-    assert isinstance(exponent, int)
-    mantissa = "".join(map(str, digits))
-    return f"{'-' if sign else ''}{mantissa[0]}.{mantissa[1:] or '0'}E" \
-           f"{exponent + len(digits) - 1}"
 
 
 _DEFAULT_VALUES: dict[str, object] = {

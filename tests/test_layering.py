@@ -10,7 +10,8 @@ The layers, bottom up; a layer imports only what is listed for it (and itself):
 - ``log``: ``common``, ``protocol``, ``errors``, ``_log``, ``_records``; never ``network``,
   ``server``, the coordinators; of its modules only ``log_manager`` (which owns the background
   tasks) imports trio, so the Spark reader pulls in no event loop;
-- ``config``: ``log.config`` (topic-level settings), ``errors``, ``kafka_broker_settings``
+- ``config``: ``log.config`` (topic-level settings), ``common`` (Java's number formats),
+  ``errors``, ``kafka_broker_settings``
   (Kafka's own settings table, generated data that imports nothing);
 - ``zk`` (Kafka's znode formats, a ZooKeeper to run beside brokers): ``common``, ``errors``;
 - ``clients`` (this broker as a client of other brokers: inter-broker requests): ``common``,
@@ -68,7 +69,8 @@ ALLOWED: dict[str, tuple[str, ...]] = {
                          "kafkapy._legacy"),
     "kafkapy.log": ("kafkapy.common", "kafkapy.protocol", "kafkapy.errors", "kafkapy._log",
                     "kafkapy._records"),
-    "kafkapy.config": ("kafkapy.log.config", "kafkapy.errors", "kafkapy.kafka_broker_settings"),
+    "kafkapy.config": ("kafkapy.log.config", "kafkapy.common", "kafkapy.errors",
+                       "kafkapy.kafka_broker_settings"),
     "kafkapy.kafka_broker_settings": (),
     "kafkapy.zk": ("kafkapy.common", "kafkapy.errors"),
     "kafkapy.clients": ("kafkapy.common", "kafkapy.protocol", "kafkapy.errors"),

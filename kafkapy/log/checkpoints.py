@@ -33,13 +33,13 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import re
 import uuid
 from pathlib import Path
 
 import attrs
 
+from kafkapy.common.atomic_file import write_atomically
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import KafkaStorageError
 
@@ -88,27 +88,6 @@ class EpochEntry:
 
     epoch: int
     start_offset: int
-
-
-# ------------------------------------------------------------------------------- atomic write
-
-def write_atomically(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` so that a crash leaves the old or the new content."""
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8", newline="\n") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    _fsync_dir(path.parent)
-
-
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 # --------------------------------------------------------------------------- the common shape

@@ -34,7 +34,6 @@ import abc
 import ipaddress
 import json
 import logging
-import os
 import socket
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -43,6 +42,7 @@ from urllib.parse import quote, unquote
 
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 
+from kafkapy.common.atomic_file import write_atomically
 from kafkapy.errors import InvalidRequestError, UnknownServerError
 from kafkapy.zk.admin_zk_client import CONFIG_CHANGE_PREFIX
 from kafkapy.zk.zk_data import (
@@ -230,30 +230,10 @@ class FileClientQuotaStore(ClientQuotaStore):
             entities.pop(entity_path, None)
         data = json.dumps({"version": _FORMAT_VERSION, "entities": entities}, indent=1,
                           sort_keys=True).encode()
-        _write_atomically(self.path, data)
+        write_atomically(self.path, data)
         self._all = entities
         self._set_local(entity_path, config)
         return config
-
-
-def _write_atomically(path: Path, data: bytes) -> None:
-    """Write a temporary file, fsync it, rename it over ``path``, fsync the directory: a
-    crash leaves the old or the new document, never a mix."""
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
-    dfd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dfd)
-    finally:
-        os.close(dfd)
 
 
 class ZkClientQuotaStore(ClientQuotaStore):

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import abc
 import json
-import os
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -33,6 +32,7 @@ import attrs
 import trio
 from kazoo.exceptions import NoNodeError
 
+from kafkapy.common.atomic_file import write_atomically
 from kafkapy.common.features import default_finalized
 from kafkapy.errors import (
     InvalidPartitionsError,
@@ -175,21 +175,7 @@ class FileMetadataStore(MetadataStore):
             "finalized_features": {"levels": self._features, "epoch": self._features_epoch},
         }
         data = json.dumps(doc, indent=1, sort_keys=True).encode()
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, self.path)
-        dfd = os.open(self.path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
+        write_atomically(self.path, data)
 
     @property
     def topics(self) -> Mapping[str, TopicRecord]:

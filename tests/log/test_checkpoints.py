@@ -111,10 +111,11 @@ def test_a_crash_mid_write_leaves_the_old_file(tmp_path: Path) -> None:
 import os
 from pathlib import Path
 from kafkapy.common.topic_partition import TopicPartition
+from kafkapy.common import atomic_file
 from kafkapy.log import checkpoints
 def crash(src, dst):
     os.kill(os.getpid(), 9)
-checkpoints.os.replace = crash
+atomic_file.os.replace = crash
 checkpoints.write_offsets(Path({str(path)!r}), {{TopicPartition("orders", 0): 2}})
 """
     proc = subprocess.run([sys.executable, "-c", script], check=False,

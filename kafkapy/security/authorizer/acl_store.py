@@ -32,13 +32,13 @@ from __future__ import annotations
 
 import abc
 import json
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 
+from kafkapy.common.atomic_file import write_atomically
 from kafkapy.errors import UnknownServerError
 from kafkapy.security.authorizer.acl import (
     AccessControlEntry,
@@ -221,21 +221,7 @@ class FileAclStore(AclStore):
                               "name": pattern.name, "patternType": pattern.pattern_type.name,
                               **doc})
         data = json.dumps({"version": 1, "resources": resources}, indent=1).encode()
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, self.path)
-        dfd = os.open(self.path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
+        write_atomically(self.path, data)
 
 
 class ZkAclStore(AclStore):
