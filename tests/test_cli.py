@@ -246,7 +246,7 @@ def test_properties_file_with_overrides_over_it(
      "Invalid configuration: Invalid override 'num.partitions': expected key=value"),
     (["missing.properties"], None,
      "Cannot read the config file missing.properties: No such file or directory"),
-    (["server.properties"], "listeners=SSL://localhost:9093\n",
+    (["server.properties"], "listeners=CLIENTS://localhost:9093\n",
      "Invalid configuration (server.properties): "),
 ], ids=["bad-value", "bad-override", "missing-file", "bad-file"])
 def test_bad_config_exits_1_with_one_error_line(
