@@ -362,6 +362,10 @@ KAFKA_DEFAULTS: dict[str, tuple[str | None, str]] = {
         "600000", "TLC PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS_DEFAULT"),
     "quota.window.num": ("11", "QuotaConfig QUOTA_WINDOW_NUM_DEFAULT"),
     "quota.window.size.seconds": ("1", "QuotaConfig QUOTA_WINDOW_SIZE_SECONDS_DEFAULT"),
+    "controller.quota.window.num": (
+        "11", "QuotaConfig CONTROLLER_QUOTA_WINDOW_NUM_DEFAULT"),
+    "controller.quota.window.size.seconds": (
+        "1", "QuotaConfig CONTROLLER_QUOTA_WINDOW_SIZE_SECONDS_DEFAULT"),
 }
 
 # Deliberate differences: kafkapy's standalone defaults.

@@ -76,6 +76,7 @@ from kafkapy.server.client_quota_store import (
 )
 from kafkapy.server.config_change_listener import ConfigChangeListener
 from kafkapy.server.controlled_shutdown import controlled_shutdown
+from kafkapy.server.controller_mutation_quota import ControllerMutationQuotaManager
 from kafkapy.server.coordinator_partitions import BrokerCoordinatorPartitions
 from kafkapy.server.fetch_session import FetchSessionCache
 from kafkapy.server.finalized_feature_cache import FinalizedFeatureCache
@@ -111,6 +112,11 @@ class KafkaServer:
         self.produce_quotas = self._quota_manager("producer_byte_rate")
         self.fetch_quotas = self._quota_manager("consumer_byte_rate")
         self.request_quotas = self._quota_manager("request_percentage")
+        self.controller_mutation_quotas = ControllerMutationQuotaManager(
+            lambda: self.client_quota_store,
+            lambda: self.config.controller_quota_window_num,
+            lambda: self.config.controller_quota_window_size_seconds,
+            self.time.milliseconds)
         self.log_manager: LogManager
         self.replica_manager: ReplicaManager
         self.group_coordinator: GroupCoordinator

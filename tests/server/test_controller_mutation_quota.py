@@ -1,0 +1,94 @@
+"""The controller mutation quota (KIP-599) on a real broker, over kafka-python's wire protocol:
+``controller_mutation_rate`` set with AlterClientQuotas for a (user, client-id); CreateTopics
+v7 (strict) refuses the topics beyond the quota with THROTTLING_QUOTA_EXCEEDED and a throttle
+time, CreateTopics v4 (permissive) creates them all but is throttled; kafka-python's
+create_topics sees the error too (librdkafka sends CreateTopics v4 at most: never strict).
+Plus the token bucket's arithmetic, as pure logic."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafka import KafkaAdminClient
+from kafka.protocol.admin import CreateTopicsRequest
+
+from kafkapy.server.controller_mutation_quota import TokenBucket
+from kafkapy.testing import BrokerHandle
+from kafkapy.tools.client_quotas_admin import alter_client_quotas
+
+THROTTLING_QUOTA_EXCEEDED = 89
+
+
+def _create(admin: Any, names: list[str], partitions: int, version: int | None) -> Any:
+    """One CreateTopics request (version negotiated, or pinned); the raw response."""
+    cls = CreateTopicsRequest if version is None else CreateTopicsRequest[version]
+    request = cls(topics=[CreateTopicsRequest.CreatableTopic(
+        name=n, num_partitions=partitions, replication_factor=1, assignments=[], configs=[])
+        for n in names], timeout_ms=30_000, validate_only=False)
+
+    async def send() -> Any:
+        return await admin._manager.send(request)
+    return admin._manager.run(send)
+
+
+def test_token_bucket_starts_full_refills_and_goes_negative() -> None:
+    bucket = TokenBucket()
+    assert bucket.measure(2.0, 20.0, 1000) == 20.0
+    assert bucket.record(30, 2.0, 20.0, 1000) == -10.0
+    assert bucket.measure(2.0, 20.0, 3000) == -6.0        # 2 s at 2 tokens/s
+    assert bucket.measure(2.0, 20.0, 100_000) == 20.0     # never above the burst
+
+
+def test_create_topics_over_the_quota_is_refused_and_throttled(
+        kafka_broker_factory: Any) -> None:
+    broker: BrokerHandle = kafka_broker_factory()
+    setup = KafkaAdminClient(bootstrap_servers=broker.bootstrap_servers)
+    strict = KafkaAdminClient(bootstrap_servers=broker.bootstrap_servers, client_id="mut")
+    loose = KafkaAdminClient(bootstrap_servers=broker.bootstrap_servers, client_id="loose")
+    try:
+        [result] = alter_client_quotas(setup, [
+            ([("user", "ANONYMOUS"), ("client-id", "mut")],
+             [("controller_mutation_rate", 2)])])
+        assert result.error_code == 0
+        # rate 2/s: a full bucket holds (11 - 1) * 1 s * 2 = 20 partitions; a topic is
+        # accepted while the bucket is not negative, so 10-partition topics 1-3 pass.
+        names = [f"strict-{i}" for i in range(5)]
+        response = _create(strict, names, 10, None)
+        codes = {t.name: t.error_code for t in response.topics}
+        assert codes == {"strict-0": 0, "strict-1": 0, "strict-2": 0,
+                         "strict-3": THROTTLING_QUOTA_EXCEEDED,
+                         "strict-4": THROTTLING_QUOTA_EXCEEDED}
+        # -10 tokens refill at 2/s: about 5 s
+        assert 0 < response.throttle_time_ms <= 5000
+        # Another client id has no quota: never throttled.
+        free = _create(loose, ["free-0", "free-1", "free-2"], 10, None)
+        assert [t.error_code for t in free.topics] == [0, 0, 0]
+        assert free.throttle_time_ms == 0
+        # v4 knows no THROTTLING_QUOTA_EXCEEDED: permissive, everything created, throttled.
+        [result] = alter_client_quotas(setup, [
+            ([("user", "ANONYMOUS"), ("client-id", "loose")],
+             [("controller_mutation_rate", 2)])])
+        assert result.error_code == 0
+        old = _create(loose, [f"old-{i}" for i in range(4)], 10, 4)
+        assert [t.error_code for t in old.topics] == [0, 0, 0, 0]
+        assert old.throttle_time_ms > 0
+    finally:
+        setup.close()
+        strict.close()
+        loose.close()
+    # kafka-python's own create_topics (a fresh connection, not muted): the client id "tiny"
+    # has a burst of one token, so of two topics in a request the second is refused.
+    setup = KafkaAdminClient(bootstrap_servers=broker.bootstrap_servers)
+    tiny = KafkaAdminClient(bootstrap_servers=broker.bootstrap_servers, client_id="tiny")
+    try:
+        [result] = alter_client_quotas(setup, [
+            ([("client-id", "tiny")], [("controller_mutation_rate", 0.1)])])
+        assert result.error_code == 0
+        answer = tiny.create_topics({"tiny-0": {"num_partitions": 3, "replication_factor": 1},
+                                     "tiny-1": {"num_partitions": 3, "replication_factor": 1}},
+                                    raise_errors=False)
+        codes = {t["name"]: t["error_code"] for t in answer["topics"]}
+        assert codes == {"tiny-0": 0, "tiny-1": THROTTLING_QUOTA_EXCEEDED}
+    finally:
+        setup.close()
+        tiny.close()
