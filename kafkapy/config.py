@@ -491,8 +491,10 @@ _TABLE: tuple[Setting, ...] = (
     _s("max.connections.per.ip.overrides", _S, "", "host:count pairs overriding "
        "max.connections.per.ip, e.g. hostName:100,127.0.0.1:200.", mode=_CW, dynamic=True,
        attr=None),
-    _s("max.connection.creation.rate", _I, _IMAX, "New connections per second allowed.",
-       at_least=0, mode=_CW, used=False),
+    _s("max.connection.creation.rate", _I, _IMAX, "New connections per second the broker "
+       "accepts (KIP-612), all listeners but the inter-broker one together; per listener: "
+       "listener.name.<l>.max.connection.creation.rate (default: this value). Over it, the "
+       "acceptor waits.", at_least=0, mode=_CW),
     # ---------------------------------------------------------------- security: ssl
     # Kafka's SslConfigs and BrokerSecurityConfigs. Each may be set per listener as
     # listener.name.<listener lower-case>.<name> (BrokerConfig.listener_setting). The key and
