@@ -4,7 +4,7 @@
 
 The quota of a client is found as for the other client quotas (``ClientQuotaManager.quota``:
 the same entity lookup and the same metering tags). It is metered by Kafka's ``TokenBucket``:
-the bucket holds at most ``burst = (controller.quota.window.num - 1) *
+the bucket holds at most ``burst = controller.quota.window.num *
 controller.quota.window.size.seconds * quota`` tokens, starts full, refills at ``quota``
 tokens per second; each mutated partition takes one token, and the tokens may go negative.
 
@@ -98,9 +98,8 @@ class ControllerMutationQuota:
             tokens = bucket.measure(rate, burst, now)
             if tokens < 0:
                 self._throttled(tokens, rate, now)
-                raise ThrottlingQuotaExceededError(
-                    f"The throttling quota has been exceeded (retry in "
-                    f"{self.throttle_time_ms()} ms).")
+                # Kafka's message is the error's generic one: no message on the wire.
+                raise ThrottlingQuotaExceededError()
             bucket.record(partitions, rate, burst, now)
             return
         tokens = bucket.record(partitions, rate, burst, now)
@@ -128,8 +127,8 @@ class ControllerMutationQuotaManager:
         self._buckets: dict[tuple[str, str], TokenBucket] = {}
 
     def burst(self, rate: float) -> float:
-        """Kafka's TokenBucket burst: (samples - 1) windows' worth of the quota."""
-        return (max(2, self._samples()) - 1) * self._window_s() * rate
+        """Kafka's TokenBucket burst: all the samples' windows' worth of the quota."""
+        return self._samples() * self._window_s() * rate
 
     def max_throttle_ms(self) -> int:
         return max(2, self._samples()) * self._window_s() * 1000
