@@ -7,11 +7,13 @@ Plus the token bucket's arithmetic, as pure logic."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from kafka import KafkaAdminClient
 from kafka.protocol.admin import CreateTopicsRequest
 
+import kafkapy
 from kafkapy.server.controller_mutation_quota import TokenBucket
 from kafkapy.testing import BrokerHandle
 from kafkapy.tools.client_quotas_admin import alter_client_quotas
@@ -117,3 +119,32 @@ def test_create_topics_over_the_quota_is_refused_and_throttled(
         assert [t["error_code"] for t in gone["topics"]] == [0]
     finally:
         admin.close()
+
+
+def test_controller_enforces_a_quota_stored_in_zookeeper() -> None:
+    # ZooKeeper mode: the quota is written to /config/clients/zk-mut through one broker, and
+    # CreateTopics goes to the active controller, which meters it.
+    with kafkapy.Cluster(2, {"offsets.topic.num.partitions": 1}, timeout=60.0) as cluster:
+        setup = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers)
+        try:
+            [result] = alter_client_quotas(setup, [
+                ([("client-id", "zk-mut")], [("controller_mutation_rate", 1)])])
+            assert result.error_code == 0
+        finally:
+            setup.close()
+        client = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers,
+                                  client_id="zk-mut")
+        try:
+            deadline = time.monotonic() + 60
+            while True:     # until the controller has followed the change notification
+                name = f"zk-{int(time.monotonic() * 1000)}"
+                response = _create(client, [f"{name}-a", f"{name}-b"], 12, None)
+                codes = [t.error_code for t in response.topics]
+                if codes == [0, THROTTLING_QUOTA_EXCEEDED]:
+                    break
+                assert codes == [0, 0], codes
+                assert time.monotonic() < deadline, "the quota never applied"
+                time.sleep(0.5)
+            assert response.throttle_time_ms > 0
+        finally:
+            client.close()
