@@ -148,3 +148,11 @@ def test_controller_enforces_a_quota_stored_in_zookeeper() -> None:
             assert response.throttle_time_ms > 0
         finally:
             client.close()
+        # DeleteTopics (v5+, strict) by the same client id, on a fresh connection: refused
+        client = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers,
+                                  client_id="zk-mut")
+        try:
+            gone = client.delete_topics([f"{name}-a"], raise_errors=False)
+            assert [t["error_code"] for t in gone["topics"]] == [THROTTLING_QUOTA_EXCEEDED]
+        finally:
+            client.close()
