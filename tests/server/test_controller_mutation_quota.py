@@ -11,6 +11,7 @@ import time
 from typing import Any
 
 from kafka import KafkaAdminClient
+from kafka import errors as Errors
 from kafka.protocol.admin import CreateTopicsRequest
 
 import kafkapy
@@ -22,15 +23,16 @@ THROTTLING_QUOTA_EXCEEDED = 89
 
 
 def _create(admin: Any, names: list[str], partitions: int, version: int | None) -> Any:
-    """One CreateTopics request (version negotiated, or pinned); the raw response."""
+    """One CreateTopics request (version negotiated, or pinned) to the controller; the raw
+    response (kafka-python's create_topics drops throttle_time_ms)."""
     cls = CreateTopicsRequest if version is None else CreateTopicsRequest[version]
     request = cls(topics=[CreateTopicsRequest.CreatableTopic(
         name=n, num_partitions=partitions, replication_factor=1, assignments=[], configs=[])
         for n in names], timeout_ms=30_000, validate_only=False)
 
-    async def send() -> Any:
-        return await admin._manager.send(request)
-    return admin._manager.run(send)
+    def errors(response: Any) -> list[type[Exception]]:
+        return [Errors.for_code(t.error_code) for t in response.topics]
+    return admin._manager.run(admin._send_request_to_controller, request, errors, False)
 
 
 def test_token_bucket_starts_full_refills_and_goes_negative() -> None:
