@@ -494,7 +494,7 @@ _TABLE: tuple[Setting, ...] = (
     _s("max.connection.creation.rate", _I, _IMAX, "New connections per second the broker "
        "accepts (KIP-612), all listeners but the inter-broker one together; per listener: "
        "listener.name.<l>.max.connection.creation.rate (default: this value). Over it, the "
-       "acceptor waits.", at_least=0, mode=_CW),
+       "acceptor waits.", at_least=0, mode=_CW, dynamic=True),
     # ---------------------------------------------------------------- security: ssl
     # Kafka's SslConfigs and BrokerSecurityConfigs. Each may be set per listener as
     # listener.name.<listener lower-case>.<name> (BrokerConfig.listener_setting). The key and

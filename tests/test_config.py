@@ -896,7 +896,7 @@ KAFKAPY_DYNAMIC = {
     "ssl.keystore.certificate.chain", "ssl.keystore.key", "ssl.truststore.type",
     "ssl.truststore.location", "ssl.truststore.password", "ssl.truststore.certificates",
     "num.io.threads", "replica.alter.log.dirs.io.max.bytes.per.second", "max.connections",
-    "max.connections.per.ip",
+    "max.connections.per.ip", "max.connection.creation.rate",
     "max.connections.per.ip.overrides", "message.max.bytes", "min.insync.replicas",
     "unclean.leader.election.enable", "compression.type", "log.segment.bytes", "log.roll.ms",
     "log.roll.jitter.ms", "log.retention.ms", "log.retention.bytes", "log.cleanup.policy",

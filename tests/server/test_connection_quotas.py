@@ -1,5 +1,6 @@
 """Connection creation rate quotas (KIP-612) on a real broker over real sockets: the
-broker-wide ``max.connection.creation.rate`` slows the acceptor down to about the limit, and
+broker-wide ``max.connection.creation.rate``, set while running, slows the acceptor down to
+about the limit, and
 an IP's ``connection_creation_rate`` (set with AlterClientQuotas, for the IP or the
 ``<default>`` IP) gets the connections over it closed unanswered. Each connection proves it
 was served with an ApiVersions v0 request.
@@ -14,6 +15,7 @@ import struct
 import time
 from typing import Any
 
+from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource
 from kafka import KafkaAdminClient
 
 from kafkapy.testing import BrokerHandle
@@ -55,9 +57,14 @@ def _connect(address: tuple[str, int]) -> socket.socket:
 def test_broker_connection_creation_rate_slows_the_acceptor(
         kafka_broker_factory: Any) -> None:
     limit, count = 10, 40
-    broker: BrokerHandle = kafka_broker_factory(
-        config={**SHORT_WINDOWS, "max.connection.creation.rate": str(limit)})
+    broker: BrokerHandle = kafka_broker_factory(config=SHORT_WINDOWS)
     address = _host_port(broker)
+    # Set while running (Kafka's dynamic max.connection.creation.rate), for broker 1.
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+    resource = ConfigResource(ConfigResource.Type.BROKER, "1", incremental_configs=[
+        ConfigEntry("max.connection.creation.rate", str(limit),
+                    incremental_operation=AlterConfigOpType.SET)])
+    admin.incremental_alter_configs([resource])[resource].result(timeout=30)
     opened: list[socket.socket] = []
     try:
         started = time.monotonic()
