@@ -491,8 +491,10 @@ _TABLE: tuple[Setting, ...] = (
     _s("max.connections.per.ip.overrides", _S, "", "host:count pairs overriding "
        "max.connections.per.ip, e.g. hostName:100,127.0.0.1:200.", mode=_CW, dynamic=True,
        attr=None),
-    _s("max.connection.creation.rate", _I, _IMAX, "New connections per second allowed.",
-       at_least=0, mode=_CW, used=False),
+    _s("max.connection.creation.rate", _I, _IMAX, "New connections per second the broker "
+       "accepts (KIP-612), all listeners but the inter-broker one together; per listener: "
+       "listener.name.<l>.max.connection.creation.rate (default: this value). Over it, the "
+       "acceptor waits.", at_least=0, mode=_CW, dynamic=True),
     # ---------------------------------------------------------------- security: ssl
     # Kafka's SslConfigs and BrokerSecurityConfigs. Each may be set per listener as
     # listener.name.<listener lower-case>.<name> (BrokerConfig.listener_setting). The key and
@@ -736,6 +738,10 @@ _TABLE: tuple[Setting, ...] = (
        "(producer_byte_rate, consumer_byte_rate).", at_least=1),
     _s("quota.window.size.seconds", _I, "1", "The time span of each sample for client "
        "quotas.", at_least=1),
+    _s("controller.quota.window.num", _I, "11", "The number of samples kept for the "
+       "controller mutation quota (controller_mutation_rate, KIP-599).", at_least=1),
+    _s("controller.quota.window.size.seconds", _I, "1", "The time span of each sample for "
+       "the controller mutation quota.", at_least=1),
     # ---------------------------------------------------------------- metrics (kafkapy only)
     # Kafka exposes its metrics over JMX, which a Prometheus JMX exporter agent turns into
     # the names kafkapy serves itself here (docs/metrics.md).
@@ -1369,6 +1375,8 @@ class BrokerConfig:
     # metrics (kafkapy only)
     quota_window_num: int = attrs.field(init=False, eq=False, repr=False)
     quota_window_size_seconds: int = attrs.field(init=False, eq=False, repr=False)
+    controller_quota_window_num: int = attrs.field(init=False, eq=False, repr=False)
+    controller_quota_window_size_seconds: int = attrs.field(init=False, eq=False, repr=False)
     kafkapy_metrics_port: int = attrs.field(init=False, eq=False, repr=False)
     kafkapy_metrics_host: str = attrs.field(init=False, eq=False, repr=False)
     kafkapy_metrics_enabled: bool = attrs.field(init=False, eq=False, repr=False)

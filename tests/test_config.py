@@ -362,6 +362,10 @@ KAFKA_DEFAULTS: dict[str, tuple[str | None, str]] = {
         "600000", "TLC PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS_DEFAULT"),
     "quota.window.num": ("11", "QuotaConfig QUOTA_WINDOW_NUM_DEFAULT"),
     "quota.window.size.seconds": ("1", "QuotaConfig QUOTA_WINDOW_SIZE_SECONDS_DEFAULT"),
+    "controller.quota.window.num": (
+        "11", "QuotaConfig CONTROLLER_QUOTA_WINDOW_NUM_DEFAULT"),
+    "controller.quota.window.size.seconds": (
+        "1", "QuotaConfig CONTROLLER_QUOTA_WINDOW_SIZE_SECONDS_DEFAULT"),
 }
 
 # Deliberate differences: kafkapy's standalone defaults.
@@ -892,7 +896,7 @@ KAFKAPY_DYNAMIC = {
     "ssl.keystore.certificate.chain", "ssl.keystore.key", "ssl.truststore.type",
     "ssl.truststore.location", "ssl.truststore.password", "ssl.truststore.certificates",
     "num.io.threads", "replica.alter.log.dirs.io.max.bytes.per.second", "max.connections",
-    "max.connections.per.ip",
+    "max.connections.per.ip", "max.connection.creation.rate",
     "max.connections.per.ip.overrides", "message.max.bytes", "min.insync.replicas",
     "unclean.leader.election.enable", "compression.type", "log.segment.bytes", "log.roll.ms",
     "log.roll.jitter.ms", "log.retention.ms", "log.retention.bytes", "log.cleanup.policy",

@@ -12,7 +12,12 @@ Theory of operation:
   host ``""`` listens on every interface (IPv6 dual stack where available), port 0 picks a free
   port (``bound_endpoints`` tells which). An accepted connection over ``max_connections``
   (broker-wide) or over its client address's limit (``max_connections_per_ip``, or the
-  override for that address) is closed at once, with one log line. Accepted sockets get
+  override for that address) is closed at once, with one log line. Before that, as Kafka's
+  ``ConnectionQuotas.inc``: the connection creation rates (``connection_quotas``, KIP-612):
+  over the broker-wide or the listener's rate the acceptor sleeps the throttle time before
+  going on (accepting nothing else meanwhile); at ``max_connections_per_listener`` it waits
+  for one of the listener's connections to close; over its IP's rate the connection is kept
+  open, unserved, for the throttle time, then closed. Accepted sockets get
   TCP_NODELAY, keep-alive and ``send_buffer_bytes``; the listening socket carries
   ``receive_buffer_bytes`` (inherited by accepted sockets). -1 leaves a buffer at the OS
   default.
@@ -101,7 +106,7 @@ import struct
 import time
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 import trio
 
@@ -159,6 +164,17 @@ _WANT_READ = (BlockingIOError, ssl.SSLWantReadError)
 _WANT_WRITE = (BlockingIOError, ssl.SSLWantWriteError)
 _NO_AUTHENTICATORS: Mapping[str, AuthenticatorFactory] = MappingProxyType({})
 _NO_PROTOCOLS: Mapping[str, str] = MappingProxyType({})
+
+
+class ConnectionRateQuotas(Protocol):
+    """The connection creation rates (Kafka's ConnectionQuotas rates, KIP-612), kept by the
+    server layer (``kafkapy.server.connection_quotas``)."""
+
+    def record_connection(self, listener: str) -> int:
+        """Record a new connection on ``listener``; the ms its acceptor waits first."""
+
+    def record_ip(self, listener: str, host: str) -> int:
+        """Record a new connection from ``host``; 0, or the ms after which it is closed."""
 
 
 class Endpoint(NamedTuple):
@@ -228,6 +244,11 @@ class SocketServer:
     - ``max_connections``, ``max_connections_per_ip``, ``max_connections_per_ip_overrides``
       (address or host name -> limit): ``max.connections``, ``max.connections.per.ip``,
       ``max.connections.per.ip.overrides``.
+    - ``max_connections_per_listener``: listener name -> limit
+      (``listener.name.<l>.max.connections``): at the limit, the listener's acceptor waits
+      for one of its connections to close, as Kafka's does.
+    - ``connection_quotas``: the connection creation rates (``max.connection.creation.rate``,
+      per listener, per IP ``connection_creation_rate``); None: no rate limits.
     - ``send_buffer_bytes``, ``receive_buffer_bytes``: SO_SNDBUF / SO_RCVBUF, -1 for the OS
       default (``socket.send.buffer.bytes``, ``socket.receive.buffer.bytes``).
     - ``listen_backlog_size``: the listen queue (``socket.listen.backlog.size``).
@@ -249,6 +270,8 @@ class SocketServer:
                  max_connections: int = INT32_MAX,
                  max_connections_per_ip: int = INT32_MAX,
                  max_connections_per_ip_overrides: Mapping[str, int] = _NO_OVERRIDES,
+                 max_connections_per_listener: Mapping[str, int] = _NO_OVERRIDES,
+                 connection_quotas: ConnectionRateQuotas | None = None,
                  send_buffer_bytes: int = 102400,
                  receive_buffer_bytes: int = 102400,
                  listen_backlog_size: int = 50,
@@ -284,6 +307,11 @@ class SocketServer:
         self._max_per_ip = max_connections_per_ip
         self._override_config = dict(max_connections_per_ip_overrides)
         self._overrides: dict[str, int] = {}
+        self._max_per_listener = dict(max_connections_per_listener)
+        self._per_listener: dict[str, int] = {}
+        # Set (and replaced) when a connection closes: wakes acceptors waiting for a slot.
+        self._slot_freed = trio.Event()
+        self._rates = connection_quotas
         self._send_buffer_bytes = send_buffer_bytes
         self._receive_buffer_bytes = receive_buffer_bytes
         self._backlog = listen_backlog_size
@@ -449,11 +477,52 @@ class SocketServer:
                               endpoint.name, exc)
                     await trio.sleep(0.1)
                 continue
+            try:
+                throttled_ms = await self._wait_for_slot(endpoint, address)
+                if throttled_ms > 0:
+                    connections.start_soon(self._close_later, sock, throttled_ms)
+                    continue
+            except BaseException:
+                sock.close()
+                raise
             if not self._admit(endpoint, sock, address):
                 continue
             conn = self._new_connection(endpoint, sock, address)
             if conn is not None:
                 connections.start_soon(self._serve, conn, name=conn.link.connection_id)
+
+    async def _wait_for_slot(self, endpoint: Endpoint, address: object) -> int:
+        """Kafka's ``ConnectionQuotas.inc`` up to the count checks: record the connection on
+        the broker and listener rates and wait (this listener's acceptor accepts nothing
+        meanwhile) for their throttle time and for a free slot under the listener's
+        ``max.connections``; then record it on its IP's rate. 0: go on; > 0: the IP is over
+        its rate, close the connection after that many ms."""
+        if self._rates is not None:
+            wait_ms = self._rates.record_connection(endpoint.name)
+            if wait_ms > 0:
+                log.debug("Connection rate of listener %s over its quota: accepting again "
+                          "in %d ms", endpoint.name, wait_ms)
+                await trio.sleep(wait_ms / 1000)
+        limit = self._max_per_listener.get(endpoint.name)
+        if limit is not None:
+            while self._per_listener.get(endpoint.name, 0) >= limit:
+                await self._slot_freed.wait()
+        if self._rates is not None:
+            host, _ = _peer(address)
+            throttle_ms = self._rates.record_ip(endpoint.name, host)
+            if throttle_ms > 0:
+                log.debug("Delaying closing of connection from %s for %d ms", host,
+                          throttle_ms)
+                return throttle_ms
+        return 0
+
+    async def _close_later(self, sock: trio.socket.SocketType, delay_ms: int) -> None:
+        """Kafka's throttled-socket close: an IP over its connection rate gets its connection
+        closed only after the throttle time, so that it does not reconnect at once."""
+        try:
+            await trio.sleep(delay_ms / 1000)
+        finally:
+            sock.close()
 
     def _admit(self, endpoint: Endpoint, sock: trio.socket.SocketType, address: object) -> bool:
         """False, and ``sock`` closed, when it is over a connection limit (Kafka's
@@ -505,6 +574,7 @@ class SocketServer:
             tls=tls, auth=None if factory is None else factory(connection_id, host))
         self._connections.add(conn)
         self._per_ip[host] = self._per_ip.get(host, 0) + 1
+        self._per_listener[endpoint.name] = self._per_listener.get(endpoint.name, 0) + 1
         return conn
 
     # Processor
@@ -541,6 +611,9 @@ class SocketServer:
                 self._per_ip[link.client_host] = left
             else:
                 del self._per_ip[link.client_host]
+            self._per_listener[link.listener_name] -= 1
+            self._slot_freed.set()
+            self._slot_freed = trio.Event()
 
     async def _handshake(self, conn: _Connection) -> bool:
         """The TLS handshake of a new connection, and its principal from the client

@@ -75,7 +75,9 @@ from kafkapy.server.client_quota_store import (
     ZkClientQuotaStore,
 )
 from kafkapy.server.config_change_listener import ConfigChangeListener
+from kafkapy.server.connection_quotas import INT32_MAX, ConnectionQuotas
 from kafkapy.server.controlled_shutdown import controlled_shutdown
+from kafkapy.server.controller_mutation_quota import ControllerMutationQuotaManager
 from kafkapy.server.coordinator_partitions import BrokerCoordinatorPartitions
 from kafkapy.server.fetch_session import FetchSessionCache
 from kafkapy.server.finalized_feature_cache import FinalizedFeatureCache
@@ -111,6 +113,11 @@ class KafkaServer:
         self.produce_quotas = self._quota_manager("producer_byte_rate")
         self.fetch_quotas = self._quota_manager("consumer_byte_rate")
         self.request_quotas = self._quota_manager("request_percentage")
+        self.controller_mutation_quotas = ControllerMutationQuotaManager(
+            lambda: self.client_quota_store,
+            lambda: self.config.controller_quota_window_num,
+            lambda: self.config.controller_quota_window_size_seconds,
+            self.time.milliseconds)
         self.log_manager: LogManager
         self.replica_manager: ReplicaManager
         self.group_coordinator: GroupCoordinator
@@ -312,6 +319,10 @@ class KafkaServer:
             max_connections=cfg.max_connections,
             max_connections_per_ip=cfg.max_connections_per_ip,
             max_connections_per_ip_overrides=cfg.max_connections_per_ip_overrides,
+            max_connections_per_listener=_listener_max_connections(cfg),
+            connection_quotas=ConnectionQuotas(
+                lambda: self.config, lambda: self.client_quota_store,
+                [e.name for e in cfg.listeners], self.time.milliseconds),
             send_buffer_bytes=cfg.socket_send_buffer_bytes,
             receive_buffer_bytes=cfg.socket_receive_buffer_bytes,
             listen_backlog_size=cfg.socket_listen_backlog_size,
@@ -466,3 +477,14 @@ class KafkaServer:
     def topic_id(self, topic: str) -> uuid.UUID | None:
         record = self.metadata_store.topics.get(topic)
         return None if record is None else record.topic_id
+
+
+def _listener_max_connections(cfg: BrokerConfig) -> dict[str, int]:
+    """``listener.name.<l>.max.connections`` of the listeners that override it (the others
+    are bounded by ``max.connections`` alone)."""
+    limits: dict[str, int] = {}
+    for endpoint in cfg.listeners:
+        value = cfg.listener_setting(endpoint.name, "max.connections")
+        if isinstance(value, int) and value != cfg.max_connections and value < INT32_MAX:
+            limits[endpoint.name] = value
+    return limits

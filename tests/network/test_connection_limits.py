@@ -9,7 +9,15 @@ import sys
 import pytest
 import trio
 
-from tests.network.support import Harness, assert_closed, serving, settle, trio_test
+from tests.network.support import (
+    Harness,
+    assert_closed,
+    frame,
+    receive_frame,
+    serving,
+    settle,
+    trio_test,
+)
 
 # Linux routes all of 127.0.0.0/8 to loopback, so a client can come from 127.0.0.2.
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"),
@@ -81,3 +89,21 @@ async def test_zero_means_no_connections_from_that_address() -> None:
     async with serving(max_connections_per_ip_overrides={"127.0.0.1": 0}) as h:
         await _rejected(h)
         assert h.server.connection_count == 0
+
+
+@trio_test
+async def test_listener_max_connections_makes_the_acceptor_wait() -> None:
+    # listener.name.<l>.max.connections: Kafka's acceptor does not refuse the connection
+    # over the listener's limit, it waits until one of the listener's connections closes.
+    async with serving(max_connections_per_listener={"PLAINTEXT": 2}) as h:
+        streams = [await _accepted(h) for _ in range(2)]
+        waiting = await h.connect()          # the kernel completes the TCP handshake
+        await waiting.send_all(frame(b"late"))
+        with trio.move_on_after(0.5) as timer:
+            await receive_frame(waiting)
+        assert timer.cancelled_caught       # not served while the listener is full
+        assert h.server.connection_count == 2
+        await streams[0].aclose()
+        with trio.fail_after(10):
+            assert await receive_frame(waiting) == b"etal"
+        assert h.server.connection_count == 2

@@ -56,7 +56,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections import Counter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import (
@@ -66,6 +66,7 @@ from kafkapy.errors import (
     OffsetOutOfRangeError,
     PolicyViolationError,
     RequestTimedOutError,
+    ThrottlingQuotaExceededError,
     TopicAuthorizationFailedError,
     TopicDeletionDisabledError,
     UnknownTopicOrPartitionError,
@@ -90,6 +91,7 @@ from kafkapy.protocol.message_classes import (
 from kafkapy.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kafkapy.server.admin_manager import CLUSTER_METADATA_TOPIC, api_error
 from kafkapy.server.auth_helper import authorize, filter_by_authorized
+from kafkapy.server.controller_mutation_quota import ControllerMutationQuota
 from kafkapy.server.request_context import Handler, Parked, RequestContext
 
 if TYPE_CHECKING:
@@ -114,7 +116,30 @@ def _not_controller(server: KafkaServer) -> bool:
     return controller is None or not controller.active
 
 
+def _mutation_quota(context: RequestContext[Any], strict_since_version: int
+                    ) -> ControllerMutationQuota:
+    """The request's controller mutation quota (KIP-599), strict from
+    ``strict_since_version`` on (the version that knows THROTTLING_QUOTA_EXCEEDED)."""
+    return context.server.controller_mutation_quotas.new_quota_for(
+        context.principal, context.client_id, context.api_version, strict_since_version)
+
+
+def _throttle(context: RequestContext[Any], quota: ControllerMutationQuota,
+              response: CreateTopicsResponse | DeleteTopicsResponse | CreatePartitionsResponse
+              ) -> None:
+    """Kafka's ``sendResponseMaybeThrottleWithControllerQuota``: the quota's throttle time
+    (measured now, as the answer goes out) in the response, and the connection muted for it;
+    the request-time quota's throttle is combined with it by KafkaApis (the larger wins)."""
+    throttle_ms = quota.throttle_time_ms()
+    if throttle_ms > 0:
+        response.throttle_time_ms = max(response.throttle_time_ms, throttle_ms)
+        context.request.throttle(throttle_ms)
+
+
 def _log_failure(what: str, name: str, exc: Exception) -> None:
+    if isinstance(exc, ThrottlingQuotaExceededError):
+        log.debug("%s %s throttled: %s", what, name, exc)
+        return
     if isinstance(exc, KafkaError):
         log.info("%s %s failed: %s", what, name, exc)
     else:
@@ -136,6 +161,7 @@ async def handle_create_topics(
             CreatableTopicResult(name=t.name, error_code=NotControllerError.code,
                                  error_message=None) for t in body.topics])
     created: dict[str, tuple[CreatableTopicResult, int]] = {}
+    quota = _mutation_quota(context, 6)
     names = set(counts)
     may_create, may_describe_configs = names, names
     if context.server.authorizer is not None:
@@ -164,6 +190,7 @@ async def handle_create_topics(
             if body.validate_only:
                 topic_id = uuid.uuid4()
             else:
+                quota.record(new.partitions)
                 topic_id = admin.create_checked_topic(new).topic_id
         except Exception as e:
             _log_failure("CreateTopics", topic.name, e)
@@ -200,11 +227,13 @@ async def handle_create_topics(
                           f"prohibited."))
     response = CreateTopicsResponse(throttle_time_ms=0, topics=results)
     if not created:
+        _throttle(context, quota, response)
         return response
 
     async def finish() -> CreateTopicsResponse:
         await _wait_for_leaders(context.server, body.timeout_ms, {
             name: (result, range(count)) for name, (result, count) in created.items()})
+        _throttle(context, quota, response)
         return response
     return Parked(finish)
 
@@ -243,6 +272,7 @@ async def handle_delete_topics(
     counts = Counter(body.topic_names)
     responses: list[DeletableTopicResult] = []
     answered: set[str] = set()
+    quota = _mutation_quota(context, 5)
     for name in body.topic_names:
         if name in answered:
             continue
@@ -255,6 +285,7 @@ async def handle_delete_topics(
             result.error_message = "Authorization failed."
         else:
             try:
+                _record_deletion(server, quota, name)
                 server.admin.delete_topic(name)
             except Exception as e:
                 _log_failure("DeleteTopics", name, e)
@@ -265,7 +296,17 @@ async def handle_delete_topics(
                     message = e.message
                 result.error_message = message
         responses.append(result)
-    return DeleteTopicsResponse(throttle_time_ms=0, responses=responses)
+    response = DeleteTopicsResponse(throttle_time_ms=0, responses=responses)
+    _throttle(context, quota, response)
+    return response
+
+
+def _record_deletion(server: KafkaServer, quota: ControllerMutationQuota, name: str) -> None:
+    """Kafka's deleteTopics records a known topic's partitions before deleting it (an
+    unknown topic fails without being counted)."""
+    topic = server.metadata_cache.topic(name)
+    if topic is not None:
+        quota.record(topic.partitions)
 
 
 async def _delete_topics_zk(
@@ -288,6 +329,7 @@ async def _delete_topics_zk(
             result.error_code = error.code
         return DeleteTopicsResponse(throttle_time_ms=0, responses=responses)
     pending: list[DeletableTopicResult] = []
+    quota = _mutation_quota(context, 5)
     for result in responses:
         name = str(result.name)
         if counts[name] > 1:
@@ -298,6 +340,7 @@ async def _delete_topics_zk(
             result.error_message = "Authorization failed."
             continue
         try:
+            _record_deletion(server, quota, name)
             server.admin.delete_topic(name)
         except Exception as e:
             _log_failure("DeleteTopics", name, e)
@@ -318,8 +361,12 @@ async def _delete_topics_zk(
         for result in pending:
             if body.timeout_ms <= 0 or cache.topic(str(result.name)) is not None:
                 result.error_code = RequestTimedOutError.code
+        _throttle(context, quota, response)
         return response
-    return Parked(finish) if pending else response
+    if pending:
+        return Parked(finish)
+    _throttle(context, quota, response)
+    return response
 
 
 # ============================================================================ CreatePartitions
@@ -338,6 +385,7 @@ async def handle_create_partitions(
                                         error_message=None)
             for name in dict.fromkeys(t.name for t in body.topics)])
     waiting: dict[str, tuple[CreatableTopicResult | CreatePartitionsTopicResult, range]] = {}
+    quota = _mutation_quota(context, 3)
     for topic in body.topics:
         if topic.name in answered:
             continue
@@ -360,6 +408,9 @@ async def handle_create_partitions(
                 admin.check_partition_count(topic.name, topic.count, assignments)
             else:
                 before = context.server.metadata_cache.topic(topic.name)
+                # Kafka validates, records the increment, then creates.
+                checked = admin.check_partition_count(topic.name, topic.count, assignments)
+                quota.record(topic.count - checked.partitions)
                 admin.create_partitions(topic.name, topic.count, assignments)
                 if admin.zk_mode:
                     start = before.partitions if before is not None else 0
@@ -370,10 +421,12 @@ async def handle_create_partitions(
         results.append(result)
     response = CreatePartitionsResponse(throttle_time_ms=0, results=results)
     if not waiting:
+        _throttle(context, quota, response)
         return response
 
     async def finish() -> CreatePartitionsResponse:
         await _wait_for_leaders(context.server, body.timeout_ms, waiting)
+        _throttle(context, quota, response)
         return response
     return Parked(finish)
 
