@@ -736,6 +736,22 @@ _TABLE: tuple[Setting, ...] = (
        "(producer_byte_rate, consumer_byte_rate).", at_least=1),
     _s("quota.window.size.seconds", _I, "1", "The time span of each sample for client "
        "quotas.", at_least=1),
+    # ---------------------------------------------------------------- replication quotas
+    # Kafka's DynamicConfig.Broker (set per broker with IncrementalAlterConfigs, as
+    # kafka-reassign-partitions.sh does) and ReplicationConfigs' windows; the throttled
+    # replicas are the topic configs leader/follower.replication.throttled.replicas.
+    _s("leader.replication.throttled.rate", _L, _LMAX, "Bytes per second this broker, as a "
+       "leader, sends to followers of the partitions listed in their topic's "
+       "leader.replication.throttled.replicas (only to replicas out of the ISR).",
+       at_least=0, mode="per-broker", dynamic=True),
+    _s("follower.replication.throttled.rate", _L, _LMAX, "Bytes per second this broker, as "
+       "a follower, fetches for the partitions listed in their topic's "
+       "follower.replication.throttled.replicas (only while it has not caught up).",
+       at_least=0, mode="per-broker", dynamic=True),
+    _s("replication.quota.window.num", _I, "11", "The number of samples kept for "
+       "replication quotas.", at_least=1),
+    _s("replication.quota.window.size.seconds", _I, "1", "The time span of each sample for "
+       "replication quotas.", at_least=1),
     # ---------------------------------------------------------------- metrics (kafkapy only)
     # Kafka exposes its metrics over JMX, which a Prometheus JMX exporter agent turns into
     # the names kafkapy serves itself here (docs/metrics.md).
@@ -1369,6 +1385,12 @@ class BrokerConfig:
     # metrics (kafkapy only)
     quota_window_num: int = attrs.field(init=False, eq=False, repr=False)
     quota_window_size_seconds: int = attrs.field(init=False, eq=False, repr=False)
+    # replication quotas
+    leader_replication_throttled_rate: int = attrs.field(init=False, eq=False, repr=False)
+    follower_replication_throttled_rate: int = attrs.field(init=False, eq=False, repr=False)
+    replication_quota_window_num: int = attrs.field(init=False, eq=False, repr=False)
+    replication_quota_window_size_seconds: int = attrs.field(init=False, eq=False,
+                                                             repr=False)
     kafkapy_metrics_port: int = attrs.field(init=False, eq=False, repr=False)
     kafkapy_metrics_host: str = attrs.field(init=False, eq=False, repr=False)
     kafkapy_metrics_enabled: bool = attrs.field(init=False, eq=False, repr=False)

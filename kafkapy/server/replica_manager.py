@@ -61,6 +61,7 @@ from kafkapy.errors import (
     UnknownServerError,
     UnknownTopicOrPartitionError,
 )
+from kafkapy.log.config import LONG_MAX
 from kafkapy.log.log import FetchData, future_dir_name
 from kafkapy.log.log_manager import LogManager
 from kafkapy.log.log_validator import RecordError, RecordValidationError
@@ -86,6 +87,7 @@ from kafkapy.server.replica_selector import (
     create_replica_selector,
     preferred_read_replica,
 )
+from kafkapy.server.replication_quota_manager import ReplicationQuotaManager
 
 if TYPE_CHECKING:
     from kafkapy.server.kafka_server import KafkaServer
@@ -206,6 +208,16 @@ class ReplicaManager:
         self.alter_log_dirs_manager = ReplicaAlterLogDirsManager(self)
         self.replica_selector = create_replica_selector(
             server.config.replica_selector_class if server is not None else None)
+        # replication throttles (KIP-73); the window settings are read-only
+        samples = server.config.replication_quota_window_num if server is not None else 11
+        window = server.config.replication_quota_window_size_seconds \
+            if server is not None else 1
+        self.leader_quota = ReplicationQuotaManager(
+            True, lambda: self.replica_config("leader_replication_throttled_rate", LONG_MAX),
+            samples, window)
+        self.follower_quota = ReplicationQuotaManager(
+            False, lambda: self.replica_config("follower_replication_throttled_rate", LONG_MAX),
+            samples, window)
 
     # ================================================================ configuration
 
@@ -775,7 +787,10 @@ class ReplicaManager:
                     return FetchPartitionResult(None, None, hw, lso, start,
                                                 diverging_epoch=(epoch, end))
             leo = partition.log_end_offset
-            data = partition.read(req.fetch_offset, max_bytes, 0, min_one, replica=True)
+            # Kafka's readFromLocalLog: a throttled replica out of the ISR gets no records
+            # while the leader's quota is exceeded (its position still counts below)
+            data = None if self.should_leader_throttle(partition, replica_id) else \
+                partition.read(req.fetch_offset, max_bytes, 0, min_one, replica=True)
         except Exception as exc:
             return FetchPartitionResult(_as_kafka_error(tp, exc), None, hw, lso, start)
         if update_fetch_state and partition.update_follower_fetch_state(
@@ -785,6 +800,28 @@ class ReplicaManager:
         # round earlier than from the value read before.
         return FetchPartitionResult(None, data, partition.high_watermark,
                                     partition.last_stable_offset, start)
+
+    def should_leader_throttle(self, partition: Partition, replica_id: int) -> bool:
+        """Kafka's shouldLeaderThrottle: ``replica_id`` is out of the ISR, the partition is
+        in its topic's leader.replication.throttled.replicas for this broker, and the leader
+        quota is exceeded."""
+        return replica_id not in partition.isr and \
+            partition.log.config.throttles(True, partition.tp.partition, self.node_id) and \
+            self.leader_quota.is_quota_exceeded()
+
+    def record_leader_throttled(self, results: Sequence[tuple[TopicPartition,
+                                                              FetchPartitionResult]]) -> None:
+        """Kafka's handleFetchRequest for a follower: the bytes of the throttled partitions
+        of the response count against the leader quota."""
+        size = 0
+        node = self.node_id
+        for tp, result in results:
+            if result.size:
+                partition = self.partitions.get(tp)
+                if partition is not None and \
+                        partition.log.config.throttles(True, tp.partition, node):
+                    size += result.size
+        self.leader_quota.record(size)
 
     def fetch_messages(self, params: FetchParams, requests: Sequence[FetchPartitionRequest]
                        ) -> tuple[list[tuple[TopicPartition, FetchPartitionResult]],
