@@ -49,8 +49,8 @@ STATIC = {
     "sasl.login.refresh.buffer.seconds": ("120", "120", 4, False, False),
     "ssl.keymanager.algorithm": ("PKIX", "PKIX", 2, False, False),
     "ssl.secure.random.implementation": ("SHA1PRNG", "SHA1PRNG", 2, False, False),
-    "replication.quota.window.num": ("12", "12", 3, True, False),
-    "replication.quota.window.size.seconds": (" 2 ", "2", 3, True, False),
+    "controller.quota.window.num": ("12", "12", 3, True, False),
+    "controller.quota.window.size.seconds": (" 2 ", "2", 3, True, False),
     "client.quota.callback.class": ("com.example.Quotas", "com.example.Quotas", 8, True,
                                     False),
     "remote.log.storage.system.enable": ("false", "false", 1, True, False),
@@ -140,11 +140,11 @@ def test_kafka_only_settings_end_to_end(tmp_path: Path,
         assert "cipherAlgorithm:AES/CBC/PKCS5Padding" in stored[PASSWORD].split(",")
         # A read-only one is refused as Kafka's broker refuses it.
         with pytest.raises(KafkaException) as info:
-            alter(admin, "replication.quota.window.num", "20").result(timeout=TIMEOUT)
+            alter(admin, "controller.quota.window.num", "20").result(timeout=TIMEOUT)
         err = info.value.args[0]
         assert (err.code(), err.str()) == (
             KafkaError.INVALID_REQUEST,
-            "Cannot update these configs dynamically: replication.quota.window.num")
+            "Cannot update these configs dynamically: controller.quota.window.num")
         # A bad value of a dynamic one too, with Kafka's ConfigDef reason.
         with pytest.raises(KafkaException) as info:
             alter(admin, RELOGIN, "soon").result(timeout=TIMEOUT)
@@ -159,7 +159,7 @@ def test_kafka_only_settings_end_to_end(tmp_path: Path,
         entries = describe(admin)
         e = entries[RELOGIN]
         assert (e.value, e.source) == ("90000", ConfigSource.DYNAMIC_BROKER_CONFIG.value)
-        assert entries["replication.quota.window.num"].value == "12"
+        assert entries["controller.quota.window.num"].value == "12"
         e = entries[PASSWORD]
         assert (e.value, e.source) == (None, ConfigSource.DYNAMIC_BROKER_CONFIG.value)
         assert b.call(lambda: b.server.config.props[PASSWORD]) == "hunter2"

@@ -102,5 +102,5 @@ def test_throttled_replicas_config() -> None:
 
 @pytest.mark.parametrize("value", ["0:1,x", "*,0:1", "0-1", "a:1"])
 def test_throttled_replicas_refused(value: str) -> None:
-    with pytest.raises(InvalidConfigError, match="leader.replication.throttled.replicas"):
+    with pytest.raises(InvalidConfigError, match=r"leader\.replication\.throttled\.replicas"):
         LogConfig.resolve({"leader.replication.throttled.replicas": value})

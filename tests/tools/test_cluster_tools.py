@@ -1,9 +1,9 @@
 """The tools that need more than one broker, end to end on a 3-broker ``kafkapy.Cluster``
-(ZooKeeper mode, module-scoped): ``kafkapy reassign-partitions`` (generate, execute, verify
-until done, list, cancel; with a replication throttle set and cleared) and ``kafkapy leader-election``
-(PREFERRED after a broker restart moved the leadership away). Every wait is bounded; the
-printed lines are asserted exactly for the known state, and the cluster's state read back
-from ZooKeeper."""
+(ZooKeeper mode, module-scoped): ``kafkapy reassign-partitions`` (generate, execute with a
+replication throttle, verify until done and the throttle cleared, list, cancel) and ``kafkapy
+leader-election`` (PREFERRED after a broker restart moved the leadership away). Every wait is
+bounded; the printed lines are asserted exactly for the known state, and the cluster's state
+read back from ZooKeeper."""
 
 from __future__ import annotations
 
