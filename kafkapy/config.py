@@ -742,12 +742,14 @@ _TABLE: tuple[Setting, ...] = (
     # replicas are the topic configs leader/follower.replication.throttled.replicas.
     _s("leader.replication.throttled.rate", _L, _LMAX, "Bytes per second this broker, as a "
        "leader, sends to followers of the partitions listed in their topic's "
-       "leader.replication.throttled.replicas (only to replicas out of the ISR).",
-       at_least=0, mode="per-broker", dynamic=True),
+       "leader.replication.throttled.replicas (only to replicas out of the ISR). Acted on "
+       "when set dynamically (per broker, or as the cluster-wide default), as in Kafka.",
+       at_least=0, mode=_CW, dynamic=True),
     _s("follower.replication.throttled.rate", _L, _LMAX, "Bytes per second this broker, as "
        "a follower, fetches for the partitions listed in their topic's "
-       "follower.replication.throttled.replicas (only while it has not caught up).",
-       at_least=0, mode="per-broker", dynamic=True),
+       "follower.replication.throttled.replicas (only while it has not caught up). Acted "
+       "on when set dynamically (per broker, or as the cluster-wide default), as in Kafka.",
+       at_least=0, mode=_CW, dynamic=True),
     _s("replication.quota.window.num", _I, "11", "The number of samples kept for "
        "replication quotas.", at_least=1),
     _s("replication.quota.window.size.seconds", _I, "1", "The time span of each sample for "

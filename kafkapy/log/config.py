@@ -133,12 +133,13 @@ def parse_value(name: str, kind: str, raw: object, scale: int = 1) -> object:
                 raise ValueError("not a Kafka version such as 0.10.0 or 2.8")
             return text
         if kind == "replicas":
-            # Kafka's ThrottledReplicaListValidator: "*" alone, or partition:broker entries
+            # Kafka's ThrottledReplicaListValidator: "*" first, or partition:broker entries
             entries = tuple(e.strip() for e in text.split(",") if e.strip())
-            if entries == ("*",) or all(_THROTTLED_REPLICA.fullmatch(e) for e in entries):
+            if entries[:1] == ("*",) or all(_THROTTLED_REPLICA.fullmatch(e) for e in entries):
                 return entries
-            raise ValueError("must be the wildcard (*) or a list of the form "
-                             "'partitionId:brokerId' i.e. 0:101,1:102")
+            raise ValueError(f"{name} must be the literal '*' or a list of replicas in the "
+                             f"following format: [partitionId],[brokerId]:[partitionId],"
+                             f"[brokerId]:...")
         if kind == "compression":
             if text not in _COMPRESSION:
                 raise ValueError(f"must be one of {', '.join(_COMPRESSION)}")
@@ -212,7 +213,7 @@ class LogConfig:
         TopicConfigHandler kept the entries of this broker)."""
         entries = self.leader_replication_throttled_replicas if leader else \
             self.follower_replication_throttled_replicas
-        return bool(entries) and (entries == ("*",) or f"{partition}:{broker}" in entries)
+        return bool(entries) and (entries[0] == "*" or f"{partition}:{broker}" in entries)
 
     @classmethod
     def resolve(cls, topic_overrides: Mapping[str, object] | None = None,

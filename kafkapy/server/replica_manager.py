@@ -213,10 +213,10 @@ class ReplicaManager:
         window = server.config.replication_quota_window_size_seconds \
             if server is not None else 1
         self.leader_quota = ReplicationQuotaManager(
-            True, lambda: self.replica_config("leader_replication_throttled_rate", LONG_MAX),
+            True, lambda: self._throttled_rate("leader.replication.throttled.rate"),
             samples, window)
         self.follower_quota = ReplicationQuotaManager(
-            False, lambda: self.replica_config("follower_replication_throttled_rate", LONG_MAX),
+            False, lambda: self._throttled_rate("follower.replication.throttled.rate"),
             samples, window)
 
     # ================================================================ configuration
@@ -231,6 +231,18 @@ class ReplicaManager:
         if self.server is None:
             return default
         return int(getattr(self.server.config, name, default))
+
+    def _throttled_rate(self, name: str) -> int:
+        """A replication throttle as Kafka's BrokerConfigHandler takes it: this broker's
+        dynamic value, else the cluster-wide dynamic default, else none (Long.MAX_VALUE). It
+        is not in Kafka's static ConfigDef, so server.properties does not set it."""
+        if self.server is None:
+            return LONG_MAX
+        config = self.server.config
+        raw = config.dynamic.get(name)
+        if raw is None:
+            raw = config.dynamic_default.get(name)
+        return LONG_MAX if raw is None else int(str(raw).strip())
 
     @property
     def inter_broker_ssl_context(self) -> ssl.SSLContext | None:

@@ -4,10 +4,15 @@ injected clock (pure logic: no broker)."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+from typing import Any, cast
+
 import pytest
 
+from kafkapy.config import BrokerConfig
 from kafkapy.errors import InvalidConfigError
 from kafkapy.log.config import LONG_MAX, LogConfig
+from kafkapy.server.replica_manager import ReplicaManager
 from kafkapy.server.replication_quota_manager import ReplicationQuotaManager, SimpleRate
 
 
@@ -100,7 +105,33 @@ def test_throttled_replicas_config() -> None:
     assert not LogConfig().throttles(True, 0, 1) and not LogConfig().throttles(False, 0, 1)
 
 
-@pytest.mark.parametrize("value", ["0:1,x", "*,0:1", "0-1", "a:1"])
+@pytest.mark.parametrize("value", ["0:1,x", "0:1,*", "0-1", "a:1"])
 def test_throttled_replicas_refused(value: str) -> None:
-    with pytest.raises(InvalidConfigError, match=r"leader\.replication\.throttled\.replicas"):
+    with pytest.raises(InvalidConfigError) as info:
         LogConfig.resolve({"leader.replication.throttled.replicas": value})
+    assert info.value.message.endswith(
+        "leader.replication.throttled.replicas must be the literal '*' or a list of replicas "
+        "in the following format: [partitionId],[brokerId]:[partitionId],[brokerId]:...")
+
+
+def test_a_leading_wildcard_throttles_every_replica() -> None:
+    # Kafka's validator accepts anything after a leading "*"
+    config = LogConfig.resolve({"follower.replication.throttled.replicas": "*, 0:1"})
+    assert config.throttles(False, 5, 9)
+
+
+def test_the_broker_takes_its_rates_from_the_dynamic_configs() -> None:
+    # Kafka's BrokerConfigHandler: per-broker dynamic over the cluster-wide dynamic default;
+    # server.properties has no such setting in Kafka's ConfigDef
+    server = SimpleNamespace(config=BrokerConfig.from_properties(
+        {"leader.replication.throttled.rate": "5"}))
+    manager = ReplicaManager(1, cast(Any, None), server=cast(Any, server))
+    assert manager.leader_quota.upper_bound == LONG_MAX
+    server.config = server.config.with_updates(
+        {"leader.replication.throttled.rate": "1000"}, cluster_default=True)
+    assert manager.leader_quota.upper_bound == 1000
+    server.config = server.config.with_updates({"leader.replication.throttled.rate": "2000",
+                                                "follower.replication.throttled.rate": "30"})
+    assert (manager.leader_quota.upper_bound, manager.follower_quota.upper_bound) == (2000, 30)
+    with pytest.raises(InvalidConfigError):
+        server.config.with_updates({"follower.replication.throttled.rate": "-1"})
