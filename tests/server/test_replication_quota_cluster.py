@@ -165,3 +165,52 @@ def test_throttled_reassignment(cluster: Cluster, tmp_path: Path) -> None:
     # the follower holds the leader's batches byte for byte
     cluster.wait_until(lambda: log_bytes(cluster, 2) == log_bytes(cluster, 1) or None,
                        "the follower's log to match the leader's", WAIT_S)
+
+
+def configs(c: Cluster, *args: str) -> Run:
+    return run_tool("configs", "--bootstrap-server", c.bootstrap_servers, *args)
+
+
+def test_in_sync_replicas_are_never_throttled(cluster: Cluster) -> None:
+    """Kafka's shouldLeaderThrottle / shouldFollowerThrottle: a tiny throttle on every replica
+    of a topic does not slow an in-sync follower, so
+    acks=all keeps being answered and the ISR keeps both replicas."""
+    cluster.create_topic("s", {0: [1, 2]})
+    cluster.wait_for_leader("s", 0, timeout=WAIT_S)
+    cluster.wait_for_isr("s", 0, 2, timeout=WAIT_S)
+    for broker in ("1", "2"):
+        set_rates = configs(cluster, "--entity-type", "brokers", "--entity-name", broker,
+                            "--alter", "--add-config", "leader.replication.throttled.rate=1000,"
+                            "follower.replication.throttled.rate=1000")
+        assert set_rates.code == 0, set_rates
+    set_replicas = configs(cluster, "--entity-type", "topics", "--entity-name", "s", "--alter",
+                           "--add-config", "leader.replication.throttled.replicas=*,"
+                           "follower.replication.throttled.replicas=*")
+    assert set_replicas.code == 0, set_replicas
+    try:
+        producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all",
+                             "linger.ms": 5, "compression.type": "none"})
+        # 20 rounds of 10 KB, each acked by both replicas before the next is sent (one
+        # big batch would go in the first fetch, before any quota is exceeded): 200 s of
+        # the throttle. Unthrottled it takes a few seconds; the bound is generous.
+        begun = time.monotonic()
+        for _ in range(20):
+            for _ in range(10):
+                producer.produce("s", os.urandom(RECORD), partition=0)
+            assert producer.flush(WAIT_S) == 0
+            assert set(cluster.isr_of("s", 0)) == {1, 2}
+        took = time.monotonic() - begun
+        assert took < WAIT_S, f"{took:.0f} s: the in-sync follower was throttled"
+        cluster.wait_until(lambda: (log_bytes_of(cluster, 2, "s") ==
+                                    log_bytes_of(cluster, 1, "s") or None),
+                           "the follower's log to match the leader's", WAIT_S)
+    finally:
+        for broker in ("1", "2"):
+            configs(cluster, "--entity-type", "brokers", "--entity-name", broker, "--alter",
+                    "--delete-config", "leader.replication.throttled.rate,"
+                    "follower.replication.throttled.rate")
+
+
+def log_bytes_of(c: Cluster, broker: int, topic: str) -> int:
+    directory = c.dir / f"broker-{broker}" / f"{topic}-0"
+    return sum(p.stat().st_size for p in directory.glob("*.log")) if directory.exists() else 0
