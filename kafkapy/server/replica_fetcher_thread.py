@@ -29,6 +29,11 @@ Theory of operation
   request: the whole fetcher backs off.
 - A partition removed or re-added (new epoch) while a fetch was in flight is skipped when the
   response comes back (its state object changed).
+- Replication quota (KIP-73, ``ReplicaManager.follower_quota``): while the follower quota is
+  exceeded, partitions in their topic's ``follower.replication.throttled.replicas`` for this
+  broker that have not caught up (``PartitionFetchState.lag`` > 0) are left out of the fetch
+  (Kafka's shouldFollowerThrottle); with none left, the fetcher waits
+  ``replica.fetch.backoff.ms``. Bytes appended for those partitions are recorded.
 
 Runs on the broker's event loop; appends are synchronous.
 """

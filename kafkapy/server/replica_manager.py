@@ -22,6 +22,10 @@ with a preferred read replica and no records (``replica_selector``); v11+ consum
 ISR changes go to the controller through the ``AlterPartitionManager``; a periodic task
 proposes shrinking ISRs every ``replica.lag.time.max.ms`` / 2. ``leadership_listeners`` run
 after each LeaderAndIsr and StopReplica (the coordinators load and unload their partitions).
+Replication quotas (KIP-73): ``leader_quota`` / ``follower_quota``; a follower out of the ISR
+gets no records for a partition in its topic's ``leader.replication.throttled.replicas`` for
+this broker while the leader quota is exceeded (``should_leader_throttle``), and the bytes the
+fetch handler answers for such partitions are recorded (``record_leader_throttled``).
 
 Epoch checks (Kafka's): a controller epoch older than the last seen is STALE_CONTROLLER_EPOCH,
 a broker epoch older than this broker's registration is STALE_BROKER_EPOCH (-1: not checked).
