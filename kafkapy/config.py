@@ -742,6 +742,24 @@ _TABLE: tuple[Setting, ...] = (
        "controller mutation quota (controller_mutation_rate, KIP-599).", at_least=1),
     _s("controller.quota.window.size.seconds", _I, "1", "The time span of each sample for "
        "the controller mutation quota.", at_least=1),
+    # ---------------------------------------------------------------- replication quotas
+    # Kafka's DynamicConfig.Broker (set per broker with IncrementalAlterConfigs, as
+    # kafka-reassign-partitions.sh does) and ReplicationConfigs' windows; the throttled
+    # replicas are the topic configs leader/follower.replication.throttled.replicas.
+    _s("leader.replication.throttled.rate", _L, _LMAX, "Bytes per second this broker, as a "
+       "leader, sends to followers of the partitions listed in their topic's "
+       "leader.replication.throttled.replicas (only to replicas out of the ISR). Acted on "
+       "when set dynamically (per broker, or as the cluster-wide default), as in Kafka.",
+       at_least=0, mode=_CW, dynamic=True),
+    _s("follower.replication.throttled.rate", _L, _LMAX, "Bytes per second this broker, as "
+       "a follower, fetches for the partitions listed in their topic's "
+       "follower.replication.throttled.replicas (only while it has not caught up). Acted "
+       "on when set dynamically (per broker, or as the cluster-wide default), as in Kafka.",
+       at_least=0, mode=_CW, dynamic=True),
+    _s("replication.quota.window.num", _I, "11", "The number of samples kept for "
+       "replication quotas.", at_least=1),
+    _s("replication.quota.window.size.seconds", _I, "1", "The time span of each sample for "
+       "replication quotas.", at_least=1),
     # ---------------------------------------------------------------- metrics (kafkapy only)
     # Kafka exposes its metrics over JMX, which a Prometheus JMX exporter agent turns into
     # the names kafkapy serves itself here (docs/metrics.md).
@@ -1377,6 +1395,12 @@ class BrokerConfig:
     quota_window_size_seconds: int = attrs.field(init=False, eq=False, repr=False)
     controller_quota_window_num: int = attrs.field(init=False, eq=False, repr=False)
     controller_quota_window_size_seconds: int = attrs.field(init=False, eq=False, repr=False)
+    # replication quotas
+    leader_replication_throttled_rate: int = attrs.field(init=False, eq=False, repr=False)
+    follower_replication_throttled_rate: int = attrs.field(init=False, eq=False, repr=False)
+    replication_quota_window_num: int = attrs.field(init=False, eq=False, repr=False)
+    replication_quota_window_size_seconds: int = attrs.field(init=False, eq=False,
+                                                             repr=False)
     kafkapy_metrics_port: int = attrs.field(init=False, eq=False, repr=False)
     kafkapy_metrics_host: str = attrs.field(init=False, eq=False, repr=False)
     kafkapy_metrics_enabled: bool = attrs.field(init=False, eq=False, repr=False)

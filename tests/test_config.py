@@ -366,6 +366,13 @@ KAFKA_DEFAULTS: dict[str, tuple[str | None, str]] = {
         "11", "QuotaConfig CONTROLLER_QUOTA_WINDOW_NUM_DEFAULT"),
     "controller.quota.window.size.seconds": (
         "1", "QuotaConfig CONTROLLER_QUOTA_WINDOW_SIZE_SECONDS_DEFAULT"),
+    "leader.replication.throttled.rate": (
+        str(2**63 - 1), "QuotaConfig QUOTA_BYTES_PER_SECOND_DEFAULT (Long.MAX_VALUE)"),
+    "follower.replication.throttled.rate": (
+        str(2**63 - 1), "QuotaConfig QUOTA_BYTES_PER_SECOND_DEFAULT (Long.MAX_VALUE)"),
+    "replication.quota.window.num": ("11", "QuotaConfig REPLICATION_QUOTA_WINDOW_NUM_DEFAULT"),
+    "replication.quota.window.size.seconds": (
+        "1", "QuotaConfig REPLICATION_QUOTA_WINDOW_SIZE_SECONDS_DEFAULT"),
 }
 
 # Deliberate differences: kafkapy's standalone defaults.
@@ -907,6 +914,8 @@ KAFKAPY_DYNAMIC = {
     "log.cleaner.delete.retention.ms",
     "log.cleaner.min.compaction.lag.ms", "log.cleaner.max.compaction.lag.ms",
     "log.cleaner.min.cleanable.ratio",
+    # replication quotas (Kafka's DynamicConfig.Broker)
+    "leader.replication.throttled.rate", "follower.replication.throttled.rate",
 }
 
 

@@ -161,12 +161,12 @@ def test_settings_wins_over_the_kafka_table() -> None:
 
 
 # Settings the tls and sasl work will not act on (Kerberos, JVM-only, delegation tokens,
-# replication quota windows, tiered storage): they stay Kafka-only when SETTINGS grows.
+# the alter-log-dirs quota windows, tiered storage): they stay Kafka-only when SETTINGS grows.
 KAFKA_ONLY = {
     "sasl.kerberos.min.time.before.relogin": "120000",
     "sasl.kerberos.service.name": "kafka",
     "delegation.token.secret.key": "s3cret",
-    "replication.quota.window.num": " 12 ",
+    "alter.log.dirs.replication.quota.window.num": " 12 ",
     "remote.log.storage.system.enable": "TRUE",
     "listener.name.sasl_ssl.gssapi.sasl.login.class": "com.example.Login",
     "listener.name.ssl.ssl.keymanager.algorithm": "PKIX",
@@ -186,7 +186,7 @@ def test_kafka_only_settings_are_accepted_and_logged_once(
         "Unknown broker settings, kept but not used by kafkapy: no.such.setting",
         "Kafka settings kafkapy accepts but does not act on: "
         + ", ".join(sorted(KAFKA_ONLY))]
-    assert config.props["replication.quota.window.num"] == " 12 "
+    assert config.props["alter.log.dirs.replication.quota.window.num"] == " 12 "
 
 
 def test_no_line_without_kafka_only_settings(caplog: pytest.LogCaptureFixture) -> None:
@@ -196,8 +196,8 @@ def test_no_line_without_kafka_only_settings(caplog: pytest.LogCaptureFixture) -
 
 
 @pytest.mark.parametrize(("name", "value", "reason"), [
-    ("replication.quota.window.num", "eleven", "Not a number of type INT"),
-    ("replication.quota.window.num", "2147483648", "Not a number of type INT"),
+    ("alter.log.dirs.replication.quota.window.num", "eleven", "Not a number of type INT"),
+    ("alter.log.dirs.replication.quota.window.num", "2147483648", "Not a number of type INT"),
     ("sasl.login.refresh.min.period.seconds", "40000", "Not a number of type SHORT"),
     ("sasl.kerberos.min.time.before.relogin", "1.5", "Not a number of type LONG"),
     ("sasl.kerberos.ticket.renew.window.factor", "high", "Not a number of type DOUBLE"),
@@ -214,7 +214,7 @@ def test_kafka_only_values_are_type_checked(name: str, value: str, reason: str) 
 
 
 @pytest.mark.parametrize(("name", "value", "reason"), [
-    ("replication.quota.window.num", "0", "Value must be at least 1"),
+    ("alter.log.dirs.replication.quota.window.num", "0", "Value must be at least 1"),
     ("reserved.broker.max.id", "-1", "Value must be at least 0"),
     ("remote.log.manager.task.retry.jitter", "0.7", "Value must be no more than 0.5"),
 ])
@@ -261,7 +261,8 @@ def test_describe_kafka_only_settings() -> None:
     assert (password.value, password.sensitive, password.config_type, password.source) == (
         None, True, ConfigType.PASSWORD, ConfigSource.STATIC_BROKER_CONFIG)
     assert [s.value for s in password.synonyms] == [None]
-    window = entries["replication.quota.window.num"]     # trimmed, as ConfigDef parses it
+    # trimmed, as ConfigDef parses it
+    window = entries["alter.log.dirs.replication.quota.window.num"]
     assert (window.value, window.read_only, window.config_type) == ("12", True, ConfigType.INT)
     assert entries["remote.log.storage.system.enable"].value == "true"
     unset = entries["sasl.kerberos.kinit.cmd"]
@@ -310,8 +311,9 @@ def test_dynamic_changes_follow_kafkas_update_mode() -> None:
 @pytest.mark.parametrize(("updates", "cluster_default", "message"), [
     ({"sasl.server.max.receive.size": "1"}, False,
      "Cannot update these configs dynamically: sasl.server.max.receive.size"),
-    ({"replication.quota.window.num": "3", "num.partitions": "2"}, False,
-     "Cannot update these configs dynamically: num.partitions, replication.quota.window.num"),
+    ({"alter.log.dirs.replication.quota.window.num": "3", "num.partitions": "2"}, False,
+     "Cannot update these configs dynamically: "
+     "alter.log.dirs.replication.quota.window.num, num.partitions"),
     ({"listener.name.ssl.connections.max.reauth.ms": "1"}, False,
      "Cannot update these configs dynamically: listener.name.ssl.connections.max.reauth.ms"),
     ({"sasl.kerberos.min.time.before.relogin": "1"}, True,

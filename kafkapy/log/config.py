@@ -73,6 +73,12 @@ TOPIC_CONFIG_SPEC: dict[str, tuple[str, str, object, tuple[tuple[str, int], ...]
     # Fetch v0-3 (message format 0/1) answered by converting batches down (Kafka 3.x).
     "message.downconversion.enable": ("message_downconversion_enable", "bool", True,
                                       (("log.message.downconversion.enable", 1),)),
+    # Replication quotas (Kafka's QuotaConfigs): which replicas the leader's and the
+    # follower's replication throttles apply to, "partition:broker" entries or "*".
+    "leader.replication.throttled.replicas": ("leader_replication_throttled_replicas",
+                                              "replicas", (), ()),
+    "follower.replication.throttled.replicas": ("follower_replication_throttled_replicas",
+                                                "replicas", (), ()),
     # Deprecated in Kafka 3.0 and ignored: the log always stores magic 2 (KIP-724).
     "message.format.version": ("message_format_version", "msgversion", "3.0-IV1",
                                (("log.message.format.version", 1),)),
@@ -90,6 +96,7 @@ _MIN = {"segment_bytes": 14, "segment_index_bytes": 4, "index_interval_bytes": 0
         "message_timestamp_after_max_ms": 0, "min_insync_replicas": 1}
 # Kafka's MetadataVersion strings up to 3.x (0.8.0 ... 0.11.0-IV2, 1.0 ... 3.9-IV0).
 _MESSAGE_FORMAT_VERSION = re.compile(r"(0\.(8|9|10|11)\.\d|[1-3]\.\d+)(-IV\d)?")
+_THROTTLED_REPLICA = re.compile(r"\d+:\d+")
 _COMPRESSION = ("producer", "uncompressed", "gzip", "snappy", "lz4", "zstd")
 
 
@@ -125,6 +132,14 @@ def parse_value(name: str, kind: str, raw: object, scale: int = 1) -> object:
             if not _MESSAGE_FORMAT_VERSION.fullmatch(text):
                 raise ValueError("not a Kafka version such as 0.10.0 or 2.8")
             return text
+        if kind == "replicas":
+            # Kafka's ThrottledReplicaListValidator: "*" first, or partition:broker entries
+            entries = tuple(e.strip() for e in text.split(",") if e.strip())
+            if entries[:1] == ("*",) or all(_THROTTLED_REPLICA.fullmatch(e) for e in entries):
+                return entries
+            raise ValueError(f"{name} must be the literal '*' or a list of replicas in the "
+                             f"following format: [partitionId],[brokerId]:[partitionId],"
+                             f"[brokerId]:...")
         if kind == "compression":
             if text not in _COMPRESSION:
                 raise ValueError(f"must be one of {', '.join(_COMPRESSION)}")
@@ -170,6 +185,8 @@ class LogConfig:
     preallocate: bool = False
     message_downconversion_enable: bool = True
     message_format_version: str = "3.0-IV1"
+    leader_replication_throttled_replicas: tuple[str, ...] = ()
+    follower_replication_throttled_replicas: tuple[str, ...] = ()
 
     def __attrs_post_init__(self) -> None:
         for attr, low in _MIN.items():
@@ -189,6 +206,14 @@ class LogConfig:
     @property
     def log_append_time(self) -> bool:
         return self.message_timestamp_type == "LogAppendTime"
+
+    def throttles(self, leader: bool, partition: int, broker: int) -> bool:
+        """Whether the leader's (``leader``) or the follower's replication quota applies to
+        ``partition`` on ``broker`` (Kafka's ReplicationQuotaManager.isThrottled after
+        TopicConfigHandler kept the entries of this broker)."""
+        entries = self.leader_replication_throttled_replicas if leader else \
+            self.follower_replication_throttled_replicas
+        return bool(entries) and (entries[0] == "*" or f"{partition}:{broker}" in entries)
 
     @classmethod
     def resolve(cls, topic_overrides: Mapping[str, object] | None = None,
@@ -213,7 +238,7 @@ class LogConfig:
         out = {}
         for name, (attr, kind, _d, _b) in TOPIC_CONFIG_SPEC.items():
             value = getattr(self, attr)
-            if kind == "policy":
+            if kind in ("policy", "replicas"):
                 out[name] = ",".join(value)
             elif kind == "bool":
                 out[name] = "true" if value else "false"

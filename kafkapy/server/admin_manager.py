@@ -120,7 +120,12 @@ _JAVA_INT = re.compile(r"[+-]?[0-9]+")
 _TOPIC_CONFIG_TYPES = {"int": ConfigType.INT, "long": ConfigType.LONG,
                        "ratio": ConfigType.DOUBLE, "policy": ConfigType.LIST,
                        "bool": ConfigType.BOOLEAN, "tstype": ConfigType.STRING,
-                       "compression": ConfigType.STRING, "msgversion": ConfigType.STRING}
+                       "compression": ConfigType.STRING, "msgversion": ConfigType.STRING,
+                       "replicas": ConfigType.LIST}
+_THROTTLED_REPLICAS_DOC = (
+    "A list of replicas for which log replication should be throttled on the leader "
+    "(leader.*) or follower (follower.*) side, in the form partitionId:brokerId, or the "
+    "wildcard '*' for all replicas of this topic.")
 
 
 def api_error(exc: BaseException) -> tuple[int, str | None]:
@@ -243,13 +248,15 @@ class AdminManager:
         ``overrides``, sorted by name (Kafka's ``ConfigHelper.createTopicConfigEntry``)."""
         config = self.server.config
         values = LogConfig.resolve(overrides, config.props).to_topic_configs()
-        broker_names = {name: spec[3][0][0] for name, spec in TOPIC_CONFIG_SPEC.items()}
+        # the throttled replicas have no broker synonym (Kafka's QuotaConfigs)
+        broker_names = {name: spec[3][0][0] for name, spec in TOPIC_CONFIG_SPEC.items()
+                        if spec[3]}
         brokers = {e.name: e for e in config.describe(broker_names.values())}
         entries = []
         for name in sorted(TOPIC_CONFIG_SPEC):
             value = values[name]
-            broker = brokers[broker_names[name]]
-            synonyms = list(broker.synonyms)
+            broker = brokers.get(broker_names.get(name, ""))
+            synonyms = list(broker.synonyms) if broker is not None else []
             if name in overrides:
                 synonyms.insert(0, ConfigSynonym(name, value, ConfigSource.TOPIC_CONFIG))
             source = synonyms[0].source if synonyms else ConfigSource.DEFAULT_CONFIG
@@ -258,7 +265,8 @@ class AdminManager:
                 is_default=source == ConfigSource.DEFAULT_CONFIG, read_only=False,
                 sensitive=False, synonyms=tuple(synonyms),
                 config_type=_TOPIC_CONFIG_TYPES[TOPIC_CONFIG_SPEC[name][1]],
-                documentation=SETTINGS[broker.name].doc))
+                documentation=SETTINGS[broker.name].doc if broker is not None
+                else _THROTTLED_REPLICAS_DOC))
         return entries
 
     def _existing_topic(self, name: str) -> TopicRecord:
@@ -293,7 +301,7 @@ class AdminManager:
         current = dict(record.configs) if record is not None else {}
         def list_default(key: str, op: int) -> str:
             spec = TOPIC_CONFIG_SPEC.get(key)
-            if spec is None or spec[1] != "policy":
+            if spec is None or spec[1] not in ("policy", "replicas"):
                 raise InvalidConfigError(f"Can't {OP_NAMES[op]} to key {key} because its "
                                          f"type is not LIST.")
             default = spec[2]

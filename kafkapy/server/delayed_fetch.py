@@ -55,6 +55,11 @@ class DelayedFetch(DelayedOperation):
                     req.fetch_offset < partition.log_start_offset:
                 return self.force_complete()
             if req.fetch_offset < bound:
+                if self.params.replica_id >= 0 and self.manager.should_leader_throttle(
+                        partition, self.params.replica_id):
+                    # Kafka's DelayedFetch: a throttled partition's bytes do not count, so
+                    # a throttled follower's fetch waits out max_wait_ms
+                    continue
                 if self.params.min_bytes <= 1:
                     # Something below the bound is at least one batch header: enough,
                     # without reading it (on_complete reads once).

@@ -29,6 +29,11 @@ Theory of operation
   request: the whole fetcher backs off.
 - A partition removed or re-added (new epoch) while a fetch was in flight is skipped when the
   response comes back (its state object changed).
+- Replication quota (KIP-73, ``ReplicaManager.follower_quota``): while the follower quota is
+  exceeded, partitions in their topic's ``follower.replication.throttled.replicas`` for this
+  broker that have not caught up (``PartitionFetchState.lag`` > 0) are left out of the fetch
+  (Kafka's shouldFollowerThrottle); with none left, the fetcher waits
+  ``replica.fetch.backoff.ms``. Bytes appended for those partitions are recorded.
 
 Runs on the broker's event loop; appends are synchronous.
 """
@@ -102,6 +107,13 @@ class PartitionFetchState:
     leader_epoch: int
     last_fetched_epoch: int
     delayed_until: float = 0.0
+    # the leader's high watermark minus this log's end after the last fetch (Kafka's
+    # PartitionFetchState.lag; None before the first data): 0 is "in sync"
+    lag: int | None = None
+
+    @property
+    def in_sync(self) -> bool:
+        return self.lag is not None and self.lag <= 0
 
 
 class ReplicaFetcherThread:
@@ -153,6 +165,15 @@ class ReplicaFetcherThread:
             try:
                 while True:
                     ready = self._ready(trio.current_time())
+                    fetchable = self._unthrottled(ready)
+                    if ready and not fetchable:
+                        # every ready partition is throttled: Kafka's fetcher waits its
+                        # back-off when it has no fetch to send
+                        with trio.move_on_after(self._backoff_s()):
+                            await self._wakeup.wait()
+                        self._wakeup = trio.Event()
+                        continue
+                    ready = fetchable
                     if not ready:
                         wake = min((s.delayed_until for s in self.partitions.values()),
                                    default=math.inf)
@@ -186,6 +207,24 @@ class ReplicaFetcherThread:
     def _ready(self, now: float) -> dict[TopicPartition, PartitionFetchState]:
         """The partitions not backing off at ``now``."""
         return {tp: s for tp, s in self.partitions.items() if s.delayed_until <= now}
+
+    def _unthrottled(self, ready: dict[TopicPartition, PartitionFetchState]
+                     ) -> dict[TopicPartition, PartitionFetchState]:
+        """``ready`` less the partitions Kafka's shouldFollowerThrottle leaves out: not in
+        sync, in follower.replication.throttled.replicas for this broker, and the follower
+        quota exceeded (checked once per fetch)."""
+        quota = self._rm.follower_quota
+        if not ready or not quota.is_quota_exceeded():
+            return ready
+        hosted = self._rm.partitions
+        node = self._rm.node_id
+        out = {}
+        for tp, s in ready.items():
+            partition = hosted.get(tp)
+            if s.in_sync or partition is None or \
+                    not partition.log.config.throttles(False, tp.partition, node):
+                out[tp] = s
+        return out
 
     def _request(self, ready: dict[TopicPartition, PartitionFetchState]
                  ) -> tuple[FetchBuild, FetchRequest]:
@@ -277,6 +316,8 @@ class ReplicaFetcherThread:
         records = pd.records
         if isinstance(records, memoryview | bytes | bytearray) and len(records):
             partition.append_as_follower(records)
+            if plog.config.throttles(False, tp.partition, self._rm.node_id):
+                self._rm.follower_quota.record(len(records))
         hw = plog.high_watermark
         if plog.update_high_watermark(min(pd.high_watermark, plog.log_end_offset)) != hw:
             # Consumers parked on this follower (KIP-392) read up to its high watermark.
@@ -285,6 +326,7 @@ class ReplicaFetcherThread:
             plog.delete_records(min(pd.log_start_offset, plog.high_watermark))
         state.fetch_offset = plog.log_end_offset
         state.last_fetched_epoch = plog.epochs.latest_epoch
+        state.lag = max(0, pd.high_watermark - plog.log_end_offset)
 
     def _truncate_on_diverging(self, tp: TopicPartition, state: PartitionFetchState,
                                leader_epoch: int, leader_end: int) -> None:

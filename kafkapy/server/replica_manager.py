@@ -22,6 +22,10 @@ with a preferred read replica and no records (``replica_selector``); v11+ consum
 ISR changes go to the controller through the ``AlterPartitionManager``; a periodic task
 proposes shrinking ISRs every ``replica.lag.time.max.ms`` / 2. ``leadership_listeners`` run
 after each LeaderAndIsr and StopReplica (the coordinators load and unload their partitions).
+Replication quotas (KIP-73): ``leader_quota`` / ``follower_quota``; a follower out of the ISR
+gets no records for a partition in its topic's ``leader.replication.throttled.replicas`` for
+this broker while the leader quota is exceeded (``should_leader_throttle``), and the bytes the
+fetch handler answers for such partitions are recorded (``record_leader_throttled``).
 
 Epoch checks (Kafka's): a controller epoch older than the last seen is STALE_CONTROLLER_EPOCH,
 a broker epoch older than this broker's registration is STALE_BROKER_EPOCH (-1: not checked).
@@ -61,6 +65,7 @@ from kafkapy.errors import (
     UnknownServerError,
     UnknownTopicOrPartitionError,
 )
+from kafkapy.log.config import LONG_MAX
 from kafkapy.log.log import FetchData, future_dir_name
 from kafkapy.log.log_manager import LogManager
 from kafkapy.log.log_validator import RecordError, RecordValidationError
@@ -86,6 +91,7 @@ from kafkapy.server.replica_selector import (
     create_replica_selector,
     preferred_read_replica,
 )
+from kafkapy.server.replication_quota_manager import ReplicationQuotaManager
 
 if TYPE_CHECKING:
     from kafkapy.server.kafka_server import KafkaServer
@@ -206,6 +212,16 @@ class ReplicaManager:
         self.alter_log_dirs_manager = ReplicaAlterLogDirsManager(self)
         self.replica_selector = create_replica_selector(
             server.config.replica_selector_class if server is not None else None)
+        # replication throttles (KIP-73); the window settings are read-only
+        samples = server.config.replication_quota_window_num if server is not None else 11
+        window = server.config.replication_quota_window_size_seconds \
+            if server is not None else 1
+        self.leader_quota = ReplicationQuotaManager(
+            True, lambda: self._throttled_rate("leader.replication.throttled.rate"),
+            samples, window)
+        self.follower_quota = ReplicationQuotaManager(
+            False, lambda: self._throttled_rate("follower.replication.throttled.rate"),
+            samples, window)
 
     # ================================================================ configuration
 
@@ -219,6 +235,18 @@ class ReplicaManager:
         if self.server is None:
             return default
         return int(getattr(self.server.config, name, default))
+
+    def _throttled_rate(self, name: str) -> int:
+        """A replication throttle as Kafka's BrokerConfigHandler takes it: this broker's
+        dynamic value, else the cluster-wide dynamic default, else none (Long.MAX_VALUE). It
+        is not in Kafka's static ConfigDef, so server.properties does not set it."""
+        if self.server is None:
+            return LONG_MAX
+        config = self.server.config
+        raw = config.dynamic.get(name)
+        if raw is None:
+            raw = config.dynamic_default.get(name)
+        return LONG_MAX if raw is None else int(str(raw).strip())
 
     @property
     def inter_broker_ssl_context(self) -> ssl.SSLContext | None:
@@ -775,7 +803,10 @@ class ReplicaManager:
                     return FetchPartitionResult(None, None, hw, lso, start,
                                                 diverging_epoch=(epoch, end))
             leo = partition.log_end_offset
-            data = partition.read(req.fetch_offset, max_bytes, 0, min_one, replica=True)
+            # Kafka's readFromLocalLog: a throttled replica out of the ISR gets no records
+            # while the leader's quota is exceeded (its position still counts below)
+            data = None if self.should_leader_throttle(partition, replica_id) else \
+                partition.read(req.fetch_offset, max_bytes, 0, min_one, replica=True)
         except Exception as exc:
             return FetchPartitionResult(_as_kafka_error(tp, exc), None, hw, lso, start)
         if update_fetch_state and partition.update_follower_fetch_state(
@@ -785,6 +816,28 @@ class ReplicaManager:
         # round earlier than from the value read before.
         return FetchPartitionResult(None, data, partition.high_watermark,
                                     partition.last_stable_offset, start)
+
+    def should_leader_throttle(self, partition: Partition, replica_id: int) -> bool:
+        """Kafka's shouldLeaderThrottle: ``replica_id`` is out of the ISR, the partition is
+        in its topic's leader.replication.throttled.replicas for this broker, and the leader
+        quota is exceeded."""
+        return replica_id not in partition.isr and \
+            partition.log.config.throttles(True, partition.tp.partition, self.node_id) and \
+            self.leader_quota.is_quota_exceeded()
+
+    def record_leader_throttled(self, results: Sequence[tuple[TopicPartition,
+                                                              FetchPartitionResult]]) -> None:
+        """Kafka's handleFetchRequest for a follower: the bytes of the throttled partitions
+        of the response count against the leader quota."""
+        size = 0
+        node = self.node_id
+        for tp, result in results:
+            if result.size:
+                partition = self.partitions.get(tp)
+                if partition is not None and \
+                        partition.log.config.throttles(True, tp.partition, node):
+                    size += result.size
+        self.leader_quota.record(size)
 
     def fetch_messages(self, params: FetchParams, requests: Sequence[FetchPartitionRequest]
                        ) -> tuple[list[tuple[TopicPartition, FetchPartitionResult]],

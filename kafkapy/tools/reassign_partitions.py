@@ -345,7 +345,7 @@ class Reassigner:
                       clearing: bool = False) -> None:
         """IncrementalAlterConfigs (None deletes); a resource the broker refuses is the
         command's failure, as in Kafka. When ``clearing``, a broker that does not know the
-        throttle configs at all (kafkapy's has no replication quotas) has none to clear."""
+        throttle configs at all (an older kafkapy) has none to clear."""
         admin = self.kafka.admin
         resources = [admin.ConfigResource(getattr(admin.ConfigResourceType, kind), name,
                                           configs={k: ("DELETE", None) if v is None

@@ -273,7 +273,7 @@ def test_confluent_describe_topic_configs(admin: AdminClient,
     name = topic_name(request)
     result(admin.create_topics([NewTopic(name, 1, 1, config={"retention.ms": "60000"})])[name])
     configs = describe_topic(admin, name)
-    assert len(configs) == 25
+    assert len(configs) == 27
     retention = configs["retention.ms"]
     assert (retention.value, retention.source, retention.is_read_only, retention.is_sensitive,
             retention.is_default) == ("60000", ConfigSource.DYNAMIC_TOPIC_CONFIG.value, False,
@@ -523,7 +523,7 @@ def test_kafka_python_create_describe_alter_delete(broker: Broker, kp_admin: Kaf
         "is_sensitive": False}
     assert topic["configs"]["retention.bytes"]["value"] == STATIC_RETENTION_BYTES
     assert topic["configs"]["retention.bytes"]["config_source"] == "STATIC_BROKER_CONFIG"
-    assert len(topic["configs"]) == 25
+    assert len(topic["configs"]) == 27
     assert name in kp_admin.list_topics()
     again = kp_admin.create_topics([KPNewTopic(name, 3, 1)], raise_errors=False)
     assert [(t["error_code"], t["error_message"]) for t in again["topics"]] == [

@@ -49,8 +49,8 @@ STATIC = {
     "sasl.login.refresh.buffer.seconds": ("120", "120", 4, False, False),
     "ssl.keymanager.algorithm": ("PKIX", "PKIX", 2, False, False),
     "ssl.secure.random.implementation": ("SHA1PRNG", "SHA1PRNG", 2, False, False),
-    "replication.quota.window.num": ("12", "12", 3, True, False),
-    "replication.quota.window.size.seconds": (" 2 ", "2", 3, True, False),
+    "alter.log.dirs.replication.quota.window.num": ("12", "12", 3, True, False),
+    "alter.log.dirs.replication.quota.window.size.seconds": (" 2 ", "2", 3, True, False),
     "client.quota.callback.class": ("com.example.Quotas", "com.example.Quotas", 8, True,
                                     False),
     "remote.log.storage.system.enable": ("false", "false", 1, True, False),
@@ -62,7 +62,7 @@ STATIC = {
 # Not set: described with Kafka's default.
 DEFAULTS = {
     "sasl.kerberos.kinit.cmd": ("/usr/bin/kinit", 2, False),
-    "alter.log.dirs.replication.quota.window.num": ("11", 3, True),
+    "group.coordinator.threads": ("1", 3, True),
     "remote.log.index.file.cache.total.size.bytes": ("1073741824", 5, False),
     "password.encoder.old.secret": (None, 9, True),
 }
@@ -140,11 +140,12 @@ def test_kafka_only_settings_end_to_end(tmp_path: Path,
         assert "cipherAlgorithm:AES/CBC/PKCS5Padding" in stored[PASSWORD].split(",")
         # A read-only one is refused as Kafka's broker refuses it.
         with pytest.raises(KafkaException) as info:
-            alter(admin, "replication.quota.window.num", "20").result(timeout=TIMEOUT)
+            alter(admin, "alter.log.dirs.replication.quota.window.num",
+                  "20").result(timeout=TIMEOUT)
         err = info.value.args[0]
         assert (err.code(), err.str()) == (
             KafkaError.INVALID_REQUEST,
-            "Cannot update these configs dynamically: replication.quota.window.num")
+            "Cannot update these configs dynamically: alter.log.dirs.replication.quota.window.num")
         # A bad value of a dynamic one too, with Kafka's ConfigDef reason.
         with pytest.raises(KafkaException) as info:
             alter(admin, RELOGIN, "soon").result(timeout=TIMEOUT)
@@ -159,7 +160,7 @@ def test_kafka_only_settings_end_to_end(tmp_path: Path,
         entries = describe(admin)
         e = entries[RELOGIN]
         assert (e.value, e.source) == ("90000", ConfigSource.DYNAMIC_BROKER_CONFIG.value)
-        assert entries["replication.quota.window.num"].value == "12"
+        assert entries["alter.log.dirs.replication.quota.window.num"].value == "12"
         e = entries[PASSWORD]
         assert (e.value, e.source) == (None, ConfigSource.DYNAMIC_BROKER_CONFIG.value)
         assert b.call(lambda: b.server.config.props[PASSWORD]) == "hunter2"

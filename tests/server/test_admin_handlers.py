@@ -178,7 +178,9 @@ def test_create_topics_every_version(broker: Broker, version: int) -> None:
         assert [c.name for c in ok.configs] == sorted(c.name for c in ok.configs)
         configs = {c.name: (c.value, c.config_source, c.read_only, c.is_sensitive)
                    for c in ok.configs}
-        assert len(configs) == 25
+        assert len(configs) == 27
+        # the replication throttles' topic configs: no broker synonym, empty by default
+        assert configs["leader.replication.throttled.replicas"] == ("", 5, False, False)
         assert configs["retention.ms"] == ("60000", 1, False, False)
         assert configs["segment.bytes"] == ("1073741824", 5, False, False)
     record = broker.call(lambda: broker.server.metadata_store.topics[name + ".ok"])

@@ -1,9 +1,9 @@
 """The tools that need more than one broker, end to end on a 3-broker ``kafkapy.Cluster``
-(ZooKeeper mode, module-scoped): ``kafkapy reassign-partitions`` (generate, execute, verify
-until done, list, cancel; a throttle the brokers refuse) and ``kafkapy leader-election``
-(PREFERRED after a broker restart moved the leadership away). Every wait is bounded; the
-printed lines are asserted exactly for the known state, and the cluster's state read back
-from ZooKeeper."""
+(ZooKeeper mode, module-scoped): ``kafkapy reassign-partitions`` (generate, execute with a
+replication throttle, verify until done and the throttle cleared, list, cancel) and ``kafkapy
+leader-election`` (PREFERRED after a broker restart moved the leadership away). Every wait is
+bounded; the printed lines are asserted exactly for the known state, and the cluster's state
+read back from ZooKeeper."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka import Producer
-from confluent_kafka.admin import AdminClient
+from confluent_kafka.admin import AdminClient, ConfigResource
 
 import kafkapy
 from kafkapy.cluster import Cluster
@@ -42,6 +42,11 @@ def cluster() -> Iterator[Cluster]:
                 producer.produce("r", b"x" * 100, partition=partition)
         assert producer.flush(WAIT_S) == 0
         yield c
+
+
+def describe(admin: AdminClient, resource: ConfigResource) -> dict[str, str | None]:
+    entries = admin.describe_configs([resource])[resource].result(timeout=WAIT_S)
+    return {name: entry.value for name, entry in entries.items()}
 
 
 def reassign(c: Cluster, *args: str) -> Run:
@@ -78,20 +83,24 @@ def test_reassign_partitions(cluster: Cluster, tmp_path: Path) -> None:
         "Current partition replica assignment", "",
         assignment_json({("r", 0): [1, 2], ("r", 1): [2, 3]}), "",
         "Save this to use as the --reassignment-json-file option during rollback"]
-    # kafkapy's brokers have no replication quotas: they refuse the throttle configs, and
-    # the tool stops before starting anything (as Kafka's does when a config is refused)
-    throttled = reassign(cluster, "--execute", "--reassignment-json-file", str(plan),
-                         "--throttle", "50000000")
-    assert throttled.code == 1
-    assert throttled.out == [*rollback_lines, RUN_VERIFY,
-                             "Error: org.apache.kafka.common.errors.InvalidConfigurationException: "
-                             "Unknown topic config name: leader.replication.throttled.replicas"]
-    assert reassign(cluster, "--list").out == ["No partition reassignments found."]
-
-    executed = reassign(cluster, "--execute", "--reassignment-json-file", str(plan))
+    # with a throttle: the rates on the brokers involved, the replicas on the topic, then the
+    # reassignment (a generous rate: the few KB here move at once)
+    executed = reassign(cluster, "--execute", "--reassignment-json-file", str(plan),
+                        "--throttle", "50000000")
     assert (executed.code, executed.err) == (0, [])
-    assert executed.out == [*rollback_lines,
+    assert executed.out == [*rollback_lines, RUN_VERIFY,
+                            "The inter-broker throttle limit was set to 50000000 B/s",
                             "Successfully started partition reassignments for r-0,r-1"]
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+    topic_configs = describe(admin, ConfigResource("TOPIC", "r"))
+    # Kafka's modifyReassignmentThrottle: the current replicas throttle as leaders, the new
+    # ones as followers
+    assert topic_configs["leader.replication.throttled.replicas"] == "0:1,0:2,1:2,1:3"
+    assert topic_configs["follower.replication.throttled.replicas"] == "0:3"
+    for broker in (1, 2, 3):
+        broker_configs = describe(admin, ConfigResource("BROKER", str(broker)))
+        assert broker_configs["leader.replication.throttled.rate"] == "50000000"
+        assert broker_configs["follower.replication.throttled.rate"] == "50000000"
     # --verify until done (bounded), showing progress each time
     deadline = time.monotonic() + WAIT_S
     while True:
@@ -108,6 +117,12 @@ def test_reassign_partitions(cluster: Cluster, tmp_path: Path) -> None:
         "Reassignment of partition r-1 is completed.",
         "Clearing broker-level throttles on brokers 1,2,3",
         "Clearing topic-level throttles on topic r"]
+    # the throttles are gone once done
+    topic_configs = describe(admin, ConfigResource("TOPIC", "r"))
+    assert topic_configs["leader.replication.throttled.replicas"] == ""
+    assert topic_configs["follower.replication.throttled.replicas"] == ""
+    assert describe(admin, ConfigResource("BROKER", "1"))[
+        "leader.replication.throttled.rate"] == str(2**63 - 1)
     state = cluster.partition_state("r", 0)
     assert state is not None
     cluster.wait_for_isr("r", 0, 2, timeout=WAIT_S)

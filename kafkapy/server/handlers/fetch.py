@@ -191,6 +191,10 @@ def _with_denied(session: FetchContext, results: list[tuple[TopicPartition, Fetc
 def _respond(context: RequestContext[FetchRequest], params: FetchParams, session: FetchContext,
              results: list[tuple[TopicPartition, FetchPartitionResult]]
              ) -> SendResponse | FetchResponse:
+    if params.replica_id >= 0:
+        # the answer to a follower: its throttled partitions' bytes count against the
+        # leader's replication quota (Kafka records them as the response is built)
+        context.server.replica_manager.record_leader_throttled(results)
     committed = params.isolation_level == READ_COMMITTED
     version = context.api_version
     cache = context.server.fetch_sessions
