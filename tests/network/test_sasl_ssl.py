@@ -1,22 +1,24 @@
-"""SASL_SSL listeners: the TLS transport of an SSL listener with the SASL authenticator on
-top, with real clients. confluent-kafka and kafka-python produce and consume with PLAIN and
-SCRAM-SHA-512 over TLS (trustme CA), kcat with SCRAM-SHA-512; a wrong password fails as on
-SASL_PLAINTEXT while the broker keeps serving; the principal is the SASL user even when a
-client certificate is presented too (Kafka's DefaultKafkaPrincipalBuilder takes the SASL
-authorization id); the broker-wide ``ssl.client.auth`` does not apply to SASL_SSL listeners,
-a listener-prefixed one does (Kafka's ChannelBuilders, KIP-684).
+"""SASL_SSL listeners: the TLS transport of an SSL listener with the SASL authenticator on top,
+with real clients. confluent-kafka, kafka-python and aiokafka produce and consume with PLAIN,
+SCRAM-SHA-256 and SCRAM-SHA-512 over TLS (trustme CA), kcat with SCRAM-SHA-512; a wrong
+password fails as on SASL_PLAINTEXT while the broker keeps serving; the principal is the SASL
+user even when a client certificate is presented too (Kafka's DefaultKafkaPrincipalBuilder
+takes the SASL authorization id); the broker-wide ``ssl.client.auth`` does not apply to
+SASL_SSL listeners, a listener-prefixed one does (Kafka's ChannelBuilders, KIP-684).
 
 One broker for the module, three listeners:
 - PLAINTEXT (administration: SCRAM users are created through it);
-- SASL_SSL: PLAIN and SCRAM-SHA-512, with the broker-wide ``ssl.client.auth=required``
+- SASL_SSL: PLAIN and both SCRAMs, with the broker-wide ``ssl.client.auth=required``
   (ignored there);
 - MTLS (mapped to SASL_SSL): ``listener.name.mtls.ssl.client.auth=required``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import shutil
+import ssl
 import subprocess
 import time
 import uuid
@@ -25,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
 from confluent_kafka.admin import AdminClient
 from kafka import KafkaConsumer, KafkaProducer
@@ -37,6 +40,7 @@ from tests.security.sasl_support import PLAIN_JAAS, SCRAM_PASSWORDS, create_scra
 
 TIMEOUT = 30.0
 CREDENTIALS = [("PLAIN", "alice", "alice-secret"),
+               ("SCRAM-SHA-256", "bob", SCRAM_PASSWORDS["bob"]),
                ("SCRAM-SHA-512", "carol", SCRAM_PASSWORDS["carol"])]
 
 
@@ -54,7 +58,7 @@ def broker(pki: Pki, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broke
         "ssl.truststore.type": "PEM", "ssl.truststore.location": pki.ca_file,
         "ssl.client.auth": "required",              # for SSL listeners only
         "listener.name.mtls.ssl.client.auth": "required",
-        "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-512",
+        "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
         "sasl.jaas.config": PLAIN_JAAS,
         "offsets.topic.num.partitions": 1, "num.partitions": 1,
     }
@@ -133,6 +137,42 @@ def test_kafka_python_produces_and_consumes_over_sasl_ssl(
     finally:
         consumer.close()
     assert values == [f"kp-{user}-{i}".encode() for i in range(3)]
+
+
+@pytest.mark.parametrize(("mechanism", "user", "password"), CREDENTIALS)
+def test_aiokafka_produces_and_consumes_over_sasl_ssl(
+        broker: BrokerHandle, pki: Pki, mechanism: str, user: str, password: str) -> None:
+    topic = f"aiokafka-{mechanism.lower()}-{uuid.uuid4().hex[:6]}"
+    values = [f"aio-{user}-{i}".encode() for i in range(3)]
+
+    async def run() -> list[bytes]:
+        config: dict[str, Any] = {
+            "bootstrap_servers": endpoint(broker, "SASL_SSL"), "security_protocol": "SASL_SSL",
+            "ssl_context": ssl.create_default_context(cafile=pki.ca_file),
+            "sasl_mechanism": mechanism, "sasl_plain_username": user,
+            "sasl_plain_password": password}
+        producer = AIOKafkaProducer(**config)
+        await producer.start()
+        try:
+            for value in values:
+                await producer.send_and_wait(topic, value)
+        finally:
+            await producer.stop()
+        consumer = AIOKafkaConsumer(topic, auto_offset_reset="earliest",
+                                    group_id=f"g-{uuid.uuid4().hex}", **config)
+        await consumer.start()
+        got: list[bytes] = []
+        deadline = time.monotonic() + TIMEOUT
+        try:
+            while len(got) < len(values) and time.monotonic() < deadline:
+                batches = await consumer.getmany(timeout_ms=500)
+                got += [m.value for messages in batches.values() for m in messages
+                        if m.value is not None]
+        finally:
+            await consumer.stop()
+        return got
+
+    assert asyncio.run(run()) == values
 
 
 @pytest.mark.parametrize(("mechanism", "user"), [("PLAIN", "alice"), ("SCRAM-SHA-512", "carol")])
