@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import Final
 
-GENERATOR_SHA256: Final = "c6b4830f3bba56149321d9319fa2f5baabb38b4133443edcf57a7127c3905333"
+GENERATOR_SHA256: Final = "02ac2687da924ce4b6dba9b4b2303dc8d98f968802756dcf7ca0b4524f37b825"
 KAFKA_TAG: Final = "3.9.0-rc2"
 
 KAFKA_BROKER_SETTINGS: Final[tuple[tuple[str, str, str | None, str, bool], ...]] = (

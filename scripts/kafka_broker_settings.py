@@ -20,7 +20,8 @@ What it reads (Kafka 3.9):
   "read-only" (Kafka's ``DynamicBrokerConfig.dynamicConfigUpdateModes``, which the docs'
   "Update Mode" column shows).
 
-Usage: ``python scripts/kafka_broker_settings.py [--repo PATH] [--tag TAG] [--check]``
+Usage: ``python scripts/kafka_broker_settings.py --repo PATH [--tag TAG] [--check]``, PATH a
+git clone of apache/kafka (or ``$KAFKA_SOURCE_REPO``)
 (``--check`` exits 1 when the checked-in module differs from what would be generated).
 """
 
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 import re
 import subprocess
 import sys
@@ -36,7 +38,6 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-DEFAULT_REPO = "/work/.mirror/apache+kafka/repo"
 DEFAULT_TAG = "3.9.0-rc2"
 OUTPUT = Path(__file__).resolve().parent.parent / "kafkapy" / "kafka_broker_settings.py"
 
@@ -967,7 +968,9 @@ def generate(repo: str, tag: str, verbose: bool = False) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--repo", default=DEFAULT_REPO, help="a git clone of apache/kafka")
+    parser.add_argument("--repo", default=os.environ.get("KAFKA_SOURCE_REPO"),
+                        required="KAFKA_SOURCE_REPO" not in os.environ,
+                        help="a git clone of apache/kafka (default: $KAFKA_SOURCE_REPO)")
     parser.add_argument("--tag", default=DEFAULT_TAG)
     parser.add_argument("--check", action="store_true",
                         help="exit 1 if the checked-in module is not what would be generated")

@@ -101,14 +101,14 @@ class MetadataStore(abc.ABC):
         """Replace the dynamic broker configs of ``resource`` ("" or a node id)."""
 
     @property
+    @abc.abstractmethod
     def user_configs(self) -> Mapping[str, Mapping[str, str]]:
         """Each user's stored config (``/config/users/<user>`` in Kafka: SCRAM credentials
         under the mechanism names)."""
-        return {}
 
+    @abc.abstractmethod
     def set_user_config(self, user: str, configs: Mapping[str, str]) -> None:
         """Replace ``user``'s config durably (empty: remove it)."""
-        raise NotImplementedError
 
     @abc.abstractmethod
     def allocate_producer_id_block(self, size: int) -> int:
