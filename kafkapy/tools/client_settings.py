@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TextIO
 
-from kafkapy.tools.command_config import install_hint, load_properties
+from kafkapy.tools.command_config import install_hint, jaas_login, load_properties
 
 __all__ = [
     "CONSUMER_CONFIG",
@@ -106,11 +106,7 @@ def librdkafka_config(props: Mapping[str, str]) -> dict[str, str]:
         if key == "buffer.memory":
             config["queue.buffering.max.kbytes"] = str(max(1, int(value) // 1024))
         elif key == "sasl.jaas.config":
-            for name, target in (("username", "sasl.username"), ("password", "sasl.password")):
-                start = value.find(f'{name}="')
-                if start >= 0:
-                    start += len(name) + 2
-                    config[target] = value[start:value.find('"', start)]
+            config.update(jaas_login(value))
         else:
             config[RENAMED.get(key, key)] = value
     config.setdefault("log_level", LOG_TOOLS)

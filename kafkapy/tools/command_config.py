@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["client_config", "install_hint", "load_properties"]
+__all__ = ["client_config", "install_hint", "jaas_login", "load_properties"]
 
 
 def install_hint(tool: str) -> str:
@@ -43,6 +43,17 @@ def load_properties(path: str) -> dict[str, str]:
     return props
 
 
+def jaas_login(value: str) -> dict[str, str]:
+    """librdkafka's ``sasl.username`` / ``sasl.password`` from a Java client's
+    ``sasl.jaas.config`` of a PLAIN or SCRAM login (``username="..." password="..."``)."""
+    login: dict[str, str] = {}
+    for name, target in (("username", "sasl.username"), ("password", "sasl.password")):
+        found = re.search(rf'{name}\s*=\s*"([^"]*)"', value)
+        if found:
+            login[target] = found.group(1)
+    return login
+
+
 def client_config(bootstrap: str, command_config: str | None,
                   extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """confluent-kafka settings: the ``--command-config`` file's, then ``extra``, then
@@ -51,11 +62,7 @@ def client_config(bootstrap: str, command_config: str | None,
     if command_config:
         for key, value in load_properties(command_config).items():
             if key == "sasl.jaas.config":
-                for name, target in (("username", "sasl.username"),
-                                     ("password", "sasl.password")):
-                    found = re.search(rf'{name}\s*=\s*"([^"]*)"', value)
-                    if found:
-                        config[target] = found.group(1)
+                config.update(jaas_login(value))
                 continue
             config[key] = value
     config.update(extra or {})
