@@ -432,6 +432,11 @@ class SocketServer:
         """Open client connections."""
         return len(self._connections)
 
+    def connection_count_from(self, host: str) -> int:
+        """Open client connections from address ``host`` (what ``max_connections_per_ip``
+        bounds)."""
+        return self._per_ip.get(_client_ip(host), 0)
+
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
                   ) -> None:
         """Listen on every endpoint and serve connections; use with ``nursery.start``, which

@@ -1,0 +1,197 @@
+"""The connection limits changed while a real broker runs, with confluent-kafka's AdminClient
+(IncrementalAlterConfigs), as Kafka applies them (DynamicBrokerConfig / ConnectionQuotas):
+``max.connections`` set for the cluster default or the broker makes the next connection wait
+and a raise lets it in at once; lowered below the open connections, the broker closes the
+excess; ``max.connections.per.ip`` and its overrides refuse (close) the next connections from
+the address; 0 for a listener's limit is refused with INVALID_REQUEST. Each raw connection
+proves it was served with an ApiVersions v0 request."""
+
+from __future__ import annotations
+
+import socket
+import struct
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource
+from kafka import KafkaAdminClient
+from kafka.admin import ConfigResource as KafkaPythonResource
+from kafka.admin import ConfigResourceType
+
+from kafkapy.testing import BrokerHandle
+
+_API_VERSIONS_V0 = struct.pack(">hhih", 18, 0, 7, 4) + b"test"
+_REQUEST = struct.pack(">i", len(_API_VERSIONS_V0)) + _API_VERSIONS_V0
+
+
+def _connect(broker: BrokerHandle) -> socket.socket:
+    host, _, port = broker.bootstrap_servers.rpartition(":")
+    sock = socket.create_connection((host, int(port)), timeout=30)
+    sock.settimeout(30)
+    return sock
+
+
+def _answer(sock: socket.socket, timeout: float = 30) -> bool | None:
+    """Wait (up to ``timeout`` s) for the answer to the ApiVersions request already sent:
+    True answered, False closed by the broker, None no answer yet."""
+    sock.settimeout(timeout)
+    data = b""
+    try:
+        while len(data) < 8:
+            chunk = sock.recv(4096)
+            if not chunk:
+                return False
+            data += chunk
+    except ConnectionResetError:
+        return False
+    except TimeoutError:
+        assert not data
+        return None
+    size, correlation_id = struct.unpack(">ii", data[:8])
+    assert size > 4 and correlation_id == 7
+    return True
+
+
+def _ask(sock: socket.socket, timeout: float = 30) -> bool | None:
+    sock.sendall(_REQUEST)
+    return _answer(sock, timeout)
+
+
+def _alter(admin: AdminClient, broker: str, op: AlterConfigOpType, **configs: str) -> None:
+    """IncrementalAlterConfigs on broker ``broker`` with confluent-kafka."""
+    resource = ConfigResource(ConfigResource.Type.BROKER, broker, incremental_configs=[
+        ConfigEntry(name.replace("_", "."), value, incremental_operation=op)
+        for name, value in configs.items()])
+    admin.incremental_alter_configs([resource])[resource].result(timeout=30)
+
+
+def _alter_default(broker: BrokerHandle, **configs: str) -> str:
+    """IncrementalAlterConfigs SET on the cluster default (broker resource name "", Kafka's
+    ``--entity-default``): "OK" or the error. confluent-kafka and kafka-python's
+    ``alter_configs`` both refuse that name client-side, so kafka-python's request is built
+    and sent through its client directly."""
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap_servers)
+    try:
+        resource = KafkaPythonResource(ConfigResourceType.BROKER, "", {
+            k.replace("_", "."): v for k, v in configs.items()})
+        request = admin._alter_configs_request([resource], False, True)
+        response = admin._manager.run(admin._manager.send, request)
+        result = admin._alter_configs_process_responses(response.responses)
+    finally:
+        admin.close()
+    return str(result["broker"][""])
+
+
+def _eventually(condition: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + 30
+    while not condition():
+        assert time.monotonic() < deadline, f"not within 30 s: {what}"
+        time.sleep(0.05)
+
+
+def test_max_connections_changes_live(kafka_broker_factory: Any) -> None:
+    broker: BrokerHandle = kafka_broker_factory()
+    count: Callable[[], int] = lambda: broker.call(
+        lambda: broker.server.socket_server.connection_count)
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+    opened: list[socket.socket] = []
+    try:
+        # The admin client's own connections are open before the limit is set.
+        _alter(admin, "1", AlterConfigOpType.SET, max_connections=str(2**31 - 1))
+        base = count()
+        assert _alter_default(broker, max_connections=str(base + 1)) == "OK"
+        _eventually(lambda: count() == base, "kafka-python's connections are gone")
+        # The cluster default is under the broker's own value: not in force yet.
+        _alter(admin, "1", AlterConfigOpType.DELETE, max_connections="")
+        opened.append(_connect(broker))
+        assert _ask(opened[0]) is True
+        held = _connect(broker)
+        opened.append(held)
+        assert _ask(held, timeout=1) is None        # the acceptor waits: no answer, no close
+        # Raised for this broker (over the cluster default): the held one is served now.
+        _alter(admin, "1", AlterConfigOpType.SET, max_connections=str(base + 2))
+        assert _answer(held) is True
+        assert count() == base + 2
+        # Back to the cluster default, below the open connections: one idle connection is
+        # closed (the least recently active), the others work.
+        _alter(admin, "1", AlterConfigOpType.DELETE, max_connections="")
+        _eventually(lambda: count() == base + 1, "the broker closed its excess connection")
+        answers = [_ask(sock) for sock in opened]
+        assert sorted(answers, key=str) == [False, True]
+        next_one = _connect(broker)
+        opened.append(next_one)
+        assert _ask(next_one, timeout=1) is None    # full again
+        for sock, answered in zip(opened[:2], answers, strict=True):
+            if answered:
+                sock.close()
+        assert _answer(next_one) is True
+    finally:
+        for sock in opened:
+            sock.close()
+
+
+def test_max_connections_per_ip_changes_live(kafka_broker_factory: Any) -> None:
+    broker: BrokerHandle = kafka_broker_factory()
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+    host = broker.bootstrap_servers.rpartition(":")[0]
+    ip = socket.gethostbyname(host)
+    per_ip: Callable[[], int] = lambda: broker.call(
+        lambda: broker.server.socket_server.connection_count_from(ip))
+    opened: list[socket.socket] = []
+    try:
+        _alter(admin, "1", AlterConfigOpType.SET, max_connections_per_ip=str(2**31 - 1))
+        base = per_ip()
+        assert _alter_default(broker, max_connections_per_ip=str(base + 1)) == "OK"
+        _eventually(lambda: per_ip() == base, "kafka-python's connections are gone")
+        _alter(admin, "1", AlterConfigOpType.DELETE, max_connections_per_ip="")
+        opened.append(_connect(broker))
+        assert _ask(opened[0]) is True
+        refused = _connect(broker)
+        opened.append(refused)
+        assert _ask(refused) is False               # closed at once (TooManyConnections)
+        # An override for the address raises its limit; the next connection is served.
+        _alter(admin, "1", AlterConfigOpType.SET,
+               max_connections_per_ip_overrides=f"{ip}:{base + 2}")
+        opened.append(_connect(broker))
+        assert _ask(opened[-1]) is True
+        # Lowered below the open connections: they stay, the next one is refused.
+        _alter(admin, "1", AlterConfigOpType.SET, max_connections_per_ip_overrides=f"{ip}:1")
+        assert _ask(opened[0]) is True and _ask(opened[-1]) is True
+        opened.append(_connect(broker))
+        assert _ask(opened[-1]) is False
+    finally:
+        for sock in opened:
+            sock.close()
+
+
+@pytest.mark.parametrize(("resource", "name"), [
+    ("1", "max.connections"),
+    ("", "max.connections"),
+    ("1", "listener.name.plaintext.max.connections"),
+    ("", "max.connection.creation.rate"),
+])
+def test_zero_for_a_listener_limit_is_invalid_request(kafka_broker_factory: Any, resource: str,
+                                                      name: str) -> None:
+    # Kafka's ListenerConnectionQuota.validateReconfiguration: "Invalid max.connections 0",
+    # which the broker answers with INVALID_REQUEST (a ConfigException).
+    broker: BrokerHandle = kafka_broker_factory()
+    message = f"Invalid {name.rpartition('.name.plaintext.')[2] or name} 0"
+    if resource:
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+        with pytest.raises(KafkaException) as failure:
+            _alter(admin, resource, AlterConfigOpType.SET, **{name.replace(".", "_"): "0"})
+        error = failure.value.args[0]
+        assert error.code() == KafkaError.INVALID_REQUEST
+        assert message in error.str()
+    else:
+        result = _alter_default(broker, **{name.replace(".", "_"): "0"})
+        assert result.startswith("[Error 42] InvalidRequestError") and message in result
+    # Nothing was applied: connections are still served.
+    sock = _connect(broker)
+    try:
+        assert _ask(sock) is True
+    finally:
+        sock.close()
