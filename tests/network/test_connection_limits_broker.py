@@ -1,10 +1,12 @@
-"""The connection limits changed while a real broker runs, with confluent-kafka's AdminClient
-(IncrementalAlterConfigs), as Kafka applies them (DynamicBrokerConfig / ConnectionQuotas):
-``max.connections`` set for the cluster default or the broker makes the next connection wait
-and a raise lets it in at once; lowered below the open connections, the broker closes the
-excess; ``max.connections.per.ip`` and its overrides refuse (close) the next connections from
-the address; 0 for a listener's limit is refused with INVALID_REQUEST. Each raw connection
-proves it was served with an ApiVersions v0 request."""
+"""The connection limits on a real broker, as Kafka's ConnectionQuotas and DynamicBrokerConfig
+apply them. Changed while it runs with confluent-kafka's AdminClient (IncrementalAlterConfigs;
+kafka-python's request for the cluster default): ``max.connections`` set for the cluster
+default or the broker makes the next connection wait and a raise lets it in at once; lowered
+below the open connections, the broker closes the excess; ``max.connections.per.ip`` and its
+overrides refuse (close) the next connections from the address; 0 for a listener's limit is
+refused with INVALID_REQUEST. With two listeners, the inter-broker one goes over
+``max.connections`` and the least recently active client connection is closed. Each raw
+connection proves it was served with an ApiVersions v0 request."""
 
 from __future__ import annotations
 
@@ -195,3 +197,45 @@ def test_zero_for_a_listener_limit_is_invalid_request(kafka_broker_factory: Any,
         assert _ask(sock) is True
     finally:
         sock.close()
+
+
+def _connect_to(port: int) -> socket.socket:
+    sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+    sock.settimeout(30)
+    return sock
+
+
+def test_inter_broker_listener_goes_over_and_the_oldest_client_connection_closes(
+        kafka_broker_factory: Any) -> None:
+    broker: BrokerHandle = kafka_broker_factory({
+        "listeners": "PLAINTEXT://127.0.0.1:0,INTERNAL://127.0.0.1:0",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT",
+        "inter.broker.listener.name": "INTERNAL",
+        "max.connections": "2"})
+    ports = broker.call(lambda: {e.name: e.port
+                                 for e in broker.server.socket_server.bound_endpoints})
+    count: Callable[[], int] = lambda: broker.call(
+        lambda: broker.server.socket_server.connection_count)
+    opened: list[socket.socket] = []
+    try:
+        older, newer = _connect_to(ports["PLAINTEXT"]), _connect_to(ports["PLAINTEXT"])
+        opened += [older, newer]
+        assert _ask(older) is True and _ask(newer) is True
+        assert _ask(older) is True              # `newer` is now the least recently active
+        held = _connect_to(ports["PLAINTEXT"])
+        opened.append(held)
+        assert _ask(held, timeout=1) is None    # the client listener waits at 2
+        # The inter-broker listener is protected: served at once, and the broker closes the
+        # least recently active connection of the other listener to get back to 2.
+        inter_broker = _connect_to(ports["INTERNAL"])
+        opened.append(inter_broker)
+        assert _ask(inter_broker) is True
+        assert _ask(newer) is False
+        assert _ask(older) is True
+        _eventually(lambda: count() == 2, "back at max.connections")
+        assert _ask(inter_broker) is True
+        inter_broker.close()
+        assert _answer(held) is True            # the slot freed goes to the held client
+    finally:
+        for sock in opened:
+            sock.close()
