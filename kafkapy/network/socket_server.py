@@ -513,7 +513,7 @@ class SocketServer:
         """Resolve live-updated overrides naming hosts; a later update wins over this one."""
         try:
             resolved = await self._resolve_overrides(config)
-        except OSError as exc:
+        except (OSError, UnicodeError) as exc:     # unknown host, or a name IDNA refuses
             log.error("Cannot resolve max.connections.per.ip.overrides %s: %s; keeping the "
                       "previous overrides", dict(config), exc)
             return
@@ -575,7 +575,7 @@ class SocketServer:
             except BaseException:
                 sock.close()
                 raise
-            if not self._admit(endpoint, sock, address):
+            if not self._admit(sock, address):
                 continue
             conn = self._new_connection(endpoint, sock, address)
             if conn is not None:
@@ -589,8 +589,8 @@ class SocketServer:
         """Kafka's ``ConnectionQuotas.inc`` up to the count checks: record the connection on
         the broker and listener rates and wait (this listener's acceptor accepts nothing
         meanwhile) for their throttle time and for a free slot under the listener's and the
-        broker's ``max.connections``; then record it on its IP's rate. 0: go on; > 0: the IP is over
-        its rate, close the connection after that many ms."""
+        broker's ``max.connections`` (``_slot_available``); then record it on its IP's rate.
+        0: go on; > 0: the IP is over its rate, close the connection after that many ms."""
         if self._rates is not None:
             wait_ms = self._rates.record_connection(endpoint.name)
             if wait_ms > 0:
@@ -661,7 +661,7 @@ class SocketServer:
             del self._scopes[conn]
             self._evicting.discard(conn)
 
-    def _admit(self, endpoint: Endpoint, sock: trio.socket.SocketType, address: object) -> bool:
+    def _admit(self, sock: trio.socket.SocketType, address: object) -> bool:
         """False, and ``sock`` closed, when its address is at its connection limit
         (``max.connections.per.ip`` or its override: Kafka's TooManyConnectionsException,
         closed at once with Kafka's log line)."""
