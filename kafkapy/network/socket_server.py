@@ -8,31 +8,30 @@ size-prefixed byte frames between sockets and the ``RequestChannel``.
 
 Theory of operation:
 
-- Acceptor (``_accept_loop``): one listening socket per endpoint ``(name, host, port)``;
-  host ``""`` listens on every interface (IPv6 dual stack where available), port 0 picks a free
-  port (``bound_endpoints`` tells which). Each accepted connection goes through Kafka's
+- Acceptor (``_accept_loop``): one listening socket per endpoint ``(name, host, port)``; host
+  ``""`` listens on every interface (IPv6 dual stack where available), port 0 picks a free port
+  (``bound_endpoints`` tells which). Each accepted connection goes through Kafka's
   ``ConnectionQuotas.inc``: first the connection creation rates (``connection_quotas``,
   KIP-612): over the broker-wide or the listener's rate the acceptor sleeps the throttle time
   before going on (accepting nothing else meanwhile). Then it waits for a connection slot
   (``_wait_for_slot``): while the listener has ``max_connections_per_listener`` connections, or
   the broker ``max_connections`` (all listeners together), the acceptor holds the connection
-  unserved and accepts nothing more (the next clients wait in the kernel's listen backlog)
-  until a connection closes or a limit is raised. The inter-broker listener, when the broker
-  has more than one (``inter_broker_listener``, Kafka's protected listener), waits only for
-  its own listener limit: it may take the broker over ``max_connections``, and then the
-  broker closes its lowest-priority connections on the other listeners until it is back
-  within it (Kafka's ``closeExcessConnections``: connections with no request in flight first,
-  then the least recently active); the same happens when ``max_connections`` is lowered below
-  the open connections. Then the IP's rate: over it the connection is kept open, unserved,
-  for the throttle time, then closed. Last, ``max_connections_per_ip`` (or the override for
-  the address): a connection over it is closed at once, with Kafka's log line "Rejected
-  connection from /ip, address already has the configured maximum of N connections."
-  ``update_connection_limits`` changes every limit while running (dynamic broker configs): a
-  raised limit wakes a waiting acceptor at once; a lowered per-IP or listener limit keeps the
-  connections already open. Accepted sockets get
-  TCP_NODELAY, keep-alive and ``send_buffer_bytes``; the listening socket carries
-  ``receive_buffer_bytes`` (inherited by accepted sockets). -1 leaves a buffer at the OS
-  default.
+  unserved and accepts nothing more (the next clients wait in the kernel's listen backlog) until
+  a connection closes or a limit is raised. The inter-broker listener, when the broker has more
+  than one (``inter_broker_listener``, Kafka's protected listener), waits only for its own
+  listener limit: it may take the broker over ``max_connections``, and then the broker closes
+  its lowest-priority connections on the other listeners until it is back within it (Kafka's
+  ``closeExcessConnections``: connections with no request in flight first, then the least
+  recently active, by ``ConnectionLink.last_request_ns``); the same happens when
+  ``max_connections`` is lowered below the open connections. Then the IP's rate: over it the
+  connection is kept open, unserved, for the throttle time, then closed. Last,
+  ``max_connections_per_ip`` (or the override for the address): a connection over it is closed
+  at once, with Kafka's log line "Rejected connection from /ip, address already has the
+  configured maximum of N connections." ``update_connection_limits`` changes every limit while
+  running (dynamic broker configs): a raised limit wakes a waiting acceptor at once; a lowered
+  per-IP or listener limit keeps the connections already open. Accepted sockets get TCP_NODELAY,
+  keep-alive and ``send_buffer_bytes``; the listening socket carries ``receive_buffer_bytes``
+  (inherited by accepted sockets). -1 leaves a buffer at the OS default.
 - Processor (``_serve``), a loop per connection: ``recv_into`` the server's one receive buffer
   (1 MiB, shared by every connection: an idle connection holds no buffer, and a recv allocates
   nothing), feed it at once to the compiled ``FrameSplitter`` (which copies each frame out
@@ -633,15 +632,15 @@ class SocketServer:
         """Kafka's ``closeExcessConnections``: while the broker has more than
         ``max_connections`` (a protected listener's connection, or a lowered limit), close
         the lowest-priority connections of the other listeners: those with no request in
-        flight first (Kafka's selector picks its least recently used channel), then the
-        least recently active (``turn``: when the connection last got bytes after waiting).
-        Connections already being closed count as gone."""
+        flight first, then the least recently active (the oldest last request: Kafka's
+        selector picks its least recently used channel). Connections already being closed
+        count as gone."""
         excess = len(self._connections) - len(self._evicting) - self._max_connections
         if excess <= 0:
             return
         candidates = [conn for conn in self._scopes
                       if conn not in self._evicting and conn.link.listener_name != self._protected]
-        candidates.sort(key=lambda conn: (conn.link.in_flight, conn.turn))
+        candidates.sort(key=lambda conn: (conn.link.in_flight, conn.link.last_request_ns))
         for conn in candidates[:excess]:
             link = conn.link
             log.info("Closing connection %s from %s:%d on listener %s: the broker has more "

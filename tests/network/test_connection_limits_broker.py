@@ -14,6 +14,7 @@ import socket
 import struct
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,7 +24,9 @@ from kafka import KafkaAdminClient
 from kafka.admin import ConfigResource as KafkaPythonResource
 from kafka.admin import ConfigResourceType
 
+import kafkapy
 from kafkapy.testing import BrokerHandle
+from kafkapy.zk.zookeeper_server import ZooKeeperServer
 
 _API_VERSIONS_V0 = struct.pack(">hhih", 18, 0, 7, 4) + b"test"
 _REQUEST = struct.pack(">i", len(_API_VERSIONS_V0)) + _API_VERSIONS_V0
@@ -70,7 +73,7 @@ def _alter(admin: AdminClient, broker: str, op: AlterConfigOpType, **configs: st
     admin.incremental_alter_configs([resource])[resource].result(timeout=30)
 
 
-def _alter_default(broker: BrokerHandle, **configs: str) -> str:
+def _alter_default(broker: BrokerHandle | kafkapy.Broker, **configs: str) -> str:
     """IncrementalAlterConfigs SET on the cluster default (broker resource name "", Kafka's
     ``--entity-default``): "OK" or the error. confluent-kafka and kafka-python's
     ``alter_configs`` both refuse that name client-side, so kafka-python's request is built
@@ -80,7 +83,8 @@ def _alter_default(broker: BrokerHandle, **configs: str) -> str:
         resource = KafkaPythonResource(ConfigResourceType.BROKER, "", {
             k.replace("_", "."): v for k, v in configs.items()})
         request = admin._alter_configs_request([resource], False, True)
-        response = admin._manager.run(admin._manager.send, request)
+        # To broker 1 (the bootstrap one): never to a broker the test holds at its limit.
+        response = admin._manager.run(admin._manager.send, request, 1)
         result = admin._alter_configs_process_responses(response.responses)
     finally:
         admin.close()
@@ -240,3 +244,42 @@ def test_inter_broker_listener_goes_over_and_the_oldest_client_connection_closes
     finally:
         for sock in opened:
             sock.close()
+
+
+def test_cluster_default_reaches_the_other_broker(tmp_path: Path) -> None:
+    # ZooKeeper mode: the cluster default set through one broker is announced under
+    # /config/changes and the other broker applies it to its acceptor too.
+    with ZooKeeperServer() as zk_server:
+        connect = f"{zk_server.connect_string}/maxconn"
+        brokers = [kafkapy.Broker(data_dir=tmp_path / f"b{i}", zookeeper_connect=connect,
+                                  broker_id=i) for i in (1, 2)]
+        opened: list[socket.socket] = []
+        try:
+            for b in brokers:
+                b.start()
+            other = brokers[1]
+            count: Callable[[], int] = lambda: other.call(
+                lambda: other.server.socket_server.connection_count)
+            applied: Callable[[], int] = lambda: other.call(
+                lambda: other.server.config.max_connections)
+            port = other.port
+            # The controller's channel to broker 2 (if broker 1 controls) is open or never
+            # will be: wait until broker 2 knows a controller and its count is steady.
+            _eventually(lambda: other.call(
+                lambda: other.server.metadata_cache.controller_id is not None),
+                "broker 2 knows the controller")
+            base = count()
+            assert _alter_default(brokers[0], max_connections=str(base + 1)) == "OK"
+            _eventually(lambda: applied() == base + 1, "broker 2 applies the default")
+            opened.append(_connect_to(port))
+            assert _ask(opened[0]) is True
+            held = _connect_to(port)
+            opened.append(held)
+            assert _ask(held, timeout=1) is None
+            assert _alter_default(brokers[0], max_connections=str(base + 2)) == "OK"
+            assert _answer(held) is True
+        finally:
+            for sock in opened:
+                sock.close()
+            for b in reversed(brokers):
+                b.stop()
