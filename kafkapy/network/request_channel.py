@@ -268,8 +268,8 @@ class ConnectionLink:
     """
 
     __slots__ = ("_channel", "_closed", "_in_flight", "_response", "_waiter", "client_host",
-                 "client_port", "connection_id", "listener_name", "principal",
-                 "security_protocol", "throttled_until")
+                 "client_port", "connection_id", "last_request_ns", "listener_name",
+                 "principal", "security_protocol", "throttled_until")
 
     def __init__(self, channel: RequestChannel, connection_id: str, listener_name: str,
                  client_host: str, client_port: int, *, security_protocol: str = "PLAINTEXT",
@@ -292,6 +292,10 @@ class ConnectionLink:
         self._closed = False
         # Trio time until which the connection reads no request (a quota throttle), 0: none.
         self.throttled_until = 0.0
+        # time.monotonic_ns() of the last request (of the connection's opening until one):
+        # how recently the connection was active, which picks the one to close when the
+        # broker is over max.connections (Kafka's least recently used channel).
+        self.last_request_ns = time.monotonic_ns()
 
     @property
     def in_flight_request(self) -> Request | None:
@@ -309,8 +313,9 @@ class ConnectionLink:
         if self._in_flight is not None:
             raise RuntimeError(f"connection {self.connection_id} already has a request in "
                                f"flight")
+        self.last_request_ns = now = time.monotonic_ns()
         return Request(self.connection_id, self.listener_name, self.client_host,
-                       self.client_port, frame, time.monotonic_ns(), link=self,
+                       self.client_port, frame, now, link=self,
                        principal=self.principal, security_protocol=self.security_protocol,
                        timings=None if self._channel.observer is None else [0])
 

@@ -8,19 +8,30 @@ size-prefixed byte frames between sockets and the ``RequestChannel``.
 
 Theory of operation:
 
-- Acceptor (``_accept_loop``): one listening socket per endpoint ``(name, host, port)``;
-  host ``""`` listens on every interface (IPv6 dual stack where available), port 0 picks a free
-  port (``bound_endpoints`` tells which). An accepted connection over ``max_connections``
-  (broker-wide) or over its client address's limit (``max_connections_per_ip``, or the
-  override for that address) is closed at once, with one log line. Before that, as Kafka's
-  ``ConnectionQuotas.inc``: the connection creation rates (``connection_quotas``, KIP-612):
-  over the broker-wide or the listener's rate the acceptor sleeps the throttle time before
-  going on (accepting nothing else meanwhile); at ``max_connections_per_listener`` it waits
-  for one of the listener's connections to close; over its IP's rate the connection is kept
-  open, unserved, for the throttle time, then closed. Accepted sockets get
-  TCP_NODELAY, keep-alive and ``send_buffer_bytes``; the listening socket carries
-  ``receive_buffer_bytes`` (inherited by accepted sockets). -1 leaves a buffer at the OS
-  default.
+- Acceptor (``_accept_loop``): one listening socket per endpoint ``(name, host, port)``; host
+  ``""`` listens on every interface (IPv6 dual stack where available), port 0 picks a free port
+  (``bound_endpoints`` tells which). Each accepted connection goes through Kafka's
+  ``ConnectionQuotas.inc``: first the connection creation rates (``connection_quotas``,
+  KIP-612): over the broker-wide or the listener's rate the acceptor sleeps the throttle time
+  before going on (accepting nothing else meanwhile). Then it waits for a connection slot
+  (``_wait_for_slot``): while the listener has ``max_connections_per_listener`` connections, or
+  the broker ``max_connections`` (all listeners together), the acceptor holds the connection
+  unserved and accepts nothing more (the next clients wait in the kernel's listen backlog) until
+  a connection closes or a limit is raised. The inter-broker listener, when the broker has more
+  than one (``inter_broker_listener``, Kafka's protected listener), waits only for its own
+  listener limit: it may take the broker over ``max_connections``, and then the broker closes
+  its lowest-priority connections on the other listeners until it is back within it (Kafka's
+  ``closeExcessConnections``: connections with no request in flight first, then the least
+  recently active, by ``ConnectionLink.last_request_ns``); the same happens when
+  ``max_connections`` is lowered below the open connections. Then the IP's rate: over it the
+  connection is kept open, unserved, for the throttle time, then closed. Last,
+  ``max_connections_per_ip`` (or the override for the address): a connection over it is closed
+  at once, with Kafka's log line "Rejected connection from /ip, address already has the
+  configured maximum of N connections." ``update_connection_limits`` changes every limit while
+  running (dynamic broker configs): a raised limit wakes a waiting acceptor at once; a lowered
+  per-IP or listener limit keeps the connections already open. Accepted sockets get TCP_NODELAY,
+  keep-alive and ``send_buffer_bytes``; the listening socket carries ``receive_buffer_bytes``
+  (inherited by accepted sockets). -1 leaves a buffer at the OS default.
 - Processor (``_serve``), a loop per connection: ``recv_into`` the server's one receive buffer
   (1 MiB, shared by every connection: an idle connection holds no buffer, and a recv allocates
   nothing), feed it at once to the compiled ``FrameSplitter`` (which copies each frame out
@@ -245,8 +256,13 @@ class SocketServer:
       (address or host name -> limit): ``max.connections``, ``max.connections.per.ip``,
       ``max.connections.per.ip.overrides``.
     - ``max_connections_per_listener``: listener name -> limit
-      (``listener.name.<l>.max.connections``): at the limit, the listener's acceptor waits
-      for one of its connections to close, as Kafka's does.
+      (``listener.name.<l>.max.connections``, which falls back to ``max.connections`` in
+      Kafka); a listener not named has none of its own. At ``max_connections`` or its
+      listener's limit an acceptor waits for a connection to close, as Kafka's does.
+    - ``inter_broker_listener``: the listener brokers connect to (``inter.broker.listener.name``),
+      exempt from ``max_connections`` when there is more than one listener (Kafka's protected
+      listener; see the module docstring). All four limits change with
+      ``update_connection_limits``.
     - ``connection_quotas``: the connection creation rates (``max.connection.creation.rate``,
       per listener, per IP ``connection_creation_rate``); None: no rate limits.
     - ``send_buffer_bytes``, ``receive_buffer_bytes``: SO_SNDBUF / SO_RCVBUF, -1 for the OS
@@ -272,6 +288,7 @@ class SocketServer:
                  max_connections_per_ip_overrides: Mapping[str, int] = _NO_OVERRIDES,
                  max_connections_per_listener: Mapping[str, int] = _NO_OVERRIDES,
                  connection_quotas: ConnectionRateQuotas | None = None,
+                 inter_broker_listener: str | None = None,
                  send_buffer_bytes: int = 102400,
                  receive_buffer_bytes: int = 102400,
                  listen_backlog_size: int = 50,
@@ -288,10 +305,8 @@ class SocketServer:
                 raise ValueError(f"invalid port in {endpoint}")
         if not 0 <= max_request_size <= INT32_MAX:
             raise ValueError(f"max_request_size must be in [0, {INT32_MAX}]")
-        if max_connections < 0 or max_connections_per_ip < 0:
-            raise ValueError("connection limits must not be negative")
-        if any(count < 0 for count in max_connections_per_ip_overrides.values()):
-            raise ValueError("connection limit overrides must not be negative")
+        _check_limits(max_connections, max_connections_per_ip,
+                      max_connections_per_ip_overrides, max_connections_per_listener)
         for name, value in (("send_buffer_bytes", send_buffer_bytes),
                             ("receive_buffer_bytes", receive_buffer_bytes)):
             if value != -1 and value <= 0:
@@ -309,8 +324,19 @@ class SocketServer:
         self._overrides: dict[str, int] = {}
         self._max_per_listener = dict(max_connections_per_listener)
         self._per_listener: dict[str, int] = {}
-        # Set (and replaced) when a connection closes: wakes acceptors waiting for a slot.
+        # Kafka's protectedListener: the inter-broker listener of a broker with several.
+        self._protected = inter_broker_listener if len(endpoints) > 1 else None
+        # Set (and replaced) when a connection closes or a limit changes: wakes acceptors
+        # waiting for a slot.
         self._slot_freed = trio.Event()
+        # Each connection task's cancel scope (closing a connection from outside it, for
+        # closeExcessConnections), and the connections so closed but not yet gone.
+        self._scopes: dict[_Connection, trio.CancelScope] = {}
+        self._evicting: set[_Connection] = set()
+        # Where host-name overrides are resolved after a live update (the connections'
+        # nursery while running), and which update's resolution is the latest.
+        self._nursery: trio.Nursery | None = None
+        self._overrides_version = 0
         self._rates = connection_quotas
         self._send_buffer_bytes = send_buffer_bytes
         self._receive_buffer_bytes = receive_buffer_bytes
@@ -355,10 +381,60 @@ class SocketServer:
             raise KeyError(name)
         self._ssl[name] = tls
 
+    def update_connection_limits(self, *, max_connections: int, max_connections_per_ip: int,
+                                 max_connections_per_ip_overrides: Mapping[str, int],
+                                 max_connections_per_listener: Mapping[str, int]) -> None:
+        """Apply new connection limits now (Kafka's dynamic ``max.connections``,
+        ``max.connections.per.ip``, its overrides and ``listener.name.<l>.max.connections``):
+        acceptors waiting for a slot look again at once; over a lowered ``max_connections``
+        the lowest-priority connections of the unprotected listeners are closed (Kafka's
+        processors do so on every poll); connections over a lowered per-IP or listener limit
+        stay open. Overrides naming a host are resolved in the background (the previous ones
+        hold meanwhile).
+
+        Raises:
+            ValueError: a negative limit.
+        """
+        _check_limits(max_connections, max_connections_per_ip,
+                      max_connections_per_ip_overrides, max_connections_per_listener)
+        changes = []
+        if max_connections != self._max_connections:
+            changes.append(f"max.connections={max_connections}")
+        if max_connections_per_ip != self._max_per_ip:
+            changes.append(f"max.connections.per.ip={max_connections_per_ip}")
+        if dict(max_connections_per_ip_overrides) != self._override_config:
+            changes.append("max.connections.per.ip.overrides=" + ",".join(
+                f"{host}:{count}" for host, count in max_connections_per_ip_overrides.items()))
+        if dict(max_connections_per_listener) != self._max_per_listener:
+            changes.append("listener limits " + ",".join(
+                f"{name}:{count}" for name, count in max_connections_per_listener.items()))
+        if not changes:
+            return
+        log.info("Updating connection limits: %s", "; ".join(changes))
+        self._max_connections = max_connections
+        self._max_per_ip = max_connections_per_ip
+        self._max_per_listener = dict(max_connections_per_listener)
+        if dict(max_connections_per_ip_overrides) != self._override_config:
+            self._override_config = dict(max_connections_per_ip_overrides)
+            self._overrides_version += 1
+            if all(_is_ip(host) for host in self._override_config):
+                self._overrides = {_client_ip(host): count
+                                   for host, count in self._override_config.items()}
+            elif self._nursery is not None:
+                self._nursery.start_soon(self._refresh_overrides, self._override_config,
+                                         self._overrides_version)
+        self._wake_acceptors()
+        self._close_excess()
+
     @property
     def connection_count(self) -> int:
         """Open client connections."""
         return len(self._connections)
+
+    def connection_count_from(self, host: str) -> int:
+        """Open client connections from address ``host`` (what ``max_connections_per_ip``
+        bounds)."""
+        return self._per_ip.get(_client_ip(host), 0)
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
                   ) -> None:
@@ -376,7 +452,7 @@ class SocketServer:
         self._started = True
         listening: list[tuple[Endpoint, trio.socket.SocketType]] = []
         try:
-            self._overrides = await self._resolve_overrides()
+            self._overrides = await self._resolve_overrides(self._override_config)
             for endpoint in self._endpoints:
                 listening.append((endpoint, await self._open_listener(endpoint)))
             self._bound = tuple(endpoint._replace(port=sock.getsockname()[1])
@@ -385,6 +461,7 @@ class SocketServer:
                 log.info("Listening for connections on %s:%d (listener %s)",
                          endpoint.host, endpoint.port, endpoint.name)
             async with trio.open_nursery() as connections:
+                self._nursery = connections
                 with trio.CancelScope() as self._accept_scope:
                     if self._draining:
                         self._accept_scope.cancel()
@@ -400,6 +477,7 @@ class SocketServer:
             for _, sock in listening:
                 sock.close()
             self._accept_scope = None
+            self._nursery = None
             self._listeners_closed.set()
 
     async def stop_accepting(self) -> None:
@@ -419,9 +497,9 @@ class SocketServer:
 
     # Acceptor
 
-    async def _resolve_overrides(self) -> dict[str, int]:
+    async def _resolve_overrides(self, config: Mapping[str, int]) -> dict[str, int]:
         resolved: dict[str, int] = {}
-        for host, count in self._override_config.items():
+        for host, count in config.items():
             if _is_ip(host):
                 resolved[_client_ip(host)] = count
                 continue
@@ -429,6 +507,17 @@ class SocketServer:
                     host, None, type=trio.socket.SOCK_STREAM):
                 resolved[_client_ip(str(sockaddr[0]))] = count
         return resolved
+
+    async def _refresh_overrides(self, config: Mapping[str, int], version: int) -> None:
+        """Resolve live-updated overrides naming hosts; a later update wins over this one."""
+        try:
+            resolved = await self._resolve_overrides(config)
+        except (OSError, UnicodeError) as exc:     # unknown host, or a name IDNA refuses
+            log.error("Cannot resolve max.connections.per.ip.overrides %s: %s; keeping the "
+                      "previous overrides", dict(config), exc)
+            return
+        if version == self._overrides_version:
+            self._overrides = resolved
 
     async def _open_listener(self, endpoint: Endpoint) -> trio.socket.SocketType:
         if endpoint.host == "":
@@ -485,28 +574,31 @@ class SocketServer:
             except BaseException:
                 sock.close()
                 raise
-            if not self._admit(endpoint, sock, address):
+            if not self._admit(sock, address):
                 continue
             conn = self._new_connection(endpoint, sock, address)
             if conn is not None:
-                connections.start_soon(self._serve, conn, name=conn.link.connection_id)
+                scope = self._scopes[conn] = trio.CancelScope()
+                connections.start_soon(self._run_connection, conn, scope,
+                                       name=conn.link.connection_id)
+                # Only a protected listener's connection can take the broker over.
+                self._close_excess()
 
     async def _wait_for_slot(self, endpoint: Endpoint, address: object) -> int:
         """Kafka's ``ConnectionQuotas.inc`` up to the count checks: record the connection on
         the broker and listener rates and wait (this listener's acceptor accepts nothing
-        meanwhile) for their throttle time and for a free slot under the listener's
-        ``max.connections``; then record it on its IP's rate. 0: go on; > 0: the IP is over
-        its rate, close the connection after that many ms."""
+        meanwhile) for their throttle time and for a free slot under the listener's and the
+        broker's ``max.connections`` (``_slot_available``); then record it on its IP's rate.
+        0: go on; > 0: the IP is over its rate, close the connection after that many ms."""
         if self._rates is not None:
             wait_ms = self._rates.record_connection(endpoint.name)
             if wait_ms > 0:
                 log.debug("Connection rate of listener %s over its quota: accepting again "
                           "in %d ms", endpoint.name, wait_ms)
                 await trio.sleep(wait_ms / 1000)
-        limit = self._max_per_listener.get(endpoint.name)
-        if limit is not None:
-            while self._per_listener.get(endpoint.name, 0) >= limit:
-                await self._slot_freed.wait()
+        while not self._slot_available(endpoint.name):
+            # Kafka's acceptor blocks too: the next clients wait in the listen backlog.
+            await self._slot_freed.wait()
         if self._rates is not None:
             host, _ = _peer(address)
             throttle_ms = self._rates.record_ip(endpoint.name, host)
@@ -524,20 +616,60 @@ class SocketServer:
         finally:
             sock.close()
 
-    def _admit(self, endpoint: Endpoint, sock: trio.socket.SocketType, address: object) -> bool:
-        """False, and ``sock`` closed, when it is over a connection limit (Kafka's
-        ConnectionQuotas)."""
-        host, port = _peer(address)
-        if len(self._connections) >= self._max_connections:
-            reason = (f"the broker already has the configured maximum of "
-                      f"{self._max_connections} connections")
-        else:
-            limit = self._overrides.get(host, self._max_per_ip)
-            if self._per_ip.get(host, 0) < limit:
-                return True
-            reason = f"address already has the configured maximum of {limit} connections"
-        log.info("Rejected connection from %s:%d on listener %s: %s",
-                 host, port, endpoint.name, reason)
+    def _slot_available(self, listener: str) -> bool:
+        """Kafka's ``connectionSlotAvailable``: under the listener's limit and, unless the
+        listener is protected, under the broker's."""
+        limit = self._max_per_listener.get(listener)
+        if limit is not None and self._per_listener.get(listener, 0) >= limit:
+            return False
+        return listener == self._protected or len(self._connections) < self._max_connections
+
+    def _wake_acceptors(self) -> None:
+        self._slot_freed.set()
+        self._slot_freed = trio.Event()
+
+    def _close_excess(self) -> None:
+        """Kafka's ``closeExcessConnections``: while the broker has more than
+        ``max_connections`` (a protected listener's connection, or a lowered limit), close
+        the lowest-priority connections of the other listeners: those with no request in
+        flight first, then the least recently active (the oldest last request: Kafka's
+        selector picks its least recently used channel). Connections already being closed
+        count as gone."""
+        excess = len(self._connections) - len(self._evicting) - self._max_connections
+        if excess <= 0:
+            return
+        candidates = [conn for conn in self._scopes
+                      if conn not in self._evicting and conn.link.listener_name != self._protected]
+        candidates.sort(key=lambda conn: (conn.link.in_flight, conn.link.last_request_ns))
+        for conn in candidates[:excess]:
+            link = conn.link
+            log.info("Closing connection %s from %s:%d on listener %s: the broker has more "
+                     "than max.connections=%d connections", link.connection_id,
+                     link.client_host, link.client_port, link.listener_name,
+                     self._max_connections)
+            self._evicting.add(conn)
+            self._scopes[conn].cancel()
+
+    async def _run_connection(self, conn: _Connection, scope: trio.CancelScope) -> None:
+        """The connection's task: ``_serve`` inside a scope ``_close_excess`` may cancel (its
+        cleanup, which frees the slot, runs either way)."""
+        try:
+            with scope:
+                await self._serve(conn)
+        finally:
+            del self._scopes[conn]
+            self._evicting.discard(conn)
+
+    def _admit(self, sock: trio.socket.SocketType, address: object) -> bool:
+        """False, and ``sock`` closed, when its address is at its connection limit
+        (``max.connections.per.ip`` or its override: Kafka's TooManyConnectionsException,
+        closed at once with Kafka's log line)."""
+        host, _ = _peer(address)
+        limit = self._overrides.get(host, self._max_per_ip)
+        if self._per_ip.get(host, 0) < limit:
+            return True
+        log.info("Rejected connection from /%s, address already has the configured maximum "
+                 "of %d connections.", host, limit)
         sock.close()
         return False
 
@@ -1007,6 +1139,16 @@ def _read_slice(piece: FileSliceLike) -> bytes:
             f"file slice (fd {piece.fd}, position {piece.position}, size {piece.size}) ends "
             f"{piece.size - len(data)} bytes early: the file is shorter")
     return data
+
+
+def _check_limits(max_connections: int, max_per_ip: int, overrides: Mapping[str, int],
+                  per_listener: Mapping[str, int]) -> None:
+    if max_connections < 0 or max_per_ip < 0:
+        raise ValueError("connection limits must not be negative")
+    if any(count < 0 for count in overrides.values()):
+        raise ValueError("connection limit overrides must not be negative")
+    if any(count < 0 for count in per_listener.values()):
+        raise ValueError("listener connection limits must not be negative")
 
 
 def _is_produce(frame: bytes | bytearray) -> bool:

@@ -179,11 +179,13 @@ class KafkaServer:
 
     def validate_dynamic_configs(self, config: BrokerConfig) -> None:
         """What ``apply_dynamic_configs`` would refuse, checked before a change is stored:
-        an SSL listener's new key store that cannot be read or is for another identity.
+        an SSL listener's new key store that cannot be read or is for another identity; a
+        listener's connection limit or creation rate changed to 0 or less.
 
         Raises:
             InvalidConfigError: naming the listener and the reason.
         """
+        _check_listener_limits(self.config, config)
         if self.socket_server is not None:
             reconfigure_ssl(config, self.socket_server.ssl_listeners)
 
@@ -192,6 +194,14 @@ class KafkaServer:
         SSL listeners whose key store changed serve new connections with it."""
         self.config = config
         self.log_manager.reconfigure_broker(config.props)
+        if self.socket_server is not None:
+            # max.connection.creation.rate needs nothing here: ConnectionQuotas reads the
+            # live config on every connection.
+            self.socket_server.update_connection_limits(
+                max_connections=config.max_connections,
+                max_connections_per_ip=config.max_connections_per_ip,
+                max_connections_per_ip_overrides=config.max_connections_per_ip_overrides,
+                max_connections_per_listener=_listener_max_connections(config))
         self.reload_ssl()
 
     def reload_ssl(self) -> None:
@@ -323,6 +333,7 @@ class KafkaServer:
             connection_quotas=ConnectionQuotas(
                 lambda: self.config, lambda: self.client_quota_store,
                 [e.name for e in cfg.listeners], self.time.milliseconds),
+            inter_broker_listener=cfg.inter_broker_listener_name,
             send_buffer_bytes=cfg.socket_send_buffer_bytes,
             receive_buffer_bytes=cfg.socket_receive_buffer_bytes,
             listen_backlog_size=cfg.socket_listen_backlog_size,
@@ -480,11 +491,26 @@ class KafkaServer:
 
 
 def _listener_max_connections(cfg: BrokerConfig) -> dict[str, int]:
-    """``listener.name.<l>.max.connections`` of the listeners that override it (the others
-    are bounded by ``max.connections`` alone)."""
+    """Each listener's ``max.connections``: its ``listener.name.<l>.max.connections``, else
+    the broker-wide value, as Kafka's ListenerConnectionQuota takes it (which matters for the
+    protected inter-broker listener, exempt from the broker-wide limit but not from its own);
+    unlimited ones are left out."""
     limits: dict[str, int] = {}
     for endpoint in cfg.listeners:
         value = cfg.listener_setting(endpoint.name, "max.connections")
-        if isinstance(value, int) and value != cfg.max_connections and value < INT32_MAX:
+        if isinstance(value, int) and value < INT32_MAX:
             limits[endpoint.name] = value
     return limits
+
+
+def _check_listener_limits(old: BrokerConfig, new: BrokerConfig) -> None:
+    """Kafka's ListenerConnectionQuota.validateReconfiguration: a listener whose
+    ``max.connections`` or ``max.connection.creation.rate`` (its override, else the
+    broker-wide value) changes must get a positive one (a broker-wide 0 is refused too)."""
+    for endpoint in new.listeners:
+        for name in ("max.connections", "max.connection.creation.rate"):
+            value = new.listener_setting(endpoint.name, name)
+            if value == old.listener_setting(endpoint.name, name):
+                continue
+            if isinstance(value, int) and value <= 0:
+                raise InvalidConfigError(f"Invalid {name} {value}")
