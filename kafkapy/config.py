@@ -483,7 +483,9 @@ _TABLE: tuple[Setting, ...] = (
     _s("socket.listen.backlog.size", _I, "50", "Pending connections the listening socket "
        "queues.", at_least=1),
     _s("connections.max.idle.ms", _L, "600000", "Connections idle for longer are closed."),
-    _s("max.connections", _I, _IMAX, "Connections allowed at once, all listeners together.",
+    _s("max.connections", _I, _IMAX, "Connections allowed at once, all listeners together: at "
+       "the limit the acceptors wait for a slot (the inter-broker listener may exceed it, "
+       "and then the least recently active connection of another listener is closed).",
        at_least=0, mode=_CW, dynamic=True),
     _s("max.connections.per.ip", _I, _IMAX, "Connections allowed from one address. 0 is "
        "allowed only with max.connections.per.ip.overrides.", at_least=0, mode=_CW,
