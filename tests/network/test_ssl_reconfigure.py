@@ -170,6 +170,27 @@ def test_a_certificate_the_current_trust_store_does_not_trust_is_refused(
     validate_update(both, listener(foreign, str(root / "both.pem")), inter_broker=True)
 
 
+@pytest.mark.parametrize("protocol", ["TLSv1.2", "TLSv1.3"])
+def test_the_current_server_refuses_a_client_certificate_it_does_not_trust(
+        tmp_path: Path, protocol: str) -> None:
+    # The first handshake (current server, new client) fails on the server's side only: the
+    # new stores trust both CAs, the current server (mutual TLS) only the old one. With TLS
+    # 1.3 the server refuses after the client has finished its handshake.
+    old_ca, new_ca = trustme.CA(organization_name="acme"), trustme.CA(organization_name="acme")
+    common = {"keystore_type": "PEM", "truststore_type": "PEM", "client_auth": "required",
+              "enabled_protocols": (protocol,)}
+    current = ssl_listener(SslConfig(
+        keystore_location=key_store(old_ca, tmp_path / "v1.pem"),
+        truststore_location=trust_store(tmp_path / "ca1.pem", old_ca), **common), "SSL")
+    new = ssl_listener(SslConfig(
+        keystore_location=key_store(new_ca, tmp_path / "v2.pem"),
+        truststore_location=trust_store(tmp_path / "both.pem", old_ca, new_ca), **common),
+        "SSL")
+    with pytest.raises(InvalidConfigError, match="certificate verify failed"):
+        validate_update(current, new, inter_broker=True)
+    validate_update(current, new, inter_broker=False)     # no handshake off the inter-broker
+
+
 def test_a_trust_store_cannot_be_added_where_there_was_none(tmp_path: Path) -> None:
     ca = trustme.CA(organization_name="acme")
     store = key_store(ca, tmp_path / "v1.pem")
