@@ -543,6 +543,13 @@ _TABLE: tuple[Setting, ...] = (
     _s("ssl.principal.mapping.rules", _S, "DEFAULT", "Rules mapping a client certificate's "
        "subject (RFC 2253, e.g. CN=alice,OU=eng,O=acme,C=US) to a principal name: "
        "RULE:pattern/replacement/[LU] entries, DEFAULT keeps the subject.", attr=None),
+    _s("ssl.allow.dn.changes", _B, "false", "Whether a dynamic update of a listener's key "
+       "store may change its certificate's subject DN (false: such an update is refused with "
+       "Kafka's \"Keystore DistinguishedName does not match\"). Static, may be set per "
+       "listener.", attr=None),
+    _s("ssl.allow.san.changes", _B, "false", "Whether a dynamic update of a listener's key "
+       "store may drop subject alternative names from its certificate (false: the new "
+       "certificate must keep every SAN of the current one; it may add more).", attr=None),
     _s("ssl.protocol", _S, "TLSv1.3", "Accepted and unused: the versions come from "
        "ssl.enabled.protocols (Python's ssl has no per-protocol context).", mode="per-broker",
        used=False, attr=None),

@@ -239,6 +239,9 @@ KAFKA_DEFAULTS: dict[str, tuple[str | None, str]] = {
     "ssl.principal.mapping.rules": ("DEFAULT", "BrokerSecurityConfigs DEFAULT_SSL_PRINCIPAL_"
                                     "MAPPING_RULES"),
     "ssl.protocol": ("TLSv1.3", "SslConfigs DEFAULT_SSL_PROTOCOL (Java 11+)"),
+    "ssl.allow.dn.changes": ("false", "BrokerSecurityConfigs DEFAULT_SSL_ALLOW_DN_CHANGES_VALUE"),
+    "ssl.allow.san.changes": ("false", "BrokerSecurityConfigs DEFAULT_SSL_ALLOW_SAN_CHANGES_"
+                              "VALUE"),
     "inter.broker.listener.name": (None, "RC INTER_BROKER_LISTENER_NAME_CONFIG (unset: from "
                                    "security.inter.broker.protocol, PLAINTEXT)"),
     "num.replica.fetchers": ("1", "RC NUM_REPLICA_FETCHERS_DEFAULT"),

@@ -39,6 +39,15 @@ key encrypted with a one-time password and deleted as soon as it is read.
 
 Errors: ``InvalidConfigError`` naming the setting, raised when the context is built (at broker
 start, as Kafka fails at start-up).
+
+Dynamic update (Kafka's KIP-226 and SslFactory.validateReconfiguration): ``validate_update``
+checks a listener's new stores against its current ones: the key store's certificate keeps its
+subject DN (unless ``ssl.allow.dn.changes``) and at least its subject alternative names (unless
+``ssl.allow.san.changes``), a trust store cannot be added where there was none, and on the
+inter-broker listener a TLS handshake in memory must succeed both ways between the current and
+the new stores (Kafka's SslEngineValidator: the new certificate must be valid now and chain to
+the trust store the other brokers have). ``ReconfigurableSslContext`` is the inter-broker
+client's context: new connections take the current stores, open ones keep theirs.
 """
 
 from __future__ import annotations
@@ -49,14 +58,15 @@ import ssl
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import attrs
 
 from kafkapy.errors import InvalidConfigError
 from kafkapy.network.ssl_principal_mapper import SslPrincipalMapper
 
-__all__ = ["SSL_SETTINGS", "SslConfig", "SslListener", "client_context", "server_context",
-           "ssl_listener"]
+__all__ = ["SSL_SETTINGS", "CertificateEntry", "ReconfigurableSslContext", "SslConfig",
+           "SslListener", "client_context", "server_context", "ssl_listener", "validate_update"]
 
 # The settings an SslConfig is made of, in the order of its fields.
 SSL_SETTINGS = (
@@ -64,7 +74,8 @@ SSL_SETTINGS = (
     "ssl.keystore.certificate.chain", "ssl.keystore.key", "ssl.truststore.type",
     "ssl.truststore.location", "ssl.truststore.password", "ssl.truststore.certificates",
     "ssl.client.auth", "ssl.enabled.protocols", "ssl.cipher.suites",
-    "ssl.endpoint.identification.algorithm", "ssl.principal.mapping.rules")
+    "ssl.endpoint.identification.algorithm", "ssl.principal.mapping.rules",
+    "ssl.allow.dn.changes", "ssl.allow.san.changes")
 
 _VERSIONS = {"TLSv1": ssl.TLSVersion.TLSv1, "TLSv1.1": ssl.TLSVersion.TLSv1_1,
              "TLSv1.2": ssl.TLSVersion.TLSv1_2, "TLSv1.3": ssl.TLSVersion.TLSv1_3}
@@ -124,6 +135,8 @@ class SslConfig:
     cipher_suites: tuple[str, ...] = ()
     endpoint_identification_algorithm: str | None = "https"
     principal_mapping_rules: str = "DEFAULT"
+    allow_dn_changes: bool = False
+    allow_san_changes: bool = False
 
     @classmethod
     def from_settings(cls, get: Callable[[str], object]) -> SslConfig:
@@ -146,44 +159,52 @@ class SslConfig:
             endpoint_identification_algorithm=_opt_str(
                 get("ssl.endpoint.identification.algorithm")),
             principal_mapping_rules=",".join(_str_tuple(get("ssl.principal.mapping.rules")))
-            or "DEFAULT")
+            or "DEFAULT",
+            allow_dn_changes=get("ssl.allow.dn.changes") is True,
+            allow_san_changes=get("ssl.allow.san.changes") is True)
 
     @property
     def has_keystore(self) -> bool:
         return self.keystore_location is not None or self.keystore_certificate_chain is not None
+
+    @property
+    def has_truststore(self) -> bool:
+        return self.truststore_location is not None or self.truststore_certificates is not None
+
+
+@attrs.frozen
+class CertificateEntry:
+    """What Kafka's CertificateEntries compares of a key store's certificate: its alias (PEM
+    key stores have Kafka's one alias ``kafka``), subject and subject alternative names
+    (``(GeneralName type, value)``: 2 DNS, 7 IP address, as Java's
+    getSubjectAlternativeNames)."""
+
+    alias: str
+    subject: str                        # Java's X500Principal form: CN=broker, O=acme
+    subject_rfc2253: str                # compared case-insensitively, as Kafka does
+    subject_alt_names: frozenset[tuple[int, str]]
+
+    @property
+    def sans_text(self) -> str:
+        return "[" + ", ".join(f"[{t}, {v}]" for t, v in sorted(self.subject_alt_names)) + "]"
 
 
 @attrs.frozen
 class SslListener:
     """What the socket server needs for one SSL listener: the context its connections are
     wrapped with and how a client certificate becomes a principal; and what a dynamic update
-    compares (``config``, the key store certificate's ``subject`` and ``subject_alt_names``,
-    the store files' modification times ``file_mtimes``)."""
+    compares (``config``, the key store certificate ``entry``, the store files' modification
+    times ``file_mtimes``)."""
 
     context: ssl.SSLContext
     principal_mapper: SslPrincipalMapper
     config: SslConfig | None = None
-    subject: str = ""
-    subject_alt_names: tuple[str, ...] = ()
+    entry: CertificateEntry | None = None
     file_mtimes: tuple[float | None, ...] = ()
 
-    def check_update(self, new: SslListener, listener: str) -> None:
-        """Kafka's SslFactory.validateReconfiguration: a new key store must hold a
-        certificate for the same subject and the same subject alternative names.
-
-        Raises:
-            InvalidConfigError: they differ.
-        """
-        if new.subject != self.subject:
-            raise InvalidConfigError(
-                f"Validation of dynamic config update of SSLFactory failed for listener "
-                f"{listener}: Keystore DistinguishedName does not match: existing="
-                f"{{{self.subject}}}, new={{{new.subject}}}")
-        if sorted(new.subject_alt_names) != sorted(self.subject_alt_names):
-            raise InvalidConfigError(
-                f"Validation of dynamic config update of SSLFactory failed for listener "
-                f"{listener}: Keystore SubjectAltNames do not match: existing="
-                f"{list(self.subject_alt_names)}, new={list(new.subject_alt_names)}")
+    @property
+    def subject(self) -> str:
+        return self.entry.subject if self.entry is not None else ""
 
     def needs_reload(self, cfg: SslConfig) -> bool:
         """The settings changed, or a store file was rewritten in place (Kafka reloads a
@@ -204,8 +225,7 @@ def ssl_listener(cfg: SslConfig, listener: str) -> SslListener:
                                  f"configuration ssl.principal.mapping.rules of listener "
                                  f"{listener}: {exc}") from exc
     context = server_context(cfg, listener)
-    subject, sans = _certificate_identity(cfg)
-    return SslListener(context, mapper, cfg, subject, sans, _mtimes(cfg))
+    return SslListener(context, mapper, cfg, _certificate_entry(cfg), _mtimes(cfg))
 
 
 def _mtimes(cfg: SslConfig) -> tuple[float | None, ...]:
@@ -218,12 +238,13 @@ def _mtimes(cfg: SslConfig) -> tuple[float | None, ...]:
     return tuple(out)
 
 
-def _certificate_identity(cfg: SslConfig) -> tuple[str, tuple[str, ...]]:
-    """The subject (RFC 2253) and subject alternative names of the key store's certificate
-    (called after server_context succeeded, so the store is readable)."""
+def _certificate_entry(cfg: SslConfig) -> CertificateEntry:
+    """The key store's certificate as Kafka's CertificateEntries sees it (called after
+    server_context succeeded, so the store is readable)."""
     from cryptography import x509
     from cryptography.hazmat.primitives.serialization import pkcs12
 
+    alias = "kafka"                     # Kafka's PEM key store alias
     if cfg.keystore_certificate_chain is not None:
         cert = x509.load_pem_x509_certificates(cfg.keystore_certificate_chain.encode())[0]
     else:
@@ -234,15 +255,153 @@ def _certificate_identity(cfg: SslConfig) -> tuple[str, tuple[str, ...]]:
         else:
             password = cfg.keystore_password.encode() \
                 if cfg.keystore_password is not None else None
-            leaf = pkcs12.load_key_and_certificates(data, password)[1]
-            assert leaf is not None
-            cert = leaf
+            store = pkcs12.load_pkcs12(data, password)
+            assert store.cert is not None
+            cert = store.cert.certificate
+            if store.cert.friendly_name:
+                alias = store.cert.friendly_name.decode(errors="replace")
+    names: set[tuple[int, str]] = set()
     try:
         san = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
-        names = tuple(str(getattr(n, "value", n)) for n in san)
     except x509.ExtensionNotFound:
-        names = ()
-    return cert.subject.rfc4514_string(), names
+        san = None
+    for name in san or ():
+        names.add((_GENERAL_NAME_TYPES.get(type(name), 0), str(getattr(name, "value", name))))
+    subject = ", ".join(rdn.rfc4514_string() for rdn in reversed(cert.subject.rdns))
+    return CertificateEntry(alias, subject, cert.subject.rfc4514_string(), frozenset(names))
+
+
+def _general_name_types() -> dict[type, int]:
+    from cryptography import x509
+
+    return {x509.RFC822Name: 1, x509.DNSName: 2, x509.DirectoryName: 4,
+            x509.UniformResourceIdentifier: 6, x509.IPAddress: 7, x509.RegisteredID: 8}
+
+
+_GENERAL_NAME_TYPES = _general_name_types()
+
+
+# ------------------------------------------------------------------ dynamic update
+
+_FAILED = "Validation of dynamic config update of SSLFactory failed: "
+_CONFIG_EXCEPTION = "org.apache.kafka.common.config.ConfigException: "
+
+
+def validate_update(old: SslListener, new: SslListener, *, inter_broker: bool) -> None:
+    """Kafka's SslFactory.validateReconfiguration of a listener's new stores ``new`` against
+    its current ones ``old`` (``new.config`` gives ssl.allow.dn.changes and
+    ssl.allow.san.changes, which Kafka reads from the new configs too). On the inter-broker
+    listener (``inter_broker``, Kafka's keystoreVerifiableUsingTruststore) the stores must
+    also complete TLS handshakes in memory both ways: the current server with a client of
+    the new stores, and a server of the new stores with the current client, so a broker
+    cannot take a certificate the others (which still trust what it trusted) would refuse,
+    or one that is expired or not yet valid.
+
+    Raises:
+        InvalidConfigError: "Validation of dynamic config update of SSLFactory failed: ...",
+            Kafka's message.
+    """
+    assert old.config is not None and new.config is not None
+    if old.entry is not None and new.entry is not None:
+        if not new.config.allow_dn_changes and \
+                old.entry.subject_rfc2253.casefold() != new.entry.subject_rfc2253.casefold():
+            raise InvalidConfigError(
+                f"{_FAILED}{_CONFIG_EXCEPTION}Keystore DistinguishedName does not match:  "
+                f"existing={{alias={old.entry.alias}, DN={old.entry.subject}}}, "
+                f"new={{alias={new.entry.alias}, DN={new.entry.subject}}}")
+        # Kafka's containsAll: the new certificate may add names, not drop any.
+        if not new.config.allow_san_changes and \
+                not old.entry.subject_alt_names <= new.entry.subject_alt_names:
+            raise InvalidConfigError(
+                f"{_FAILED}{_CONFIG_EXCEPTION}Keystore SubjectAltNames do not match:  "
+                f"existing={{alias={old.entry.alias}, SAN={old.entry.sans_text}}}, "
+                f"new={{alias={new.entry.alias}, SAN={new.entry.sans_text}}}")
+    if not old.config.has_truststore and new.config.has_truststore:
+        raise InvalidConfigError(f"{_FAILED}{_CONFIG_EXCEPTION}Cannot add SSL truststore to an "
+                                 f"existing listener for which no truststore was configured.")
+    if inter_broker:
+        try:
+            _handshake(old.context, _validation_client(new.config))
+            _handshake(new.context, _validation_client(old.config))
+        except ssl.SSLError as exc:
+            raise InvalidConfigError(f"{_FAILED}{type(exc).__name__}: {exc}") from exc
+
+
+def _validation_client(cfg: SslConfig) -> ssl.SSLContext:
+    # As Kafka's SslEngineValidator: no host name to check, the chain still verified.
+    return client_context(attrs.evolve(cfg, endpoint_identification_algorithm=None))
+
+
+def _handshake(server: ssl.SSLContext, client: ssl.SSLContext) -> None:
+    """A TLS handshake between ``server`` and ``client`` in memory (no socket, no thread).
+
+    Raises:
+        ssl.SSLError: either side refused the other (the first error seen).
+    """
+    c_in, c_out, s_in, s_out = (ssl.MemoryBIO() for _ in range(4))
+    client_side = client.wrap_bio(c_in, c_out)
+    server_side = server.wrap_bio(s_in, s_out, server_side=True)
+    done = {"client": False, "server": False}
+    # A TLS 1.2 handshake takes two round trips, TLS 1.3 one and a half: a few steps bound it.
+    for _ in range(8):
+        for name, side in (("client", client_side), ("server", server_side)):
+            if done[name]:
+                continue
+            try:
+                side.do_handshake()
+                done[name] = True
+            except ssl.SSLWantReadError:
+                pass
+        s_in.write(c_out.read())
+        c_in.write(s_out.read())
+        if all(done.values()) and not s_in.pending and not c_in.pending:
+            break
+    if not all(done.values()):
+        raise ssl.SSLError("the TLS handshake did not complete")
+    # (TLS 1.3: the client is done before the server has checked its certificate; the
+    # server's do_handshake completes only once it has, so a refusal is raised above.)
+
+
+class ReconfigurableSslContext(ssl.SSLContext):
+    """The inter-broker client's TLS context, reconfigured in place when the inter-broker
+    listener's stores change (Kafka's reconfigurable client SslFactory, which the replica
+    fetchers, the controller's channels and the other inter-broker senders each register).
+
+    Those clients keep the ``ssl.SSLContext`` they were given and wrap each new connection
+    with it; this one wraps it with the context ``reconfigure`` last set, so new connections
+    take the new key and trust stores and open ones keep theirs. Only ``wrap_socket`` and
+    ``wrap_bio`` delegate (what the clients call); ``check_hostname`` and ``verify_mode`` are
+    kept equal to the current context's for whoever reads them.
+    """
+
+    _current: ssl.SSLContext
+
+    def __new__(cls, context: ssl.SSLContext) -> ReconfigurableSslContext:
+        self = super().__new__(cls, ssl.PROTOCOL_TLS_CLIENT)
+        self._current = context
+        return self
+
+    def __init__(self, context: ssl.SSLContext) -> None:
+        # ssl.SSLContext.__init__ takes the protocol; everything is set in reconfigure.
+        self.reconfigure(context)
+
+    @property
+    def current(self) -> ssl.SSLContext:
+        return self._current
+
+    def reconfigure(self, context: ssl.SSLContext) -> None:
+        """New connections use ``context`` from now on (one reference swap: safe from any
+        thread)."""
+        self.check_hostname = False      # before verify_mode can change
+        self.verify_mode = context.verify_mode
+        self.check_hostname = context.check_hostname
+        self._current = context
+
+    def wrap_socket(self, *args: Any, **kwargs: Any) -> ssl.SSLSocket:
+        return self._current.wrap_socket(*args, **kwargs)
+
+    def wrap_bio(self, *args: Any, **kwargs: Any) -> ssl.SSLObject:
+        return self._current.wrap_bio(*args, **kwargs)
 
 
 def server_context(cfg: SslConfig, listener: str = "SSL") -> ssl.SSLContext:

@@ -9,6 +9,11 @@ that cannot be read stops the start with ``InvalidConfigError``, as in Kafka. Li
 client context of the inter-broker connections when the inter-broker listener is SSL or
 SASL_SSL (the SASL part of a SASL_SSL one is ``kafkapy.security.listener_sasl``'s), and
 the dynamic update of a listener's key store (``reconfigure_ssl``, Kafka's KIP-226).
+
+A dynamic update of the inter-broker listener's stores also reconfigures the broker's own
+connections to the others (Kafka registers each inter-broker client channel builder as a
+reconfigurable): ``inter_broker_ssl_context`` is rebuilt from the new settings and swapped
+into the ``ReconfigurableSslContext`` every inter-broker client holds.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from kafkapy.network.ssl_factory import (
     SslListener,
     client_context,
     ssl_listener,
+    validate_update,
 )
 
 __all__ = ["inter_broker_ssl_context", "listener_ssl_config", "reconfigure_ssl",
@@ -98,19 +104,26 @@ def reconfigure_ssl(config: BrokerConfig, current: Mapping[str, SslListener]
                     ) -> dict[str, SslListener]:
     """Kafka's dynamic SSL update: for each SSL listener whose key or trust store settings
     changed in ``config`` (or whose store file was rewritten in place), a new
-    ``SslListener``, checked against the current one (same certificate subject and
-    alternative names). Listeners without a change are left out.
+    ``SslListener``, validated against the current one (``ssl_factory.validate_update``:
+    same subject and alternative names unless ssl.allow.dn.changes / ssl.allow.san.changes,
+    and on the inter-broker listener a handshake both ways between the current and the new
+    stores). Listeners without a change are left out. When the inter-broker listener is
+    among them, the new inter-broker client context is built too, so a store it cannot use
+    refuses the update before anything changes.
 
     Raises:
         InvalidConfigError: a new store cannot be used, or its certificate is for another
-            identity.
+            identity, expired, not yet valid or not trusted by the current trust store.
     """
     changed = {}
+    inter_broker = config.inter_broker_listener_name
     for name, old in current.items():
         cfg = listener_ssl_config(config, name)
         if not old.needs_reload(cfg):
             continue
         new = ssl_listener(cfg, name)
-        old.check_update(new, name)
+        validate_update(old, new, inter_broker=name == inter_broker)
+        if name == inter_broker:
+            inter_broker_ssl_context(config)
         changed[name] = new
     return changed

@@ -33,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import socket
+import ssl
 import time
 import uuid
 from collections.abc import Mapping
@@ -54,6 +55,7 @@ from kafkapy.errors import InvalidConfigError
 from kafkapy.log.log_manager import LogManager, MetaPropertiesError, read_meta_properties
 from kafkapy.network.request_channel import RequestChannel
 from kafkapy.network.socket_server import SocketServer
+from kafkapy.network.ssl_factory import ReconfigurableSslContext
 from kafkapy.protocol import API_KEYS, ApiKey
 from kafkapy.security.authorizer.acl import AuthorizerPolicy, parse_super_users
 from kafkapy.security.authorizer.acl_store import AclStore, FileAclStore, ZkAclStore
@@ -132,8 +134,10 @@ class KafkaServer:
         self.fetch_sessions = FetchSessionCache(config.max_incremental_fetch_session_cache_slots)
         self.socket_server: SocketServer | None = None
         # The TLS context of this broker's connections to the others when the inter-broker
-        # listener is SSL (its listener.name.<listener>.ssl.* settings), else None.
-        self.inter_broker_ssl_context = inter_broker_ssl_context(config)
+        # listener is SSL (its listener.name.<listener>.ssl.* settings), else None. Built now
+        # so a bad store stops the start; reconfigured in place once the dynamic configs are
+        # read (run) and on each dynamic update of the inter-broker listener's stores.
+        self.inter_broker_ssl_context = _reconfigurable(inter_broker_ssl_context(config))
         self.request_channel: RequestChannel | None = None
         # Recorded only when asked for: off, the request and produce/fetch paths skip it.
         self.metrics: BrokerMetrics | None = None
@@ -206,17 +210,25 @@ class KafkaServer:
 
     def reload_ssl(self) -> None:
         """Rebuild the TLS context of every SSL listener whose key or trust store settings
-        or files changed (a bad new store is logged and the old one kept)."""
+        or files changed (a bad new store is logged and the old one kept); when the
+        inter-broker listener is one, this broker's new connections to the others use its
+        new stores too (open ones keep theirs, as in Kafka)."""
         if self.socket_server is None:
             return
         try:
             changed = reconfigure_ssl(self.config, self.socket_server.ssl_listeners)
+            client = inter_broker_ssl_context(self.config) \
+                if self.config.inter_broker_listener_name in changed else None
         except InvalidConfigError as e:
             log.error("Keeping the current TLS settings: %s", e.message)
             return
         for name, tls in changed.items():
             self.socket_server.update_ssl_listener(name, tls)
             log.info("Listener %s: new TLS key store loaded (%s)", name, tls.subject)
+        if client is not None and self.inter_broker_ssl_context is not None:
+            self.inter_broker_ssl_context.reconfigure(client)
+            log.info("Inter-broker connections: new TLS key and trust stores for new "
+                     "connections (listener %s)", self.config.inter_broker_listener_name)
 
     @property
     def advertised_endpoints(self) -> dict[str, Endpoint]:
@@ -268,6 +280,12 @@ class KafkaServer:
         if dynamic.get(str(self.node_id)):
             cfg = cfg.with_updates(decode_dynamic_passwords(cfg, dynamic[str(self.node_id)]))
         self.config = cfg
+        if self.inter_broker_ssl_context is not None and cfg is not self.static_config:
+            # The inter-broker listener's stores may have been changed dynamically before
+            # this start: its connections use the same ones as the listener.
+            client = inter_broker_ssl_context(cfg)
+            if client is not None:
+                self.inter_broker_ssl_context.reconfigure(client)
         self.log_manager = LogManager(cfg.log_dirs, node_id=self.node_id,
                                       cluster_id=cluster_id, broker_props=cfg.props,
                                       topic_overrides=self.topic_overrides,
@@ -514,3 +532,7 @@ def _check_listener_limits(old: BrokerConfig, new: BrokerConfig) -> None:
                 continue
             if isinstance(value, int) and value <= 0:
                 raise InvalidConfigError(f"Invalid {name} {value}")
+
+
+def _reconfigurable(context: ssl.SSLContext | None) -> ReconfigurableSslContext | None:
+    return ReconfigurableSslContext(context) if context is not None else None
