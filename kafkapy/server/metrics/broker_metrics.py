@@ -217,7 +217,20 @@ class BrokerMetrics:
                      0 if txn is None else len(txn.state.loading)),
             lag=lag,
             txn_states=[] if txn is None else [m.state.kafka_name
-                                               for m in txn.state.loaded_transactions()])
+                                               for m in txn.state.loaded_transactions()],
+            quotas=self._quota_values())
+
+    def _quota_values(self) -> list[tuple[str, str, str, str, float]]:
+        """The client quota managers' metrics (``metric_values()``: byte-rate,
+        request-time, mutation-rate, tokens, throttle-time per metered client)."""
+        out = []
+        for attr in _QUOTA_MANAGERS:
+            manager = getattr(self._server, attr, None)
+            if manager is None:
+                continue
+            out += [(m.quota_type, m.name, m.user, m.client_id, m.value)
+                    for m in manager.metric_values()]
+        return out
 
     def _controller_state(self) -> tuple[int, int]:
         """(ActiveControllerCount, OfflinePartitionsCount)."""
@@ -241,6 +254,13 @@ class BrokerMetrics:
     def samples(self) -> dict[str, float]:
         """Every sample of ``snapshot()``: ``'name{label="v",...}' -> value``."""
         return samples_of(families(self.capture()))
+
+
+# The broker's client quota managers (KafkaServer attributes), each with ``metric_values()``.
+_QUOTA_MANAGERS = ("produce_quotas", "fetch_quotas", "request_quotas",
+                   "controller_mutation_quotas")
+# Kafka's quota metrics, in the order their families are exposed.
+QUOTA_METRICS = ("byte-rate", "request-time", "mutation-rate", "tokens", "throttle-time")
 
 
 # TransactionState's names, as kafka-transactions.sh prints them (the metrics layer does not
@@ -271,6 +291,8 @@ class Captured:
     loading: tuple[int, int]
     lag: list[tuple[str, str, int, int, int | None]]
     txn_states: list[str] = attrs.field(factory=list)
+    # (quota type, metric, sanitized user, client id, value) of every metered client
+    quotas: list[tuple[str, str, str, str, float]] = attrs.field(factory=list)
 
 
 def samples_of(fams: Iterable[Family]) -> dict[str, float]:
@@ -316,7 +338,31 @@ def families(c: Captured) -> list[Family]:
                         "Log flush (fsync) time in ms (LogFlushStats).", (),
                         c.log_flush[0], quantiles(c.log_flush[1])))
     out += _group_families(c)
+    out += _quota_families(c)
     return out
+
+
+def _quota_families(c: Captured) -> list[Family]:
+    """Kafka's client quota sensors, MBeans ``kafka.server:type=<quota type>,user=<u>,
+    client-id=<c>`` (JmxReporter leaves out an empty tag) as the exporter's quota rules name
+    them: ``kafka_server_quota_<attribute>`` ('-' made '_'), labels ``resource`` (the quota
+    type), ``user`` and ``clientId`` where the MBean has them. A metric of neither (a null
+    client id metered per client) has no MBean key the rules match: not exposed."""
+    by_name: dict[str, list[Sample]] = {m: [] for m in QUOTA_METRICS}
+    for quota_type, metric, user, client_id, value in sorted(c.quotas):
+        if not user and not client_id:
+            continue
+        labels: list[tuple[str, str]] = []
+        if client_id:
+            labels.append(("clientId", client_id))
+        labels.append(("resource", quota_type))
+        if user:
+            labels.append(("user", user))
+        name = "kafka_server_quota_" + metric.replace("-", "_")
+        by_name.setdefault(metric, []).append(Sample(name, tuple(labels), value))
+    return [Family("kafka_server_quota_" + metric.replace("-", "_"), "gauge",
+                   f"Client quota {metric} per user/client-id (Kafka's quota sensors)",
+                   tuple(samples)) for metric, samples in by_name.items()]
 
 
 def _request_families(c: Captured) -> list[Family]:
