@@ -14,6 +14,7 @@ from typing import Any
 from confluent_kafka import Consumer, Producer
 from kafka import KafkaAdminClient
 from kafka.errors import NodeNotReadyError
+from kafka.protocol.admin.client_quotas import DescribeClientQuotasRequest
 from kafka.protocol.consumer.fetch import FetchRequest
 from kafka.protocol.metadata import MetadataRequest
 
@@ -204,8 +205,6 @@ def test_consumer_is_held_to_its_byte_rate(kafka_broker_factory: Any) -> None:
 
 
 def test_request_percentage_throttles_a_busy_client(kafka_broker_factory: Any) -> None:
-    from kafka.protocol.admin.client_quotas import DescribeClientQuotasRequest
-
     broker = kafka_broker_factory()
     admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap_servers)
     busy = KafkaAdminClient(bootstrap_servers=broker.bootstrap_servers, client_id="busy")
@@ -279,6 +278,13 @@ def test_request_time_throttle_fills_fetch_throttle_time(kafka_broker_factory: A
         metadata = _send(slow, node, MetadataRequest(version=9, topics=None,
                                                      allow_auto_topic_creation=False))
         assert 0 < metadata.throttle_time_ms <= 1000
+        # and an error answer (sendErrorResponseMaybeThrottle): an empty entity type
+        bad = DescribeClientQuotasRequest(components=[
+            DescribeClientQuotasRequest.ComponentData(entity_type="", match_type=0,
+                                                      match="x")], strict=False)
+        refused = _send(slow, node, bad)
+        assert refused.error_code == 42                     # INVALID_REQUEST
+        assert 0 < refused.throttle_time_ms <= 1000
         # a client without the quota reads the record, unthrottled
         calm = _send(admin, node, _fetch("polled", 0, 0))
         assert calm.throttle_time_ms == 0
@@ -297,13 +303,16 @@ def test_request_time_throttle_fills_fetch_throttle_time(kafka_broker_factory: A
 def test_long_poll_wait_is_not_request_time(kafka_broker_factory: Any) -> None:
     """request_percentage counts the time a request held a handler (Kafka's
     requestThreadTimeNanos), not a long poll's wait: a consumer that long-polls an idle
-    topic (fetch.wait.max.ms 500: parked most of the time) stays far under 5 %."""
-    broker = kafka_broker_factory(num_partitions=1, kafkapy_metrics_enabled=True)
+    topic (fetch.wait.max.ms 500: parked most of the time) stays far under 10 %. (One
+    __consumer_offsets partition: creating it is the group's first FindCoordinator's handler
+    time, a burst on a loaded machine.)"""
+    broker = kafka_broker_factory(num_partitions=1, offsets_topic_num_partitions=1,
+                                  kafkapy_metrics_enabled=True)
     broker.create_topic("idle")
     admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap_servers)
     try:
         [result] = alter_client_quotas(admin, [([("client-id", "poller")],
-                                                [("request_percentage", 5)])])
+                                                [("request_percentage", 10)])])
         assert result.error_code == 0
     finally:
         admin.close()
@@ -326,16 +335,18 @@ def test_long_poll_wait_is_not_request_time(kafka_broker_factory: Any) -> None:
         consumer.close()
     metrics = broker.broker.metrics()
     # the fetches did wait: half of them at least the whole fetch.wait.max.ms (counted as
-    # request time, that alone would be some 50 % of every second, ten times the quota)
-    assert metrics['kafka_network_requestmetrics_remotetimems{request="FetchConsumer",'
-                   'quantile="0.50"}'] >= 450
+    # request time, that alone would be some 50 % of every second, five times the quota)
+    waited = metrics['kafka_network_requestmetrics_remotetimems{request="FetchConsumer",'
+                     'quantile="0.50"}']
+    assert waited >= 450, waited
     # the client is metered (it has a quota), far under it, and never throttled
     request_time = metrics['kafka_server_quota_request_time{clientId="poller",'
                            'resource="Request"}']
-    assert 0 < request_time < 5
-    assert not metrics['kafka_server_quota_throttle_time{clientId="poller",'
-                       'resource="Request"}'] > 0
-    assert throttles and max(throttles) == 0
+    throttle = metrics['kafka_server_quota_throttle_time{clientId="poller",'
+                       'resource="Request"}']
+    assert 0 < request_time < 10, (request_time, throttle)
+    assert not throttle > 0, throttle
+    assert throttles and max(throttles) == 0, throttles
 
 
 def test_idle_rates_are_forgotten() -> None:
