@@ -366,14 +366,17 @@ class KafkaApis:
         (0: none), bounded by one quota window as Kafka bounds it. The caller throttles
         (mutes the connection, ``throttle-time``): the larger of this and a byte-rate
         throttle wins. ApiVersions, the inter-broker APIs and followers' fetches are exempt,
-        as Kafka exempts cluster actions."""
+        as Kafka exempts cluster actions, and so is an acks=0 Produce (no answer carries the
+        throttle: Kafka's handleProduceRequest does not enforce the request quota for it)."""
         state = context.request_time
         if state.recorded:
             return state.throttle_ms
         state.recorded = True
         server = self._server
-        if server is None or context.api_key in _QUOTA_EXEMPT or (
-                context.api_key == ApiKey.FETCH and context.body.replica_id >= 0):
+        key = context.api_key
+        if server is None or key in _QUOTA_EXEMPT or (
+                key == ApiKey.FETCH and context.body.replica_id >= 0) or (
+                key == ApiKey.PRODUCE and context.body.acks == 0):
             return 0
         handler_ns = time.perf_counter_ns() - state.started_ns
         throttle_ms = server.request_quotas.record_and_get_throttle_time_ms(

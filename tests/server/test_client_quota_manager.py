@@ -17,6 +17,8 @@ from kafka.errors import NodeNotReadyError
 from kafka.protocol.admin.client_quotas import DescribeClientQuotasRequest
 from kafka.protocol.consumer.fetch import FetchRequest
 from kafka.protocol.metadata import MetadataRequest
+from kafka.protocol.producer.produce import ProduceRequest
+from kafka.record.memory_records import MemoryRecordsBuilder
 
 from kafkapy.server.client_quota_manager import ClientQuotaManager, QuotaMetric, SampledRate
 from kafkapy.server.client_quota_store import ClientQuotaStore
@@ -298,6 +300,47 @@ def test_request_time_throttle_fills_fetch_throttle_time(kafka_broker_factory: A
     finally:
         admin.close()
         slow.close()
+
+
+def _produce(topic: str, acks: int) -> Any:
+    builder = MemoryRecordsBuilder(magic=2, compression_type=0, batch_size=1 << 20, offset=0)
+    builder.append(0, None, b"fire and forget", [])
+    builder.close()
+    data = ProduceRequest.TopicProduceData
+    return ProduceRequest(version=7, transactional_id=None, acks=acks, timeout_ms=30_000,
+                          topic_data=[data(name=topic, partition_data=[
+                              data.PartitionProduceData(index=0,
+                                                        records=bytes(builder.buffer()))])])
+
+
+def test_acks_0_produce_is_exempt_from_the_request_quota(kafka_broker_factory: Any) -> None:
+    """Kafka's handleProduceRequest does not enforce the request quota for acks=0 (no answer
+    carries a throttle): nothing is recorded for it; an acks=1 Produce is throttled."""
+    broker = kafka_broker_factory(num_partitions=1)
+    broker.create_topic("fired")
+    node = broker.server.node_id
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap_servers)
+    fire = KafkaAdminClient(bootstrap_servers=broker.bootstrap_servers, client_id="fire")
+    try:
+        # 10 ns of handler time per second: any request is over
+        [result] = alter_client_quotas(admin, [([("client-id", "fire")],
+                                                [("request_percentage", 0.000001)])])
+        assert result.error_code == 0
+
+        def recorded() -> float:     # the request time recorded for "fire" so far
+            rate = broker.server.request_quotas._rates.get(("", "fire"))
+            return 0.0 if rate is None else sum(s.value for s in rate._samples)
+        before = broker.call(recorded)
+        for _ in range(5):
+            assert _send(fire, node, _produce("fired", acks=0)) is None
+        broker.wait_for_records("fired", 5)
+        assert broker.call(recorded) == before
+        answer = _send(fire, node, _produce("fired", acks=1))
+        assert broker.call(recorded) > before
+        assert 0 < answer.throttle_time_ms <= 1000
+    finally:
+        admin.close()
+        fire.close()
 
 
 def test_long_poll_wait_is_not_request_time(kafka_broker_factory: Any) -> None:
