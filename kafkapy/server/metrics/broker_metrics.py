@@ -47,6 +47,7 @@ from kafkapy.server.metrics.request_metrics import (
     REQUEST_TIMES,
     VARIANT_NAMES,
     RequestMetrics,
+    Stamps,
     Timer,
     quantiles,
     times_ms,
@@ -134,7 +135,8 @@ class BrokerMetrics:
         """The socket server's ``RequestObserver``: ``request``'s response was taken by its
         connection at ``ready_ns`` and written by ``sent_ns``. ``request.timings`` holds what
         KafkaApis marked after its variant (``timings[0]``, set by the Fetch handler: a
-        consumer's or a follower's fetch): handling started, the handler returned, the
+        consumer's or a follower's fetch) and its throttle time (``timings[1]``, ms, set by
+        ``Request.throttle``): handling started, the handler returned, the
         answer completed (missing for a request refused before a handler: then those are
         ``ready_ns``). A Fetch counts as "Fetch" and as "FetchConsumer" or
         "FetchFollower", as in Kafka's ``RequestChannel.updateRequestMetrics``."""
@@ -146,18 +148,19 @@ class BrokerMetrics:
         if name is None:
             return
         version = (frame[2] << 8) | frame[3]
-        marks: Sequence[int] = request.timings or (NO_VARIANT,)
+        marks: Sequence[int] = request.timings or (NO_VARIANT, 0)
         n = len(marks)
-        dequeued = marks[1] if n > 1 else ready_ns
-        local_done = marks[2] if n > 2 else dequeued
-        completed = marks[3] if n > 3 else local_done
+        throttle_ms = marks[1] if n > 1 else 0
+        dequeued = marks[2] if n > 2 else ready_ns
+        local_done = marks[3] if n > 3 else dequeued
+        completed = marks[4] if n > 4 else local_done
         received = request.receive_time_ns
         self.requests.record(name, version, received, dequeued, local_done, completed,
-                             ready_ns, sent_ns)
+                             ready_ns, sent_ns, throttle_ms)
         variant = VARIANT_NAMES.get(marks[0])
         if variant is not None:
             self.requests.record(variant, version, received, dequeued, local_done,
-                                 completed, ready_ns, sent_ns)
+                                 completed, ready_ns, sent_ns, throttle_ms)
 
     def log_flushed(self, seconds: float) -> None:
         """A log's fsync took ``seconds`` (LogFlushStats.LogFlushRateAndTimeMs)."""
@@ -276,7 +279,7 @@ class Captured:
     all_topics: dict[str, int]
     topics: dict[str, dict[str, int]]
     replication_bytes_out: int
-    requests: list[tuple[str, dict[int, int], int, list[tuple[int, int, int, int, int, int]]]]
+    requests: list[tuple[str, dict[int, int], int, list[Stamps]]]
     partitions: int
     leaders: int
     under_replicated: int

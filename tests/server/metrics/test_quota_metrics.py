@@ -110,6 +110,9 @@ def test_quota_metrics_of_throttled_clients_over_http() -> None:
     assert produce_rate is not None and produce_rate > 0
     throttled = _quota(samples, "throttle_time", "Produce", "throttled")
     assert throttled is not None and throttled > 0
+    # RequestMetrics ThrottleTimeMs: the throttle the Produce answers carried
+    assert samples['kafka_network_requestmetrics_throttletimems{quantile="0.999",'
+                   'request="Produce"}'] > 0
     # a (user, client-id) quota: metered, and so labelled, by both; not throttled (NaN:
     # Kafka's Avg of no throttle)
     pair_rate = _quota(samples, "byte_rate", "Produce", "pair", user="ANONYMOUS")
