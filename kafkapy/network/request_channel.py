@@ -88,13 +88,14 @@ def _frame_repr(frame: bytes | bytearray) -> str:
 class Request:
     """One request frame read from a connection, on its way to a handler.
 
-    ``frame`` is the request header and body without the 4-byte size prefix.
-    ``receive_time_ns`` is ``time.monotonic_ns()`` when the frame was handed to the channel
-    (for request latency, like Kafka's ``startTimeNanos``). ``timings``, when the channel has
-    an observer, is ``[variant]`` for the handlers to fill in: ``timings[0]`` an integer the
-    handler may set for the observer (which request metrics a Fetch counts in, consumer or
-    follower), then the handlers' later timestamps (``time.monotonic_ns()``: taken by a
-    handler, handler returned, answer complete; Kafka's ``requestDequeueTimeNanos``,
+    ``frame`` is the request header and body without the 4-byte size prefix. ``receive_time_ns`` is
+    ``time.monotonic_ns()`` when the frame was handed to the channel (for request latency, like
+    Kafka's ``startTimeNanos``). ``timings``, when the channel has an observer, is ``[variant,
+    throttle]`` for the handlers to fill in: ``timings[0]`` an integer the handler may set for
+    the observer (which request metrics a Fetch counts in, consumer or follower), ``timings[1]``
+    the throttle time (ms) the request got (``throttle``: Kafka's ``apiThrottleTimeMs``), then
+    the handlers' later timestamps (``time.monotonic_ns()``: taken by a handler, handler
+    returned, answer complete; Kafka's ``requestDequeueTimeNanos``,
     ``apiLocalCompleteTimeNanos``, ``responseCompleteTimeNanos``). ``principal`` is the
     connection's (Kafka's ``KafkaPrincipal.toString()``, ``User:ANONYMOUS`` unless
     authenticated) and ``security_protocol`` its listener's. Equality is identity.
@@ -115,6 +116,8 @@ class Request:
         """Mute the connection for ``throttle_time_ms`` once this request's answer is
         written (a client quota's throttle, KIP-219: the answer goes out at once, then the
         connection reads nothing until the time is over)."""
+        if self.timings is not None and throttle_time_ms > self.timings[1]:
+            self.timings[1] = throttle_time_ms
         if self._link is not None and throttle_time_ms > 0:
             self._link.throttled_until = max(self._link.throttled_until,
                                              trio.current_time() + throttle_time_ms / 1000)
@@ -317,7 +320,7 @@ class ConnectionLink:
         return Request(self.connection_id, self.listener_name, self.client_host,
                        self.client_port, frame, now, link=self,
                        principal=self.principal, security_protocol=self.security_protocol,
-                       timings=None if self._channel.observer is None else [0])
+                       timings=None if self._channel.observer is None else [0, 0])
 
     def try_submit(self, frame: bytes | bytearray) -> bool:
         """Queue ``frame`` as this connection's next request if the channel has room now (True);

@@ -23,6 +23,29 @@ value takes the rate above the quota, the throttle time is Kafka's
 elapsed time the rate was measured over; the caller puts it in the response's
 ``throttle_time_ms`` and mutes the connection that long (KIP-219).
 
+What ``request_percentage`` measures (Kafka's ``ClientRequestQuotaManager`` records
+``Request.requestThreadTimeNanos``: from the moment a handler thread dequeued the request to
+the moment ``KafkaApis.handle`` returned, the time the request held a handler thread): here
+the wall time of the handler's ``await`` in ``KafkaApis.handle``, i.e. the time the request
+held one of the ``num.io.threads`` handler slots, including a wait on a thread (an fsync) as
+it holds a Kafka handler thread. A request whose answer waits on a purgatory (an acks=all
+Produce waiting for the ISR, a long-poll Fetch waiting for ``fetch.min.bytes``) returns
+``Parked`` and frees its slot: the wait is not recorded, as Kafka's delayed operations do not
+hold a handler thread. Kafka also adds the network thread's time for the request (after the
+answer is sent, ``recordNoThrottle``); here the event loop's socket work is not split per
+request, so it is not recorded. A consumer's Fetch records its request time when its answer is
+built (Kafka's ``handleFetchRequest`` callback), so that a request-time throttle empties the
+answer and fills its ``throttle_time_ms`` as a byte-rate throttle does.
+
+Metrics (Kafka's quota sensors, ``kafka.server:type=<quota type>,user=u,client-id=c``, the
+empty tag left out as Kafka's JmxReporter leaves it out): per metered (user, client-id) the
+rate (``byte-rate`` for Produce and Fetch, ``request-time`` for Request) over the quota
+window, and ``throttle-time``, the average throttle time (ms) of the throttles recorded in the
+quota window (Kafka's ``Avg``: NaN with none). ``metric_values`` gives them; ``BrokerMetrics``
+exposes them as the Prometheus JMX exporter names them (``kafka_server_quota_byte_rate`` ...).
+Only clients with a quota are metered (Kafka meters every client once any quota of the type
+exists: an unlimited client shows there with a NaN throttle-time).
+
 Everything runs on the event loop: plain dicts, no locks. The quota of a (user, client) pair
 is cached until the store's ``version`` changes; rates idle for an hour are forgotten (checked
 when a new client appears and there are many), as Kafka expires inactive sensors.
@@ -30,14 +53,16 @@ when a new client appears and there are many), as Kafka expires inactive sensors
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import attrs
 
+from kafkapy.network.request_channel import Request
 from kafkapy.server.client_quota_store import ClientQuotaStore, sanitize
 
-__all__ = ["DEFAULT_PRINCIPAL", "NANOS_TO_PERCENTAGE", "ClientQuotaManager", "SampledRate",
-           "user_of_principal"]
+__all__ = ["DEFAULT_PRINCIPAL", "NANOS_TO_PERCENTAGE", "QUOTA_TYPES", "ClientQuotaManager",
+           "QuotaMetric", "SampledAvg", "SampledRate", "user_of_principal"]
 
 DEFAULT_PRINCIPAL = "User:ANONYMOUS"
 # Kafka's ClientRequestQuotaManager.NanosToPercentagePerSecond: request_percentage counts
@@ -45,6 +70,29 @@ DEFAULT_PRINCIPAL = "User:ANONYMOUS"
 NANOS_TO_PERCENTAGE = 100.0 / 1_000_000_000
 _INACTIVE_EXPIRY_MS = 3600 * 1000        # Kafka's InactiveSensorExpirationTimeSeconds
 _EXPIRY_CHECK_SIZE = 1024                # look for idle rates only once there are many
+
+# Kafka's QuotaType of each quota key (the metrics' group, JMX ``type=``) and the name of the
+# quota sensor's rate metric (ClientQuotaManager / ClientRequestQuotaManager /
+# ControllerMutationQuotaManager ``clientQuotaMetricName`` / ``clientRateMetricName``).
+QUOTA_TYPES: dict[str, tuple[str, str]] = {
+    "producer_byte_rate": ("Produce", "byte-rate"),
+    "consumer_byte_rate": ("Fetch", "byte-rate"),
+    "request_percentage": ("Request", "request-time"),
+    "controller_mutation_rate": ("ControllerMutation", "mutation-rate"),
+}
+
+
+@attrs.frozen
+class QuotaMetric:
+    """One quota metric value: ``kafka.server:type=<quota_type>,user=<user>,
+    client-id=<client_id>`` attribute ``name`` (``user`` sanitized, "" when the metric is not
+    per user, ``client_id`` "" when not per client id)."""
+
+    quota_type: str
+    name: str
+    user: str
+    client_id: str
+    value: float
 
 
 def user_of_principal(principal: str) -> str:
@@ -56,6 +104,7 @@ def user_of_principal(principal: str) -> str:
 class _Sample:
     start_ms: int
     value: float = 0.0
+    count: int = 0
 
 
 class SampledRate:
@@ -72,7 +121,7 @@ class SampledRate:
         expire = self.samples_wanted * self.window_ms
         for sample in self._samples:
             if now_ms - sample.start_ms >= expire:
-                sample.start_ms, sample.value = now_ms, 0.0
+                sample.start_ms, sample.value, sample.count = now_ms, 0.0, 0
 
     def record(self, value: float, now_ms: int) -> None:
         sample = self._samples[self._current]
@@ -83,8 +132,10 @@ class SampledRate:
             else:
                 self._samples[self._current].start_ms = now_ms
                 self._samples[self._current].value = 0.0
+                self._samples[self._current].count = 0
             sample = self._samples[self._current]
         sample.value += value
+        sample.count += 1
 
     def unrecord(self, value: float, now_ms: int) -> None:
         self.record(-value, now_ms)
@@ -102,20 +153,34 @@ class SampledRate:
         return sum(s.value for s in self._samples) / (window / 1000.0)
 
 
+class SampledAvg(SampledRate):
+    """Kafka's ``Avg`` over the same samples: the mean of the values recorded in the
+    samples not yet expired, NaN when there are none (a throttle-time never throttled)."""
+
+    def avg(self, now_ms: int) -> float:
+        self._purge(now_ms)
+        count = sum(s.count for s in self._samples)
+        return sum(s.value for s in self._samples) / count if count else math.nan
+
+
 class ClientQuotaManager:
-    """One quota type (``producer_byte_rate`` or ``consumer_byte_rate``) for one broker."""
+    """One quota type (a key of ``QUOTA_TYPES``: ``producer_byte_rate``,
+    ``consumer_byte_rate``, ``request_percentage``) for one broker."""
 
     def __init__(self, store: Callable[[], ClientQuotaStore], key: str,
                  samples: Callable[[], int], window_s: Callable[[], int],
                  clock: Callable[[], int]) -> None:
         self._store = store
         self.key = key
+        self.quota_type, self.rate_metric = QUOTA_TYPES.get(key, (key, "rate"))
         self._samples = samples
         self._window_s = window_s
         self._clock = clock
         self._version = -1
         self._quotas: dict[tuple[str, str], tuple[tuple[str, str], float] | None] = {}
         self._rates: dict[tuple[str, str], SampledRate] = {}
+        # throttle-time (Kafka's throttleTimeSensor), per metered tags
+        self._throttles: dict[tuple[str, str], SampledAvg] = {}
         self._expired_ms = 0
 
     def quota(self, user: str, client_id: str) -> tuple[tuple[str, str], float] | None:
@@ -170,6 +235,8 @@ class ClientQuotaManager:
         self._expired_ms = now_ms
         self._rates = {tags: rate for tags, rate in self._rates.items()
                        if now_ms - rate.last_used_ms < _INACTIVE_EXPIRY_MS}
+        self._throttles = {tags: avg for tags, avg in self._throttles.items()
+                           if tags in self._rates}
         self._quotas.clear()
 
     def record_and_get_throttle_time_ms(self, principal: str, client_id: str,
@@ -191,6 +258,48 @@ class ClientQuotaManager:
             # for ever helps nobody: one whole quota span instead.
             return rate.samples_wanted * rate.window_ms
         return round((observed - bound) / bound * rate.window_size_ms(now))
+
+    def meter(self, tags: tuple[str, str], value: float) -> None:
+        """Record ``value`` for the metered ``tags`` without checking the quota (the
+        controller mutation quota's ``mutation-rate``: its throttling is a token bucket)."""
+        now = self._clock()
+        self._rate(tags, now).record(value, now)
+
+    def throttle(self, request: Request, principal: str, client_id: str,
+                 throttle_ms: int) -> None:
+        """Kafka's ``ClientQuotaManager.throttle``: record ``throttle_ms`` in the client's
+        ``throttle-time`` and mute ``request``'s connection that long once it is answered
+        (KIP-219). Nothing for 0."""
+        if throttle_ms <= 0:
+            return
+        found = self.quota(user_of_principal(principal), client_id)
+        if found is not None:
+            self.record_throttle(found[0], throttle_ms)
+        request.throttle(throttle_ms)
+
+    def record_throttle(self, tags: tuple[str, str], throttle_ms: int) -> None:
+        """Record a throttle of ``throttle_ms`` in the ``throttle-time`` of ``tags``."""
+        now = self._clock()
+        avg = self._throttles.get(tags)
+        if avg is None:
+            avg = self._throttles[tags] = SampledAvg(self._samples(), self._window_s() * 1000,
+                                                     now)
+        avg.record(throttle_ms, now)
+
+    def metric_values(self) -> list[QuotaMetric]:
+        """The quota metrics of every metered client, as of now: the rate (``byte-rate``,
+        ``request-time``, ``mutation-rate``) and ``throttle-time`` (NaN: no throttle in the
+        quota window). Tags as Kafka's: the user sanitized, "" where not metered by it."""
+        now = self._clock()
+        out: list[QuotaMetric] = []
+        for tags, rate in self._rates.items():
+            user, client_id = sanitize(tags[0]) if tags[0] else "", tags[1]
+            avg = self._throttles.get(tags)
+            out.append(QuotaMetric(self.quota_type, self.rate_metric, user, client_id,
+                                   rate.rate(now)))
+            out.append(QuotaMetric(self.quota_type, "throttle-time", user, client_id,
+                                   math.nan if avg is None else avg.avg(now)))
+        return out
 
     def unrecord(self, principal: str, client_id: str, value: float) -> None:
         """Take back a value recorded for a response that was not sent (a throttled Fetch

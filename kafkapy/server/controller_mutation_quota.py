@@ -33,8 +33,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kafkapy.errors import ThrottlingQuotaExceededError
-from kafkapy.server.client_quota_manager import ClientQuotaManager, user_of_principal
-from kafkapy.server.client_quota_store import ClientQuotaStore
+from kafkapy.network.request_channel import Request
+from kafkapy.server.client_quota_manager import (
+    ClientQuotaManager,
+    QuotaMetric,
+    user_of_principal,
+)
+from kafkapy.server.client_quota_store import ClientQuotaStore, sanitize
 
 __all__ = ["ControllerMutationQuota", "ControllerMutationQuotaManager", "TokenBucket"]
 
@@ -101,8 +106,10 @@ class ControllerMutationQuota:
                 # Kafka's message is the error's generic one: no message on the wire.
                 raise ThrottlingQuotaExceededError()
             bucket.record(partitions, rate, burst, now)
+            manager.meter(tags, partitions)
             return
         tokens = bucket.record(partitions, rate, burst, now)
+        manager.meter(tags, partitions)
         if tokens < 0:
             self._throttled(tokens, rate, now)
 
@@ -111,6 +118,15 @@ class ControllerMutationQuota:
         if self._throttle_ms <= 0:
             return 0
         return max(0, self._throttle_ms - (self._manager.clock() - self._measured_ms))
+
+    def throttle(self, request: Request, throttle_ms: int) -> None:
+        """Kafka's ``ClientQuotaManager.throttle`` for this quota: ``throttle_ms`` recorded
+        in the client's ``throttle-time``, the connection muted that long once answered."""
+        if throttle_ms <= 0:
+            return
+        if self._found is not None:
+            self._manager.record_throttle(self._found[0], throttle_ms)
+        request.throttle(throttle_ms)
 
 
 class ControllerMutationQuotaManager:
@@ -132,6 +148,33 @@ class ControllerMutationQuotaManager:
 
     def max_throttle_ms(self) -> int:
         return max(2, self._samples()) * self._window_s() * 1000
+
+    def meter(self, tags: tuple[str, str], partitions: float) -> None:
+        """Count ``partitions`` mutations in the ``mutation-rate`` of ``tags``."""
+        self._lookup.meter(tags, partitions)
+
+    def record_throttle(self, tags: tuple[str, str], throttle_ms: int) -> None:
+        self._lookup.record_throttle(tags, throttle_ms)
+
+    def metric_values(self) -> list[QuotaMetric]:
+        """Kafka's ControllerMutation sensors of every metered client: ``mutation-rate``,
+        ``throttle-time`` and ``tokens`` (what is left in the client's bucket)."""
+        out = self._lookup.metric_values()
+        now = self.clock()
+        for tags, bucket in self._buckets.items():
+            rate = self._quota_of_tags(tags)
+            if rate is None:        # the quota is gone or moved to another entity
+                continue
+            tokens = bucket.measure(rate, self.burst(rate), now)
+            out.append(QuotaMetric("ControllerMutation", "tokens",
+                                   sanitize(tags[0]) if tags[0] else "", tags[1], tokens))
+        return out
+
+    def _quota_of_tags(self, tags: tuple[str, str]) -> float | None:
+        """The quota metered as ``tags`` (a member's lookup: tags with an empty user or
+        client id were matched at the client or user level)."""
+        found = self._lookup.quota(*tags)
+        return found[1] if found is not None and found[0] == tags else None
 
     def bucket(self, tags: tuple[str, str]) -> TokenBucket:
         bucket = self._buckets.get(tags)

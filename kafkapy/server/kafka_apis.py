@@ -332,17 +332,21 @@ class KafkaApis:
                       request.connection_id, len(frame) - end)
         context = RequestContext(header, body, request, self)
         response: Response | Parked
-        started = time.perf_counter_ns()
+        context.request_time.started_ns = time.perf_counter_ns()
         try:
             result = await self._handlers[key](context)
-            throttle_ms = self._request_quota(context, time.perf_counter_ns() - started)
             if isinstance(result, Parked):
+                # The time the handler held its slot is recorded now, without the wait to
+                # come; the throttle is applied when the answer is ready (Kafka throttles in
+                # the response callback). A Fetch answers with it itself.
+                throttle_ms = self.record_request_time(context)
                 if marks is not None:   # local work done; the answer completes later
                     marks.append(time.monotonic_ns())
                 return Parked(lambda: self._finish(context, result, throttle_ms))
+            throttle_ms = self._request_quota(context)
             response = _as_response(context, _throttled(result, throttle_ms))
         except Exception as exc:
-            response = _answer_error(context, exc)
+            response = _answer_error(context, exc, self._request_quota(context))
         if marks is not None:           # local work done, answer complete (no remote time)
             marks.append(time.monotonic_ns())
         if log.isEnabledFor(logging.DEBUG):
@@ -354,30 +358,61 @@ class KafkaApis:
                       type(response).__name__)
         return response
 
-    def _request_quota(self, context: RequestContext[Any], handler_ns: int) -> int:
-        """request_percentage (Kafka's ClientRequestQuotaManager): the handler's time, as a
-        percentage of a second, recorded for the client; the throttle time (0: none), the
-        connection muted for it. ApiVersions, the inter-broker APIs and followers' fetches
-        are exempt, as Kafka exempts them (cluster actions)."""
+    def record_request_time(self, context: RequestContext[Any]) -> int:
+        """request_percentage (Kafka's ``ClientRequestQuotaManager
+        .maybeRecordAndGetThrottleTimeMs``): the time the request has held its handler so far
+        (``time.perf_counter_ns()`` since its handler started: see ``client_quota_manager``),
+        as a percentage of a second, recorded for the client once; the request-time throttle
+        (0: none), bounded by one quota window as Kafka bounds it. The caller throttles
+        (mutes the connection, ``throttle-time``): the larger of this and a byte-rate
+        throttle wins. ApiVersions, the inter-broker APIs and followers' fetches are exempt,
+        as Kafka exempts cluster actions, and so is an acks=0 Produce (no answer carries the
+        throttle: Kafka's handleProduceRequest does not enforce the request quota for it)."""
+        state = context.request_time
+        if state.recorded:
+            return state.throttle_ms
+        state.recorded = True
         server = self._server
-        if server is None or context.api_key in _QUOTA_EXEMPT or (
-                context.api_key == ApiKey.FETCH and context.body.replica_id >= 0):
+        key = context.api_key
+        if server is None or key in _QUOTA_EXEMPT or (
+                key == ApiKey.FETCH and context.body.replica_id >= 0) or (
+                key == ApiKey.PRODUCE and context.body.acks == 0):
             return 0
+        handler_ns = time.perf_counter_ns() - state.started_ns
         throttle_ms = server.request_quotas.record_and_get_throttle_time_ms(
             getattr(context, "principal", DEFAULT_PRINCIPAL), context.client_id,
             handler_ns * NANOS_TO_PERCENTAGE)
-        if throttle_ms:
-            # Kafka bounds a request-time throttle by one quota window.
-            throttle_ms = min(throttle_ms, server.config.quota_window_size_seconds * 1000)
-            context.request.throttle(throttle_ms)
+        state.throttle_ms = min(throttle_ms, server.config.quota_window_size_seconds * 1000)
+        return state.throttle_ms
+
+    def _request_quota(self, context: RequestContext[Any]) -> int:
+        """Kafka's ``sendResponseMaybeThrottle``: the request-time throttle recorded now
+        (unless a handler did: the Fetch handler answers with its own throttle, the larger
+        of its byte-rate and request-time ones), the connection muted for it, its
+        ``throttle-time`` recorded; it goes in the answer's ``throttle_time_ms``."""
+        if context.request_time.recorded:
+            return 0
+        throttle_ms = self.record_request_time(context)
+        self._throttle(context, throttle_ms)
         return throttle_ms
+
+    def _throttle(self, context: RequestContext[Any], throttle_ms: int) -> None:
+        if throttle_ms > 0 and self._server is not None:
+            self._server.request_quotas.throttle(
+                context.request, getattr(context, "principal", DEFAULT_PRINCIPAL),
+                context.client_id, throttle_ms)
 
     async def _finish(self, context: RequestContext[Any], parked: Parked,
                       throttle_ms: int = 0) -> Response:
+        if context.api_key == ApiKey.FETCH:
+            throttle_ms = 0     # the Fetch handler answers with (and throttles for) it
         try:
-            response = _as_response(context, _throttled(await parked.finish(), throttle_ms))
+            result = await parked.finish()
+            self._throttle(context, throttle_ms)
+            response = _as_response(context, _throttled(result, throttle_ms))
         except Exception as exc:
-            response = _answer_error(context, exc)
+            self._throttle(context, throttle_ms)
+            response = _answer_error(context, exc, throttle_ms)
         marks = context.request.timings
         if marks is not None:           # the parked answer is complete (remote time ends)
             marks.append(time.monotonic_ns())
@@ -442,14 +477,17 @@ def _as_response(context: RequestContext[Any], result: Any) -> Response:
                                         context.correlation_id, result))
 
 
-def _answer_error(context: RequestContext[Any], exc: Exception) -> Response:
-    """The API's error response to ``context`` for ``exc`` (one log line either way)."""
+def _answer_error(context: RequestContext[Any], exc: Exception,
+                  throttle_ms: int = 0) -> Response:
+    """The API's error response to ``context`` for ``exc`` (one log line either way), with
+    the request-time throttle ``throttle_ms`` (Kafka's ``sendErrorResponseMaybeThrottle``)."""
     api = API_KEYS[context.api_key]
     what = (f"{api.name} v{context.api_version} request (correlation id "
             f"{context.correlation_id}) from {context.connection_id}")
     response: Response
     try:
-        body = error_response(context.api_key, context.api_version, context.body, exc)
+        body = _throttled(error_response(context.api_key, context.api_version, context.body,
+                                         exc), throttle_ms)
         if body is None:
             response, outcome = CloseConnection(), "closing the connection (no response expected)"
         else:

@@ -27,9 +27,21 @@ if TYPE_CHECKING:
     from kafkapy.server.kafka_apis import KafkaApis
     from kafkapy.server.kafka_server import KafkaServer
 
-__all__ = ["Handler", "Parked", "RequestContext"]
+__all__ = ["Handler", "Parked", "RequestContext", "RequestTime"]
 
 BodyT = TypeVar("BodyT")
+
+
+@attrs.define
+class RequestTime:
+    """The request-time quota's bookkeeping of one request (``KafkaApis``): when its
+    handler started (``time.perf_counter_ns()``), whether its time was recorded already
+    (once: by the Fetch handler as it builds its answer, else by KafkaApis when the handler
+    returns) and the request-time throttle it got."""
+
+    started_ns: int = 0
+    recorded: bool = False
+    throttle_ms: int = 0
 
 
 @attrs.frozen(eq=False)
@@ -40,13 +52,15 @@ class RequestContext(Generic[BodyT]):
     request: a handler declares the body it takes, ``RequestContext[ProduceRequest]`` (the
     generated class KafkaApis decodes the API's requests into); ``request`` is the channel's
     request (connection id, listener, client address, the frame); ``apis`` is the KafkaApis
-    dispatching it (advertised versions, and the broker's components through ``server``).
+    dispatching it (advertised versions, and the broker's components through ``server``);
+    ``request_time`` the request-time quota's bookkeeping (``KafkaApis.record_request_time``).
     """
 
     header: RequestHeader
     body: BodyT
     request: Request
     apis: KafkaApis
+    request_time: RequestTime = attrs.field(factory=RequestTime, kw_only=True)
 
     @property
     def api_key(self) -> int:

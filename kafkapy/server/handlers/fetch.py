@@ -43,10 +43,11 @@ Kafka 3.x's ``KafkaApis.handleFetchRequest`` for v0-12:
   ``message.downconversion.enable=false`` gets UNSUPPORTED_VERSION, a topic with
   ``compression.type=zstd`` (or a zstd batch) UNSUPPORTED_COMPRESSION_TYPE, a storage error
   NOT_LEADER_OR_FOLLOWER (old clients do not know KAFKA_STORAGE_ERROR).
-- A consumer's fetch is held to its ``consumer_byte_rate`` client quota
-  (``ClientQuotaManager``): ``max_bytes`` at most what the quota window holds, and an answer
-  that takes the rate over the quota is replaced by an empty one with ``throttle_time_ms``,
-  the connection muted that long (KIP-219). Followers are not throttled.
+- A consumer's fetch is held to its ``consumer_byte_rate`` and ``request_percentage`` client
+  quotas (``ClientQuotaManager``): ``max_bytes`` at most what the byte-rate quota window
+  holds, and an answer that takes either rate over its quota is replaced by an empty one with
+  the larger throttle time in ``throttle_time_ms``, the connection muted that long (KIP-219;
+  Kafka's handleFetchRequest). Followers are not throttled.
 """
 
 from __future__ import annotations
@@ -276,19 +277,25 @@ def _respond(context: RequestContext[FetchRequest], params: FetchParams, session
 def _throttle(context: RequestContext[FetchRequest], session: FetchContext,
               results: list[tuple[TopicPartition, FetchPartitionResult]],
               session_id: int) -> FetchResponse | None:
-    """consumer_byte_rate, as Kafka's handleFetchRequest: the answer's size is recorded; over
-    the quota it is taken back and the answer is empty (the session untouched, so nothing
-    counts as delivered) with the throttle time, and the connection is muted that long.
-    The size is the records' bytes (Kafka counts the whole encoded answer: a few dozen bytes
-    per partition more)."""
+    """The client quotas of a consumer's fetch, as Kafka's handleFetchRequest: the
+    request-time (``request_percentage``: the time the request held its handler, recorded
+    now, the long-poll wait not included) and the answer's size (``consumer_byte_rate``) are
+    recorded; if either quota is exceeded, the size is taken back and the answer is empty
+    (the session untouched, so nothing counts as delivered) with the larger throttle time in
+    ``throttle_time_ms``, and the connection is muted that long (that throttle recorded in
+    its quota's ``throttle-time``). The size is the records' bytes (Kafka counts the whole
+    encoded answer: a few dozen bytes per partition more)."""
     size = sum(r.data.size for _, r in results if r.data is not None)
     quotas = context.server.fetch_quotas
     principal = getattr(context, "principal", DEFAULT_PRINCIPAL)
-    throttle_ms = quotas.record_and_get_throttle_time_ms(principal, context.client_id, size)
+    request_ms = context.apis.record_request_time(context)
+    bandwidth_ms = quotas.record_and_get_throttle_time_ms(principal, context.client_id, size)
+    throttle_ms = max(request_ms, bandwidth_ms)
     if not throttle_ms:
         return None
     quotas.unrecord(principal, context.client_id, size)
-    context.request.throttle(throttle_ms)
+    winner = quotas if bandwidth_ms > request_ms else context.server.request_quotas
+    winner.throttle(context.request, principal, context.client_id, throttle_ms)
     return FetchResponse(throttle_time_ms=throttle_ms, error_code=0,
                          session_id=session_id if session.kind == "incremental"
                          else INVALID_SESSION_ID, responses=[])

@@ -199,11 +199,11 @@ async def handle_produce(context: RequestContext[ProduceRequest]) -> _Answer | P
         # Client quota (producer_byte_rate): the request's size, recorded when it is
         # answered as Kafka's sendResponseCallback does; over the quota, the throttle time
         # goes in the answer and the connection is muted that long (KIP-219).
-        throttle_ms = context.server.produce_quotas.record_and_get_throttle_time_ms(
-            getattr(context, "principal", DEFAULT_PRINCIPAL), context.client_id,
-            len(context.request.frame))
-        if throttle_ms:
-            context.request.throttle(throttle_ms)
+        quotas = context.server.produce_quotas
+        principal = getattr(context, "principal", DEFAULT_PRINCIPAL)
+        throttle_ms = quotas.record_and_get_throttle_time_ms(principal, context.client_id,
+                                                             len(context.request.frame))
+        quotas.throttle(context.request, principal, context.client_id, throttle_ms)
         if acks == 0:
             if any(r.error is not None for r in results.values()):
                 return CloseConnection()

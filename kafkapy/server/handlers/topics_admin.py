@@ -133,7 +133,7 @@ def _throttle(context: RequestContext[Any], quota: ControllerMutationQuota,
     throttle_ms = quota.throttle_time_ms()
     if throttle_ms > 0:
         response.throttle_time_ms = max(response.throttle_time_ms, throttle_ms)
-        context.request.throttle(throttle_ms)
+        quota.throttle(context.request, throttle_ms)
 
 
 def _log_failure(what: str, name: str, exc: Exception) -> None:

@@ -47,6 +47,7 @@ from kafkapy.server.metrics.request_metrics import (
     REQUEST_TIMES,
     VARIANT_NAMES,
     RequestMetrics,
+    Stamps,
     Timer,
     quantiles,
     times_ms,
@@ -134,7 +135,8 @@ class BrokerMetrics:
         """The socket server's ``RequestObserver``: ``request``'s response was taken by its
         connection at ``ready_ns`` and written by ``sent_ns``. ``request.timings`` holds what
         KafkaApis marked after its variant (``timings[0]``, set by the Fetch handler: a
-        consumer's or a follower's fetch): handling started, the handler returned, the
+        consumer's or a follower's fetch) and its throttle time (``timings[1]``, ms, set by
+        ``Request.throttle``): handling started, the handler returned, the
         answer completed (missing for a request refused before a handler: then those are
         ``ready_ns``). A Fetch counts as "Fetch" and as "FetchConsumer" or
         "FetchFollower", as in Kafka's ``RequestChannel.updateRequestMetrics``."""
@@ -146,18 +148,19 @@ class BrokerMetrics:
         if name is None:
             return
         version = (frame[2] << 8) | frame[3]
-        marks: Sequence[int] = request.timings or (NO_VARIANT,)
+        marks: Sequence[int] = request.timings or (NO_VARIANT, 0)
         n = len(marks)
-        dequeued = marks[1] if n > 1 else ready_ns
-        local_done = marks[2] if n > 2 else dequeued
-        completed = marks[3] if n > 3 else local_done
+        throttle_ms = marks[1] if n > 1 else 0
+        dequeued = marks[2] if n > 2 else ready_ns
+        local_done = marks[3] if n > 3 else dequeued
+        completed = marks[4] if n > 4 else local_done
         received = request.receive_time_ns
         self.requests.record(name, version, received, dequeued, local_done, completed,
-                             ready_ns, sent_ns)
+                             ready_ns, sent_ns, throttle_ms)
         variant = VARIANT_NAMES.get(marks[0])
         if variant is not None:
             self.requests.record(variant, version, received, dequeued, local_done,
-                                 completed, ready_ns, sent_ns)
+                                 completed, ready_ns, sent_ns, throttle_ms)
 
     def log_flushed(self, seconds: float) -> None:
         """A log's fsync took ``seconds`` (LogFlushStats.LogFlushRateAndTimeMs)."""
@@ -217,7 +220,20 @@ class BrokerMetrics:
                      0 if txn is None else len(txn.state.loading)),
             lag=lag,
             txn_states=[] if txn is None else [m.state.kafka_name
-                                               for m in txn.state.loaded_transactions()])
+                                               for m in txn.state.loaded_transactions()],
+            quotas=self._quota_values())
+
+    def _quota_values(self) -> list[tuple[str, str, str, str, float]]:
+        """The client quota managers' metrics (``metric_values()``: byte-rate,
+        request-time, mutation-rate, tokens, throttle-time per metered client)."""
+        out = []
+        for attr in _QUOTA_MANAGERS:
+            manager = getattr(self._server, attr, None)
+            if manager is None:
+                continue
+            out += [(m.quota_type, m.name, m.user, m.client_id, m.value)
+                    for m in manager.metric_values()]
+        return out
 
     def _controller_state(self) -> tuple[int, int]:
         """(ActiveControllerCount, OfflinePartitionsCount)."""
@@ -243,6 +259,13 @@ class BrokerMetrics:
         return samples_of(families(self.capture()))
 
 
+# The broker's client quota managers (KafkaServer attributes), each with ``metric_values()``.
+_QUOTA_MANAGERS = ("produce_quotas", "fetch_quotas", "request_quotas",
+                   "controller_mutation_quotas")
+# Kafka's quota metrics, in the order their families are exposed.
+QUOTA_METRICS = ("byte-rate", "request-time", "mutation-rate", "tokens", "throttle-time")
+
+
 # TransactionState's names, as kafka-transactions.sh prints them (the metrics layer does not
 # import the coordinators: it reads their state through the server it is given).
 TRANSACTION_STATES = ("Empty", "Ongoing", "PrepareCommit", "PrepareAbort", "CompleteCommit",
@@ -256,7 +279,7 @@ class Captured:
     all_topics: dict[str, int]
     topics: dict[str, dict[str, int]]
     replication_bytes_out: int
-    requests: list[tuple[str, dict[int, int], int, list[tuple[int, int, int, int, int, int]]]]
+    requests: list[tuple[str, dict[int, int], int, list[Stamps]]]
     partitions: int
     leaders: int
     under_replicated: int
@@ -271,6 +294,8 @@ class Captured:
     loading: tuple[int, int]
     lag: list[tuple[str, str, int, int, int | None]]
     txn_states: list[str] = attrs.field(factory=list)
+    # (quota type, metric, sanitized user, client id, value) of every metered client
+    quotas: list[tuple[str, str, str, str, float]] = attrs.field(factory=list)
 
 
 def samples_of(fams: Iterable[Family]) -> dict[str, float]:
@@ -316,7 +341,31 @@ def families(c: Captured) -> list[Family]:
                         "Log flush (fsync) time in ms (LogFlushStats).", (),
                         c.log_flush[0], quantiles(c.log_flush[1])))
     out += _group_families(c)
+    out += _quota_families(c)
     return out
+
+
+def _quota_families(c: Captured) -> list[Family]:
+    """Kafka's client quota sensors, MBeans ``kafka.server:type=<quota type>,user=<u>,
+    client-id=<c>`` (JmxReporter leaves out an empty tag) as the exporter's quota rules name
+    them: ``kafka_server_quota_<attribute>`` ('-' made '_'), labels ``resource`` (the quota
+    type), ``user`` and ``clientId`` where the MBean has them. A metric of neither (a null
+    client id metered per client) has no MBean key the rules match: not exposed."""
+    by_name: dict[str, list[Sample]] = {m: [] for m in QUOTA_METRICS}
+    for quota_type, metric, user, client_id, value in sorted(c.quotas):
+        if not user and not client_id:
+            continue
+        labels: list[tuple[str, str]] = []
+        if client_id:
+            labels.append(("clientId", client_id))
+        labels.append(("resource", quota_type))
+        if user:
+            labels.append(("user", user))
+        name = "kafka_server_quota_" + metric.replace("-", "_")
+        by_name.setdefault(metric, []).append(Sample(name, tuple(labels), value))
+    return [Family("kafka_server_quota_" + metric.replace("-", "_"), "gauge",
+                   f"Client quota {metric} per user/client-id (Kafka's quota sensors)",
+                   tuple(samples)) for metric, samples in by_name.items()]
 
 
 def _request_families(c: Captured) -> list[Family]:

@@ -1,8 +1,8 @@
 """RequestMetrics: Kafka's ``kafka.network.RequestMetrics`` per API, and the timers they use.
 
 Kafka's ``RequestChannel.Request.updateRequestMetrics`` marks, when a response has been sent,
-``RequestsPerSec{request=<api>, version=<v>}`` and updates six histograms per API, from the
-timestamps the request carried through the broker:
+``RequestsPerSec{request=<api>, version=<v>}`` and updates seven histograms per API, from the
+timestamps the request carried through the broker (and its throttle):
 
 - ``RequestQueueTimeMs``: received -> a handler took it (here: ``KafkaApis.handle`` began);
 - ``LocalTimeMs``: handler took it -> the handler returned (the answer, or ``Parked``);
@@ -11,20 +11,24 @@ timestamps the request carried through the broker:
 - ``ResponseQueueTimeMs``: answer complete -> the connection task took it;
 - ``ResponseSendTimeMs``: the connection task took it -> written to the socket (a pipelined
   Produce's answer held to be written with the next one counts only its own hand-over);
-- ``TotalTimeMs``: received -> written.
+- ``TotalTimeMs``: received -> written;
+- ``ThrottleTimeMs``: the client quota throttle the request got (Kafka's
+  ``apiThrottleTimeMs``, the ``throttle_time_ms`` of its answer: since KIP-219 the answer is
+  sent at once and the connection muted after it, so this is not part of the total).
 
 The JMX exporter exports a Yammer histogram's ``Count`` and ``<n>thPercentile`` attributes:
 ``kafka_network_requestmetrics_totaltimems_count{request="Produce"}`` and
 ``kafka_network_requestmetrics_totaltimems{request="Produce",quantile="0.99"}`` for the
 50th, 75th, 95th, 98th, 99th and 999th percentiles (quantile "0.50" ... "0.999"). A
-request's six times, and ``Timer`` (LogFlushStats), keep what those need: a count and the
+request's seven times, and ``Timer`` (LogFlushStats), keep what those need: a count and the
 last ``RESERVOIR`` samples (Yammer's histograms keep 1028 samples in an exponentially
 decaying reservoir biased to the last five minutes; a sliding window of the last 1028 is the
 simple equivalent for a broker whose scrape interval is seconds).
 
-Cost: per request, a dict increment and one tuple of six timestamps appended (on the
-connection task, after the response is written); the times are subtracted and sorted only at
-scrape time. Like the exporter's (which lacks it), no ``_sum`` is kept for request times.
+Cost: per request, a dict increment and one tuple of six timestamps and the throttle appended
+(on the connection task, after the response is written); the times are subtracted and sorted
+only at scrape time. Like the exporter's (which lacks it), no ``_sum`` is kept for request
+times.
 """
 
 from __future__ import annotations
@@ -33,9 +37,13 @@ import collections
 from collections.abc import Sequence
 
 __all__ = ["CONSUMER_FETCH", "FOLLOWER_FETCH", "NO_VARIANT", "QUANTILES", "REQUEST_TIMES",
-           "RESERVOIR", "VARIANT_NAMES", "RequestMetrics", "Timer", "quantiles", "times_ms"]
+           "RESERVOIR", "VARIANT_NAMES", "RequestMetrics", "Stamps", "Timer", "quantiles",
+           "times_ms"]
 
 RESERVOIR = 1028
+# One request's received, dequeued, local-done, completed, ready and sent timestamps (ns) and
+# its throttle time (ms).
+Stamps = tuple[int, int, int, int, int, int, int]
 # ``Request.timings[0]``: the second name a request's metrics also count under (Kafka's
 # RequestMetrics.consumerFetchMetricName / followFetchMetricName), set by the Fetch handler.
 NO_VARIANT, CONSUMER_FETCH, FOLLOWER_FETCH = 0, 1, 2
@@ -45,7 +53,7 @@ QUANTILES: tuple[tuple[float, str], ...] = ((0.50, "0.50"), (0.75, "0.75"), (0.9
                                             (0.98, "0.98"), (0.99, "0.99"), (0.999, "0.999"))
 # the histograms of RequestMetrics, in the order of ``RequestMetrics.times``
 REQUEST_TIMES = ("TotalTimeMs", "RequestQueueTimeMs", "LocalTimeMs", "RemoteTimeMs",
-                 "ResponseQueueTimeMs", "ResponseSendTimeMs")
+                 "ResponseQueueTimeMs", "ResponseSendTimeMs", "ThrottleTimeMs")
 
 
 def quantiles(samples: Sequence[float]) -> list[tuple[str, float]]:
@@ -93,17 +101,17 @@ class _Api:
     def __init__(self) -> None:
         self.versions: dict[int, int] = {}      # RequestsPerSec per version
         self.count = 0
-        # the last RESERVOIR requests' six timestamps (ns), as ``record`` takes them
-        self.stamps: collections.deque[tuple[int, int, int, int, int, int]] = \
-            collections.deque(maxlen=RESERVOIR)
+        # the last RESERVOIR requests' six timestamps (ns) and throttle (ms), as ``record``
+        # takes them
+        self.stamps: collections.deque[Stamps] = collections.deque(maxlen=RESERVOIR)
 
 
-def times_ms(stamps: tuple[int, int, int, int, int, int]) -> tuple[float, ...]:
-    """The six times of ``REQUEST_TIMES`` from one request's timestamps."""
-    received, dequeued, local_done, completed, ready, sent = stamps
+def times_ms(stamps: Stamps) -> tuple[float, ...]:
+    """The seven times of ``REQUEST_TIMES`` from one request's timestamps and throttle."""
+    received, dequeued, local_done, completed, ready, sent, throttle_ms = stamps
     return ((sent - received) / 1e6, (dequeued - received) / 1e6,
             (local_done - dequeued) / 1e6, (completed - local_done) / 1e6,
-            (ready - completed) / 1e6, (sent - ready) / 1e6)
+            (ready - completed) / 1e6, (sent - ready) / 1e6, float(throttle_ms))
 
 
 class RequestMetrics:
@@ -113,8 +121,10 @@ class RequestMetrics:
         self.apis: dict[str, _Api] = {}
 
     def record(self, api: str, version: int, received_ns: int, dequeued_ns: int,
-               local_done_ns: int, completed_ns: int, ready_ns: int, sent_ns: int) -> None:
-        """One request answered (timestamps: ``time.monotonic_ns()``, in order)."""
+               local_done_ns: int, completed_ns: int, ready_ns: int, sent_ns: int,
+               throttle_ms: int = 0) -> None:
+        """One request answered (timestamps: ``time.monotonic_ns()``, in order; the
+        throttle time it got, ms)."""
         entry = self.apis.get(api)
         if entry is None:
             entry = self.apis[api] = _Api()
@@ -122,7 +132,7 @@ class RequestMetrics:
         versions[version] = versions.get(version, 0) + 1
         entry.count += 1
         entry.stamps.append((received_ns, dequeued_ns, local_done_ns, completed_ns, ready_ns,
-                             sent_ns))
+                             sent_ns, throttle_ms))
 
     def requests(self) -> list[tuple[str, int, int]]:
         """``(api, version, count)`` of every API and version seen."""

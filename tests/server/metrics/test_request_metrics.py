@@ -27,12 +27,13 @@ def test_quantiles_of_nothing_are_nan_and_of_one_value_that_value() -> None:
     assert {v for _, v in quantiles([7.0])} == {7.0}
 
 
-def test_record_splits_a_request_into_kafkas_six_times() -> None:
+def test_record_splits_a_request_into_kafkas_seven_times() -> None:
     m = RequestMetrics()
     ms = 1_000_000
     # received 0, dequeued 1 ms, handler returned 3 ms, parked answer complete 10 ms,
     # connection took it 10.5 ms, written 12 ms.
-    m.record("Produce", 9, 0, 1 * ms, 3 * ms, 10 * ms, 10 * ms + ms // 2, 12 * ms)
+    m.record("Produce", 9, 0, 1 * ms, 3 * ms, 10 * ms, 10 * ms + ms // 2, 12 * ms,
+             throttle_ms=250)
     m.record("Produce", 7, 0, 0, 0, 0, 0, 0)
     assert m.requests() == [("Produce", 7, 1), ("Produce", 9, 1)]
     times = {name: (count, dict(q)) for name, api, count, q in m.times()}
@@ -45,6 +46,9 @@ def test_record_splits_a_request_into_kafkas_six_times() -> None:
     assert times["RemoteTimeMs"][1]["0.99"] == 7.0
     assert times["ResponseQueueTimeMs"][1]["0.99"] == 0.5
     assert times["ResponseSendTimeMs"][1]["0.99"] == 1.5
+    # the quota throttle the answer carried (Kafka's apiThrottleTimeMs), not a span of time
+    assert times["ThrottleTimeMs"][1]["0.99"] == 250.0
+    assert times["ThrottleTimeMs"][1]["0.50"] == 125.0
 
 
 def test_the_reservoir_keeps_the_last_samples_and_the_count_all() -> None:
