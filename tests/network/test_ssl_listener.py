@@ -1,7 +1,8 @@
 """SSL listeners on a real broker, with real clients: confluent-kafka (librdkafka),
-kafka-python and kcat over TLS; mutual TLS with the principal the broker sees; refused
-handshakes (no client certificate, an untrusted or expired one, a plaintext client, random
-bytes) closing that connection only; per-listener settings.
+kafka-python, aiokafka and kcat over TLS, each with and without a client certificate; mutual
+TLS with the principal the broker sees; refused handshakes (no client certificate, an
+untrusted or expired one, a plaintext client, random bytes) closing that connection only;
+per-listener settings.
 
 One broker for the module, three listeners:
 - PLAINTEXT;
@@ -217,13 +218,20 @@ def test_the_plaintext_listener_beside_serves_plaintext(broker: BrokerHandle,
         admin.list_topics(timeout=3)
 
 
-def test_kafka_python_over_ssl(broker: BrokerHandle, pki: Pki) -> None:
+# Each client over TLS without a client certificate (listener SSL) and with one (MTLS, where
+# ssl.client.auth=required refuses a client without).
+LISTENERS = pytest.mark.parametrize("listener", ["SSL", "MTLS"], ids=["tls", "mtls"])
+
+
+@LISTENERS
+def test_kafka_python_over_ssl(broker: BrokerHandle, pki: Pki, listener: str) -> None:
     from kafka import KafkaConsumer, KafkaProducer
 
     name = topic()
-    common = {"bootstrap_servers": address(broker, "MTLS"), "security_protocol": "SSL",
-              "ssl_cafile": pki.ca_file, "ssl_certfile": pki.client("alice")[0],
-              "ssl_keyfile": pki.client("alice")[1]}
+    common: dict[str, Any] = {"bootstrap_servers": address(broker, listener),
+                              "security_protocol": "SSL", "ssl_cafile": pki.ca_file}
+    if listener == "MTLS":
+        common.update(ssl_certfile=pki.client("alice")[0], ssl_keyfile=pki.client("alice")[1])
     producer = KafkaProducer(**common, request_timeout_ms=20000)
     for i in range(10):
         producer.send(name, b"kp-%d" % i)
@@ -240,10 +248,14 @@ def test_kafka_python_over_ssl(broker: BrokerHandle, pki: Pki) -> None:
     assert got == [b"kp-%d" % i for i in range(10)]
 
 
-def test_kcat_over_ssl(broker: BrokerHandle, pki: Pki) -> None:
+@LISTENERS
+def test_kcat_over_ssl(broker: BrokerHandle, pki: Pki, listener: str) -> None:
     name = topic()
-    base = ["kcat", "-b", address(broker, "SSL"), "-X", "security.protocol=ssl",
+    base = ["kcat", "-b", address(broker, listener), "-X", "security.protocol=ssl",
             "-X", f"ssl.ca.location={pki.ca_file}", "-t", name]
+    if listener == "MTLS":
+        cert, key = pki.client("alice")
+        base[1:1] = ["-X", f"ssl.certificate.location={cert}", "-X", f"ssl.key.location={key}"]
     subprocess.run([*base, "-P"], input=b"one\ntwo\nthree\n", check=True, timeout=TIMEOUT)
     out = subprocess.run([*base, "-C", "-o", "beginning", "-e", "-q"], capture_output=True,
                          check=True, timeout=TIMEOUT)
@@ -304,17 +316,22 @@ def test_python_ssl_client_sees_tls13_and_the_broker_certificate(broker: BrokerH
             [item for rdn in peer["subject"] for item in rdn]
 
 
-def test_aiokafka_over_ssl(broker: BrokerHandle, pki: Pki) -> None:
+@LISTENERS
+def test_aiokafka_over_ssl(broker: BrokerHandle, pki: Pki, listener: str) -> None:
     import asyncio
 
     from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
     from aiokafka.helpers import create_ssl_context
 
     name = topic()
-    context = create_ssl_context(cafile=pki.ca_file)
+    if listener == "MTLS":
+        cert, key = pki.client("alice")
+        context = create_ssl_context(cafile=pki.ca_file, certfile=cert, keyfile=key)
+    else:
+        context = create_ssl_context(cafile=pki.ca_file)
 
     async def main() -> list[bytes | None]:
-        common = {"bootstrap_servers": address(broker, "SSL"), "security_protocol": "SSL",
+        common = {"bootstrap_servers": address(broker, listener), "security_protocol": "SSL",
                   "ssl_context": context}
         producer = AIOKafkaProducer(**common)
         await producer.start()
