@@ -9,8 +9,14 @@ Each extension is the single implementation of its hot path (no pure-Python twin
   kafkapy._legacy   message formats v0/v1 converted to and from record batches (old clients)
 """
 
+import os
+
 from Cython.Build import cythonize
 from setuptools import Extension, setup
+
+# Cythonize and compile the extensions in parallel, one job per CPU this process may use:
+# the C compile of the generated modules is most of a build from the sdist.
+JOBS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 EXTENSIONS = [
     Extension("kafkapy._codec", ["kafkapy/_codec.pyx"]),
@@ -26,5 +32,6 @@ EXTENSIONS = [
 setup(
     # Bounds checks are switched off per module, in its header, where its own checks make
     # them redundant; nothing is switched off globally.
-    ext_modules=cythonize(EXTENSIONS, language_level=3),
+    ext_modules=cythonize(EXTENSIONS, language_level=3, nthreads=JOBS if JOBS > 1 else 0),
+    options={"build_ext": {"parallel": JOBS}},
 )

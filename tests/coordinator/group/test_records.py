@@ -656,7 +656,7 @@ def test_current_member_assignment_skips_assignment_epochs() -> None:
     (read_target_assignment_metadata_value, i16(0) + i16(1)),
     (read_current_member_assignment_value, i16(0) + i32(1) + i32(0) + i8(0) + carray([])),
     (read_current_member_assignment_value, i16(-1) + i32(1) + i32(0) + i8(0)),
-], ids=repr)
+], ids=lambda v: getattr(v, "__name__", None) or repr(v))   # one id in every worker
 def test_bad_consumer_group_values(read: object, data: bytes) -> None:
     with pytest.raises(CorruptMessageError):
         read(data)  # type: ignore[operator]
