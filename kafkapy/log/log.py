@@ -258,7 +258,9 @@ class Log:
 
         1. Remove ``.cleaned`` and ``.deleted`` leftovers; complete ``.swap`` replacements.
         2. Open every segment. Indexes that are missing or fail their sanity check are
-           rebuilt; after a clean shutdown the rest are trusted.
+           rebuilt; after a clean shutdown the rest are trusted. (Stricter than Kafka, which
+           skips the check: every index is read once here; the inactive segments' are then
+           unmapped, to be mapped again on first use.)
         3. Unclean: recover each segment from the one holding the recovery point on (CRC
            checks, index rebuild); at the first invalid or partial batch the segment is
            truncated there and every later segment deleted.
@@ -311,6 +313,9 @@ class Log:
                 logger.warning("%s: %s; rebuilding the segment's transaction index",
                                self.topic_partition, e)
                 bad_txn_index.append(seg)      # rebuilt by the producer-state replay
+            if seg is not self.segments[-1]:
+                # Checked: the indexes of an inactive segment are mapped again on first use.
+                seg.unmap_indexes()
         recovered_from = None
         if bad_txn_index:
             # Rebuilt by the producer-state replay from that segment on.

@@ -217,8 +217,8 @@ class LogSegment:
 
     def close_without_trim(self) -> None:
         if not self.closed:
-            self.offset_index._mmap.close()
-            self.time_index._mmap.close()
+            self.offset_index.unmap()
+            self.time_index.unmap()
             self.txn_index.close()
             os.close(self.fd)
             self.closed = True
@@ -228,11 +228,18 @@ class LogSegment:
         index if it is not there yet, then trim both indexes to their entries."""
         tidx = self.time_index
         w = self.walker
-        if w.max_timestamp > tidx.last_entry.timestamp and not tidx.is_full:
+        # is_full first: a trimmed (inactive) index is full, and its last entry would map it.
+        if not tidx.is_full and w.max_timestamp > tidx.last_entry.timestamp:
             tidx.maybe_append(w.max_timestamp, w.offset_of_max_timestamp)
             w.last_index_timestamp = w.max_timestamp
         self.offset_index.trim()
         tidx.trim()
+
+    def unmap_indexes(self) -> None:
+        """Release the offset and time index mappings of an inactive segment: they are mapped
+        again on their next use (Kafka's LazyIndex)."""
+        self.offset_index.unmap()
+        self.time_index.unmap()
 
     def make_active(self) -> None:
         """Preallocate the indexes again (a truncation made this segment the last one)."""

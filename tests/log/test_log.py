@@ -495,6 +495,37 @@ def test_index_files_preallocated_while_active_and_trimmed(tmp_path: Path) -> No
     assert check_indexes(log.dir) > 0
 
 
+def _mapped_indexes(log: Log) -> set[str]:
+    """This log's index files that are memory-mapped in this process (/proc/self/maps)."""
+    with open("/proc/self/maps") as f:
+        paths = {line.split(None, 5)[5].strip() for line in f
+                 if len(line.split(None, 5)) == 6}
+    return {Path(p).name for p in paths if p.startswith(str(log.dir))}
+
+
+def test_only_the_active_segment_indexes_stay_mapped(tmp_path: Path) -> None:
+    """Kafka's LazyIndex: a rolled segment's indexes, and an inactive segment's after a
+    load, are unmapped until a read needs them."""
+    log = open_log(tmp_path, segment_bytes=1500, index_interval_bytes=0)
+    for i in range(30):
+        leader_append(log, recs(2, START_MS + i))
+    assert len(log.segments) >= 3
+    active = f"{log.active_segment.base_offset:020d}"
+    assert _mapped_indexes(log) == {f"{active}.index", f"{active}.timeindex"}
+    log = reopen(log)
+    assert _mapped_indexes(log) == {f"{active}.index", f"{active}.timeindex"}
+    # A read from the first segment maps its offset index (and only it) again, and
+    # finds the right batch through it.
+    first = log.segments[0]
+    got = scan_batches(log.read(1, 1).read(), verify_crc=True).batches[0]
+    assert got.base_offset == 0 and got.last_offset == 1
+    assert _mapped_indexes(log) == {f"{active}.index", f"{active}.timeindex",
+                                    f"{first.base_offset:020d}.index"}
+    log.close()
+    assert _mapped_indexes(log) == set()
+    assert check_indexes(log.dir) > 0
+
+
 # ============================================================================ 5. reads
 
 
