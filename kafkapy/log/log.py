@@ -189,6 +189,11 @@ class FlushJob:
     epochs: tuple[Path, list[EpochEntry]] | None = None   # a leader-epoch-checkpoint to write
     ran: bool = False
 
+    @property
+    def empty(self) -> bool:
+        """Nothing to fsync or write: the caller need not hand it to a thread."""
+        return not self.fds and self.epochs is None
+
     def run(self) -> None:
         try:
             for fd in self.fds:
@@ -1039,6 +1044,12 @@ class Log:
     def begin_flush(self, upto: int | None = None) -> FlushJob:
         """Prepare the fsync of everything below ``upto`` (default: the LEO)."""
         upto = self.log_end_offset if upto is None else min(upto, self.log_end_offset)
+        if upto <= self.recovery_point and not self._unsynced_snapshots \
+                and not self._dir_dirty and not self.epochs.dirty:
+            # Everything below is on disk already (Kafka's flush returns early too): no
+            # descriptors, no fsync (a clean shutdown of 10,000 idle logs would otherwise
+            # fsync 30,000 unchanged files).
+            return FlushJob(upto, [])
         fds: list[int] = []
         for i, seg in enumerate(self.segments):
             nxt = self._bases[i + 1] if i + 1 < len(self._bases) else None
@@ -1076,7 +1087,8 @@ class Log:
     def flush(self, upto: int | None = None) -> None:
         """Flush synchronously (tools, tests, shutdown); the broker runs jobs off the loop."""
         job = self.begin_flush(upto)
-        job.run()
+        if not job.empty:
+            job.run()
         self.end_flush(job)
 
     # ============================================================================ misc

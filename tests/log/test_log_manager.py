@@ -288,6 +288,40 @@ def test_async_shutdown(tmp_path: Path) -> None:
     assert read_offsets(tmp_path / RECOVERY_POINT_CHECKPOINT) == {TP: 4}
 
 
+def test_shutdown_flushes_only_unflushed_logs_off_the_event_loop(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    lm = manager([tmp_path])
+    logs = {TopicPartition("orders", p): lm.get_or_create_log(TopicPartition("orders", p))
+            for p in range(6)}
+    for p in (1, 3, 4):
+        fill(logs[TopicPartition("orders", p)], 3 + p)
+    flushed: list[tuple[int, list[int]]] = []
+    real_run = FlushJob.run
+
+    def spy(job: FlushJob) -> None:
+        flushed.append((threading.get_ident(), list(job.fds)))
+        real_run(job)
+    monkeypatch.setattr(FlushJob, "run", spy)
+
+    async def main() -> None:
+        await lm.flush_logs(list(logs.values()))
+        # Flushed: nothing is left to do, so a second pass runs no job at all.
+        assert {tp.partition: log.recovery_point for tp, log in logs.items()} == \
+            {0: 0, 1: 4, 2: 0, 3: 6, 4: 7, 5: 0}
+        ran = len(flushed)
+        await lm.flush_logs(list(logs.values()))
+        assert len(flushed) == ran
+        await lm.shutdown()
+    trio.run(main)
+    # The three logs with data were fsynced in worker threads (segment, indexes, ...), once:
+    # the empty logs, and every log at shutdown, had nothing unflushed and ran no job.
+    assert len(flushed) == 3 and all(fds for _t, fds in flushed)
+    assert threading.get_ident() not in {t for t, _fds in flushed}
+    assert read_offsets(tmp_path / RECOVERY_POINT_CHECKPOINT) == \
+        {tp: log.log_end_offset for tp, log in logs.items()}
+    assert (tmp_path / CLEAN_SHUTDOWN_FILE).exists()
+
+
 def test_shutdown_waits_for_a_checkpoint_being_written_and_writes_the_last_word(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A periodic checkpoint is being written in a worker thread when shutdown comes: the
