@@ -84,8 +84,11 @@ METADATA_VERSION = 12
 class Broker:
     """One data directory and the broker process currently running on it (if any)."""
 
-    def __init__(self, data_dir: Path, overrides: dict[str, str] | None = None) -> None:
+    def __init__(self, data_dir: Path, overrides: dict[str, str] | None = None,
+                 tree: str | None = None) -> None:
         self.data_dir = data_dir
+        # Another checkout's kafkapy for the broker (an A/B), its compiled modules in place.
+        self.env = {**os.environ, "PYTHONPATH": tree} if tree else None
         self.port = free_port()
         self.peer = kafkapy_peer(overrides or {})
         self.proc: subprocess.Popen[bytes] | None = None
@@ -108,7 +111,7 @@ class Broker:
         started = time.perf_counter()
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log,
                                      stderr=subprocess.STDOUT, cwd=self.data_dir,
-                                     start_new_session=True)
+                                     env=self.env, start_new_session=True)
         log.close()
         return started
 
@@ -274,8 +277,8 @@ def timed_start(broker: Broker, partitions: int) -> dict[str, float]:
 
 def run_partitions(args: argparse.Namespace, n: int) -> dict[str, Any]:
     root = Path(tempfile.mkdtemp(prefix=f"scale-{n}-", dir=args.dir))
-    broker = Broker(root, {"num.partitions": "1"})
-    out: dict[str, Any] = {"scenario": "partitions", "partitions": n}
+    broker = Broker(root, {"num.partitions": "1"}, args.tree)
+    out: dict[str, Any] = {"scenario": "partitions", "partitions": n, "tree": args.tree}
     address = (HOST, broker.port)
     try:
         broker.start()
@@ -331,8 +334,9 @@ def recovery_lines(text: str) -> dict[str, Any]:
 
 def run_recovery(args: argparse.Namespace) -> dict[str, Any]:
     root = Path(tempfile.mkdtemp(prefix="scale-recovery-", dir=args.dir))
-    broker = Broker(root, {"num.partitions": str(args.partitions)})
-    out: dict[str, Any] = {"scenario": "recovery", "partitions": args.partitions}
+    broker = Broker(root, {"num.partitions": str(args.partitions)}, args.tree)
+    out: dict[str, Any] = {"scenario": "recovery", "partitions": args.partitions,
+                           "tree": args.tree}
     address = (HOST, broker.port)
     try:
         broker.start()
@@ -385,10 +389,11 @@ def _spread(values: list[float], fmt: str = "{:.2f}") -> str:
 
 def partitions_table(rows: list[dict[str, Any]]) -> str:
     lines = ["| partitions | create s | produce 10/partition s | Metadata ms median, p99 "
-             "(bytes) | RSS MiB | fds | maps | clean stop s | start: ApiVersions s | "
+             "(bytes) | RSS MiB | fds | maps | clean stop after produce s | clean stop, idle s | "
+             "start: ApiVersions s | "
              "start: all online s | of which log load s | RSS MiB after start | "
              "fds, maps after start | other CPU (cores) |",
-             "|---:|---:|---:|---|---:|---:|---:|---|---|---|---|---:|---|---|"]
+             "|---:|---:|---:|---|---:|---:|---:|---:|---|---|---|---|---:|---|---|"]
     for r in rows:
         lat = sorted(r["metadata_ms"])
         starts = r["starts"]
@@ -398,7 +403,7 @@ def partitions_table(rows: list[dict[str, Any]]) -> str:
             f"| {r['partitions']:,} | {r['create_s']:.1f} | {r['produce_s']:.1f} | "
             f"{statistics.median(lat):.1f}, {lat[-1]:.1f} ({r['metadata_bytes']:,}) | "
             f"{r['loaded']['rss_mib']:.0f} | {r['loaded']['fds']:,} | "
-            f"{r['loaded']['maps']:,} | {_spread(r['stop_s'][:-1])} | "
+            f"{r['loaded']['maps']:,} | {r['stop_s'][0]:.2f} | {_spread(r['stop_s'][1:])} | "
             f"{_spread([s['start_api_s'] for s in starts])} | "
             f"{_spread([s['start_online_s'] for s in starts])} | "
             f"{_spread([s['log_load_s'] for s in starts])} | "
@@ -421,6 +426,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--partitions", type=int, default=8)
     ap.add_argument("--dir", default=None, help="where the data directories go (/tmp)")
     ap.add_argument("--json", default=None, help="append each result as a JSON line here")
+    ap.add_argument("--tree", default=None,
+                    help="run the broker from another checkout (A/B; compiled modules built "
+                         "in place there)")
     args = ap.parse_args(argv)
     rows = []
     if args.what in ("partitions", "all"):

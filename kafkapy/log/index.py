@@ -106,12 +106,14 @@ class _Index:
         if max_index_size // self.entry_size < 1:
             raise ValueError(f"max index size {max_index_size} holds no entry")
         self._file_map: FileMap | None = None
+        fd = -1
         if preallocate:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
             try:
                 self.opened_length = os.fstat(fd).st_size
-            finally:
+            except BaseException:
                 os.close(fd)
+                raise
         else:
             try:
                 self.opened_length = os.stat(self.path).st_size
@@ -125,7 +127,7 @@ class _Index:
         if preallocate:
             self.max_entries = max_index_size // self.entry_size
             self.entries = min(self.entries, self.max_entries)
-            self._file_map = self._map(self.max_entries)
+            self._file_map = self._map(self.max_entries, fd)     # closes fd
         else:
             self.max_entries = self.entries
 
@@ -149,11 +151,17 @@ class _Index:
             self._file_map.close()
             self._file_map = None
 
-    def _map(self, slots: int) -> FileMap:
+    def _map(self, slots: int, fd: int = -1) -> FileMap:
+        """Map the file at ``slots`` entries long (grown or cut to it). ``fd``: the file open
+        read-write already (closed here, as a descriptor this opens)."""
         size = slots * self.entry_size
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        if fd < 0:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            length = os.fstat(fd).st_size
+        else:
+            length = self._file_length
         try:
-            if os.fstat(fd).st_size != size:
+            if length != size:
                 os.ftruncate(fd, size)
             self._file_length = size
             return FileMap(fd, size)        # keeps no descriptor: closed below

@@ -276,16 +276,21 @@ class Log:
            recovered segments' ``.txnindex`` files are rebuilt by that replay.
         """
         d = self.dir
-        for p in list(d.iterdir()):
-            if p.name.endswith(DELETED_SUFFIX) or p.name.endswith(CLEANED_SUFFIX):
-                p.unlink(missing_ok=True)
-        self._complete_swaps()
-        bases = sorted(offset_from_file_name(p.name) for p in d.iterdir()
-                       if p.name.endswith(".log") and p.name[:20].isdigit())
+        # One listing of the directory serves every step (a broker loads thousands of logs).
+        names = os.listdir(d)
+        for name in names:
+            if name.endswith(DELETED_SUFFIX) or name.endswith(CLEANED_SUFFIX):
+                (d / name).unlink(missing_ok=True)
+        if any(name.endswith(".log" + SWAP_SUFFIX) for name in names):
+            self._complete_swaps()
+            names = os.listdir(d)
+        present = set(names)
+        bases = sorted(offset_from_file_name(name) for name in names
+                       if name.endswith(".log") and name[:20].isdigit())
         missing_index = []
         for i, base in enumerate(bases):
-            idx_missing = not (d / f"{base:020d}.index").exists() or \
-                not (d / f"{base:020d}.timeindex").exists()
+            idx_missing = f"{base:020d}.index" not in present or \
+                f"{base:020d}.timeindex" not in present
             seg = LogSegment.open(d, base, self.config, active=i == len(bases) - 1)
             self._add_segment(seg)
             if idx_missing and seg.size:

@@ -145,12 +145,12 @@ class LogSegment:
 
     def __init__(self, directory: Path, base_offset: int, config: LogConfig, fd: int,
                  offset_index: OffsetIndex, time_index: TimeIndex, created_ms: int,
-                 txn_index: TransactionIndex | None = None) -> None:
+                 txn_index: TransactionIndex | None = None, size: int | None = None) -> None:
         self.directory = directory
         self.base_offset = base_offset
         self.config = config
         self.fd = fd
-        self.size = os.fstat(fd).st_size
+        self.size = os.fstat(fd).st_size if size is None else size
         self.offset_index = offset_index
         self.time_index = time_index
         self.txn_index = txn_index if txn_index is not None else \
@@ -191,11 +191,16 @@ class LogSegment:
         except BaseException:
             os.close(fd)
             raise
+        try:
+            st = os.fstat(fd)           # one call for the size and the creation time
+        except BaseException:
+            os.close(fd)
+            raise
         if create:
             created = int(time.time() * 1000) if now_ms is None else now_ms
         else:
-            created = int(os.stat(path).st_mtime * 1000)
-        seg = cls(directory, base_offset, config, fd, oidx, tidx, created)
+            created = int(st.st_mtime * 1000)
+        seg = cls(directory, base_offset, config, fd, oidx, tidx, created, size=st.st_size)
         if not create:
             seg._read_rolling_timestamp()
         return seg
