@@ -14,9 +14,11 @@ Theory of operation (Kafka's AbstractIndex): the file is memory-mapped
 costs no file handle). While its segment is active it is preallocated to ``max_index_size``
 (``segment.index.bytes``, rounded down to whole entries), mapped, and the number of valid
 entries is kept in memory; ``trim()`` cuts the file to its entries when the segment is rolled
-or closed. An inactive segment's index is mapped on first use, as Kafka's LazyIndex: opening
-it reads only the file's length, ``trim`` leaves it unmapped, and ``unmap`` releases it (a
-broker with many segments holds mappings only for active segments and those being read). Opening
+or closed. An index is mapped on first use, as Kafka's LazyIndex: opening an inactive
+segment's reads only the file's length, ``trim`` leaves it unmapped, and ``unmap`` releases
+any (the log unmaps every index once loaded; an active one keeps its preallocated length and
+is mapped again at that length), so a broker holds mappings only for the segments being
+appended to or read since it started. Opening
 an existing file takes every whole entry in it as valid: after a crash a preallocated file holds
 zero entries past the real ones, which is why recovery rebuilds the indexes of every segment
 past the recovery point rather than trusting them (``sanity_check`` only catches what Kafka's

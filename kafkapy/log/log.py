@@ -195,6 +195,8 @@ class FlushJob:
         return not self.fds and self.epochs is None
 
     def run(self) -> None:
+        """The fsyncs (and the epoch checkpoint); cheap when ``empty``, so callers may run an
+        empty job inline instead of handing it to a thread."""
         try:
             for fd in self.fds:
                 os.fsync(fd)
@@ -264,8 +266,8 @@ class Log:
         1. Remove ``.cleaned`` and ``.deleted`` leftovers; complete ``.swap`` replacements.
         2. Open every segment. Indexes that are missing or fail their sanity check are
            rebuilt; after a clean shutdown the rest are trusted. (Stricter than Kafka, which
-           skips the check: every index is read once here; the inactive segments' are then
-           unmapped, to be mapped again on first use.)
+           skips the check: every index is read once here; all are unmapped at the end of
+           the load, to be mapped again on first use.)
         3. Unclean: recover each segment from the one holding the recovery point on (CRC
            checks, index rebuild); at the first invalid or partial batch the segment is
            truncated there and every later segment deleted.
@@ -323,9 +325,6 @@ class Log:
                 logger.warning("%s: %s; rebuilding the segment's transaction index",
                                self.topic_partition, e)
                 bad_txn_index.append(seg)      # rebuilt by the producer-state replay
-            if seg is not self.segments[-1]:
-                # Checked: the indexes of an inactive segment are mapped again on first use.
-                seg.unmap_indexes()
         recovered_from = None
         if bad_txn_index:
             # Rebuilt by the producer-state replay from that segment on.
@@ -355,6 +354,11 @@ class Log:
         self.epochs.truncate_from_end(self.log_end_offset)
         self.epochs.flush()
         self._load_producer_state(recovered_from)
+        # Loaded and checked: every index, the active segment's too, is mapped again on its
+        # first use (Kafka's LazyIndex), so an idle partition holds no mapping and no
+        # touched index page (8 KiB of RSS a partition otherwise).
+        for seg in self.segments:
+            seg.unmap_indexes()
 
     def _load_producer_state(self, recovered_from: int | None = None) -> None:
         """Kafka's loadProducerState: the latest usable snapshot, then the batches after it.
@@ -1092,8 +1096,7 @@ class Log:
     def flush(self, upto: int | None = None) -> None:
         """Flush synchronously (tools, tests, shutdown); the broker runs jobs off the loop."""
         job = self.begin_flush(upto)
-        if not job.empty:
-            job.run()
+        job.run()
         self.end_flush(job)
 
     # ============================================================================ misc

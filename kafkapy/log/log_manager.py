@@ -536,6 +536,7 @@ class LogManager:
         """fsync ``log`` up to ``upto`` (default: its LEO) in a worker thread."""
         job = log.begin_flush(upto)
         if job.empty:
+            job.run()           # no system call: done inline, not in a thread
             log.end_flush(job)
             return
         observer = self.flush_observer
@@ -556,6 +557,7 @@ class LogManager:
         for log in logs:
             job = log.begin_flush()
             if job.empty:
+                job.run()       # no system call: done inline, not in a thread
                 log.end_flush(job)
             else:
                 pending.append((log, job))
