@@ -108,6 +108,8 @@ class MetaPropertiesError(KafkaStorageError):
 
 
 LOCK_FILE = ".lock"
+# Logs whose flush jobs are prepared and run together at shutdown (see flush_logs).
+_FLUSH_CHUNK = 256
 
 
 def validate_topic_name(topic: str) -> None:
@@ -549,20 +551,27 @@ class LogManager:
         log.end_flush(job)
 
     async def flush_logs(self, logs: list[Log]) -> None:
-        """fsync each of ``logs`` to its LEO, as Kafka's shutdown does: the jobs run in one
+        """fsync each of ``logs`` to its LEO, as Kafka's shutdown does: the jobs run in a
         worker thread's pool of ``num.recovery.threads.per.data.dir`` threads per log dir
-        (fsync waits on the disk, so they overlap), not one thread round trip per log; logs
-        with nothing unflushed cost no thread at all."""
-        pending = []
-        for log in logs:
-            job = log.begin_flush()
-            if job.empty:
-                job.run()       # no system call: done inline, not in a thread
-                log.end_flush(job)
-            else:
-                pending.append((log, job))
-        if not pending:
-            return
+        (fsync waits on the disk, so they overlap), ``_FLUSH_CHUNK`` logs per thread round
+        trip rather than one; logs with nothing unflushed cost no thread at all. Chunks
+        bound the descriptors held at once (each job holds three or more: 10,000 logs at
+        once would exceed a 20,000 descriptor limit)."""
+        threads = self.recovery_threads * len(self.log_dirs)
+        for i in range(0, len(logs), _FLUSH_CHUNK):
+            pending = []
+            for log in logs[i:i + _FLUSH_CHUNK]:
+                job = log.begin_flush()
+                if job.empty:
+                    job.run()       # no system call: done inline, not in a thread
+                    log.end_flush(job)
+                else:
+                    pending.append((log, job))
+            if pending:
+                await self._run_flush_jobs(pending, threads)
+
+    async def _run_flush_jobs(self, pending: list[tuple[Log, FlushJob]], threads: int
+                              ) -> None:
         seconds: list[float] = []
 
         def timed(job: FlushJob) -> float:
@@ -571,8 +580,7 @@ class LogManager:
             return time.perf_counter() - started
 
         def run_all() -> None:
-            threads = min(len(pending), self.recovery_threads * len(self.log_dirs))
-            with concurrent.futures.ThreadPoolExecutor(threads) as pool:
+            with concurrent.futures.ThreadPoolExecutor(min(len(pending), threads)) as pool:
                 seconds.extend(pool.map(timed, [job for _log, job in pending]))
 
         try:

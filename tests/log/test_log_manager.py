@@ -16,6 +16,7 @@ import trio
 
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import InvalidTopicError, KafkaStorageError
+from kafkapy.log import log_manager as log_manager_module
 from kafkapy.log.checkpoints import (
     CLEAN_SHUTDOWN_FILE,
     LOG_START_OFFSET_CHECKPOINT,
@@ -302,6 +303,16 @@ def test_shutdown_flushes_only_unflushed_logs_off_the_event_loop(
         flushed.append((threading.get_ident(), list(job.fds)))
         real_run(job)
     monkeypatch.setattr(FlushJob, "run", spy)
+    # Jobs hold descriptors from preparation to their end: at most a chunk's at a time.
+    monkeypatch.setattr(log_manager_module, "_FLUSH_CHUNK", 2)
+    chunks: list[int] = []
+    real_chunk = LogManager._run_flush_jobs
+
+    async def chunk_spy(self: LogManager, pending: list[tuple[Log, FlushJob]],
+                        threads: int) -> None:
+        chunks.append(len(pending))
+        await real_chunk(self, pending, threads)
+    monkeypatch.setattr(LogManager, "_run_flush_jobs", chunk_spy)
 
     async def main() -> None:
         await lm.flush_logs(list(logs.values()))
@@ -318,6 +329,8 @@ def test_shutdown_flushes_only_unflushed_logs_off_the_event_loop(
     # descriptor.
     synced = [t for t, fds in flushed if fds]
     assert len(synced) == 3 and threading.get_ident() not in synced
+    assert chunks == [1, 1, 1]      # logs 0-1 (one to sync), 2-3 (one), 4-5 (one); not [3]
+
     assert read_offsets(tmp_path / RECOVERY_POINT_CHECKPOINT) == \
         {tp: log.log_end_offset for tp, log in logs.items()}
     assert (tmp_path / CLEAN_SHUTDOWN_FILE).exists()
