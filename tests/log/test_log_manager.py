@@ -5,6 +5,8 @@ delayed removal of .deleted files, compaction, deletion of partitions)."""
 from __future__ import annotations
 
 import logging
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -334,6 +336,36 @@ def test_shutdown_flushes_only_unflushed_logs_off_the_event_loop(
     assert read_offsets(tmp_path / RECOVERY_POINT_CHECKPOINT) == \
         {tp: log.log_end_offset for tp, log in logs.items()}
     assert (tmp_path / CLEAN_SHUTDOWN_FILE).exists()
+
+
+_MANY_LOGS_SHUTDOWN = """
+import resource, sys, trio
+from pathlib import Path
+from kafkapy.common.topic_partition import TopicPartition
+from kafkapy.log.checkpoints import read_clean_shutdown
+from kafkapy.log.log_manager import LogManager
+from kafkapy.protocol.records import build_batch
+d = Path(sys.argv[1])
+lm = LogManager([d])
+lm.load()
+batch = build_batch([(None, b"v" * 50, None, 1_700_000_000_000)])
+for p in range(600):
+    lm.get_or_create_log(TopicPartition("many", p)).append_as_leader(bytearray(batch))
+# 600 open segments; each flush job holds three more descriptors (segment, two indexes):
+# all 600 jobs at once need 2,400, more than this limit.
+resource.setrlimit(resource.RLIMIT_NOFILE, (1600, 1600))
+trio.run(lm.shutdown)
+assert read_clean_shutdown(d)
+print("clean")
+"""
+
+
+def test_shutdown_of_many_logs_stays_within_the_descriptor_limit(tmp_path: Path) -> None:
+    out = subprocess.run([sys.executable, "-c", _MANY_LOGS_SHUTDOWN, str(tmp_path)],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "clean", out.stderr[-2000:]
+    assert read_offsets(tmp_path / RECOVERY_POINT_CHECKPOINT) == \
+        {TopicPartition("many", p): 1 for p in range(600)}
 
 
 def test_shutdown_waits_for_a_checkpoint_being_written_and_writes_the_last_word(
