@@ -222,7 +222,9 @@ class _Index:
         self.entries = max(0, min(entries, self.entries))
 
     def flush(self) -> None:
-        if self._file_map is not None:      # an unmapped index has nothing dirty
+        # Unmapped: nothing to msync (pages written through an earlier mapping are in the page
+        # cache, and the fsync of the file, FlushJob's, writes them).
+        if self._file_map is not None:
             self._file_map.flush()
 
     def trim(self) -> None:
