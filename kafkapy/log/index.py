@@ -12,8 +12,13 @@ the segment's maximum timestamp (time index).
 Theory of operation (Kafka's AbstractIndex): the file is memory-mapped
 (``kafkapy._log.FileMap``, which, unlike ``mmap.mmap``, holds no file descriptor, so an index
 costs no file handle). While its segment is active it is preallocated to ``max_index_size``
-(``segment.index.bytes``, rounded down to whole entries) and the number of valid entries is kept
-in memory; ``trim()`` cuts the file to its entries when the segment is rolled or closed. Opening
+(``segment.index.bytes``, rounded down to whole entries), mapped, and the number of valid
+entries is kept in memory; ``trim()`` cuts the file to its entries when the segment is rolled
+or closed. An index is mapped on first use, as Kafka's LazyIndex: opening an inactive
+segment's reads only the file's length, ``trim`` leaves it unmapped, and ``unmap`` releases
+any (the log unmaps every index once loaded; an active one keeps its preallocated length and
+is mapped again at that length), so a broker holds mappings only for the segments being
+appended to or read since it started. Opening
 an existing file takes every whole entry in it as valid: after a crash a preallocated file holds
 zero entries past the real ones, which is why recovery rebuilds the indexes of every segment
 past the recovery point rather than trusting them (``sanity_check`` only catches what Kafka's
@@ -94,33 +99,73 @@ class _Index:
     def __init__(self, path: Path, base_offset: int, max_index_size: int, *,
                  preallocate: bool = True) -> None:
         """Open or create the index. With ``preallocate`` (an active segment) the file is
-        grown to ``max_index_size`` for appends; without (an inactive segment) it is mapped
-        as it is and is read-only."""
+        grown to ``max_index_size`` for appends and mapped at once; without (an inactive
+        segment) it is read-only and only its length is read now: it is mapped on first use
+        (Kafka's LazyIndex), and a missing file is created then, empty."""
         self.path = Path(path)
         self.base_offset = base_offset
         self.max_index_size = max_index_size
         if max_index_size // self.entry_size < 1:
             raise ValueError(f"max index size {max_index_size} holds no entry")
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            self.opened_length = os.fstat(fd).st_size
-            # Whole entries only: a torn last entry (crash mid-write) is not an entry.
-            self.entries = self.opened_length // self.entry_size
-            if preallocate:
-                self.max_entries = max_index_size // self.entry_size
-                self.entries = min(self.entries, self.max_entries)
-            else:
-                self.max_entries = self.entries
-        finally:
-            os.close(fd)
-        self._mmap = self._map(self.max_entries)
+        self._file_map: FileMap | None = None
+        fd = -1
+        if preallocate:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                self.opened_length = os.fstat(fd).st_size
+            except BaseException:
+                os.close(fd)
+                raise
+        else:
+            try:
+                self.opened_length = os.stat(self.path).st_size
+            except FileNotFoundError:
+                self.opened_length = -1     # created (empty) on first use or on trim
+        # The file's length now (mapping or trimming changes it); -1: no file yet.
+        self._file_length = self.opened_length
+        self.opened_length = max(self.opened_length, 0)
+        # Whole entries only: a torn last entry (crash mid-write) is not an entry.
+        self.entries = self.opened_length // self.entry_size
+        if preallocate:
+            self.max_entries = max_index_size // self.entry_size
+            self.entries = min(self.entries, self.max_entries)
+            self._file_map = self._map(self.max_entries, fd)     # closes fd
+        else:
+            self.max_entries = self.entries
 
-    def _map(self, slots: int) -> FileMap:
+    @property
+    def _mmap(self) -> FileMap:
+        """The mapping, made on first use: a read-only index costs no mapping until a lookup
+        needs it (and none again after ``unmap``)."""
+        m = self._file_map
+        if m is None:
+            m = self._file_map = self._map(self.max_entries)
+        return m
+
+    @property
+    def is_mapped(self) -> bool:
+        return self._file_map is not None
+
+    def unmap(self) -> None:
+        """Release the mapping (if any) without changing the file; the next use maps again.
+        Raises BufferError while a buffer of it is in use."""
+        if self._file_map is not None:
+            self._file_map.close()
+            self._file_map = None
+
+    def _map(self, slots: int, fd: int = -1) -> FileMap:
+        """Map the file at ``slots`` entries long (grown or cut to it). ``fd``: the file open
+        read-write already (closed here, as a descriptor this opens)."""
         size = slots * self.entry_size
-        fd = os.open(self.path, os.O_RDWR)
+        if fd < 0:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            length = os.fstat(fd).st_size
+        else:
+            length = self._file_length
         try:
-            if os.fstat(fd).st_size != size:
+            if length != size:
                 os.ftruncate(fd, size)
+            self._file_length = size
             return FileMap(fd, size)        # keeps no descriptor: closed below
         finally:
             os.close(fd)
@@ -133,9 +178,9 @@ class _Index:
         # No mmap.flush (a synchronous msync) here or in trim: closing a shared mapping keeps
         # its dirty pages in the page cache, and FlushJob's fsync writes them (as Kafka, whose
         # resize does not force either); an msync would block the event loop on every roll.
-        self._mmap.close()
+        self.unmap()
         self.max_entries = max(self.max_index_size // self.entry_size, self.entries)
-        self._mmap = self._map(self.max_entries)
+        self._file_map = self._map(self.max_entries)
 
     def append_raw(self, data: bytes) -> None:
         """Append entries already encoded (by the compiled segment walk, which checked their
@@ -177,19 +222,30 @@ class _Index:
         self.entries = max(0, min(entries, self.entries))
 
     def flush(self) -> None:
-        self._mmap.flush()
+        # Unmapped: nothing to msync (pages written through an earlier mapping are in the page
+        # cache, and the fsync of the file, FlushJob's, writes them).
+        if self._file_map is not None:
+            self._file_map.flush()
 
     def trim(self) -> None:
         """Cut the file to its valid entries (on roll and on clean close), as Kafka does.
 
-        The index is read-only afterwards: it is full at exactly its entries.
+        The index is read-only afterwards: it is full at exactly its entries, and unmapped
+        until its next use (a rolled segment's index is mapped again only when read).
         """
-        self._mmap.close()
+        self.unmap()
         self.max_entries = self.entries
-        self._mmap = self._map(self.entries)
+        size = self.entries * self.entry_size
+        if self._file_length != size:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                os.ftruncate(fd, size)
+            finally:
+                os.close(fd)
+            self._file_length = size
 
     def delete(self) -> None:
-        self._mmap.close()
+        self.unmap()
         self.path.unlink(missing_ok=True)
 
     def rename(self, path: Path) -> None:
@@ -198,7 +254,6 @@ class _Index:
 
     def close(self) -> None:
         self.trim()
-        self._mmap.close()
 
     def __enter__(self) -> _Index:
         return self

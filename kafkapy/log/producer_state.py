@@ -78,6 +78,7 @@ from kafkapy.errors import (
     OutOfOrderSequenceNumberError,
     TransactionCoordinatorFencedError,
 )
+from kafkapy.log.checkpoints import read_small_file
 from kafkapy.protocol.records import (
     CONTROL_ABORT,
     CONTROL_COMMIT,
@@ -690,7 +691,7 @@ class ProducerStateManager:
             offset = max(self._snapshots)
             path = self._snapshots[offset]
             try:
-                entries = decode_snapshot(path.read_bytes())
+                entries = decode_snapshot(read_small_file(path))
             except FileNotFoundError:
                 del self._snapshots[offset]
                 continue

@@ -145,12 +145,12 @@ class LogSegment:
 
     def __init__(self, directory: Path, base_offset: int, config: LogConfig, fd: int,
                  offset_index: OffsetIndex, time_index: TimeIndex, created_ms: int,
-                 txn_index: TransactionIndex | None = None) -> None:
+                 txn_index: TransactionIndex | None = None, size: int | None = None) -> None:
         self.directory = directory
         self.base_offset = base_offset
         self.config = config
         self.fd = fd
-        self.size = os.fstat(fd).st_size
+        self.size = os.fstat(fd).st_size if size is None else size
         self.offset_index = offset_index
         self.time_index = time_index
         self.txn_index = txn_index if txn_index is not None else \
@@ -191,11 +191,16 @@ class LogSegment:
         except BaseException:
             os.close(fd)
             raise
+        try:
+            st = os.fstat(fd)           # one call for the size and the creation time
+        except BaseException:
+            os.close(fd)
+            raise
         if create:
             created = int(time.time() * 1000) if now_ms is None else now_ms
         else:
-            created = int(os.stat(path).st_mtime * 1000)
-        seg = cls(directory, base_offset, config, fd, oidx, tidx, created)
+            created = int(st.st_mtime * 1000)
+        seg = cls(directory, base_offset, config, fd, oidx, tidx, created, size=st.st_size)
         if not create:
             seg._read_rolling_timestamp()
         return seg
@@ -217,8 +222,8 @@ class LogSegment:
 
     def close_without_trim(self) -> None:
         if not self.closed:
-            self.offset_index._mmap.close()
-            self.time_index._mmap.close()
+            self.offset_index.unmap()
+            self.time_index.unmap()
             self.txn_index.close()
             os.close(self.fd)
             self.closed = True
@@ -228,11 +233,18 @@ class LogSegment:
         index if it is not there yet, then trim both indexes to their entries."""
         tidx = self.time_index
         w = self.walker
-        if w.max_timestamp > tidx.last_entry.timestamp and not tidx.is_full:
+        # is_full first: a trimmed (inactive) index is full, and its last entry would map it.
+        if not tidx.is_full and w.max_timestamp > tidx.last_entry.timestamp:
             tidx.maybe_append(w.max_timestamp, w.offset_of_max_timestamp)
             w.last_index_timestamp = w.max_timestamp
         self.offset_index.trim()
         tidx.trim()
+
+    def unmap_indexes(self) -> None:
+        """Release the offset and time index mappings of an inactive segment: they are mapped
+        again on their next use (Kafka's LazyIndex)."""
+        self.offset_index.unmap()
+        self.time_index.unmap()
 
     def make_active(self) -> None:
         """Preallocate the indexes again (a truncation made this segment the last one)."""

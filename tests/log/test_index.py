@@ -94,6 +94,45 @@ def test_offset_index_bytes_preallocation_and_trim(tmp_path: Path) -> None:
     again.close()
 
 
+def _mapped_files(suffix: str) -> set[str]:
+    """The files of this process's memory mappings ending in ``suffix`` (/proc/self/maps)."""
+    with open("/proc/self/maps") as f:
+        return {line.split(None, 5)[5].strip() for line in f
+                if len(line.split(None, 5)) == 6 and line.rstrip().endswith(suffix)}
+
+
+def test_read_only_index_is_mapped_on_first_use(tmp_path: Path) -> None:
+    path = tmp_path / "00000000000000001000.index"
+    with OffsetIndex(path, BASE, max_index_size=80) as index:
+        index.append(BASE + 3, 0)
+        index.append(BASE + 70, 4100)
+    lazy = OffsetIndex(path, BASE, max_index_size=80, preallocate=False)
+    # Opening read the length only: no mapping, the file as it was.
+    assert not lazy.is_mapped and str(path) not in _mapped_files(".index")
+    assert lazy.entries == 2 and lazy.is_full and path.stat().st_size == 16
+    assert lazy.lookup(BASE + 69) == OffsetPosition(BASE + 3, 0)     # maps it
+    assert lazy.is_mapped and str(path) in _mapped_files(".index")
+    lazy.unmap()
+    assert not lazy.is_mapped and str(path) not in _mapped_files(".index")
+    assert lazy.lookup(BASE + 70) == OffsetPosition(BASE + 70, 4100)  # mapped again
+    lazy.close()
+    assert not lazy.is_mapped and parse_offset_index(path) == [(3, 0), (70, 4100)]
+
+
+def test_lazy_index_trims_a_torn_entry_and_creates_a_missing_file(tmp_path: Path) -> None:
+    path = tmp_path / "00000000000000001000.timeindex"
+    path.write_bytes(struct.pack(">qi", 5000, 3) + b"\x01\x02\x03")     # a torn second entry
+    lazy = TimeIndex(path, BASE, max_index_size=120, preallocate=False)
+    assert lazy.entries == 1 and not lazy.is_mapped
+    lazy.close()                                   # never mapped: cut to its whole entry
+    assert path.stat().st_size == 12
+    missing = tmp_path / "00000000000000002000.index"
+    lazy = OffsetIndex(missing, 2000, max_index_size=80, preallocate=False)
+    assert lazy.entries == 0 and not missing.exists()
+    lazy.close()
+    assert missing.exists() and missing.stat().st_size == 0
+
+
 def test_offset_lookup_edges(tmp_path: Path) -> None:
     with OffsetIndex(tmp_path / "a.index", BASE, 800) as index:
         assert index.lookup(BASE + 5) == OffsetPosition(BASE, 0)        # empty index

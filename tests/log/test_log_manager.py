@@ -5,6 +5,8 @@ delayed removal of .deleted files, compaction, deletion of partitions)."""
 from __future__ import annotations
 
 import logging
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -16,6 +18,7 @@ import trio
 
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import InvalidTopicError, KafkaStorageError
+from kafkapy.log import log_manager as log_manager_module
 from kafkapy.log.checkpoints import (
     CLEAN_SHUTDOWN_FILE,
     LOG_START_OFFSET_CHECKPOINT,
@@ -286,6 +289,83 @@ def test_async_shutdown(tmp_path: Path) -> None:
     trio.run(main)
     assert log.closed and (tmp_path / CLEAN_SHUTDOWN_FILE).exists()
     assert read_offsets(tmp_path / RECOVERY_POINT_CHECKPOINT) == {TP: 4}
+
+
+def test_shutdown_flushes_only_unflushed_logs_off_the_event_loop(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    lm = manager([tmp_path])
+    logs = {TopicPartition("orders", p): lm.get_or_create_log(TopicPartition("orders", p))
+            for p in range(6)}
+    for p in (1, 3, 4):
+        fill(logs[TopicPartition("orders", p)], 3 + p)
+    flushed: list[tuple[int, list[int]]] = []
+    real_run = FlushJob.run
+
+    def spy(job: FlushJob) -> None:
+        flushed.append((threading.get_ident(), list(job.fds)))
+        real_run(job)
+    monkeypatch.setattr(FlushJob, "run", spy)
+    # Jobs hold descriptors from preparation to their end: at most a chunk's at a time.
+    monkeypatch.setattr(log_manager_module, "_FLUSH_CHUNK", 2)
+    chunks: list[int] = []
+    real_chunk = LogManager._run_flush_jobs
+
+    async def chunk_spy(self: LogManager, pending: list[tuple[Log, FlushJob]],
+                        threads: int) -> None:
+        chunks.append(len(pending))
+        await real_chunk(self, pending, threads)
+    monkeypatch.setattr(LogManager, "_run_flush_jobs", chunk_spy)
+
+    async def main() -> None:
+        await lm.flush_logs(list(logs.values()))
+        # Flushed: nothing is left to do, so a second pass syncs nothing.
+        assert {tp.partition: log.recovery_point for tp, log in logs.items()} == \
+            {0: 0, 1: 4, 2: 0, 3: 6, 4: 7, 5: 0}
+        ran = [fds for _t, fds in flushed if fds]
+        await lm.flush_logs(list(logs.values()))
+        assert [fds for _t, fds in flushed if fds] == ran
+        await lm.shutdown()
+    trio.run(main)
+    # The three logs with data were fsynced in worker threads (segment, indexes, ...), once:
+    # the empty logs, and every log at shutdown, had nothing unflushed: their jobs held no
+    # descriptor.
+    synced = [t for t, fds in flushed if fds]
+    assert len(synced) == 3 and threading.get_ident() not in synced
+    assert chunks == [1, 1, 1]      # logs 0-1 (one to sync), 2-3 (one), 4-5 (one); not [3]
+
+    assert read_offsets(tmp_path / RECOVERY_POINT_CHECKPOINT) == \
+        {tp: log.log_end_offset for tp, log in logs.items()}
+    assert (tmp_path / CLEAN_SHUTDOWN_FILE).exists()
+
+
+_MANY_LOGS_SHUTDOWN = """
+import resource, sys, trio
+from pathlib import Path
+from kafkapy.common.topic_partition import TopicPartition
+from kafkapy.log.checkpoints import read_clean_shutdown
+from kafkapy.log.log_manager import LogManager
+from kafkapy.protocol.records import build_batch
+d = Path(sys.argv[1])
+lm = LogManager([d])
+lm.load()
+batch = build_batch([(None, b"v" * 50, None, 1_700_000_000_000)])
+for p in range(600):
+    lm.get_or_create_log(TopicPartition("many", p)).append_as_leader(bytearray(batch))
+# 600 open segments; each flush job holds three more descriptors (segment, two indexes):
+# all 600 jobs at once need 2,400, more than this limit.
+resource.setrlimit(resource.RLIMIT_NOFILE, (1600, 1600))
+trio.run(lm.shutdown)
+assert read_clean_shutdown(d)
+print("clean")
+"""
+
+
+def test_shutdown_of_many_logs_stays_within_the_descriptor_limit(tmp_path: Path) -> None:
+    out = subprocess.run([sys.executable, "-c", _MANY_LOGS_SHUTDOWN, str(tmp_path)],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "clean", out.stderr[-2000:]
+    assert read_offsets(tmp_path / RECOVERY_POINT_CHECKPOINT) == \
+        {TopicPartition("many", p): 1 for p in range(600)}
 
 
 def test_shutdown_waits_for_a_checkpoint_being_written_and_writes_the_last_word(
