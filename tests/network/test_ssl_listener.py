@@ -216,6 +216,9 @@ def test_the_plaintext_listener_beside_serves_plaintext(broker: BrokerHandle,
                          address(broker, "PLAINTEXT")})
     with pytest.raises(KafkaException):
         admin.list_topics(timeout=3)
+    # ... and that connection alone is closed: the listener goes on serving plaintext clients
+    produce({"bootstrap.servers": address(broker, "PLAINTEXT")}, name, [b"after"])
+    assert [r.value for r in broker.read_all(name)] == [b"plain", b"after"]
 
 
 # Each client over TLS without a client certificate (listener SSL) and with one (MTLS, where
