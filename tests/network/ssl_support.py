@@ -1,5 +1,6 @@
-"""Test support for TLS: a trustme CA, the broker's and clients' certificates as files, and
-a TLS handshake between two contexts over a real socket pair."""
+"""Test support for TLS: a trustme CA, the broker's and clients' certificates as files, a
+TLS handshake between two contexts over a real socket pair, and SSL listeners for the brokers
+of a ``kafkapy.Cluster``."""
 
 from __future__ import annotations
 
@@ -11,6 +12,9 @@ from pathlib import Path
 
 import attrs
 import trustme
+
+from kafkapy.cluster import Cluster
+from kafkapy.zk.zookeeper_server import free_port
 
 
 @attrs.frozen
@@ -90,3 +94,15 @@ def handshake(server: ssl.SSLContext, client: ssl.SSLContext, *,
     assert error is None or isinstance(error, BaseException)
     assert version is None or isinstance(version, str)
     return version, cert, error
+
+
+def add_ssl_listeners(cluster: Cluster) -> dict[int, int]:
+    """Give every broker of a cluster not started yet an ``SSL`` listener beside its
+    PLAINTEXT one (``listener.name.ssl.*`` or ``ssl.*`` settings say how); their ports."""
+    ports: dict[int, int] = {}
+    for broker_id, broker in cluster.brokers.items():
+        ports[broker_id] = free_port(cluster.host)
+        cluster.broker_settings[broker_id] = {
+            "listeners": f"PLAINTEXT://{cluster.host}:{broker.port},"
+                         f"SSL://{cluster.host}:{ports[broker_id]}"}
+    return ports

@@ -16,8 +16,7 @@ from confluent_kafka import Consumer, Producer
 import kafkapy
 from kafkapy.config import BrokerConfig
 from kafkapy.server.channel_builders import inter_broker_ssl_context
-from kafkapy.zk.zookeeper_server import free_port
-from tests.network.ssl_support import make_pki
+from tests.network.ssl_support import add_ssl_listeners, make_pki
 
 TIMEOUT = 60.0
 
@@ -32,12 +31,7 @@ def test_three_brokers_replicate_over_mutual_tls(tmp_path: Path) -> None:
         "zookeeper.session.timeout.ms": 6000,
     }
     cluster = kafkapy.Cluster(3, settings, data_dir=tmp_path / "cluster", timeout=TIMEOUT)
-    ssl_ports = {}
-    for broker_id, broker in cluster.brokers.items():
-        ssl_ports[broker_id] = free_port(cluster.host)
-        cluster.broker_settings[broker_id] = {
-            "listeners": f"PLAINTEXT://{cluster.host}:{broker.port},"
-                         f"SSL://{cluster.host}:{ssl_ports[broker_id]}"}
+    ssl_ports = add_ssl_listeners(cluster)
     with cluster:
         topic = f"tls-{uuid.uuid4().hex[:8]}"
         cluster.create_topic(topic, {0: [1, 2, 3]}, config={"min.insync.replicas": "3"})

@@ -49,8 +49,7 @@ from kafkapy.network.ssl_factory import (
     ssl_listener,
     validate_update,
 )
-from kafkapy.zk.zookeeper_server import free_port
-from tests.network.ssl_support import handshake
+from tests.network.ssl_support import add_ssl_listeners, handshake
 
 TIMEOUT = 60.0
 PAST = datetime.datetime(2020, 1, 1, tzinfo=datetime.timezone.utc)
@@ -300,12 +299,7 @@ def rotation(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rotation]:
         "zookeeper.session.timeout.ms": 6000,
     }
     cluster = kafkapy.Cluster(3, settings, data_dir=root / "cluster", timeout=TIMEOUT)
-    ssl_ports = {}
-    for broker_id, broker in cluster.brokers.items():
-        ssl_ports[broker_id] = free_port(cluster.host)
-        cluster.broker_settings[broker_id] = {
-            "listeners": f"PLAINTEXT://{cluster.host}:{broker.port},"
-                         f"SSL://{cluster.host}:{ssl_ports[broker_id]}"}
+    ssl_ports = add_ssl_listeners(cluster)
     # Broker 3 takes certificates for another DN or with fewer names (static, as in Kafka).
     cluster.broker_settings[3].update({"listener.name.ssl.ssl.allow.dn.changes": "true",
                                        "listener.name.ssl.ssl.allow.san.changes": "true"})

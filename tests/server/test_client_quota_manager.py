@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import time
+from collections.abc import Callable
 from typing import Any
 
 from confluent_kafka import Consumer, Producer
@@ -111,20 +112,30 @@ def test_quota_metrics_are_kafkas_sensors() -> None:
     assert (request.quota_type, request.rate_metric) == ("Request", "request-time")
 
 
-def test_producer_is_held_to_its_byte_rate(kafka_broker_factory: Any) -> None:
-    broker = kafka_broker_factory(num_partitions=1)
+
+def set_client_quota(broker: Any, client_id: str, key: str, value: float) -> None:
+    """One quota of a client id, set through AlterClientQuotas (kafka-python)."""
     admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap_servers)
     try:
-        [result] = alter_client_quotas(admin, [([("client-id", "quota-producer")],
-                                                [("producer_byte_rate", RATE)])])
+        [result] = alter_client_quotas(admin, [([("client-id", client_id)], [(key, value)])])
         assert result.error_code == 0
     finally:
         admin.close()
-    throttles: list[float] = []
 
+
+def throttle_collector(throttles: list[float]) -> Callable[[str], None]:
+    """A librdkafka ``stats_cb`` appending each broker's largest throttle_time_ms seen."""
     def on_stats(text: str) -> None:
         for stats in json.loads(text)["brokers"].values():
             throttles.append(stats.get("throttle", {}).get("max", 0))
+    return on_stats
+
+
+def test_producer_is_held_to_its_byte_rate(kafka_broker_factory: Any) -> None:
+    broker = kafka_broker_factory(num_partitions=1)
+    set_client_quota(broker, "quota-producer", "producer_byte_rate", RATE)
+    throttles: list[float] = []
+    on_stats = throttle_collector(throttles)
 
     # Small requests, one in flight: the overshoot of the last request stays small.
     producer = Producer({"bootstrap.servers": broker.bootstrap_servers,
@@ -169,18 +180,9 @@ def test_consumer_is_held_to_its_byte_rate(kafka_broker_factory: Any) -> None:
         producer.produce("quota-read", value)
         producer.poll(0)
     assert producer.flush(60) == 0
-    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap_servers)
-    try:
-        [result] = alter_client_quotas(admin, [([("client-id", "quota-consumer")],
-                                                [("consumer_byte_rate", RATE)])])
-        assert result.error_code == 0
-    finally:
-        admin.close()
+    set_client_quota(broker, "quota-consumer", "consumer_byte_rate", RATE)
     throttles: list[float] = []
-
-    def on_stats(text: str) -> None:
-        for stats in json.loads(text)["brokers"].values():
-            throttles.append(stats.get("throttle", {}).get("max", 0))
+    on_stats = throttle_collector(throttles)
 
     consumer = Consumer({"bootstrap.servers": broker.bootstrap_servers,
                          "client.id": "quota-consumer", "group.id": "quota-group",
@@ -352,18 +354,9 @@ def test_long_poll_wait_is_not_request_time(kafka_broker_factory: Any) -> None:
     broker = kafka_broker_factory(num_partitions=1, offsets_topic_num_partitions=1,
                                   kafkapy_metrics_enabled=True)
     broker.create_topic("idle")
-    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap_servers)
-    try:
-        [result] = alter_client_quotas(admin, [([("client-id", "poller")],
-                                                [("request_percentage", 10)])])
-        assert result.error_code == 0
-    finally:
-        admin.close()
+    set_client_quota(broker, "poller", "request_percentage", 10)
     throttles: list[float] = []
-
-    def on_stats(text: str) -> None:
-        for stats in json.loads(text)["brokers"].values():
-            throttles.append(stats.get("throttle", {}).get("max", 0))
+    on_stats = throttle_collector(throttles)
 
     consumer = Consumer({"bootstrap.servers": broker.bootstrap_servers,
                          "client.id": "poller", "group.id": "pollers",
