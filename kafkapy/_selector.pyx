@@ -237,6 +237,10 @@ cdef class Selector:
     cdef object _view
     cdef Py_ssize_t _size
     cdef epoll_event* _events
+    # what the writes came to (the tests and the benchmarks look)
+    cdef readonly unsigned long long sendfile_calls   # sendfile calls that wrote something
+    cdef readonly unsigned long long sendfile_bytes
+    cdef readonly unsigned long long write_blocked    # writes that met EAGAIN (resumed later)
 
     def __cinit__(self):
         self._epfd = -1
@@ -412,6 +416,7 @@ cdef class Selector:
                         PyBuffer_Release(&views[k])
                 if r < 0:
                     if err == EAGAIN or err == EWOULDBLOCK:
+                        self.write_blocked += 1
                         return False
                     if err == EINTR:
                         continue
@@ -443,6 +448,7 @@ cdef class Selector:
                 err = errno
             if r < 0:
                 if err == EAGAIN or err == EWOULDBLOCK:
+                    self.write_blocked += 1
                     return False
                 if err == EINTR:
                     continue
@@ -457,6 +463,8 @@ cdef class Selector:
                     f"{left} bytes early: the file is shorter")
             ch._active = _now()
             ch._out_offset += r
+            self.sendfile_calls += 1
+            self.sendfile_bytes += r
         ch._out = None
         ch._out_index = ch._out_offset = 0
         return True

@@ -111,6 +111,7 @@ from typing import NamedTuple, Protocol
 import trio
 
 from kafkapy._frames import FrameSplitter, size_prefixed
+from kafkapy._selector import Channel, FileRegionError, Selector
 from kafkapy.errors import InvalidRequestError
 from kafkapy.network.authenticator import Authenticator, AuthenticatorFactory
 from kafkapy.network.request_channel import (
@@ -153,9 +154,6 @@ def _errnos(*names: str) -> frozenset[int]:
 _GONE_ERRNOS = _errnos("ECONNABORTED", "EPROTO", "EPERM", "ENETDOWN", "ENOPROTOOPT",
                        "EHOSTDOWN", "ENONET", "EHOSTUNREACH", "EOPNOTSUPP", "ENETUNREACH",
                        "ETIMEDOUT", "ECONNRESET")
-# sendfile() errors caused by the peer, not by the file
-_PEER_ERRNOS = _errnos("EPIPE", "ECONNRESET", "ENOTCONN", "ECONNABORTED", "ETIMEDOUT",
-                       "EHOSTUNREACH", "ENETUNREACH", "ENETDOWN")
 _NO_OVERRIDES: Mapping[str, int] = MappingProxyType({})
 # What "try again when the socket is ready" looks like on a plain socket (EAGAIN) and on an
 # SSLSocket (OpenSSL's want-read / want-write): one except clause serves both, at no cost to
@@ -189,6 +187,12 @@ class Endpoint(NamedTuple):
 COPY_SLICES_BYTES = 32 * 1024
 
 
+# What serving a selected connection's frame came to (``SocketServer._drive``), and the stages a
+# task of its own resumes a waiting request at (``SocketServer._resume``).
+_GO_ON, _CLOSE, _DETACHED = 0, 1, 2
+_START, _ANSWER, _SENT = 0, 1, 2
+
+
 class _SliceFailed(Exception):
     """A file slice could not be sent in full (the file is shorter, closed, unreadable), after
     its size was already promised in the size prefix."""
@@ -199,7 +203,8 @@ class _WriteStalled(Exception):
 
 
 class _Connection:
-    __slots__ = ("auth", "intake", "link", "sock", "tls", "turn")
+    __slots__ = ("auth", "channel", "error", "frames", "held", "intake", "link", "owner",
+                 "sock", "tls", "turn", "waiter", "worker")
 
     def __init__(self, sock: socket.socket, link: ConnectionLink, *,
                  tls: SslListener | None = None, auth: Authenticator | None = None) -> None:
@@ -218,6 +223,18 @@ class _Connection:
         self.intake: trio.CancelScope | None = None
         # perf_counter() when this task last let the others run (see TURN_S).
         self.turn = time.perf_counter()
+        # Selected (PLAINTEXT, SASL_PLAINTEXT) connections only: the selector's channel, the
+        # frames read and not yet served (last first: popped from the end), the answers held
+        # for one send, the connection's _serve task (parked until the connection closes),
+        # the task parked waiting for a send to complete, whether a task of its own serves
+        # the connection now (a request that waits), and the error that ends it.
+        self.channel: Channel | None = None
+        self.frames: list[bytearray] = []
+        self.held: list[bytes] = []
+        self.owner: trio.lowlevel.Task | None = None
+        self.waiter: trio.lowlevel.Task | None = None
+        self.worker = False
+        self.error: BaseException | None = None
 
 
 def _client_ip(host: str) -> str:
@@ -330,9 +347,18 @@ class SocketServer:
         self._draining = False
         self._accept_scope: trio.CancelScope | None = None
         self._listeners_closed = trio.Event()
-        # One receive buffer for every connection (they take turns on one event loop): an
-        # idle connection holds none, and a recv is not a fresh allocation.
+        # One receive buffer for every TLS connection (they take turns on one event loop):
+        # an idle connection holds none, and a recv is not a fresh allocation. The selector
+        # has its own, for the others.
         self._received = memoryview(bytearray(RECEIVE_SIZE))
+        # The PLAINTEXT / SASL_PLAINTEXT connections' selector, its poll task's wait (a cancel
+        # scope that wakes it), the nursery of the tasks that serve a waiting request, and
+        # the count of selected connections not yet closed (the poll task ends at zero when
+        # the server drains).
+        self._selector: Selector | None = None
+        self._poll_wait: trio.CancelScope | None = None
+        self._nursery: trio.Nursery | None = None
+        self._selected = 0
 
     @property
     def bound_endpoints(self) -> tuple[Endpoint, ...]:
@@ -384,7 +410,10 @@ class SocketServer:
             for endpoint in self._bound:
                 log.info("Listening for connections on %s:%d (listener %s)",
                          endpoint.host, endpoint.port, endpoint.name)
+            self._selector = Selector(RECEIVE_SIZE)
             async with trio.open_nursery() as connections:
+                self._nursery = connections
+                connections.start_soon(self._poll_loop, name="kafkapy-selector")
                 with trio.CancelScope() as self._accept_scope:
                     if self._draining:
                         self._accept_scope.cancel()
@@ -401,6 +430,8 @@ class SocketServer:
                 sock.close()
             self._accept_scope = None
             self._listeners_closed.set()
+            if self._selector is not None:
+                self._selector.close()
 
     async def stop_accepting(self) -> None:
         """Close the listeners (returns once they are closed) and start the graceful stop:
@@ -412,6 +443,7 @@ class SocketServer:
         for conn in self._connections:
             if conn.intake is not None:
                 conn.intake.cancel()
+        self._wake_poller()
         if self._started:
             await self._listeners_closed.wait()
         else:
@@ -584,19 +616,23 @@ class SocketServer:
         log.debug("Accepted connection %s on listener %s", link.connection_id,
                   link.listener_name)
         try:
-            if conn.tls is None or await self._handshake(conn):
+            if conn.tls is None:
+                await self._serve_selected(conn)
+            elif await self._handshake(conn):
                 await self._serve_requests(conn)
         except InvalidRequestError as exc:
             log.warning("Closing connection %s from %s:%d on listener %s: %s",
                         link.connection_id, link.client_host, link.client_port,
                         link.listener_name, exc.message)
-        except _SliceFailed as exc:
+        except (_SliceFailed, FileRegionError) as exc:
             log.warning("Closing connection %s from %s:%d: %s", link.connection_id,
                         link.client_host, link.client_port, exc)
         except _WriteStalled:
             log.info("Closing connection %s from %s:%d: the client read nothing for %s ms",
                      link.connection_id, link.client_host, link.client_port,
                      int(self._idle_s * 1000))
+        except EOFError:
+            log.debug("Connection %s closed by the client", link.connection_id)
         except OSError as exc:
             log.debug("Closing connection %s: %s", link.connection_id, exc)
         except Exception:
@@ -604,6 +640,8 @@ class SocketServer:
                           link.connection_id, link.client_host, link.client_port)
         finally:
             link.close()
+            if conn.channel is not None:
+                self._end(conn)
             conn.sock.close()
             self._connections.discard(conn)
             left = self._per_ip[link.client_host] - 1
@@ -669,6 +707,345 @@ class SocketServer:
                  "connection %s: %s", link.client_host, link.listener_name,
                  link.connection_id, reason)
         return False
+
+    # Processor, selected connections (PLAINTEXT, SASL_PLAINTEXT): one poll task
+
+    async def _serve_selected(self, conn: _Connection) -> None:
+        """The connection's own task while the poll task serves it: registers it, then sleeps
+        until it is closed (``_end``), and raises the error that closed it, if any, for
+        ``_serve`` to log."""
+        if self._draining or self._selector is None:
+            return
+        limit = self._max_request_size if conn.auth is None else \
+            min(self._max_request_size, conn.auth.max_receive_size)
+        conn.channel = self._selector.register(conn.sock.fileno(), conn, limit)
+        self._selected += 1
+        self._wake_poller()     # its bytes may already be there: no edge would say so
+        conn.owner = trio.lowlevel.current_task()
+
+        def abort(_: object) -> trio.lowlevel.Abort:
+            conn.owner = None
+            return trio.lowlevel.Abort.SUCCEEDED
+
+        try:
+            await trio.lowlevel.wait_task_rescheduled(abort)
+        finally:
+            self._selected -= 1
+            self._end(conn)
+        if conn.error is not None:
+            raise conn.error
+
+    def _end(self, conn: _Connection, error: BaseException | None = None) -> None:
+        """Close a selected connection: unregistered at once, its ``_serve`` task woken to
+        close the socket and log ``error``. Idempotent (the first error counts)."""
+        channel, conn.channel = conn.channel, None
+        if channel is None:
+            return
+        if conn.error is None:
+            conn.error = error
+        assert self._selector is not None
+        self._selector.unregister(channel)
+        conn.link.close()
+        for task in (conn.owner, conn.waiter):
+            if task is not None:
+                trio.lowlevel.reschedule(task)
+        conn.owner = conn.waiter = None
+        if self._draining:
+            self._wake_poller()
+
+    def _wake_poller(self) -> None:
+        if self._poll_wait is not None:
+            self._poll_wait.cancel()
+
+    async def _poll_loop(self) -> None:
+        """The selected connections' Processor: wait for the selector's descriptor, take
+        every ready connection's frames and completed sends, and serve the frames here
+        (``_drive``) as far as they need no wait."""
+        selector = self._selector
+        assert selector is not None
+        fd = selector.fileno()
+        check_s = min(1.0, self._idle_s / 4)   # how often idle connections are looked for
+        next_check = trio.current_time() + check_s
+        turn = time.perf_counter()
+        while True:
+            if self._draining:
+                for open_conn in list(self._connections):
+                    if open_conn.channel is not None and not open_conn.worker:
+                        log.debug("Closing connection %s: the server is stopping",
+                                  open_conn.link.connection_id)
+                        self._end(open_conn)
+                if not self._selected:
+                    return
+            if not selector.pending:
+                with trio.CancelScope(deadline=next_check) as self._poll_wait:
+                    await trio.lowlevel.wait_readable(fd)
+                self._poll_wait = None
+                turn = time.perf_counter()
+            elif time.perf_counter() - turn > TURN_S:
+                await trio.lowlevel.checkpoint()
+                turn = time.perf_counter()
+            if trio.current_time() >= next_check:
+                next_check = trio.current_time() + check_s
+                self._expire(selector)
+            for key, frames, sent, error in selector.poll():
+                conn = key
+                assert isinstance(conn, _Connection)
+                if conn.channel is None:
+                    continue
+                if frames:
+                    frames.reverse()
+                    conn.frames = frames
+                if error is not None:
+                    conn.error = error      # after the frames read before it
+                if conn.worker:
+                    # A task of its own waits on this connection (a send to complete)
+                    if (sent or error is not None) and conn.waiter is not None:
+                        waiter, conn.waiter = conn.waiter, None
+                        trio.lowlevel.reschedule(waiter)
+                    continue
+                try:
+                    await self._drive(conn, poller=True)
+                except Exception as exc:
+                    self._end(conn, exc)
+                if time.perf_counter() - turn > TURN_S:
+                    await trio.lowlevel.checkpoint()
+                    turn = time.perf_counter()
+
+    def _expire(self, selector: Selector) -> None:
+        """Close the connections idle for connections.max.idle.ms: waiting for a request, or
+        writing to a client that takes nothing."""
+        for conn in selector.expired(self._idle_s):
+            assert isinstance(conn, _Connection)
+            link = conn.link
+            if conn.channel is not None and conn.channel.sending:
+                self._end(conn, _WriteStalled())
+            else:
+                log.debug("Closing connection %s from %s:%d: idle for more than %s ms",
+                          link.connection_id, link.client_host, link.client_port,
+                          int(self._idle_s * 1000))
+                self._end(conn)
+
+    def _detach(self, conn: _Connection, stage: int, *, hold: bool = False) -> int:
+        """Hand ``conn`` to a task of its own from ``stage`` on (the poll task must not wait
+        on one connection); ``hold``: as ``_request``'s."""
+        assert self._nursery is not None
+        conn.worker = True
+        self._nursery.start_soon(self._resume, conn, stage, hold)
+        return _DETACHED
+
+    async def _resume(self, conn: _Connection, stage: int, hold: bool) -> None:
+        """A selected connection's request that waits (for a handler, room in the channel, a
+        parked answer, a slow client, a throttle, an authentication delay), then the frames
+        after it, in a task of its own; back to the poll task once it unmutes."""
+        try:
+            if stage == _ANSWER:
+                status = await self._answer(conn, poller=False, hold=hold)
+            elif stage == _SENT:
+                await self._sent(conn)
+                status = await self._after_answer(conn, poller=False)
+            else:
+                status = _GO_ON
+            if status == _GO_ON:
+                await self._drive(conn, poller=False)
+            elif status == _CLOSE:
+                await self._close_selected(conn, poller=False)
+        except Exception as exc:
+            self._end(conn, exc)
+        finally:
+            conn.worker = False
+
+    async def _drive(self, conn: _Connection, *, poller: bool) -> None:
+        """Serve ``conn``'s frames in order, then unmute it (or close it: an error read after
+        them, a graceful stop). In the poll task (``poller``), whatever must wait goes to a
+        task of its own (``_detach``)."""
+        channel = conn.channel
+        frames = conn.frames
+        while frames:
+            if channel is None or conn.channel is None:
+                return
+            auth = conn.auth
+            if auth is not None and (not auth.complete or auth.intercepts(frames[-1])):
+                if poller:              # rare, and it may wait (Kafka's failure delay)
+                    self._detach(conn, _START)
+                    return
+                status = await self._authenticate_selected(conn, frames.pop())
+            else:
+                frame = frames.pop()
+                status = await self._request(conn, frame,
+                                             hold=bool(frames) and _is_produce(frames[-1]),
+                                             poller=poller)
+            if status == _DETACHED:
+                return
+            if status == _CLOSE:
+                await self._close_selected(conn, poller=poller)
+                return
+        if conn.channel is None:
+            return
+        if conn.error is not None or self._draining:
+            await self._close_selected(conn, poller=poller)
+            return
+        assert self._selector is not None
+        self._selector.unmute(conn.channel)
+        if not poller and self._selector.pending:
+            self._wake_poller()
+
+    async def _close_selected(self, conn: _Connection, *, poller: bool) -> None:
+        """Close after the held answers (and any send pending) are written."""
+        if conn.held:
+            self._send(conn, self._take_held(conn))
+        if conn.channel is not None and conn.channel.sending:
+            if poller:
+                self._detach_close(conn)
+                return
+            await self._sent(conn)
+        self._end(conn)
+
+    def _detach_close(self, conn: _Connection) -> None:
+        assert self._nursery is not None
+        conn.worker = True
+
+        async def close_when_sent() -> None:
+            try:
+                await self._sent(conn)
+                self._end(conn)
+            except Exception as exc:
+                self._end(conn, exc)
+            finally:
+                conn.worker = False
+
+        self._nursery.start_soon(close_when_sent)
+
+    async def _request(self, conn: _Connection, frame: bytearray, *, hold: bool,
+                       poller: bool) -> int:
+        """One request: run inline (a handler slot free) or submitted, then answered
+        (``_answer``). ``hold`` and the held answers: as ``_process``."""
+        link = conn.link
+        if self._draining:
+            return _CLOSE
+        if await link.run_inline(frame):
+            pass
+        elif not link.try_submit(frame):
+            if poller:                  # the channel is full: wait in a task of its own
+                conn.frames.append(frame)
+                self._detach(conn, _START)
+                return _DETACHED
+            if conn.held:
+                self._send(conn, self._take_held(conn))
+                await self._sent(conn)
+            stopping = self._intake(conn)
+            try:
+                with stopping:
+                    await link.submit(frame)
+            finally:
+                conn.intake = None
+            if stopping.cancelled_caught:
+                return _CLOSE
+        return await self._answer(conn, poller=poller, hold=hold)
+
+    async def _answer(self, conn: _Connection, *, poller: bool, hold: bool = False) -> int:
+        """The in-flight request's answer: written, held (``hold``) or acted on."""
+        link = conn.link
+        if poller and not link.answered:
+            return self._detach(conn, _ANSWER, hold=hold)   # parked, or in a handler task
+        observer = self._channel.observer
+        request = None if observer is None else link.in_flight_request
+        response = await link.response()
+        ready_ns = 0 if request is None else time.monotonic_ns()
+        held = conn.held
+        done = True
+        try:
+            if isinstance(response, SendResponse):
+                if not response.file_slices and (hold or held):
+                    held.append(size_prefixed(response.payload))
+                    if not hold or self._draining:
+                        done = self._send(conn, self._take_held(conn))
+                else:
+                    parts = self._take_held(conn)
+                    parts += _response_parts(response)
+                    done = self._send(conn, parts)
+            elif isinstance(response, CloseConnection):
+                log.debug("Closing connection %s: asked by the request handler",
+                          link.connection_id)
+                return _CLOSE
+            else:
+                assert isinstance(response, NoResponse)
+                if not hold and held:
+                    done = self._send(conn, self._take_held(conn))
+        finally:
+            if request is not None and observer is not None:
+                observer.request_done(request, ready_ns, time.monotonic_ns())
+        if not done:
+            if poller:
+                return self._detach(conn, _SENT)
+            await self._sent(conn)
+        return await self._after_answer(conn, poller=poller)
+
+    async def _after_answer(self, conn: _Connection, *, poller: bool) -> int:
+        """A quota throttle (KIP-219) mutes the connection once its answer is out."""
+        link = conn.link
+        if link.throttled_until:
+            if conn.held:
+                if not self._send(conn, self._take_held(conn)):
+                    if poller:
+                        return self._detach(conn, _SENT)
+                    await self._sent(conn)
+            if poller:
+                return self._detach(conn, _SENT)    # _SENT's wait is over at once
+            await self._mute(conn)
+        return _CLOSE if self._draining else _GO_ON
+
+    async def _authenticate_selected(self, conn: _Connection, frame: bytearray) -> int:
+        """``_authenticate`` for a selected connection (in a task of its own)."""
+        auth = conn.auth
+        assert auth is not None and conn.channel is not None
+        step = auth.receive(frame)
+        if step.forward:
+            return await self._request(conn, frame, hold=False, poller=False)
+        if conn.held:
+            self._send(conn, self._take_held(conn))
+            await self._sent(conn)
+        if step.delay_s > 0 and step.close:
+            await trio.sleep(step.delay_s)      # connection.failed.authentication.delay.ms
+        if step.reply is not None and conn.channel is not None:
+            self._send(conn, [size_prefixed(step.reply)])
+            await self._sent(conn)
+        if step.close or self._draining:
+            return _CLOSE
+        if auth.complete and conn.channel is not None:
+            conn.link.principal = auth.principal
+            conn.channel.raise_limit(self._max_request_size)
+        return _GO_ON
+
+    @staticmethod
+    def _take_held(conn: _Connection) -> list[bytes | FileSliceLike]:
+        parts: list[bytes | FileSliceLike] = list(conn.held)
+        conn.held.clear()
+        return parts
+
+    def _send(self, conn: _Connection, parts: list[bytes | FileSliceLike]) -> bool:
+        """Write ``parts`` through the selector: True when all is written now."""
+        if conn.channel is None:
+            return True
+        assert self._selector is not None
+        return self._selector.send(conn.channel, parts)
+
+    async def _sent(self, conn: _Connection) -> None:
+        """Wait until the connection's pending send is written (the poll task wakes us);
+        raises what ended the connection meanwhile (a socket error, a stalled client)."""
+        while conn.channel is not None and conn.channel.sending:
+            conn.waiter = trio.lowlevel.current_task()
+
+            def abort(_: object) -> trio.lowlevel.Abort:
+                conn.waiter = None
+                return trio.lowlevel.Abort.SUCCEEDED
+
+            await trio.lowlevel.wait_task_rescheduled(abort)
+            if conn.error is not None and not isinstance(conn.error, EOFError):
+                raise conn.error
+        if conn.channel is None and conn.error is not None:
+            raise conn.error
+
+    # Processor, TLS connections: a task each
 
     async def _serve_requests(self, conn: _Connection) -> None:
         splitter = FrameSplitter(self._max_request_size if conn.auth is None else
@@ -889,6 +1266,7 @@ class SocketServer:
         return scope
 
     async def _write(self, conn: _Connection, response: SendResponse) -> None:
+        """A response on a TLS connection (the selected ones: ``_response_parts``)."""
         slices = response.file_slices
         if slices and sum(p.size for p in slices if not isinstance(p, bytes)) \
                 <= COPY_SLICES_BYTES:
@@ -902,14 +1280,8 @@ class SocketServer:
         else:
             head = size_prefixed(response.payload)
         await self._send_all(conn.sock, head)
-        if conn.tls is not None:        # no sendfile through TLS: copied in chunks
-            await self._write_slices_tls(conn.sock, response.file_slices)
-            return
-        for piece in response.file_slices:
-            if isinstance(piece, bytes):
-                await self._send_all(conn.sock, piece)
-            else:
-                await self._send_file(conn.sock, piece)
+        # no sendfile through TLS: copied in chunks
+        await self._write_slices_tls(conn.sock, response.file_slices)
 
     async def _write_slices_tls(self, sock: socket.socket,
                                 slices: Sequence[FileSliceLike | bytes]) -> None:
@@ -972,28 +1344,20 @@ class SocketServer:
         if progress.cancelled_caught:
             raise _WriteStalled
 
-    async def _send_file(self, sock: socket.socket, piece: FileSliceLike) -> None:
-        out_fd = sock.fileno()
-        offset, remaining = piece.position, piece.size
-        while remaining:
-            try:
-                # With an explicit offset, sendfile leaves the file's position alone, so
-                # concurrent fetches may share one descriptor.
-                sent = os.sendfile(out_fd, piece.fd, offset, remaining)
-            except BlockingIOError:
-                await self._wait_writable(sock)
-                continue
-            except OSError as exc:
-                if exc.errno in _PEER_ERRNOS:
-                    raise
-                raise _SliceFailed(f"file slice (fd {piece.fd}, position {piece.position}, "
-                                   f"size {piece.size}) failed: {exc}") from exc
-            if sent == 0:
-                raise _SliceFailed(
-                    f"file slice (fd {piece.fd}, position {piece.position}, size {piece.size}) "
-                    f"ends {remaining} bytes early: the file is shorter")
-            offset += sent
-            remaining -= sent
+
+def _response_parts(response: SendResponse) -> list[bytes | FileSliceLike]:
+    """A response as the selector writes it (gathered into one sendmsg, file slices with
+    sendfile): slices holding at most COPY_SLICES_BYTES are read and sent with the rest
+    instead (see the module doc)."""
+    slices = response.file_slices
+    if not slices:
+        return [size_prefixed(response.payload)]
+    parts: list[bytes | FileSliceLike] = [struct.pack(">i", response.size), response.payload]
+    if sum(p.size for p in slices if not isinstance(p, bytes)) <= COPY_SLICES_BYTES:
+        parts += [piece if isinstance(piece, bytes) else _read_slice(piece) for piece in slices]
+    else:
+        parts += slices
+    return parts
 
 
 def _read_slice(piece: FileSliceLike) -> bytes:
