@@ -864,10 +864,14 @@ class SocketServer:
             if channel is None or conn.channel is None:
                 return
             auth = conn.auth
-            if auth is not None and (not auth.complete or auth.intercepts(frames[-1])):
-                if poller:              # rare, and it may wait (Kafka's failure delay)
-                    self._detach(conn, _START)
-                    return
+            authenticating = auth is not None and (
+                not auth.complete or auth.intercepts(frames[-1]))
+            if poller and (authenticating or not _never_waits(frames[-1])):
+                # It may wait on something only another connection (or broker) brings, or
+                # for Kafka's authentication failure delay: not in the poll task.
+                self._detach(conn, _START)
+                return
+            if authenticating:
                 status = await self._authenticate_selected(conn, frames.pop())
             else:
                 frame = frames.pop()
@@ -1371,6 +1375,30 @@ def _read_slice(piece: FileSliceLike) -> bytes:
             f"file slice (fd {piece.fd}, position {piece.position}, size {piece.size}) ends "
             f"{piece.size - len(data)} bytes early: the file is shorter")
     return data
+
+
+def _never_waits(frame: bytes | bytearray) -> bool:
+    """The request is one the poll task may run itself: its handler never waits for anything
+    but a thread (an fsync), whatever waits for other clients or brokers is ``Parked``: Fetch,
+    ApiVersions, and a Produce without a transactional id (a transactional one may ask its
+    coordinator on another broker first, KIP-890). Any other request gets a task of its own,
+    so that the poll task never waits on, say, a controller that needs this broker's answer
+    to another connection's request."""
+    if len(frame) < 10 or frame[0]:
+        return False
+    key = frame[1]
+    if key in (1, 18):
+        return True
+    if key:
+        return False
+    version = frame[2] << 8 | frame[3]
+    if version < 3:                     # no transactional id before Produce v3
+        return True
+    client_id = frame[8] << 8 | frame[9]
+    at = 10 + (client_id if client_id < 0x8000 else 0)
+    if version >= 9:                    # flexible: header tags (none), compact nullable string
+        return len(frame) > at + 1 and frame[at] == 0 and frame[at + 1] == 0
+    return frame[at:at + 2] == b"\xff\xff"
 
 
 def _is_produce(frame: bytes | bytearray) -> bool:

@@ -356,3 +356,27 @@ def test_channel_type() -> None:
         sel.close()
         server.close()
         client.close()
+
+
+@pytest.mark.parametrize("version", range(3, 12))
+def test_the_poll_task_runs_only_requests_that_never_wait(version: int) -> None:
+    """SocketServer's poll task runs a Fetch, an ApiVersions and a non-transactional Produce
+    itself; a transactional Produce (which may ask another broker first) and anything else
+    (Metadata, which may create topics through the controller) get a task of their own."""
+    from kafkapy.network.socket_server import _never_waits
+    from kafkapy.protocol import encode_request, request_class
+    from kafkapy.protocol.codec import Request, RequestHeader
+
+    def encoded(api_key: int, api_version: int, body: object, client_id: str | None) -> bytes:
+        return encode_request(Request(RequestHeader(api_key=api_key, api_version=api_version,
+                                                    correlation_id=7, client_id=client_id),
+                                      body))
+
+    produce = request_class(0)
+    for client_id in (None, "", "client-x"):
+        assert _never_waits(encoded(0, version, produce(acks=1, timeout_ms=100), client_id))
+        assert not _never_waits(encoded(0, version, produce(transactional_id="tx", acks=1,
+                                                            timeout_ms=100), client_id))
+        assert _never_waits(encoded(1, 12, request_class(1)(), client_id))
+        assert _never_waits(encoded(18, 3, request_class(18)(), client_id))
+        assert not _never_waits(encoded(3, 12, request_class(3)(), client_id))
