@@ -1,10 +1,11 @@
 """SocketServer: the broker's listeners and client connections.
 
 Kafka's ``SocketServer`` with Trio tasks instead of threads: a task per listener plays the
-Acceptor, a task per connection plays the Processor (Kafka multiplexes many connections on a
-few Processor threads; a Trio task is cheap enough to give each connection its own). Both run
-in the nursery of ``SocketServer.run``. The server knows frames, not Kafka APIs: it moves
-size-prefixed byte frames between sockets and the ``RequestChannel``.
+Acceptor; the Processor is one task per server, the *poll task*, over the compiled selector
+(``kafkapy._selector``, Kafka's ``Selector``) for the PLAINTEXT and SASL_PLAINTEXT connections,
+and a task per connection for the TLS ones. All run in the nursery of ``SocketServer.run``.
+The server knows frames, not Kafka APIs: it moves size-prefixed byte frames between sockets
+and the ``RequestChannel``.
 
 Theory of operation:
 
@@ -21,33 +22,48 @@ Theory of operation:
   TCP_NODELAY, keep-alive and ``send_buffer_bytes``; the listening socket carries
   ``receive_buffer_bytes`` (inherited by accepted sockets). -1 leaves a buffer at the OS
   default.
-- Processor (``_serve``), a loop per connection: ``recv_into`` the server's one receive buffer
-  (1 MiB, shared by every connection: an idle connection holds no buffer, and a recv allocates
-  nothing), feed it at once to the compiled ``FrameSplitter`` (which copies each frame out
-  into a ``bytearray`` of its own) and, for each
-  complete frame in order: run it in this task if a handler slot is free and nothing is
-  queued (``ConnectionLink.run_inline``), else submit it to the channel; wait for its response,
-  write the response, and only then take the next frame. This is Kafka's muting: one request per
-  connection in the handlers, responses in request order, and while the connection waits
-  (for a handler, or for room in a full channel) it does not read its socket, so TCP flow
-  control holds the client back instead of the broker buffering. Per connection the broker
-  holds at most the frames of one ``recv`` plus one partial frame.
-- Sockets: the connection's socket is a plain non-blocking one. ``recv``, ``send`` and
-  ``os.sendfile`` are tried at once; only ``BlockingIOError`` (EAGAIN) waits, with
-  ``trio.lowlevel.wait_readable`` / ``wait_writable``, so the event loop never blocks on the
-  network and a request whose bytes are already there costs no pass through the scheduler
-  (Trio's socket wrapper yields on every call). Requests answered inline may not yield at
-  all, so a connection that has not waited for ``TURN_S`` (0.5 ms) passes through the
-  scheduler after its current request: one busy connection cannot starve the others.
+- Processor, selected connections (``_poll_loop``): each non-TLS connection is registered
+  with the server's ``Selector`` (its ``_serve`` task then sleeps until the connection closes,
+  and logs why). The poll task waits for the selector's one descriptor
+  (``trio.lowlevel.wait_readable``), then one compiled ``poll()`` reads every ready socket
+  into the selector's receive buffer (1 MiB, shared: an idle connection holds none), cuts the
+  frames (``FrameSplitter``) and completes pending writes; a connection that delivers frames
+  is muted until they are all answered. The poll task serves each connection's frames in
+  order itself (``_drive``): run inline if a handler slot is free and nothing is queued
+  (``ConnectionLink.run_inline``), else submitted; answered; written with ``Selector.send``
+  (one ``sendmsg`` for the held answers, the prefix, the payload and copied slices, then
+  ``sendfile``). So a request costs no wait and no wake of a task of its own. Whatever must
+  wait goes to a task of its own (``_resume``) and the poll task goes on with the others: a
+  request whose answer is not there at once (parked, or taken by a handler task), a full
+  channel, a write that met EAGAIN, a quota throttle, and every request the poll task must
+  not run because its handler may wait for another connection or broker
+  (``_never_waits``: only Fetch, ApiVersions and non-transactional Produce run in the poll
+  task; SASL authentication too goes to a task). That task serves the rest of the frames,
+  unmutes the connection and ends. This is Kafka's muting: one request per connection in the
+  handlers, responses in request order, and while the connection waits it is not read, so
+  TCP flow control holds the client back instead of the broker buffering. Per connection
+  the broker holds at most the frames of one ``recv`` plus one partial frame. A poll task
+  that has served requests for ``TURN_S`` (0.5 ms) without waiting passes through the
+  scheduler, so one busy client cannot starve the rest of the broker.
+- Processor, TLS connections (``_serve_requests``), a loop per connection: ``recv_into`` the
+  server's receive buffer for TLS, feed it at once to the connection's ``FrameSplitter``
+  and, for each complete frame in order: run it inline or submit it, as above, wait for its
+  response, write it, and only then take the next frame.
+- TLS sockets: the connection's socket is tried at once; only EAGAIN (OpenSSL's want-read /
+  want-write) waits, with ``trio.lowlevel.wait_readable`` / ``wait_writable``, so the event
+  loop never blocks on the network and a request whose bytes are already there costs no
+  pass through the scheduler (Trio's socket wrapper yields on every call). Requests answered
+  inline may not yield at all, so a connection that has not waited for ``TURN_S`` passes
+  through the scheduler after its current request.
 - Writing a ``SendResponse``: when its file slices hold at most ``COPY_SLICES_BYTES`` (32 KiB),
-  the slices are read (``os.pread``) and the whole response goes out as one buffer: one
-  ``send`` instead of one per part. On loopback and fast networks a send costs the sender the
+  the slices are read (``os.pread``) and the whole response goes out in one write instead of
+  one per part. On loopback and fast networks a send costs the sender the
   receiver's TCP work too, so a follower's or a long-polling consumer's small fetch answer
   (prefix and header, the records, the rest of the body) in three sends cost the leader about
   three times one (issue 18's latency profile: sends were a quarter of the leader's CPU).
-  Larger responses keep zero copy: the size prefix and the payload as one buffer (``send`` in
-  a loop until all is written), then each part after it in order: bytes with ``send``, file
-  slices with ``os.sendfile``: a partial send advances the offset and sends again. (Reading
+  Larger responses keep zero copy: on a selected connection the selector writes the buffers
+  with ``sendmsg`` and the file slices with ``sendfile``, resuming a partial write when the
+  socket drains (``Selector.send``); on a TLS connection they are copied (below). (Reading
   the file may still touch the disk on a page-cache miss, as it does in Kafka's network
   threads.)
 - TLS (listeners given an ``SslListener``, the SSL protocol): the accepted socket is wrapped
@@ -190,7 +206,7 @@ COPY_SLICES_BYTES = 32 * 1024
 # What serving a selected connection's frame came to (``SocketServer._drive``), and the stages a
 # task of its own resumes a waiting request at (``SocketServer._resume``).
 _GO_ON, _CLOSE, _DETACHED = 0, 1, 2
-_START, _ANSWER, _SENT = 0, 1, 2
+_START, _ANSWER, _SENT, _CLOSING = 0, 1, 2, 3
 
 
 class _SliceFailed(Exception):
@@ -204,7 +220,7 @@ class _WriteStalled(Exception):
 
 class _Connection:
     __slots__ = ("auth", "channel", "error", "frames", "held", "intake", "link", "owner",
-                 "sock", "tls", "turn", "waiter", "worker")
+                 "resume", "sock", "tls", "turn", "waiter", "worker")
 
     def __init__(self, sock: socket.socket, link: ConnectionLink, *,
                  tls: SslListener | None = None, auth: Authenticator | None = None) -> None:
@@ -234,6 +250,7 @@ class _Connection:
         self.owner: trio.lowlevel.Task | None = None
         self.waiter: trio.lowlevel.Task | None = None
         self.worker = False
+        self.resume: tuple[int, bool] | None = None     # (stage, hold) handed to ``owner``
         self.error: BaseException | None = None
 
 
@@ -713,7 +730,9 @@ class SocketServer:
     async def _serve_selected(self, conn: _Connection) -> None:
         """The connection's own task while the poll task serves it: registers it, then sleeps
         until it is closed (``_end``), and raises the error that closed it, if any, for
-        ``_serve`` to log."""
+        ``_serve`` to log. Meanwhile it serves the connection's requests that must wait,
+        when the poll task hands them over (``_detach``): a task that already exists, woken
+        directly, costs less than a new one per waiting request."""
         if self._draining or self._selector is None:
             return
         limit = self._max_request_size if conn.auth is None else \
@@ -721,14 +740,22 @@ class SocketServer:
         conn.channel = self._selector.register(conn.sock.fileno(), conn, limit)
         self._selected += 1
         self._wake_poller()     # its bytes may already be there: no edge would say so
-        conn.owner = trio.lowlevel.current_task()
-
-        def abort(_: object) -> trio.lowlevel.Abort:
-            conn.owner = None
-            return trio.lowlevel.Abort.SUCCEEDED
-
         try:
-            await trio.lowlevel.wait_task_rescheduled(abort)
+            while True:
+                conn.owner = trio.lowlevel.current_task()
+
+                def abort(_: object) -> trio.lowlevel.Abort:
+                    conn.owner = None
+                    return trio.lowlevel.Abort.SUCCEEDED
+
+                await trio.lowlevel.wait_task_rescheduled(abort)
+                if conn.channel is None or conn.resume is None:
+                    break
+                stage, hold = conn.resume
+                conn.resume = None
+                await self._resume(conn, stage, hold)
+                if conn.channel is None:
+                    break
         finally:
             self._selected -= 1
             self._end(conn)
@@ -746,7 +773,7 @@ class SocketServer:
         assert self._selector is not None
         self._selector.unregister(channel)
         conn.link.close()
-        for task in (conn.owner, conn.waiter):
+        for task in (conn.owner, conn.waiter):      # the same task never sits in both
             if task is not None:
                 trio.lowlevel.reschedule(task)
         conn.owner = conn.waiter = None
@@ -758,58 +785,63 @@ class SocketServer:
             self._poll_wait.cancel()
 
     async def _poll_loop(self) -> None:
-        """The selected connections' Processor: wait for the selector's descriptor, take
-        every ready connection's frames and completed sends, and serve the frames here
-        (``_drive``) as far as they need no wait."""
+        """The selected connections' Processor: take every ready connection's frames and
+        completed sends, serve the frames here (``_drive``) as far as they need no wait, and
+        wait for the selector's descriptor only when a poll finds nothing (the bytes of the
+        next requests often arrive while these are served: no pass through Trio's epoll)."""
         selector = self._selector
         assert selector is not None
         fd = selector.fileno()
-        check_s = min(1.0, self._idle_s / 4)   # how often idle connections are looked for
-        next_check = trio.current_time() + check_s
-        turn = time.perf_counter()
-        while True:
-            if self._draining:
-                for open_conn in list(self._connections):
-                    if open_conn.channel is not None and not open_conn.worker:
-                        log.debug("Closing connection %s: the server is stopping",
-                                  open_conn.link.connection_id)
-                        self._end(open_conn)
-                if not self._selected:
-                    return
-            if not selector.pending:
-                with trio.CancelScope(deadline=next_check) as self._poll_wait:
-                    await trio.lowlevel.wait_readable(fd)
-                self._poll_wait = None
-                turn = time.perf_counter()
-            elif time.perf_counter() - turn > TURN_S:
-                await trio.lowlevel.checkpoint()
-                turn = time.perf_counter()
-            if trio.current_time() >= next_check:
-                next_check = trio.current_time() + check_s
-                self._expire(selector)
-            for key, frames, sent, error in selector.poll():
-                conn = key
-                assert isinstance(conn, _Connection)
-                if conn.channel is None:
+        async with trio.open_nursery() as expiry:
+            expiry.start_soon(self._expire_loop, selector)
+            turn = time.perf_counter()
+            while True:
+                if self._draining:
+                    for open_conn in list(self._connections):
+                        if open_conn.channel is not None and not open_conn.worker:
+                            log.debug("Closing connection %s: the server is stopping",
+                                      open_conn.link.connection_id)
+                            self._end(open_conn)
+                    if not self._selected:
+                        break
+                results = selector.poll()
+                if not results and not selector.pending:
+                    with trio.CancelScope() as self._poll_wait:
+                        await trio.lowlevel.wait_readable(fd)
+                    self._poll_wait = None
+                    turn = time.perf_counter()
                     continue
-                if frames:
-                    frames.reverse()
-                    conn.frames = frames
-                if error is not None:
-                    conn.error = error      # after the frames read before it
-                if conn.worker:
-                    # A task of its own waits on this connection (a send to complete)
-                    if (sent or error is not None) and conn.waiter is not None:
-                        waiter, conn.waiter = conn.waiter, None
-                        trio.lowlevel.reschedule(waiter)
-                    continue
-                try:
-                    await self._drive(conn, poller=True)
-                except Exception as exc:
-                    self._end(conn, exc)
+                for key, frames, sent, error in results:
+                    conn = key
+                    assert isinstance(conn, _Connection)
+                    if conn.channel is None:
+                        continue
+                    if frames:
+                        frames.reverse()
+                        conn.frames = frames
+                    if error is not None:
+                        conn.error = error      # after the frames read before it
+                    if conn.worker:
+                        # Its own task serves it: wake it if it waits for a send
+                        if (sent or error is not None) and conn.waiter is not None:
+                            waiter, conn.waiter = conn.waiter, None
+                            trio.lowlevel.reschedule(waiter)
+                        continue
+                    try:
+                        await self._drive(conn, poller=True)
+                    except Exception as exc:
+                        self._end(conn, exc)
                 if time.perf_counter() - turn > TURN_S:
                     await trio.lowlevel.checkpoint()
                     turn = time.perf_counter()
+            expiry.cancel_scope.cancel()
+
+    async def _expire_loop(self, selector: Selector) -> None:
+        if self._idle_s == math.inf:
+            return
+        while True:
+            await trio.sleep(min(1.0, self._idle_s / 4))
+            self._expire(selector)
 
     def _expire(self, selector: Selector) -> None:
         """Close the connections idle for connections.max.idle.ms: waiting for a request, or
@@ -826,11 +858,13 @@ class SocketServer:
                 self._end(conn)
 
     def _detach(self, conn: _Connection, stage: int, *, hold: bool = False) -> int:
-        """Hand ``conn`` to a task of its own from ``stage`` on (the poll task must not wait
-        on one connection); ``hold``: as ``_request``'s."""
-        assert self._nursery is not None
+        """Hand ``conn`` to its own task from ``stage`` on (the poll task must not wait on
+        one connection); ``hold``: as ``_request``'s."""
+        owner, conn.owner = conn.owner, None
+        assert owner is not None, "the connection's task sleeps while the poll task serves it"
         conn.worker = True
-        self._nursery.start_soon(self._resume, conn, stage, hold)
+        conn.resume = (stage, hold)
+        trio.lowlevel.reschedule(owner)
         return _DETACHED
 
     async def _resume(self, conn: _Connection, stage: int, hold: bool) -> None:
@@ -843,6 +877,8 @@ class SocketServer:
             elif stage == _SENT:
                 await self._sent(conn)
                 status = await self._after_answer(conn, poller=False)
+            elif stage == _CLOSING:
+                status = _CLOSE
             else:
                 status = _GO_ON
             if status == _GO_ON:
@@ -899,25 +935,10 @@ class SocketServer:
             self._send(conn, self._take_held(conn))
         if conn.channel is not None and conn.channel.sending:
             if poller:
-                self._detach_close(conn)
+                self._detach(conn, _CLOSING)
                 return
             await self._sent(conn)
         self._end(conn)
-
-    def _detach_close(self, conn: _Connection) -> None:
-        assert self._nursery is not None
-        conn.worker = True
-
-        async def close_when_sent() -> None:
-            try:
-                await self._sent(conn)
-                self._end(conn)
-            except Exception as exc:
-                self._end(conn, exc)
-            finally:
-                conn.worker = False
-
-        self._nursery.start_soon(close_when_sent)
 
     async def _request(self, conn: _Connection, frame: bytearray, *, hold: bool,
                        poller: bool) -> int:
