@@ -759,6 +759,8 @@ class SocketServer:
         finally:
             self._selected -= 1
             self._end(conn)
+            if self._draining:
+                self._wake_poller()     # it ends with the last selected connection
         if conn.error is not None:
             raise conn.error
 
