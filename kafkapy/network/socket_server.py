@@ -365,9 +365,9 @@ class SocketServer:
         self._accept_scope: trio.CancelScope | None = None
         self._listeners_closed = trio.Event()
         # One receive buffer for every TLS connection (they take turns on one event loop):
-        # an idle connection holds none, and a recv is not a fresh allocation. The selector
-        # has its own, for the others.
-        self._received = memoryview(bytearray(RECEIVE_SIZE))
+        # an idle connection holds none, and a recv is not a fresh allocation. Made with the
+        # first TLS connection (the selector has its own, for the others).
+        self._received = memoryview(bytearray())
         # The PLAINTEXT / SASL_PLAINTEXT connections' selector, its poll task's wait (a cancel
         # scope that wakes it), the nursery of the tasks that serve a waiting request, and
         # the count of selected connections not yet closed (the poll task ends at zero when
@@ -635,8 +635,11 @@ class SocketServer:
         try:
             if conn.tls is None:
                 await self._serve_selected(conn)
-            elif await self._handshake(conn):
-                await self._serve_requests(conn)
+            else:
+                if not self._received:
+                    self._received = memoryview(bytearray(RECEIVE_SIZE))
+                if await self._handshake(conn):
+                    await self._serve_requests(conn)
         except InvalidRequestError as exc:
             log.warning("Closing connection %s from %s:%d on listener %s: %s",
                         link.connection_id, link.client_host, link.client_port,
