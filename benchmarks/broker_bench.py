@@ -628,7 +628,7 @@ def s_crowd_idle(ctx: Context, broker: RunningBroker) -> dict[str, float]:
     before = proc_rss_kib(broker.pid)
     fds_before = broker_fds(broker.pid)
     per = max(1, a.crowd_per_process)
-    hold = 1.0 + 3.0 + a.crowd_seconds + 15.0      # past the producers' connect and run
+    hold = 1.0 + 3.0 + a.crowd_seconds + 6.0       # past the producers' connect and run
     jobs: list[tuple[Callable[..., dict[str, Any]], Any]] = [
         (lg.crowd_idle_client, lg.CrowdIdleJob(broker.bootstrap, min(per, idle - k), hold))
         for k in range(0, idle, per)]
@@ -679,7 +679,7 @@ def s_crowd_latency(ctx: Context, broker: RunningBroker) -> dict[str, float]:
     topic = "latency"
     create_topic(broker.bootstrap, topic, 1)
     count = int(a.rate * a.latency_seconds)
-    hold = a.latency_seconds + 20.0              # past the producer's flush
+    hold = a.latency_seconds + 8.0               # past the producer's flush
     results = ctx.clients([
         (latency_consumer, LatencyConsumerJob(broker.bootstrap, topic, count)),
         (latency_producer, LatencyProducerJob(broker.bootstrap, topic, a.rate,
