@@ -57,6 +57,25 @@ once all have connected and encoded their requests. Scenarios:
 - ``idle``: 1,000 connections, each after one ApiVersions exchange, held open; the broker's
   VmRSS (/proc/<pid>/status) with them minus before them (after one warm-up connection),
   per connection.
+- ``crowd_idle`` (kafkapy only; issue 22: "10,000 idle connections and 1,000 active
+  producers"): ``--crowd-idle`` (10,000) connections, each after one ApiVersions exchange,
+  over processes of ``--crowd-per-process`` (2,000) idle connections; once all are open (before
+  the release) the broker's VmRSS and open descriptors (``/proc/<pid>/fd``). Then, after the
+  release, ``--crowd-producers`` (1,000) more connections in 10 processes
+  (``load_generator.crowd_producer_client``: non-blocking sockets in one selector loop per
+  process, one request in flight per connection) each send a one-record (100 B) acks=1 Produce
+  every ``--crowd-interval`` (0.5 s), phases spread evenly: 2,000 requests/s in all, to a
+  topic of 10 partitions, for ``--crowd-seconds`` (10 s, the first second not recorded). A
+  thread samples the broker's RSS and descriptors every 0.25 s; the figure is the highest
+  RSS while all 11,000 are open and producing. RSS growth per connection (against the RSS
+  after one warm-up connection, as ``idle``) for the 10,000 and for all 11,000; the
+  producers' request-to-answer latency p50/p99/p99.9 (all processes together), and the
+  99th percentile of how late the clients' sends left against their schedule (the clients'
+  own delay, which the latency does not include). The harness raises its ``RLIMIT_NOFILE``
+  soft limit to the hard one before any broker starts (the broker inherits it: kafkapy, like
+  Kafka, does not raise its own) and checks the broker's limit in ``/proc/<pid>/limits``.
+- ``crowd_latency`` (kafkapy only): ``latency`` (produce-to-consume at ``--rate``) while
+  ``--idle`` (1,000) idle connections, opened before it, are held open.
 - Before the first run and after the last, ``memory_write_probe`` times this machine storing
   3 GiB of new bytes with no server at all (first GiB, then the rest): the bound that the
   page cache puts on any broker that keeps what it acknowledges.
@@ -93,6 +112,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -541,6 +561,137 @@ def s_idle(ctx: Context, broker: RunningBroker) -> dict[str, float]:
             "idle_rss_mib": before / 1024}
 
 
+def broker_fds(pid: int) -> int:
+    """Open descriptors of process ``pid`` (``/proc/<pid>/fd``)."""
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def broker_nofile(pid: int) -> int:
+    """The soft ``Max open files`` limit of process ``pid`` (``/proc/<pid>/limits``)."""
+    for line in Path(f"/proc/{pid}/limits").read_text().splitlines():
+        if line.startswith("Max open files"):
+            soft = line.split()[3]
+            return 1 << 62 if soft == "unlimited" else int(soft)
+    raise RuntimeError(f"no open-files limit for pid {pid}")
+
+
+class _CrowdMeter(Meter):
+    """At ``begin`` (every idle connection open, nothing else yet): the broker's RSS and
+    descriptors; then a thread samples both every ``every`` s until ``end``."""
+
+    def __init__(self, broker_pid: int, every: float = 0.25) -> None:
+        super().__init__(broker_pid)
+        self.every = every
+        self.samples: list[tuple[float, int, int]] = []     # (perf_counter, KiB, fds)
+
+    def _sample(self) -> tuple[float, int, int]:
+        assert self.broker_pid is not None
+        return time.perf_counter(), proc_rss_kib(self.broker_pid), broker_fds(self.broker_pid)
+
+    def begin(self) -> None:
+        time.sleep(0.5)
+        _, self.rss_idle, self.fds_idle = self._sample()
+        self._stop = threading.Event()
+
+        def sample() -> None:
+            while not self._stop.wait(self.every):
+                self.samples.append(self._sample())
+
+        self._thread = threading.Thread(target=sample, daemon=True)
+        self._thread.start()
+        super().begin()
+
+    def end(self) -> None:
+        super().end()
+        self._stop.set()
+        self._thread.join()
+
+
+def _check_nofile(broker: RunningBroker, connections: int) -> None:
+    limit = broker_nofile(broker.pid)
+    if limit < connections + 1000:
+        raise RuntimeError(f"the broker's RLIMIT_NOFILE is {limit}, below {connections} "
+                           "connections + 1,000 (raise ulimit -Hn before the run)")
+
+
+def s_crowd_idle(ctx: Context, broker: RunningBroker) -> dict[str, float]:
+    a = ctx.args
+    idle, producers = a.crowd_idle, a.crowd_producers
+    _check_nofile(broker, idle + producers)
+    topic, partitions = "crowd", 10
+    create_topic(broker.bootstrap, topic, partitions)
+    # One record per partition off the clock: each log's first append (segment, index) paid.
+    lg.run_clients([(lg.produce_client, lg.ProduceJob(
+        broker.bootstrap, topic, tuple(range(partitions)), 1, 100, 1, 1, 1e9, partitions))])
+    metadata(("127.0.0.1", broker.port))        # one connection first: lazy setup paid
+    time.sleep(0.5)
+    before = proc_rss_kib(broker.pid)
+    fds_before = broker_fds(broker.pid)
+    per = max(1, a.crowd_per_process)
+    hold = 1.0 + 3.0 + a.crowd_seconds + 6.0       # past the producers' connect and run
+    jobs: list[tuple[Callable[..., dict[str, Any]], Any]] = [
+        (lg.crowd_idle_client, lg.CrowdIdleJob(broker.bootstrap, min(per, idle - k), hold))
+        for k in range(0, idle, per)]
+    procs = 10
+    for k in range(procs):
+        first, last = producers * k // procs, producers * (k + 1) // procs
+        jobs.append((lg.crowd_producer_client, lg.CrowdProducerJob(
+            broker.bootstrap, topic, partitions, last - first, first, producers,
+            a.crowd_interval, a.crowd_seconds)))
+    meter = _CrowdMeter(broker.pid)
+    results = lg.run_clients(jobs, meter, timeout=hold + 120)
+    ctx.record(meter, sum(r["cpu"] for r in results))
+    idle_results = [r for r in results if "latencies" not in r]
+    prod = [r for r in results if "latencies" in r]
+    if sum(r["connections"] for r in idle_results) != idle:
+        raise RuntimeError("not every idle connection was opened")
+    all_open = max(r["connected"] for r in prod)
+    stopped = min(r["stop"] for r in prod)
+    if max(r["end"] for r in prod) > min(r["end"] for r in idle_results):
+        raise RuntimeError("the idle connections closed before the producers finished")
+    if max(r["begin"] for r in prod) - min(r["begin"] for r in prod) > 0.01:
+        ctx.errors.append("a producer process connected late: the phases were uneven")
+    window = [(rss, fds) for t, rss, fds in meter.samples if all_open + 0.5 <= t <= stopped]
+    if not window:
+        raise RuntimeError("no RSS sample while every producer was open")
+    latencies = sorted(x for r in prod for x in r["latencies"])
+    lags = sorted(x for r in prod for x in r["lags"])
+    expected = producers * a.crowd_seconds / a.crowd_interval
+    sent = sum(r["sent"] for r in prod)
+    if sent < 0.9 * expected:       # the clients could not keep the rate: no figure
+        raise RuntimeError(f"{sent} requests sent, {expected:.0f} scheduled")
+    lat = lg.percentiles(latencies)
+    total = idle + producers
+    return {"crowd_idle_kib_per_conn": (meter.rss_idle - before) / idle,
+            "crowd_idle_fds": meter.fds_idle - fds_before,
+            "crowd_active_kib_per_conn": (max(rss for rss, _ in window) - before) / total,
+            "crowd_active_fds": max(fds for _, fds in window) - fds_before,
+            "crowd_produce_p50": lat["p50"], "crowd_produce_p99": lat["p99"],
+            "crowd_produce_p999": lat["p999"],
+            "crowd_produce_rate": sum(r["answered"] / (r["stop"] - r["begin"]) for r in prod),
+            "crowd_send_lag_p99": lg.percentiles(lags)["p99"],
+            "crowd_rss_before_mib": before / 1024}
+
+
+def s_crowd_latency(ctx: Context, broker: RunningBroker) -> dict[str, float]:
+    a = ctx.args
+    _check_nofile(broker, a.idle)
+    topic = "latency"
+    create_topic(broker.bootstrap, topic, 1)
+    count = int(a.rate * a.latency_seconds)
+    hold = a.latency_seconds + 8.0               # past the producer's flush
+    results = ctx.clients([
+        (latency_consumer, LatencyConsumerJob(broker.bootstrap, topic, count)),
+        (latency_producer, LatencyProducerJob(broker.bootstrap, topic, a.rate,
+                                              a.latency_seconds)),
+        (lg.crowd_idle_client, lg.CrowdIdleJob(broker.bootstrap, a.idle, hold))], broker)
+    lat, _, held = results
+    if held["connections"] != a.idle or held["end"] < lat["end"]:
+        raise RuntimeError("the idle connections were not open for the whole measurement")
+    return {"crowd_latency_p50": lat["p50"], "crowd_latency_p99": lat["p99"],
+            "crowd_latency_p999": lat["p999"]}
+
+
 _EMBEDDED = """
 import json, time
 t0 = time.perf_counter()
@@ -592,6 +743,8 @@ SCENARIOS = [
     Scenario("latency", MAIN, s_latency),
     Scenario("idle", MAIN, s_idle),
     Scenario("embedded_start", ("kafkapy",), s_embedded, broker=False),
+    Scenario("crowd_idle", ("kafkapy",), s_crowd_idle),
+    Scenario("crowd_latency", ("kafkapy",), s_crowd_latency),
 ]
 
 
@@ -642,6 +795,28 @@ METRICS = [
            "imported (kafkapy only)", "ms", False, target="<= 300 ms"),
     Metric("embedded_import_ms", "importing kafkapy and kafkapy.broker in a fresh "
            "interpreter (before the above)", "ms", False),
+    Metric("crowd_idle_kib_per_conn", "crowd: broker RSS growth per connection, 10,000 idle",
+           "KiB", False, target="<= 6 KiB"),
+    Metric("crowd_idle_fds", "crowd: broker descriptors added by 10,000 idle connections",
+           "fds", False),
+    Metric("crowd_active_kib_per_conn", "crowd: broker RSS growth per connection, 10,000 idle "
+           "+ 1,000 producing (11,000)", "KiB", False, target="<= 6 KiB"),
+    Metric("crowd_active_fds", "crowd: broker descriptors added by the 11,000", "fds", False),
+    Metric("crowd_produce_p50", "crowd: 1,000 producers, 2,000 one-record acks=1 requests/s, "
+           "10,000 idle open: request-to-answer p50", "ms", False),
+    Metric("crowd_produce_p99", "crowd: the same, p99", "ms", False, target="<= 5 ms"),
+    Metric("crowd_produce_p999", "crowd: the same, p99.9", "ms", False),
+    Metric("crowd_produce_rate", "crowd: answers/s over the 1,000 producers", "requests/s",
+           True, target="2,000"),
+    Metric("crowd_send_lag_p99", "crowd: p99 of the clients' sends behind their schedule "
+           "(client delay, not in the latency)", "ms", False),
+    Metric("crowd_rss_before_mib", "crowd: broker RSS before the crowd", "MiB", False),
+    Metric("crowd_latency_p50", "produce-to-consume latency p50 at 2,000 msg/s, 1,000 idle "
+           "connections open", "ms", False),
+    Metric("crowd_latency_p99", "produce-to-consume latency p99 at 2,000 msg/s, 1,000 idle "
+           "connections open", "ms", False, target="<= 5 ms"),
+    Metric("crowd_latency_p999", "produce-to-consume latency p99.9 at 2,000 msg/s, 1,000 idle "
+           "connections open", "ms", False),
 ]
 
 
@@ -870,6 +1045,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--rate", type=float, default=2000.0)
     ap.add_argument("--latency-seconds", type=float, default=10.0)
     ap.add_argument("--idle", type=int, default=1000)
+    ap.add_argument("--crowd-idle", type=int, default=10_000, help="crowd: idle connections")
+    ap.add_argument("--crowd-per-process", type=int, default=2000,
+                    help="crowd: idle connections per client process")
+    ap.add_argument("--crowd-producers", type=int, default=1000,
+                    help="crowd: producing connections (10 processes)")
+    ap.add_argument("--crowd-interval", type=float, default=0.5,
+                    help="crowd: seconds between one producer's requests")
+    ap.add_argument("--crowd-seconds", type=float, default=10.0, help="crowd: producing time")
     ap.add_argument("--noisy", type=float, default=0.2,
                     help="other processes' CPU (cores) above which a run is flagged")
     ap.add_argument("--only", default="", help="comma-separated scenario keys (prefixes)")
@@ -890,6 +1073,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--py-spy-args", default="",
                     help="more py-spy record options, e.g. '--gil' (GIL holders only)")
     args = ap.parse_args(argv)
+    lg.raise_nofile()       # the brokers inherit it (crowd: 11,000 connections)
     only = [s for s in args.only.split(",") if s]
     wanted = [s for s in args.brokers.split(",") if s]
     scenarios = [s for s in SCENARIOS if not only or any(s.key.startswith(o) for o in only)]

@@ -36,6 +36,16 @@ Theory of operation
 - **Idle connections** (``idle_client``): ``count`` connections, each sends one ApiVersions v0
   request and reads the answer, then all stay open, idle, until the harness has measured the
   broker's memory.
+- **A crowd of producers** (``crowd_producer_client``): ``connections`` connections in one
+  process, each opened *after* the release (so the harness can measure the idle crowd first)
+  with one ApiVersions v0 exchange, then sending one one-record ProduceRequest v7 (acks=1)
+  every ``interval`` seconds, one request in flight per connection, for ``seconds``. The
+  sockets are non-blocking in one ``selectors`` loop with a heap of send times; connection
+  ``j`` of ``total`` (over all processes) is phase-shifted by ``j / total * interval``, so the
+  crowd sends evenly (``total / interval`` requests/s in all). Each answer's latency (send to
+  last byte read) is recorded after a ``warmup``; a send that comes due while the previous
+  request is still in flight waits for its answer, and how late each send left against its
+  schedule is recorded too (``lag``: the client's own delay, not the broker's).
 
 ``run_clients`` starts the client processes, waits until every one has connected and encoded
 its frames, calls ``meter.begin()``, releases them all at once, collects their results and
@@ -51,9 +61,13 @@ same bytes go to every broker.
 from __future__ import annotations
 
 import argparse
+import gc
+import heapq
 import multiprocessing
 import os
 import queue
+import resource
+import selectors
 import socket
 import struct
 import sys
@@ -78,6 +92,8 @@ FETCH_VERSION = 11
 CLIENT_ID = "kafkapy-load"
 SETUP_TIMEOUT = 60.0
 _SENTINEL = 0x0123456789ABCDEF
+TIMEOUT_DRAIN = 30.0
+SLOW_MS = 5.0          # crowd producers: answers slower than this are listed
 
 
 class BrokerError(RuntimeError):
@@ -409,6 +425,186 @@ def idle_client(job: IdleJob, sync: Callable[[], float]) -> dict[str, Any]:
         for sock in socks:
             sock.close()
     return {"connections": len(socks), "start": start, "end": time.perf_counter()}
+
+
+def raise_nofile(need: int = 0) -> int:
+    """Raises this process's soft ``RLIMIT_NOFILE`` to its hard limit (children inherit it);
+    returns the new soft limit. Raises ``RuntimeError`` if that is below ``need``."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or soft < hard:
+        target = hard if hard != resource.RLIM_INFINITY else max(soft, 1 << 20)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        soft = target
+    if soft < need:
+        raise RuntimeError(f"RLIMIT_NOFILE is {soft}, {need} descriptors needed: raise the "
+                           f"hard limit (ulimit -Hn)")
+    return soft
+
+
+def _open_idle(bootstrap: str, frame: bytes) -> socket.socket:
+    sock = socket.create_connection(_address(bootstrap), timeout=SETUP_TIMEOUT)
+    sock.sendall(frame)
+    read_frame(sock)
+    return sock
+
+
+@dataclass(frozen=True)
+class CrowdIdleJob:
+    """``count`` idle connections held ``hold`` seconds after the release (``idle_client``
+    with the descriptor limit raised first: one process may hold thousands)."""
+
+    bootstrap: str
+    count: int = 2000
+    hold: float = 2.0
+
+
+def crowd_idle_client(job: CrowdIdleJob, sync: Callable[[], float]) -> dict[str, Any]:
+    raise_nofile(job.count + 64)
+    return idle_client(IdleJob(job.bootstrap, job.count, job.hold), sync)
+
+
+@dataclass(frozen=True)
+class CrowdProducerJob:
+    """One process's share of the producer crowd (picklable, for ``run_clients``)."""
+
+    bootstrap: str
+    topic: str
+    partitions: int             # connection j produces to partition j % partitions
+    connections: int            # in this process
+    first: int                  # this process's first connection's index in the crowd
+    total: int                  # connections in the crowd, all processes
+    interval: float = 0.5       # seconds between one connection's requests
+    seconds: float = 10.0       # sending, after every connection of this process is open
+    warmup: float = 1.0         # seconds of answers not recorded at the start
+    delay: float = 1.0          # seconds after the release before connecting
+    settle: float = 3.0         # seconds after connecting starts: sending starts
+    record_size: int = 100
+
+
+def crowd_producer_client(job: CrowdProducerJob, sync: Callable[[], float]) -> dict[str, Any]:
+    """See the module docstring; returns the latencies (ms, sorted), lags (ms, sorted), the
+    requests sent and answered, and the window's times (perf_counter)."""
+    raise_nofile(job.connections + 64)
+    templates = [bytearray(f) for f in (
+        produce_frames(job.topic, (p,), 1, job.record_size, 1, 1)[0]
+        for p in range(job.partitions))]
+    hello = request_frame(18, 0, request_class(18)(), 1, CLIENT_ID)
+    start = sync()
+    time.sleep(job.delay)
+    socks = []
+    sel = selectors.DefaultSelector()
+    try:
+        for _ in range(job.connections):
+            socks.append(_open_idle(job.bootstrap, hello))
+        connected = time.perf_counter()
+        n = job.connections
+        corr = [0] * n
+        sent_at = [0.0] * n
+        busy = [False] * n
+        due_late: list[float | None] = [None] * n    # a send due while one is in flight
+        bufs = [bytearray() for _ in range(n)]
+        for i, sock in enumerate(socks):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            sock.setblocking(False)
+            sel.register(sock, selectors.EVENT_READ, i)
+        # One start for the whole crowd (every process computes the same), so that the
+        # phases interleave across processes; later only if this process connected late.
+        begin = max(start + job.delay + job.settle, connected + 0.1)
+        # No collections in the client while it measures: with the modules imported a full
+        # one takes ~100 ms here, and an answer waiting for it would count as the broker's.
+        gc.disable()
+        stop = begin + job.seconds
+        record_from = begin + job.warmup
+        heap = [(begin + (job.first + i) / job.total * job.interval, i) for i in range(n)]
+        heapq.heapify(heap)
+        latencies: list[float] = []
+        lags: list[float] = []
+        slow: list[tuple[float, float]] = []     # (sent, ms) of answers slower than SLOW_MS
+        sent = answered = 0
+        perf = time.perf_counter
+        unpack = struct.unpack_from
+
+        def send(i: int, due: float) -> None:
+            nonlocal sent
+            corr[i] = (corr[i] + 1) & 0x7FFFFFFF
+            frame = templates[(job.first + i) % job.partitions]
+            struct.pack_into(">i", frame, 8, corr[i])
+            now = perf()
+            if socks[i].send(frame) != len(frame):     # ~170 bytes into an empty buffer
+                raise BrokerError("a partial send of one small request")
+            sent_at[i] = now
+            busy[i] = True
+            sent += 1
+            if due >= record_from:
+                lags.append((now - due) * 1e3)
+
+        while heap or any(busy):
+            now = perf()
+            timeout = max(0.0, heap[0][0] - now) if heap else 0.5
+            for key, _ in sel.select(min(timeout, 0.5)):
+                i = key.data
+                chunk = socks[i].recv(65536)
+                if not chunk:
+                    raise BrokerError("the broker closed the connection")
+                buf = bufs[i]
+                buf += chunk
+                while len(buf) >= 4:
+                    (size,) = unpack(">i", buf, 0)
+                    if len(buf) < 4 + size:
+                        break
+                    got, _topics, name_len = unpack(">iih", buf, 4)
+                    if got != corr[i] or not busy[i]:
+                        raise BrokerError(f"correlation id {got}, expected {corr[i]}")
+                    (code,) = unpack(">h", buf, 22 + name_len)
+                    if code:
+                        raise BrokerError(f"Produce answered error code {code}", code)
+                    done = perf()
+                    if sent_at[i] >= record_from:
+                        ms = (done - sent_at[i]) * 1e3
+                        latencies.append(ms)
+                        if ms > SLOW_MS and len(slow) < 10_000:
+                            slow.append((sent_at[i], ms))
+                    answered += 1
+                    busy[i] = False
+                    del buf[:4 + size]
+                    late = due_late[i]
+                    if late is not None:
+                        due_late[i] = None
+                        send(i, late)
+            now = perf()
+            while heap and heap[0][0] <= now:
+                due, i = heapq.heappop(heap)
+                if due + job.interval < stop:
+                    heapq.heappush(heap, (due + job.interval, i))
+                if busy[i]:
+                    if due_late[i] is None:
+                        due_late[i] = due
+                else:
+                    send(i, due)
+            if perf() > stop + TIMEOUT_DRAIN:
+                raise BrokerError(f"{sum(busy)} requests unanswered {TIMEOUT_DRAIN} s after "
+                                  "the end")
+        end = perf()
+    finally:
+        gc.enable()
+        sel.close()
+        for sock in socks:
+            sock.close()
+    latencies.sort()
+    lags.sort()
+    return {"latencies": latencies, "lags": lags, "slow": slow, "sent": sent,
+            "answered": answered,
+            "start": start, "connected": connected, "begin": begin, "stop": stop,
+            "end": end, "connections": len(socks)}
+
+
+def percentiles(values: Sequence[float]) -> dict[str, float]:
+    """p50, p99, p99.9 and max of ``values`` (sorted), as the latency scenarios report them."""
+    n = len(values)
+    if not n:
+        raise ValueError("no values")
+    return {"p50": values[n // 2], "p99": values[min(n - 1, int(n * 0.99))],
+            "p999": values[min(n - 1, int(n * 0.999))], "max": values[-1]}
 
 
 # ------------------------------------------------------------------------------ processes
