@@ -53,9 +53,12 @@ Theory of operation:
   unmutes the connection and ends. This is Kafka's muting: one request per connection in the
   handlers, responses in request order, and while the connection waits it is not read, so
   TCP flow control holds the client back instead of the broker buffering. Per connection
-  the broker holds at most the frames of one ``recv`` plus one partial frame. A poll task
-  that has served requests for ``TURN_S`` (0.5 ms) without waiting passes through the
-  scheduler, so one busy client cannot starve the rest of the broker.
+  the broker holds at most the frames of one ``recv`` plus one partial frame. Each
+  connection gets a turn of ``TURN_S`` (0.5 ms) per poll: frames left after it wait, still
+  muted, until the next poll's connections have had theirs (round robin, as Kafka's
+  Processor hands out one request per channel per poll), and a poll task that has served
+  requests for ``TURN_S`` without waiting passes through the scheduler, so one busy client
+  cannot starve the rest of the broker.
 - Processor, TLS connections (``_serve_requests``), a loop per connection: ``recv_into`` the
   server's receive buffer for TLS, feed it at once to the connection's ``FrameSplitter``
   and, for each complete frame in order: run it inline or submit it, as above, wait for its
@@ -120,6 +123,7 @@ Every method runs on the broker's Trio event loop; nothing here is thread-safe.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import errno
 import ipaddress
@@ -401,6 +405,11 @@ class SocketServer:
         self._selector: Selector | None = None
         self._poll_wait: trio.CancelScope | None = None
         self._selected = 0
+        # Selected connections whose frames the poll task left unserved after their turn
+        # (TURN_S): served again, round robin, after the next poll, so that a client with
+        # thousands of requests in one read cannot hold back the others (Kafka's Processor
+        # hands out one request per channel per poll).
+        self._turns_over: collections.deque[_Connection] = collections.deque()
 
     @property
     def bound_endpoints(self) -> tuple[Endpoint, ...]:
@@ -940,7 +949,8 @@ class SocketServer:
                     if not self._selected:
                         break
                 results = selector.poll()
-                if not results and not selector.pending:
+                turns_over = self._turns_over
+                if not results and not selector.pending and not turns_over:
                     with trio.CancelScope() as self._poll_wait:
                         await trio.lowlevel.wait_readable(fd)
                     self._poll_wait = None
@@ -961,6 +971,14 @@ class SocketServer:
                         if (sent or error is not None) and conn.waiter is not None:
                             waiter, conn.waiter = conn.waiter, None
                             trio.lowlevel.reschedule(waiter)
+                        continue
+                    try:
+                        await self._drive(conn, poller=True)
+                    except Exception as exc:
+                        self._end(conn, exc)
+                for _ in range(len(turns_over)):
+                    conn = turns_over.popleft()
+                    if conn.channel is None or conn.worker:
                         continue
                     try:
                         await self._drive(conn, poller=True)
@@ -1031,8 +1049,15 @@ class SocketServer:
         task of its own (``_detach``)."""
         channel = conn.channel
         frames = conn.frames
+        turn_ends = time.perf_counter() + TURN_S
         while frames:
             if channel is None or conn.channel is None:
+                return
+            if poller and time.perf_counter() > turn_ends:
+                # Its turn is over: the rest after the others' (still muted, so unread).
+                if conn.held:
+                    self._send(conn, self._take_held(conn))
+                self._turns_over.append(conn)
                 return
             auth = conn.auth
             authenticating = auth is not None and (
