@@ -1053,12 +1053,16 @@ class SocketServer:
         while frames:
             if channel is None or conn.channel is None:
                 return
-            if poller and time.perf_counter() > turn_ends:
-                # Its turn is over: the rest after the others' (still muted, so unread).
-                if conn.held:
-                    self._send(conn, self._take_held(conn))
-                self._turns_over.append(conn)
-                return
+            if time.perf_counter() > turn_ends:
+                if poller:
+                    # Its turn is over: the rest after the others' (still muted, so unread).
+                    if conn.held:
+                        self._send(conn, self._take_held(conn))
+                    self._turns_over.append(conn)
+                    return
+                # The connection's own task: the others' turn (the poll task's) comes first.
+                await trio.lowlevel.checkpoint()
+                turn_ends = time.perf_counter() + TURN_S
             auth = conn.auth
             authenticating = auth is not None and (
                 not auth.complete or auth.intercepts(frames[-1]))
