@@ -4,6 +4,7 @@ Each extension is the single implementation of its hot path (no pure-Python twin
   kafkapy._codec    wire primitives and the schema-driven struct encoder/decoder
   kafkapy._records  CRC32C and record batches: header view, validation scan, records, builder
   kafkapy._frames   cuts size-prefixed request frames out of a TCP byte stream
+  kafkapy._selector Kafka's network Selector: an epoll set, frames in, responses out
   kafkapy._log      the log's hot paths: index lookup, the append/recovery batch walk
   kafkapy._arrow    record batches decoded into Arrow column buffers (the Spark reader)
   kafkapy._legacy   message formats v0/v1 converted to and from record batches (old clients)
@@ -22,6 +23,7 @@ EXTENSIONS = [
     Extension("kafkapy._codec", ["kafkapy/_codec.pyx"]),
     Extension("kafkapy._records", ["kafkapy/_records.pyx"], include_dirs=["kafkapy"]),
     Extension("kafkapy._frames", ["kafkapy/_frames.pyx"]),
+    Extension("kafkapy._selector", ["kafkapy/_selector.pyx"], include_dirs=["kafkapy"]),
     Extension("kafkapy._log", ["kafkapy/_log.pyx"], include_dirs=["kafkapy"]),
     Extension("kafkapy._arrow", ["kafkapy/_arrow.pyx"], include_dirs=["kafkapy"]),
     # CRC-32 (IEEE) of the legacy messages: zlib's, which CPython's zlib module links too.

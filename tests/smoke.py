@@ -55,6 +55,32 @@ def _check_legacy(legacy: ModuleType) -> None:
     assert [(record.key, record.value) for record in header.records()] == [(b"k", b"v")]
 
 
+def _check_selector(selector: ModuleType) -> None:
+    import socket
+
+    if not sys.platform.startswith("linux"):   # built everywhere, epoll only on Linux
+        try:
+            selector.Selector()
+        except OSError as exc:
+            assert "needs Linux epoll" in str(exc)
+            return
+        raise AssertionError("Selector() should need Linux")
+    sel = selector.Selector()
+    server, client = socket.socketpair()
+    try:
+        server.setblocking(False)
+        sel.register(server.fileno(), "c", 100)
+        client.sendall(b"\x00\x00\x00\x02ok")
+        import select
+
+        select.select([sel.fileno()], [], [], 5)
+        assert sel.poll() == [("c", [bytearray(b"ok")], False, None)]
+    finally:
+        sel.close()
+        server.close()
+        client.close()
+
+
 CHECKS: dict[str, Callable[[ModuleType], None]] = {
     "_codec": _check_codec,
     "_records": _check_records,
@@ -62,6 +88,7 @@ CHECKS: dict[str, Callable[[ModuleType], None]] = {
     "_log": _check_log,
     "_arrow": _check_arrow,
     "_legacy": _check_legacy,
+    "_selector": _check_selector,
 }
 
 

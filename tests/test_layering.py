@@ -4,7 +4,7 @@ module, and shown to fail on deliberate violations.
 The layers, bottom up; a layer imports only what is listed for it (and itself):
 
 - compiled modules (``_codec``, ``_records``, ``_frames``, ``_log``, ``_arrow``,
-  ``_legacy``) and ``errors``: the floor;
+  ``_legacy``, ``_selector``) and ``errors``: the floor;
 - ``common`` (TopicPartition, the clock, the purgatory): ``errors``;
 - ``protocol``, sans-IO: ``errors``, ``_codec``, ``_records``, ``_legacy``; never trio or a socket;
 - ``log``: ``common``, ``protocol``, ``errors``, ``_log``, ``_records``; never ``network``,
@@ -18,7 +18,7 @@ The layers, bottom up; a layer imports only what is listed for it (and itself):
   ``protocol``, ``errors``;
 - ``controller`` (the ZooKeeper-mode controller): ``common``, ``zk``, ``config``,
   ``protocol``, ``clients``, ``errors``; never ``server``;
-- ``network`` knows frames, not Kafka APIs: ``errors``, ``_frames``;
+- ``network`` knows frames, not Kafka APIs: ``errors``, ``_frames``, ``_selector``;
 - ``coordinator``: ``common``, ``protocol``, ``log`` (record formats, producer-state
   origins), ``config``, ``errors``, the compiled codec; **never ``server``**: it reaches the
   broker through ``coordinator.partition_port``;
@@ -60,7 +60,7 @@ PACKAGE = ROOT / "kafkapy"
 SPARK = ROOT / "spark_integration" / "pyspark_kafkapy"
 
 COMPILED = ("kafkapy._codec", "kafkapy._records", "kafkapy._frames", "kafkapy._log",
-            "kafkapy._arrow", "kafkapy._legacy")
+            "kafkapy._arrow", "kafkapy._legacy", "kafkapy._selector")
 
 # layer -> the kafkapy modules/packages it may import (besides itself)
 ALLOWED: dict[str, tuple[str, ...]] = {
@@ -76,7 +76,7 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "kafkapy.clients": ("kafkapy.common", "kafkapy.protocol", "kafkapy.errors"),
     "kafkapy.controller": ("kafkapy.common", "kafkapy.zk", "kafkapy.config", "kafkapy.protocol",
                            "kafkapy.clients", "kafkapy.errors"),
-    "kafkapy.network": ("kafkapy.errors", "kafkapy._frames"),
+    "kafkapy.network": ("kafkapy.errors", "kafkapy._frames", "kafkapy._selector"),
     "kafkapy.coordinator": ("kafkapy.common", "kafkapy.protocol", "kafkapy.log",
                             "kafkapy.config", "kafkapy.errors", *COMPILED),
     "kafkapy.security": ("kafkapy.common", "kafkapy.zk", "kafkapy.protocol", "kafkapy.network",

@@ -63,7 +63,7 @@ from kafkapy.log.checkpoints import (
     write_leader_epochs,
     write_partition_metadata,
 )
-from kafkapy.log.config import LogConfig
+from kafkapy.log.config import LONG_MAX, LogConfig
 from kafkapy.log.index import NO_TIMESTAMP, TimestampOffset
 from kafkapy.log.leader_epoch import LeaderEpochCache
 from kafkapy.log.log_validator import validate_records
@@ -1032,6 +1032,12 @@ class Log:
     @property
     def unflushed_messages(self) -> int:
         return self.log_end_offset - self.recovery_point
+
+    @property
+    def flushes_on_append(self) -> bool:
+        """The flush policy may fsync on the produce path (``flush.messages`` or
+        ``flush.ms`` set): an append may then wait for a worker thread before its answer."""
+        return self.config.flush_messages < LONG_MAX or self.config.flush_ms < LONG_MAX
 
     def flush_due(self) -> bool:
         """Whether the flush policy asks for a flush now: ``flush.messages`` unflushed

@@ -306,6 +306,13 @@ class ConnectionLink:
         return self._in_flight
 
     @property
+    def answered(self) -> bool:
+        """The in-flight request's response has arrived: ``response()`` returns it without
+        waiting (the selector's poll task takes it there, and hands a request whose answer
+        must be waited for to a task of its own)."""
+        return self._response is not None
+
+    @property
     def in_flight(self) -> bool:
         """A request was submitted and its response not yet taken (the connection is muted)."""
         return self._in_flight is not None

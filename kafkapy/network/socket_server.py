@@ -1,10 +1,11 @@
 """SocketServer: the broker's listeners and client connections.
 
 Kafka's ``SocketServer`` with Trio tasks instead of threads: a task per listener plays the
-Acceptor, a task per connection plays the Processor (Kafka multiplexes many connections on a
-few Processor threads; a Trio task is cheap enough to give each connection its own). Both run
-in the nursery of ``SocketServer.run``. The server knows frames, not Kafka APIs: it moves
-size-prefixed byte frames between sockets and the ``RequestChannel``.
+Acceptor; the Processor is one task per server, the *poll task*, over the compiled selector
+(``kafkapy._selector``, Kafka's ``Selector``) for the PLAINTEXT and SASL_PLAINTEXT connections,
+and a task per connection for the TLS ones. All run in the nursery of ``SocketServer.run``.
+The server knows frames, not Kafka APIs: it moves size-prefixed byte frames between sockets
+and the ``RequestChannel``.
 
 Theory of operation:
 
@@ -32,33 +33,51 @@ Theory of operation:
   per-IP or listener limit keeps the connections already open. Accepted sockets get TCP_NODELAY,
   keep-alive and ``send_buffer_bytes``; the listening socket carries ``receive_buffer_bytes``
   (inherited by accepted sockets). -1 leaves a buffer at the OS default.
-- Processor (``_serve``), a loop per connection: ``recv_into`` the server's one receive buffer
-  (1 MiB, shared by every connection: an idle connection holds no buffer, and a recv allocates
-  nothing), feed it at once to the compiled ``FrameSplitter`` (which copies each frame out
-  into a ``bytearray`` of its own) and, for each
-  complete frame in order: run it in this task if a handler slot is free and nothing is
-  queued (``ConnectionLink.run_inline``), else submit it to the channel; wait for its response,
-  write the response, and only then take the next frame. This is Kafka's muting: one request per
-  connection in the handlers, responses in request order, and while the connection waits
-  (for a handler, or for room in a full channel) it does not read its socket, so TCP flow
-  control holds the client back instead of the broker buffering. Per connection the broker
-  holds at most the frames of one ``recv`` plus one partial frame.
-- Sockets: the connection's socket is a plain non-blocking one. ``recv``, ``send`` and
-  ``os.sendfile`` are tried at once; only ``BlockingIOError`` (EAGAIN) waits, with
-  ``trio.lowlevel.wait_readable`` / ``wait_writable``, so the event loop never blocks on the
-  network and a request whose bytes are already there costs no pass through the scheduler
-  (Trio's socket wrapper yields on every call). Requests answered inline may not yield at
-  all, so a connection that has not waited for ``TURN_S`` (0.5 ms) passes through the
-  scheduler after its current request: one busy connection cannot starve the others.
+- Processor, selected connections (``_poll_loop``): each non-TLS connection is registered
+  with the server's ``Selector`` (its ``_serve`` task then sleeps until the connection closes,
+  and logs why). The poll task waits for the selector's one descriptor
+  (``trio.lowlevel.wait_readable``), then one compiled ``poll()`` reads every ready socket
+  into the selector's receive buffer (1 MiB, shared: an idle connection holds none), cuts the
+  frames (``FrameSplitter``) and completes pending writes; a connection that delivers frames
+  is muted until they are all answered. The poll task serves each connection's frames in
+  order itself (``_drive``): run inline if a handler slot is free and nothing is queued
+  (``ConnectionLink.run_inline``), else submitted; answered; written with ``Selector.send``
+  (one ``sendmsg`` for the held answers, the prefix, the payload and copied slices, then
+  ``sendfile``). So a request costs no wait and no wake of a task of its own. Whatever must
+  wait goes to a task of its own (``_resume``) and the poll task goes on with the others: a
+  request whose answer is not there at once (parked, or taken by a handler task), a full
+  channel, a write that met EAGAIN, a quota throttle, and every request the poll task must
+  not run because its handler may wait for another connection or broker
+  (``_never_waits``: only Fetch, ApiVersions and non-transactional Produce run in the poll
+  task; SASL authentication too goes to a task). That task serves the rest of the frames,
+  unmutes the connection and ends. This is Kafka's muting: one request per connection in the
+  handlers, responses in request order, and while the connection waits it is not read, so
+  TCP flow control holds the client back instead of the broker buffering. Per connection
+  the broker holds at most the frames of one ``recv`` plus one partial frame. Each
+  connection gets a turn of ``TURN_S`` (0.5 ms) per poll: frames left after it wait, still
+  muted, until the next poll's connections have had theirs (round robin, as Kafka's
+  Processor hands out one request per channel per poll), and a poll task that has served
+  requests for ``TURN_S`` without waiting passes through the scheduler, so one busy client
+  cannot starve the rest of the broker.
+- Processor, TLS connections (``_serve_requests``), a loop per connection: ``recv_into`` the
+  server's receive buffer for TLS, feed it at once to the connection's ``FrameSplitter``
+  and, for each complete frame in order: run it inline or submit it, as above, wait for its
+  response, write it, and only then take the next frame.
+- TLS sockets: the connection's socket is tried at once; only EAGAIN (OpenSSL's want-read /
+  want-write) waits, with ``trio.lowlevel.wait_readable`` / ``wait_writable``, so the event
+  loop never blocks on the network and a request whose bytes are already there costs no
+  pass through the scheduler (Trio's socket wrapper yields on every call). Requests answered
+  inline may not yield at all, so a connection that has not waited for ``TURN_S`` passes
+  through the scheduler after its current request.
 - Writing a ``SendResponse``: when its file slices hold at most ``COPY_SLICES_BYTES`` (32 KiB),
-  the slices are read (``os.pread``) and the whole response goes out as one buffer: one
-  ``send`` instead of one per part. On loopback and fast networks a send costs the sender the
+  the slices are read (``os.pread``) and the whole response goes out in one write instead of
+  one per part. On loopback and fast networks a send costs the sender the
   receiver's TCP work too, so a follower's or a long-polling consumer's small fetch answer
   (prefix and header, the records, the rest of the body) in three sends cost the leader about
   three times one (issue 18's latency profile: sends were a quarter of the leader's CPU).
-  Larger responses keep zero copy: the size prefix and the payload as one buffer (``send`` in
-  a loop until all is written), then each part after it in order: bytes with ``send``, file
-  slices with ``os.sendfile``: a partial send advances the offset and sends again. (Reading
+  Larger responses keep zero copy: on a selected connection the selector writes the buffers
+  with ``sendmsg`` and the file slices with ``sendfile``, resuming a partial write when the
+  socket drains (``Selector.send``); on a TLS connection they are copied (below). (Reading
   the file may still touch the disk on a page-cache miss, as it does in Kafka's network
   threads.)
 - TLS (listeners given an ``SslListener``, the SSL protocol): the accepted socket is wrapped
@@ -104,6 +123,7 @@ Every method runs on the broker's Trio event loop; nothing here is thread-safe.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import errno
 import ipaddress
@@ -122,6 +142,7 @@ from typing import NamedTuple, Protocol
 import trio
 
 from kafkapy._frames import FrameSplitter, size_prefixed
+from kafkapy._selector import Channel, FileRegionError, Selector
 from kafkapy.errors import InvalidRequestError
 from kafkapy.network.authenticator import Authenticator, AuthenticatorFactory
 from kafkapy.network.request_channel import (
@@ -164,9 +185,6 @@ def _errnos(*names: str) -> frozenset[int]:
 _GONE_ERRNOS = _errnos("ECONNABORTED", "EPROTO", "EPERM", "ENETDOWN", "ENOPROTOOPT",
                        "EHOSTDOWN", "ENONET", "EHOSTUNREACH", "EOPNOTSUPP", "ENETUNREACH",
                        "ETIMEDOUT", "ECONNRESET")
-# sendfile() errors caused by the peer, not by the file
-_PEER_ERRNOS = _errnos("EPIPE", "ECONNRESET", "ENOTCONN", "ECONNABORTED", "ETIMEDOUT",
-                       "EHOSTUNREACH", "ENETUNREACH", "ENETDOWN")
 _NO_OVERRIDES: Mapping[str, int] = MappingProxyType({})
 # What "try again when the socket is ready" looks like on a plain socket (EAGAIN) and on an
 # SSLSocket (OpenSSL's want-read / want-write): one except clause serves both, at no cost to
@@ -200,6 +218,12 @@ class Endpoint(NamedTuple):
 COPY_SLICES_BYTES = 32 * 1024
 
 
+# What serving a selected connection's frame came to (``SocketServer._drive``), and the stages a
+# task of its own resumes a waiting request at (``SocketServer._resume``).
+_GO_ON, _CLOSE, _DETACHED = 0, 1, 2
+_START, _ANSWER, _SENT, _CLOSING = 0, 1, 2, 3
+
+
 class _SliceFailed(Exception):
     """A file slice could not be sent in full (the file is shorter, closed, unreadable), after
     its size was already promised in the size prefix."""
@@ -210,7 +234,8 @@ class _WriteStalled(Exception):
 
 
 class _Connection:
-    __slots__ = ("auth", "intake", "link", "sock", "tls", "turn")
+    __slots__ = ("auth", "channel", "error", "frames", "held", "intake", "link", "owner",
+                 "resume", "sock", "tls", "turn", "waiter", "worker")
 
     def __init__(self, sock: socket.socket, link: ConnectionLink, *,
                  tls: SslListener | None = None, auth: Authenticator | None = None) -> None:
@@ -229,6 +254,19 @@ class _Connection:
         self.intake: trio.CancelScope | None = None
         # perf_counter() when this task last let the others run (see TURN_S).
         self.turn = time.perf_counter()
+        # Selected (PLAINTEXT, SASL_PLAINTEXT) connections only: the selector's channel, the
+        # frames read and not yet served (last first: popped from the end), the answers held
+        # for one send, the connection's _serve task (parked until the connection closes),
+        # the task parked waiting for a send to complete, whether a task of its own serves
+        # the connection now (a request that waits), and the error that ends it.
+        self.channel: Channel | None = None
+        self.frames: list[bytearray] = []
+        self.held: list[bytes] = []
+        self.owner: trio.lowlevel.Task | None = None
+        self.waiter: trio.lowlevel.Task | None = None
+        self.worker = False
+        self.resume: tuple[int, bool] | None = None     # (stage, hold) handed to ``owner``
+        self.error: BaseException | None = None
 
 
 def _client_ip(host: str) -> str:
@@ -356,9 +394,22 @@ class SocketServer:
         self._draining = False
         self._accept_scope: trio.CancelScope | None = None
         self._listeners_closed = trio.Event()
-        # One receive buffer for every connection (they take turns on one event loop): an
-        # idle connection holds none, and a recv is not a fresh allocation.
-        self._received = memoryview(bytearray(RECEIVE_SIZE))
+        # One receive buffer for every TLS connection (they take turns on one event loop):
+        # an idle connection holds none, and a recv is not a fresh allocation. Made with the
+        # first TLS connection (the selector has its own, for the others).
+        self._received = memoryview(bytearray())
+        # The PLAINTEXT / SASL_PLAINTEXT connections' selector, its poll task's wait (a cancel
+        # scope that wakes it), and the count of selected connections not yet closed (the poll
+        # task ends at zero when the server drains). The tasks that serve a waiting request
+        # run in ``_nursery``, the connections' nursery.
+        self._selector: Selector | None = None
+        self._poll_wait: trio.CancelScope | None = None
+        self._selected = 0
+        # Selected connections whose frames the poll task left unserved after their turn
+        # (TURN_S): served again, round robin, after the next poll, so that a client with
+        # thousands of requests in one read cannot hold back the others (Kafka's Processor
+        # hands out one request per channel per poll).
+        self._turns_over: collections.deque[_Connection] = collections.deque()
 
     @property
     def bound_endpoints(self) -> tuple[Endpoint, ...]:
@@ -460,8 +511,10 @@ class SocketServer:
             for endpoint in self._bound:
                 log.info("Listening for connections on %s:%d (listener %s)",
                          endpoint.host, endpoint.port, endpoint.name)
+            self._selector = Selector(RECEIVE_SIZE)
             async with trio.open_nursery() as connections:
                 self._nursery = connections
+                connections.start_soon(self._poll_loop, name="kafkapy-selector")
                 with trio.CancelScope() as self._accept_scope:
                     if self._draining:
                         self._accept_scope.cancel()
@@ -479,6 +532,8 @@ class SocketServer:
             self._accept_scope = None
             self._nursery = None
             self._listeners_closed.set()
+            if self._selector is not None:
+                self._selector.close()
 
     async def stop_accepting(self) -> None:
         """Close the listeners (returns once they are closed) and start the graceful stop:
@@ -490,6 +545,7 @@ class SocketServer:
         for conn in self._connections:
             if conn.intake is not None:
                 conn.intake.cancel()
+        self._wake_poller()
         if self._started:
             await self._listeners_closed.wait()
         else:
@@ -716,19 +772,26 @@ class SocketServer:
         log.debug("Accepted connection %s on listener %s", link.connection_id,
                   link.listener_name)
         try:
-            if conn.tls is None or await self._handshake(conn):
-                await self._serve_requests(conn)
+            if conn.tls is None:
+                await self._serve_selected(conn)
+            else:
+                if not self._received:
+                    self._received = memoryview(bytearray(RECEIVE_SIZE))
+                if await self._handshake(conn):
+                    await self._serve_requests(conn)
         except InvalidRequestError as exc:
             log.warning("Closing connection %s from %s:%d on listener %s: %s",
                         link.connection_id, link.client_host, link.client_port,
                         link.listener_name, exc.message)
-        except _SliceFailed as exc:
+        except (_SliceFailed, FileRegionError) as exc:
             log.warning("Closing connection %s from %s:%d: %s", link.connection_id,
                         link.client_host, link.client_port, exc)
         except _WriteStalled:
             log.info("Closing connection %s from %s:%d: the client read nothing for %s ms",
                      link.connection_id, link.client_host, link.client_port,
                      int(self._idle_s * 1000))
+        except EOFError:
+            log.debug("Connection %s closed by the client", link.connection_id)
         except OSError as exc:
             log.debug("Closing connection %s: %s", link.connection_id, exc)
         except Exception:
@@ -736,6 +799,8 @@ class SocketServer:
                           link.connection_id, link.client_host, link.client_port)
         finally:
             link.close()
+            if conn.channel is not None:
+                self._end(conn)
             conn.sock.close()
             self._connections.discard(conn)
             left = self._per_ip[link.client_host] - 1
@@ -801,6 +866,375 @@ class SocketServer:
                  "connection %s: %s", link.client_host, link.listener_name,
                  link.connection_id, reason)
         return False
+
+    # Processor, selected connections (PLAINTEXT, SASL_PLAINTEXT): one poll task
+
+    async def _serve_selected(self, conn: _Connection) -> None:
+        """The connection's own task while the poll task serves it: registers it, then sleeps
+        until it is closed (``_end``), and raises the error that closed it, if any, for
+        ``_serve`` to log. Meanwhile it serves the connection's requests that must wait,
+        when the poll task hands them over (``_detach``): a task that already exists, woken
+        directly, costs less than a new one per waiting request."""
+        if self._draining or self._selector is None:
+            return
+        limit = self._max_request_size if conn.auth is None else \
+            min(self._max_request_size, conn.auth.max_receive_size)
+        conn.channel = self._selector.register(conn.sock.fileno(), conn, limit)
+        self._selected += 1
+        self._wake_poller()     # its bytes may already be there: no edge would say so
+        try:
+            while True:
+                conn.owner = trio.lowlevel.current_task()
+
+                def abort(_: object) -> trio.lowlevel.Abort:
+                    conn.owner = None
+                    return trio.lowlevel.Abort.SUCCEEDED
+
+                await trio.lowlevel.wait_task_rescheduled(abort)
+                if conn.channel is None or conn.resume is None:
+                    break
+                stage, hold = conn.resume
+                conn.resume = None
+                await self._resume(conn, stage, hold)
+                if conn.channel is None:
+                    break
+        finally:
+            self._selected -= 1
+            self._end(conn)
+            if self._draining:
+                self._wake_poller()     # it ends with the last selected connection
+        if conn.error is not None:
+            raise conn.error
+
+    def _end(self, conn: _Connection, error: BaseException | None = None) -> None:
+        """Close a selected connection: unregistered at once, its ``_serve`` task woken to
+        close the socket and log ``error``. Idempotent (the first error counts)."""
+        channel, conn.channel = conn.channel, None
+        if channel is None:
+            return
+        if conn.error is None:
+            conn.error = error
+        assert self._selector is not None
+        self._selector.unregister(channel)
+        conn.link.close()
+        for task in (conn.owner, conn.waiter):      # the same task never sits in both
+            if task is not None:
+                trio.lowlevel.reschedule(task)
+        conn.owner = conn.waiter = None
+        if self._draining:
+            self._wake_poller()
+
+    def _wake_poller(self) -> None:
+        if self._poll_wait is not None:
+            self._poll_wait.cancel()
+
+    async def _poll_loop(self) -> None:
+        """The selected connections' Processor: take every ready connection's frames and
+        completed sends, serve the frames here (``_drive``) as far as they need no wait, and
+        wait for the selector's descriptor only when a poll finds nothing (the bytes of the
+        next requests often arrive while these are served: no pass through Trio's epoll)."""
+        selector = self._selector
+        assert selector is not None
+        fd = selector.fileno()
+        async with trio.open_nursery() as expiry:
+            expiry.start_soon(self._expire_loop, selector)
+            turn = time.perf_counter()
+            while True:
+                if self._draining:
+                    for open_conn in list(self._connections):
+                        if open_conn.channel is not None and not open_conn.worker:
+                            log.debug("Closing connection %s: the server is stopping",
+                                      open_conn.link.connection_id)
+                            self._end(open_conn)
+                    if not self._selected:
+                        break
+                results = selector.poll()
+                turns_over = self._turns_over
+                if not results and not selector.pending and not turns_over:
+                    with trio.CancelScope() as self._poll_wait:
+                        await trio.lowlevel.wait_readable(fd)
+                    self._poll_wait = None
+                    turn = time.perf_counter()
+                    continue
+                for key, frames, sent, error in results:
+                    conn = key
+                    assert isinstance(conn, _Connection)
+                    if conn.channel is None:
+                        continue
+                    if frames:
+                        frames.reverse()
+                        conn.frames = frames
+                    if error is not None:
+                        conn.error = error      # after the frames read before it
+                    if conn.worker:
+                        # Its own task serves it: wake it if it waits for a send
+                        if (sent or error is not None) and conn.waiter is not None:
+                            waiter, conn.waiter = conn.waiter, None
+                            trio.lowlevel.reschedule(waiter)
+                        continue
+                    try:
+                        await self._drive(conn, poller=True)
+                    except Exception as exc:
+                        self._end(conn, exc)
+                for _ in range(len(turns_over)):
+                    conn = turns_over.popleft()
+                    if conn.channel is None or conn.worker:
+                        continue
+                    try:
+                        await self._drive(conn, poller=True)
+                    except Exception as exc:
+                        self._end(conn, exc)
+                if time.perf_counter() - turn > TURN_S:
+                    await trio.lowlevel.checkpoint()
+                    turn = time.perf_counter()
+            expiry.cancel_scope.cancel()
+
+    async def _expire_loop(self, selector: Selector) -> None:
+        if self._idle_s == math.inf:
+            return
+        while True:
+            await trio.sleep(min(1.0, self._idle_s / 4))
+            self._expire(selector)
+
+    def _expire(self, selector: Selector) -> None:
+        """Close the connections idle for connections.max.idle.ms: waiting for a request, or
+        writing to a client that takes nothing."""
+        for conn in selector.expired(self._idle_s):
+            assert isinstance(conn, _Connection)
+            link = conn.link
+            if conn.channel is not None and conn.channel.sending:
+                self._end(conn, _WriteStalled())
+            else:
+                log.debug("Closing connection %s from %s:%d: idle for more than %s ms",
+                          link.connection_id, link.client_host, link.client_port,
+                          int(self._idle_s * 1000))
+                self._end(conn)
+
+    def _detach(self, conn: _Connection, stage: int, *, hold: bool = False) -> int:
+        """Hand ``conn`` to its own task from ``stage`` on (the poll task must not wait on
+        one connection); ``hold``: as ``_request``'s."""
+        owner, conn.owner = conn.owner, None
+        assert owner is not None, "the connection's task sleeps while the poll task serves it"
+        conn.worker = True
+        conn.resume = (stage, hold)
+        trio.lowlevel.reschedule(owner)
+        return _DETACHED
+
+    async def _resume(self, conn: _Connection, stage: int, hold: bool) -> None:
+        """A selected connection's request that waits (for a handler, room in the channel, a
+        parked answer, a slow client, a throttle, an authentication delay), then the frames
+        after it, in a task of its own; back to the poll task once it unmutes."""
+        try:
+            if stage == _ANSWER:
+                status = await self._answer(conn, poller=False, hold=hold)
+            elif stage == _SENT:
+                await self._sent(conn)
+                status = await self._after_answer(conn, poller=False)
+            elif stage == _CLOSING:
+                status = _CLOSE
+            else:
+                status = _GO_ON
+            if status == _GO_ON:
+                await self._drive(conn, poller=False)
+            elif status == _CLOSE:
+                await self._close_selected(conn, poller=False)
+        except Exception as exc:
+            self._end(conn, exc)
+        finally:
+            conn.worker = False
+
+    async def _drive(self, conn: _Connection, *, poller: bool) -> None:
+        """Serve ``conn``'s frames in order, then unmute it (or close it: an error read after
+        them, a graceful stop). In the poll task (``poller``), whatever must wait goes to a
+        task of its own (``_detach``)."""
+        channel = conn.channel
+        frames = conn.frames
+        turn_ends = time.perf_counter() + TURN_S
+        while frames:
+            if channel is None or conn.channel is None:
+                return
+            if time.perf_counter() > turn_ends:
+                if poller:
+                    # Its turn is over: the rest after the others' (still muted, so unread).
+                    if conn.held:
+                        self._send(conn, self._take_held(conn))
+                    self._turns_over.append(conn)
+                    return
+                # The connection's own task: the others' turn (the poll task's) comes first.
+                await trio.lowlevel.checkpoint()
+                turn_ends = time.perf_counter() + TURN_S
+            auth = conn.auth
+            authenticating = auth is not None and (
+                not auth.complete or auth.intercepts(frames[-1]))
+            if poller and (authenticating or not _never_waits(frames[-1])):
+                # It may wait on something only another connection (or broker) brings, or
+                # for Kafka's authentication failure delay: not in the poll task.
+                self._detach(conn, _START)
+                return
+            if authenticating:
+                status = await self._authenticate_selected(conn, frames.pop())
+            else:
+                frame = frames.pop()
+                status = await self._request(conn, frame,
+                                             hold=bool(frames) and _is_produce(frames[-1]),
+                                             poller=poller)
+            if status == _DETACHED:
+                return
+            if status == _CLOSE:
+                await self._close_selected(conn, poller=poller)
+                return
+        if conn.channel is None:
+            return
+        if conn.error is not None or self._draining:
+            await self._close_selected(conn, poller=poller)
+            return
+        assert self._selector is not None
+        self._selector.unmute(conn.channel)
+        if not poller and self._selector.pending:
+            self._wake_poller()
+
+    async def _close_selected(self, conn: _Connection, *, poller: bool) -> None:
+        """Close after the held answers (and any send pending) are written."""
+        if conn.held:
+            self._send(conn, self._take_held(conn))
+        if conn.channel is not None and conn.channel.sending:
+            if poller:
+                self._detach(conn, _CLOSING)
+                return
+            await self._sent(conn)
+        self._end(conn)
+
+    async def _request(self, conn: _Connection, frame: bytearray, *, hold: bool,
+                       poller: bool) -> int:
+        """One request: run inline (a handler slot free) or submitted, then answered
+        (``_answer``). ``hold`` and the held answers: as ``_process``."""
+        link = conn.link
+        if self._draining:
+            return _CLOSE
+        if await link.run_inline(frame):
+            pass
+        elif not link.try_submit(frame):
+            if poller:                  # the channel is full: wait in a task of its own
+                conn.frames.append(frame)
+                self._detach(conn, _START)
+                return _DETACHED
+            if conn.held:
+                self._send(conn, self._take_held(conn))
+                await self._sent(conn)
+            stopping = self._intake(conn)
+            try:
+                with stopping:
+                    await link.submit(frame)
+            finally:
+                conn.intake = None
+            if stopping.cancelled_caught:
+                return _CLOSE
+        return await self._answer(conn, poller=poller, hold=hold)
+
+    async def _answer(self, conn: _Connection, *, poller: bool, hold: bool = False) -> int:
+        """The in-flight request's answer: written, held (``hold``) or acted on."""
+        link = conn.link
+        if poller and not link.answered:
+            return self._detach(conn, _ANSWER, hold=hold)   # parked, or in a handler task
+        observer = self._channel.observer
+        request = None if observer is None else link.in_flight_request
+        response = await link.response()
+        ready_ns = 0 if request is None else time.monotonic_ns()
+        held = conn.held
+        done = True
+        try:
+            if isinstance(response, SendResponse):
+                if not response.file_slices and (hold or held):
+                    held.append(size_prefixed(response.payload))
+                    if not hold or self._draining:
+                        done = self._send(conn, self._take_held(conn))
+                else:
+                    parts = self._take_held(conn)
+                    parts += _response_parts(response)
+                    done = self._send(conn, parts)
+            elif isinstance(response, CloseConnection):
+                log.debug("Closing connection %s: asked by the request handler",
+                          link.connection_id)
+                return _CLOSE
+            else:
+                assert isinstance(response, NoResponse)
+                if not hold and held:
+                    done = self._send(conn, self._take_held(conn))
+        finally:
+            if request is not None and observer is not None:
+                observer.request_done(request, ready_ns, time.monotonic_ns())
+        if not done:
+            if poller:
+                return self._detach(conn, _SENT)
+            await self._sent(conn)
+        return await self._after_answer(conn, poller=poller)
+
+    async def _after_answer(self, conn: _Connection, *, poller: bool) -> int:
+        """A quota throttle (KIP-219) mutes the connection once its answer is out."""
+        link = conn.link
+        if link.throttled_until:
+            if conn.held:
+                if not self._send(conn, self._take_held(conn)):
+                    if poller:
+                        return self._detach(conn, _SENT)
+                    await self._sent(conn)
+            if poller:
+                return self._detach(conn, _SENT)    # _SENT's wait is over at once
+            await self._mute(conn)
+        return _CLOSE if self._draining else _GO_ON
+
+    async def _authenticate_selected(self, conn: _Connection, frame: bytearray) -> int:
+        """``_authenticate`` for a selected connection (in a task of its own)."""
+        auth = conn.auth
+        assert auth is not None and conn.channel is not None
+        step = auth.receive(frame)
+        if step.forward:
+            return await self._request(conn, frame, hold=False, poller=False)
+        if conn.held:
+            self._send(conn, self._take_held(conn))
+            await self._sent(conn)
+        if step.delay_s > 0 and step.close:
+            await trio.sleep(step.delay_s)      # connection.failed.authentication.delay.ms
+        if step.reply is not None and conn.channel is not None:
+            self._send(conn, [size_prefixed(step.reply)])
+            await self._sent(conn)
+        if step.close or self._draining:
+            return _CLOSE
+        if auth.complete and conn.channel is not None:
+            conn.link.principal = auth.principal
+            conn.channel.raise_limit(self._max_request_size)
+        return _GO_ON
+
+    @staticmethod
+    def _take_held(conn: _Connection) -> list[bytes | FileSliceLike]:
+        parts: list[bytes | FileSliceLike] = list(conn.held)
+        conn.held.clear()
+        return parts
+
+    def _send(self, conn: _Connection, parts: list[bytes | FileSliceLike]) -> bool:
+        """Write ``parts`` through the selector: True when all is written now."""
+        if conn.channel is None:
+            return True
+        assert self._selector is not None
+        return self._selector.send(conn.channel, parts)
+
+    async def _sent(self, conn: _Connection) -> None:
+        """Wait until the connection's pending send is written (the poll task wakes us);
+        raises what ended the connection meanwhile (a socket error, a stalled client)."""
+        while conn.channel is not None and conn.channel.sending:
+            conn.waiter = trio.lowlevel.current_task()
+
+            def abort(_: object) -> trio.lowlevel.Abort:
+                conn.waiter = None
+                return trio.lowlevel.Abort.SUCCEEDED
+
+            await trio.lowlevel.wait_task_rescheduled(abort)
+            if conn.error is not None and not isinstance(conn.error, EOFError):
+                raise conn.error
+        if conn.channel is None and conn.error is not None:
+            raise conn.error
+
+    # Processor, TLS connections: a task each
 
     async def _serve_requests(self, conn: _Connection) -> None:
         splitter = FrameSplitter(self._max_request_size if conn.auth is None else
@@ -1021,6 +1455,7 @@ class SocketServer:
         return scope
 
     async def _write(self, conn: _Connection, response: SendResponse) -> None:
+        """A response on a TLS connection (the selected ones: ``_response_parts``)."""
         slices = response.file_slices
         if slices and sum(p.size for p in slices if not isinstance(p, bytes)) \
                 <= COPY_SLICES_BYTES:
@@ -1034,14 +1469,8 @@ class SocketServer:
         else:
             head = size_prefixed(response.payload)
         await self._send_all(conn.sock, head)
-        if conn.tls is not None:        # no sendfile through TLS: copied in chunks
-            await self._write_slices_tls(conn.sock, response.file_slices)
-            return
-        for piece in response.file_slices:
-            if isinstance(piece, bytes):
-                await self._send_all(conn.sock, piece)
-            else:
-                await self._send_file(conn.sock, piece)
+        # no sendfile through TLS: copied in chunks
+        await self._write_slices_tls(conn.sock, response.file_slices)
 
     async def _write_slices_tls(self, sock: socket.socket,
                                 slices: Sequence[FileSliceLike | bytes]) -> None:
@@ -1104,28 +1533,20 @@ class SocketServer:
         if progress.cancelled_caught:
             raise _WriteStalled
 
-    async def _send_file(self, sock: socket.socket, piece: FileSliceLike) -> None:
-        out_fd = sock.fileno()
-        offset, remaining = piece.position, piece.size
-        while remaining:
-            try:
-                # With an explicit offset, sendfile leaves the file's position alone, so
-                # concurrent fetches may share one descriptor.
-                sent = os.sendfile(out_fd, piece.fd, offset, remaining)
-            except BlockingIOError:
-                await self._wait_writable(sock)
-                continue
-            except OSError as exc:
-                if exc.errno in _PEER_ERRNOS:
-                    raise
-                raise _SliceFailed(f"file slice (fd {piece.fd}, position {piece.position}, "
-                                   f"size {piece.size}) failed: {exc}") from exc
-            if sent == 0:
-                raise _SliceFailed(
-                    f"file slice (fd {piece.fd}, position {piece.position}, size {piece.size}) "
-                    f"ends {remaining} bytes early: the file is shorter")
-            offset += sent
-            remaining -= sent
+
+def _response_parts(response: SendResponse) -> list[bytes | FileSliceLike]:
+    """A response as the selector writes it (gathered into one sendmsg, file slices with
+    sendfile): slices holding at most COPY_SLICES_BYTES are read and sent with the rest
+    instead (see the module doc)."""
+    slices = response.file_slices
+    if not slices:
+        return [size_prefixed(response.payload)]
+    parts: list[bytes | FileSliceLike] = [struct.pack(">i", response.size), response.payload]
+    if sum(p.size for p in slices if not isinstance(p, bytes)) <= COPY_SLICES_BYTES:
+        parts += [piece if isinstance(piece, bytes) else _read_slice(piece) for piece in slices]
+    else:
+        parts += slices
+    return parts
 
 
 def _read_slice(piece: FileSliceLike) -> bytes:
@@ -1149,6 +1570,31 @@ def _check_limits(max_connections: int, max_per_ip: int, overrides: Mapping[str,
         raise ValueError("connection limit overrides must not be negative")
     if any(count < 0 for count in per_listener.values()):
         raise ValueError("listener connection limits must not be negative")
+
+
+def _never_waits(frame: bytes | bytearray) -> bool:
+    """The request is one the poll task may run itself: its handler never waits, whatever
+    waits (for other clients or brokers, or for an fsync: flush.messages / flush.ms) is
+    ``Parked`` and so served by the connection's own task: Fetch,
+    ApiVersions, and a Produce without a transactional id (a transactional one may ask its
+    coordinator on another broker first, KIP-890). Any other request gets a task of its own,
+    so that the poll task never waits on, say, a controller that needs this broker's answer
+    to another connection's request."""
+    if len(frame) < 10 or frame[0]:
+        return False
+    key = frame[1]
+    if key in (1, 18):
+        return True
+    if key:
+        return False
+    version = frame[2] << 8 | frame[3]
+    if version < 3:                     # no transactional id before Produce v3
+        return True
+    client_id = frame[8] << 8 | frame[9]
+    at = 10 + (client_id if client_id < 0x8000 else 0)
+    if version >= 9:                    # flexible: header tags (none), compact nullable string
+        return len(frame) > at + 1 and frame[at] == 0 and frame[at + 1] == 0
+    return frame[at:at + 2] == b"\xff\xff"
 
 
 def _is_produce(frame: bytes | bytearray) -> bool:

@@ -1,7 +1,8 @@
 """Responses with file slices: the size prefix covers payload and slices; slices of more than
-COPY_SLICES_BYTES go out with os.sendfile on the non-blocking socket, through partial sends,
-smaller ones are read and sent with the rest in one buffer; the connection carries on. A
-slice that cannot be read closes the connection (after what was sent before it)."""
+COPY_SLICES_BYTES go out with sendfile (the selector's, kafkapy._selector) on the non-blocking
+socket, through partial sends, smaller ones are read and sent with the rest in one buffer; the
+connection carries on. A slice that cannot be read closes the connection (after what was sent
+before it). The selector's counters show which way the bytes went."""
 
 from __future__ import annotations
 
@@ -15,9 +16,11 @@ from pathlib import Path
 import attrs
 import pytest
 
+from kafkapy._selector import Selector
 from kafkapy.network import Request, Response, SendResponse
 from kafkapy.network.socket_server import COPY_SLICES_BYTES
 from tests.network.support import (
+    Harness,
     frame,
     receive_exactly,
     receive_frame,
@@ -49,28 +52,14 @@ def segment(tmp_path: Path) -> Iterator[tuple[int, bytes]]:
         os.close(fd)
 
 
-@pytest.fixture
-def sendfile_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Every os.sendfile call's outcome: the byte count, or "EAGAIN"."""
-    calls: list[str] = []
-    real = os.sendfile
-
-    def spy(out_fd: int, in_fd: int, offset: int, count: int) -> int:
-        try:
-            sent = real(out_fd, in_fd, offset, count)
-        except BlockingIOError:
-            calls.append("EAGAIN")
-            raise
-        calls.append(str(sent))
-        return sent
-
-    monkeypatch.setattr(os, "sendfile", spy)
-    return calls
+def _selector(h: Harness) -> Selector:
+    selector = h.server._selector
+    assert selector is not None
+    return selector
 
 
 @trio_test
-async def test_slices_bigger_than_the_socket_buffer(segment: tuple[int, bytes],
-                                                    sendfile_calls: list[str]) -> None:
+async def test_slices_bigger_than_the_socket_buffer(segment: tuple[int, bytes]) -> None:
     fd, data = segment
     slices = [FileSlice(fd, 100, 512 * 1024 + 7), FileSlice(fd, 0, 10), FileSlice(fd, 5, 0)]
 
@@ -83,15 +72,14 @@ async def test_slices_bigger_than_the_socket_buffer(segment: tuple[int, bytes],
         stream = await h.connect()
         await stream.send_all(frame(b"fetch") + frame(b"after"))
         await settle()  # the server fills the socket buffers and waits for writability
-        assert "EAGAIN" in sendfile_calls
+        assert _selector(h).write_blocked > 0
         (size,) = struct.unpack(">i", await receive_exactly(stream, 4))
         assert size == 7 + 512 * 1024 + 7 + 10
         body = await receive_exactly(stream, size)
         assert body == b"header:" + data[100:100 + 512 * 1024 + 7] + data[:10]
         assert await receive_frame(stream) == b"after"  # same connection, next request
-    sent = [int(c) for c in sendfile_calls if c != "EAGAIN"]
-    assert sum(sent) == 512 * 1024 + 7 + 10
-    assert len(sent) > 2  # partial sends
+        assert _selector(h).sendfile_bytes == 512 * 1024 + 7 + 10
+        assert _selector(h).sendfile_calls > 2  # partial sends
 
 
 @trio_test
@@ -107,8 +95,7 @@ async def test_slice_only_response(segment: tuple[int, bytes]) -> None:
 
 
 @trio_test
-async def test_small_slices_are_copied_into_one_send(segment: tuple[int, bytes],
-                                                     sendfile_calls: list[str]) -> None:
+async def test_small_slices_are_copied_into_one_send(segment: tuple[int, bytes]) -> None:
     """A follower's fetch answer: header, records, the body's tail: no sendfile, one buffer;
     up to COPY_SLICES_BYTES of slices."""
     fd, data = segment
@@ -122,7 +109,7 @@ async def test_small_slices_are_copied_into_one_send(segment: tuple[int, bytes],
         stream = await h.connect()
         assert await h.round_trip(stream, b"x") == \
             b"head" + data[7:7 + half] + b"mid" + data[3 * half:4 * half] + b"tail"
-    assert sendfile_calls == []
+        assert _selector(h).sendfile_calls == 0
 
 
 @pytest.mark.parametrize("size", [100, COPY_SLICES_BYTES + 100])

@@ -381,6 +381,22 @@ async def test_stop_accepting_finishes_in_flight_requests_then_closes() -> None:
 
 
 @trio_test
+async def test_stop_accepting_with_only_idle_connections_ends_run() -> None:
+    """The idle connections close at once and ``run`` returns (the poll task ends with the
+    last connection, however its closing is scheduled)."""
+    async with serving() as h:
+        streams = [await h.connect() for _ in range(3)]
+        for i, stream in enumerate(streams):
+            assert await h.round_trip(stream, b"hello %d" % i) == (b"hello %d" % i)[::-1]
+        await h.server.stop_accepting()
+        for stream in streams:
+            await assert_closed(stream)
+        with trio.fail_after(30):   # a bound, not a timing: it hung before the fix
+            await h.stopped.wait()
+        assert h.server.connection_count == 0
+
+
+@trio_test
 async def test_stop_accepting_while_blocked_on_a_full_channel() -> None:
     async with serving(None, queued_max_requests=1) as h:
         first, second = await h.connect(), await h.connect()

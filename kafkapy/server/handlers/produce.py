@@ -191,11 +191,10 @@ async def handle_produce(context: RequestContext[ProduceRequest]) -> _Answer | P
     if asks:
         assert body.transactional_id is not None          # _verified_here checked it
         await _verify_elsewhere(context, body.transactional_id, asks, entries, early)
-    results, parked = await rm.append_records(body.timeout_ms, acks, entries)
-    for tp, error in early.items():
-        results[tp] = ProducePartitionResult(error=error)
 
-    def respond() -> _Answer:
+    def respond(results: dict[TopicPartition, ProducePartitionResult]) -> _Answer:
+        for tp, error in early.items():
+            results[tp] = ProducePartitionResult(error=error)
         # Client quota (producer_byte_rate): the request's size, recorded when it is
         # answered as Kafka's sendResponseCallback does; over the quota, the throttle time
         # goes in the answer and the connection is muted that long (KIP-219).
@@ -212,12 +211,23 @@ async def handle_produce(context: RequestContext[ProduceRequest]) -> _Answer | P
         response.throttle_time_ms = throttle_ms
         return response
 
+    if any(rm.partitions[tp].log.flushes_on_append for tp in entries):
+        # flush.messages / flush.ms: the append may wait for an fsync in a worker thread
+        # before it is answered. Parked, so that the wait is the connection's own (as a
+        # Kafka handler thread's): the socket server's poll task goes on serving the others.
+        async def append_and_respond() -> _Answer:
+            results, parked = await rm.append_records(body.timeout_ms, acks, entries)
+            if parked is not None:
+                await parked.wait()
+            return respond(results)
+        return Parked(append_and_respond)
+    results, parked = await rm.append_records(body.timeout_ms, acks, entries)
     if parked is None:
-        return respond()
+        return respond(results)
 
     async def finish() -> _Answer:
         await parked.wait()
-        return respond()
+        return respond(results)
 
     return Parked(finish)
 
