@@ -117,10 +117,17 @@ def test_reassign_partitions(cluster: Cluster, tmp_path: Path) -> None:
         "Reassignment of partition r-1 is completed.",
         "Clearing broker-level throttles on brokers 1,2,3",
         "Clearing topic-level throttles on topic r"]
-    # the throttles are gone once done
-    topic_configs = describe(admin, ConfigResource("TOPIC", "r"))
-    assert topic_configs["leader.replication.throttled.replicas"] == ""
-    assert topic_configs["follower.replication.throttled.replicas"] == ""
+    # the throttles are gone once done: at once on the broker that took the change, on the
+    # others when ZooKeeper's change notification reaches them (a topic's DescribeConfigs may
+    # go to any broker), so within a bounded wait
+    deadline = time.monotonic() + WAIT_S
+    throttled = ("leader.replication.throttled.replicas",
+                 "follower.replication.throttled.replicas")
+    while any((topic_configs := describe(admin, ConfigResource("TOPIC", "r")))[name]
+              for name in throttled):
+        assert time.monotonic() < deadline, topic_configs
+        time.sleep(0.1)
+    assert [topic_configs[name] for name in throttled] == ["", ""]
     assert describe(admin, ConfigResource("BROKER", "1"))[
         "leader.replication.throttled.rate"] == str(2**63 - 1)
     state = cluster.partition_state("r", 0)
