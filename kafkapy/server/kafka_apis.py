@@ -265,8 +265,9 @@ def default_frame_handlers(cluster: bool = False) -> dict[int, FrameHandler]:
 class KafkaApis:
     """The dispatch table: ``{api_key: handler}``, advertised at ``RECOMMENDED_VERSIONS``.
 
-    ``KafkaApis()`` serves the handlers of :mod:`kafkapy.server.handlers`; ``handlers`` replaces
-    them (tests), ``recommended`` replaces the version table.
+    ``KafkaApis()`` serves the handlers of :mod:`kafkapy.server.handlers` (and their frame
+    handlers); ``handlers`` replaces them (tests; then ``frame_handlers`` gives frame
+    handlers), ``recommended`` replaces the version table.
 
     Raises:
         ValueError: a handler for an API the protocol layer does not declare, for an API with
@@ -275,7 +276,8 @@ class KafkaApis:
 
     def __init__(self, handlers: Mapping[int, Handler] | None = None, *,
                  recommended: Mapping[int, tuple[int, int]] = RECOMMENDED_VERSIONS,
-                 server: KafkaServer | None = None) -> None:
+                 server: KafkaServer | None = None,
+                 frame_handlers: Mapping[int, FrameHandler] | None = None) -> None:
         self._server = server
         cluster = server is not None and server.config.zookeeper_connect is not None
         table = dict(default_handlers(cluster) if handlers is None else handlers)
@@ -294,10 +296,12 @@ class KafkaApis:
                                  f"versions the protocol layer knows ({api.versions})")
             advertised[key] = Versions(low, high)
         self._handlers: Mapping[int, Handler] = MappingProxyType(table)
-        # Frame handlers go with the modules' own handlers only: a table given in their
-        # place (tests) is served by its handlers alone.
+        # Frame handlers go with the modules' own handlers: a table given in their place
+        # (tests) is served by its handlers alone unless frame handlers are given too.
+        if frame_handlers is None:
+            frame_handlers = default_frame_handlers(cluster) if handlers is None else {}
         self._frame_handlers: Mapping[int, FrameHandler] = MappingProxyType(
-            default_frame_handlers(cluster) if handlers is None else {})
+            {key: h for key, h in frame_handlers.items() if key in advertised})
         self._advertised: Mapping[int, Versions] = MappingProxyType(advertised)
         self._api_versions = tuple((key, v.low, v.high) for key, v in advertised.items())
 
