@@ -64,7 +64,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import attrs
 
-from kafkapy import _fetch
+from kafkapy import _codec, _fetch
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import (
     InvalidFetchSessionEpochError,
@@ -155,8 +155,6 @@ class FetchFrame:
     @property
     def request(self) -> FetchRequest:
         if self._decoded is None:
-            from kafkapy import _codec
-
             body, _ = _codec.decode_struct(
                 message_plan(API_KEYS[ApiKey.FETCH].request, self.version), self.frame,
                 self.offset)

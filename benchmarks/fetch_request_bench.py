@@ -1,0 +1,179 @@
+"""The broker's CPU per Fetch request in ``KafkaApis.handle``, A/B between two source trees
+(issue 22 part 2: the compiled Fetch decode and answer encode).
+
+    python -m benchmarks.fetch_request_bench --base-tree /path/to/other/checkout [--reps 5]
+
+What ``broker_bench``'s raw fetch hides: at 1 MiB per answer the broker's time is the kernel's
+``sendfile`` copy and the poll loop, not the per-request Python this measures; and on a machine
+shared with other developers, the CPU per request of a socket-driven run moves by 2x with the
+neighbours. So this drives the request path itself: a real broker (``KafkaServer``, its log,
+fetch sessions, quotas, request metrics off) runs in this process's Trio loop, and each Fetch
+frame goes through ``server.apis.handle(Request(...))`` exactly as the SocketServer hands it
+over; the thread CPU time (``time.thread_time``) per request is measured over ``--requests``
+requests, the best of 5 rounds (the least disturbed by the neighbours). Each tree runs in its
+own process (``PYTHONPATH`` = the tree), alternating, ``--reps`` times; the table gives
+medians (min-max) of the per-process figures.
+
+Shapes (Fetch v11, as librdkafka and kafka-python send it, one partition):
+
+- ``empty``: at the log end with MaxWaitMs 0: the partition's watermarks, no records;
+- ``one_batch``: from offset 0 of a partition holding one batch (16 records of 64 B): one
+  file slice in the answer;
+- ``session``: ``one_batch`` in a fetch session (KIP-227: a full fetch opens it, then
+  incremental fetches naming no partition), as a follower's and librdkafka's fetchers send.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+TOPIC = "fetch-request-bench"
+RECORDS = 16
+
+
+def _child(requests: int) -> dict[str, float]:
+    """Runs in the tree's own process: the broker in this loop, the shapes measured."""
+    import struct
+
+    import trio
+
+    from kafkapy import _records
+    from kafkapy.config import BrokerConfig
+    from kafkapy.network.request_channel import Request, SendResponse
+    from kafkapy.protocol.codec import Request as ProtocolRequest
+    from kafkapy.protocol.codec import encode_request
+    from kafkapy.protocol.message_classes import (
+        CreatableTopic,
+        CreateTopicsRequest,
+        FetchPartition,
+        FetchRequest,
+        FetchTopic,
+        PartitionProduceData,
+        ProduceRequest,
+        RequestHeader,
+        TopicProduceData,
+    )
+    from kafkapy.server.kafka_server import KafkaServer
+
+    def frame(api_key: int, version: int, body: Any) -> bytes:
+        header = RequestHeader(api_key=api_key, api_version=version, correlation_id=7,
+                               client_id="fetch-request-bench")
+        return encode_request(ProtocolRequest(header, body))
+
+    def fetch(offset: int, session_id: int, epoch: int, partitions: bool) -> bytes:
+        return frame(1, 11, FetchRequest(
+            replica_id=-1, max_wait_ms=0, min_bytes=1, max_bytes=50 << 20,
+            isolation_level=0, session_id=session_id, session_epoch=epoch,
+            topics=[FetchTopic(topic=TOPIC, partitions=[FetchPartition(
+                partition=0, current_leader_epoch=-1, fetch_offset=offset,
+                log_start_offset=-1, partition_max_bytes=1024)])] if partitions else [],
+            forgotten_topics_data=[], rack_id=""))
+
+    async def handle(server: KafkaServer, data: bytes) -> bytes:
+        response = await server.apis.handle(
+            Request("c-1", "PLAINTEXT", "127.0.0.1", 40000, data, time.monotonic_ns()))
+        assert isinstance(response, SendResponse), response
+        return response.payload
+
+    async def rounds(server: KafkaServer, frames: list[bytes]) -> float:
+        best = float("inf")
+        for _ in range(5):
+            t0 = time.thread_time()
+            for i in range(requests):
+                await handle(server, frames[i % len(frames)])
+            best = min(best, (time.thread_time() - t0) / requests)
+        return best
+
+    async def main() -> dict[str, float]:
+        data_dir = tempfile.mkdtemp(prefix="fetch-request-bench-")
+        config = BrokerConfig.from_properties({
+            "listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": data_dir})
+        server = KafkaServer(config)
+        async with trio.open_nursery() as nursery:
+            await nursery.start(server.run)
+            await handle(server, frame(19, 4, CreateTopicsRequest(topics=[CreatableTopic(
+                name=TOPIC, num_partitions=1, replication_factor=1)], timeout_ms=10_000)))
+            batch = _records.build_batch([(None, b"x" * 64, [], 1_700_000_000_000)] * RECORDS)
+            produced = await handle(server, frame(0, 7, ProduceRequest(
+                acks=1, timeout_ms=10_000, topic_data=[TopicProduceData(
+                    name=TOPIC, partition_data=[PartitionProduceData(index=0,
+                                                                     records=batch)])])))
+            error = struct.unpack_from(">h", produced, 4 + 4 + 2 + len(TOPIC) + 4 + 4)[0]
+            assert error == 0, f"produce failed: {error}"
+            out = {"empty": await rounds(server, [fetch(RECORDS, 0, -1, True)]),
+                   "one_batch": await rounds(server, [fetch(0, 0, -1, True)])}
+            opened = await handle(server, fetch(0, 0, 0, True))
+            session_id = struct.unpack_from(">i", opened, 4 + 4 + 2)[0]
+            assert session_id, "no fetch session"
+            # incremental fetches: epochs 1, 2, ... (one frame per epoch, made beforehand)
+            epochs = [fetch(0, session_id, e, False) for e in range(1, 5 * requests + 1)]
+            best = float("inf")
+            for r in range(5):
+                chunk = epochs[r * requests:(r + 1) * requests]
+                t0 = time.thread_time()
+                for data in chunk:
+                    answer = await handle(server, data)
+                best = min(best, (time.thread_time() - t0) / requests)
+                assert struct.unpack_from(">h", answer, 8)[0] == 0, "session error"
+            out["session"] = best
+            nursery.cancel_scope.cancel()
+        return {k: v * 1e6 for k, v in out.items()}
+
+    return trio.run(main)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--base-tree", type=Path)
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--requests", type=int, default=2000)
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child:
+        print(json.dumps(_child(args.requests)))
+        return 0
+    if args.base_tree is None:
+        ap.error("--base-tree is required")
+    here = Path(__file__).resolve().parent.parent
+    trees = [("kafkapy", here), ("kafkapy-base", args.base_tree.resolve())]
+    runs: dict[tuple[str, str], list[float]] = {}
+    for rep in range(args.reps):
+        for name, root in (trees if rep % 2 == 0 else trees[::-1]):
+            env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+                [str(root), str(here), os.environ.get("PYTHONPATH", "")])}
+            t0 = time.monotonic()
+            out = subprocess.run(
+                [sys.executable, "-m", "benchmarks.fetch_request_bench", "--child",
+                 "--requests", str(args.requests)], cwd=here, env=env, check=True,
+                capture_output=True, text=True, timeout=600).stdout
+            result = json.loads(out.strip().splitlines()[-1])
+            load = os.getloadavg()[0]
+            for shape, us in result.items():
+                runs.setdefault((shape, name), []).append(us)
+            print(f"rep {rep} {name:13s} " + ", ".join(f"{k} {v:.1f} µs" for k, v in
+                                                      result.items())
+                  + f"  [{time.monotonic() - t0:.0f} s, load {load:.2f}]", flush=True)
+    print("\n| shape | " + " | ".join(name for name, _ in trees) + " | new / base |")
+    print("|---|---|---|---|")
+    for shape in ("empty", "one_batch", "session"):
+        cells = []
+        medians = []
+        for name, _ in trees:
+            xs = runs[(shape, name)]
+            medians.append(statistics.median(xs))
+            cells.append(f"{statistics.median(xs):.1f} ({min(xs):.1f}-{max(xs):.1f})")
+        print(f"| {shape} | " + " | ".join(cells) + f" | {medians[0] / medians[1]:.2f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
