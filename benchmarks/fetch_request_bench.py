@@ -139,7 +139,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
-        print(json.dumps(_child(args.requests)))
+        import kafkapy
+        print(json.dumps({"kafkapy": kafkapy.__file__, **_child(args.requests)}))
         return 0
     if args.base_tree is None:
         ap.error("--base-tree is required")
@@ -148,14 +149,19 @@ def main(argv: list[str] | None = None) -> int:
     runs: dict[tuple[str, str], list[float]] = {}
     for rep in range(args.reps):
         for name, root in (trees if rep % 2 == 0 else trees[::-1]):
+            # Run as a script (not -m from this tree's root, which would put this tree's
+            # kafkapy first on the path): the tree's kafkapy is the first one found.
             env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-                [str(root), str(here), os.environ.get("PYTHONPATH", "")])}
+                [str(root), os.environ.get("PYTHONPATH", "")])}
             t0 = time.monotonic()
             out = subprocess.run(
-                [sys.executable, "-m", "benchmarks.fetch_request_bench", "--child",
-                 "--requests", str(args.requests)], cwd=here, env=env, check=True,
-                capture_output=True, text=True, timeout=600).stdout
+                [sys.executable, __file__, "--child", "--requests", str(args.requests)],
+                cwd=root, env=env, check=True, capture_output=True, text=True,
+                timeout=600).stdout
             result = json.loads(out.strip().splitlines()[-1])
+            imported = Path(result.pop("kafkapy")).resolve()
+            if not imported.is_relative_to(root):
+                raise RuntimeError(f"{name}: imported {imported}, not the tree's kafkapy")
             load = os.getloadavg()[0]
             for shape, us in result.items():
                 runs.setdefault((shape, name), []).append(us)
