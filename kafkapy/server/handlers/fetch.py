@@ -112,6 +112,10 @@ INT32_MAX = (1 << 31) - 1
 # The versions the compiled decoder serves here: topic ids (v13+) are not served by this
 # broker (KafkaApis advertises 0-12), so a name is always there.
 _FRAME_VERSIONS = range(0, 13)
+# What _fetch.decode_fetch_request returns for those versions (module level: a subscripted
+# type written inside the handler would be built on every request)
+_NamedTopics = list[tuple[str, Any, list[tuple[int, int, int, int, int, int]]]]
+_NamedForgotten = list[tuple[str, Any, list[int]]]
 
 
 @attrs.define(slots=True, eq=False)
@@ -186,8 +190,8 @@ async def handle_fetch_frame(apis: KafkaApis, request: Request, header: RequestH
     except InvalidRequestError:
         return None
     # v0-12 name topics (never null: not nullable in these versions), not ids
-    names = cast(list[tuple[str, Any, list[tuple[int, int, int, int, int, int]]]], topics)
-    gone = cast(list[tuple[str, Any, list[int]]], forgotten)
+    names = cast(_NamedTopics, topics)
+    gone = cast(_NamedForgotten, forgotten)
     # (partition, current_leader_epoch, fetch_offset, last_fetched_epoch, log_start_offset,
     #  partition_max_bytes): -1 where the version lacks a field, as the generated class has it
     body = FetchFrame(version, replica_id, max_wait_ms, min_bytes, max_bytes, isolation_level,
