@@ -81,6 +81,16 @@ def _check_selector(selector: ModuleType) -> None:
         client.close()
 
 
+def _check_fetch(fetch: ModuleType) -> None:
+    # Fetch v4, MaxWaitMs 500, MinBytes 1, MaxBytes 100, one topic "t", partition 0 at offset 7
+    body = (b"\xff\xff\xff\xff" + b"\x00\x00\x01\xf4" + b"\x00\x00\x00\x01" + b"\x00\x00\x00\x64"
+            + b"\x00" + b"\x00\x00\x00\x01" + b"\x00\x01t" + b"\x00\x00\x00\x01"
+            + b"\x00\x00\x00\x00" + b"\x00" * 7 + b"\x07" + b"\x00\x00\x00\x64")
+    decoded = fetch.decode_fetch_request(body, 0, 4)
+    assert decoded[8] == [("t", None, [(0, -1, 7, -1, -1, 100)])], decoded
+    assert fetch.encode_fetch_response(4, 7, 0, 0, 0, []) == [b"\x00\x00\x00\x07" + b"\x00" * 8]
+
+
 CHECKS: dict[str, Callable[[ModuleType], None]] = {
     "_codec": _check_codec,
     "_records": _check_records,
@@ -89,6 +99,7 @@ CHECKS: dict[str, Callable[[ModuleType], None]] = {
     "_arrow": _check_arrow,
     "_legacy": _check_legacy,
     "_selector": _check_selector,
+    "_fetch": _check_fetch,
 }
 
 

@@ -22,12 +22,15 @@ answered exactly once. In order:
    without reading the body, with a v0 body and response header v0, error UNSUPPORTED_VERSION
    (35) and the advertised ApiVersions range (Kafka's ``RequestContext.parseRequest`` /
    ``ApiVersionsRequest.getErrorResponse``; the protocol reference, section 3.2).
-3. The body is decoded, into the API's generated request class (the one its handler's
-   ``RequestContext[...]`` names). A body that does not decode closes the connection: Kafka's
-   ``RequestContext.parseRequest`` turns any parse failure into an InvalidRequestException,
-   which the SocketServer answers by closing. Bytes left over after a complete body are
-   ignored, as Kafka's generated readers ignore them: librdkafka 2.x sends a flexible
-   "all topics" Metadata request with three such bytes (its array-count placeholder).
+3. A frame handler (a handler module's ``FRAME_HANDLERS``: Fetch's compiled decode) may take
+   the request here, from its frame, and answer through step 4 (``run_handler``); when it
+   returns None (not its case), the body is decoded, into the API's generated request class
+   (the one its handler's ``RequestContext[...]`` names). A body that does not decode closes
+   the connection: Kafka's ``RequestContext.parseRequest`` turns any parse failure into an
+   InvalidRequestException, which the SocketServer answers by closing. Bytes left over after a
+   complete body are ignored, as Kafka's generated readers ignore them: librdkafka 2.x sends
+   a flexible "all topics" Metadata request with three such bytes (its array-count
+   placeholder).
 4. The handler runs: ``await handler(context) -> body``. It returns the response body (encoded
    here at the request's version), or a channel response itself (``NoResponse`` for acks=0,
    ``SendResponse`` with file slices for Fetch). A handler may raise a ``KafkaError`` to answer
@@ -115,13 +118,13 @@ from kafkapy.server.handlers import (
     transaction,
     update_metadata,
 )
-from kafkapy.server.request_context import Handler, Parked, RequestContext
+from kafkapy.server.request_context import FrameHandler, Handler, Parked, RequestContext
 
 if TYPE_CHECKING:
     from kafkapy.server.kafka_server import KafkaServer
 
 __all__ = ["CLUSTER_HANDLER_MODULES", "HANDLER_MODULES", "RECOMMENDED_VERSIONS", "KafkaApis",
-           "default_handlers", "error_response_frame"]
+           "default_frame_handlers", "default_handlers", "error_response_frame"]
 
 log = logging.getLogger(__name__)
 
@@ -242,12 +245,29 @@ def default_handlers(cluster: bool = False) -> dict[int, Handler]:
     return handlers
 
 
+def default_frame_handlers(cluster: bool = False) -> dict[int, FrameHandler]:
+    """``{api_key: frame handler}`` from the ``FRAME_HANDLERS`` of the same modules (those
+    that have one): the common cases read from the frame before the generic decode.
+
+    Raises:
+        ValueError: two modules have a frame handler for the same API key.
+    """
+    handlers: dict[int, FrameHandler] = {}
+    for module in HANDLER_MODULES + (CLUSTER_HANDLER_MODULES if cluster else ()):
+        for key, handler in getattr(module, "FRAME_HANDLERS", {}).items():
+            if key in handlers:
+                raise ValueError(f"API key {key} has frame handlers in two modules (the "
+                                 f"second is {module.__name__})")
+            handlers[key] = handler
+    return handlers
+
 
 class KafkaApis:
     """The dispatch table: ``{api_key: handler}``, advertised at ``RECOMMENDED_VERSIONS``.
 
-    ``KafkaApis()`` serves the handlers of :mod:`kafkapy.server.handlers`; ``handlers`` replaces
-    them (tests), ``recommended`` replaces the version table.
+    ``KafkaApis()`` serves the handlers of :mod:`kafkapy.server.handlers` (and their frame
+    handlers); ``handlers`` replaces them (tests; then ``frame_handlers`` gives frame
+    handlers), ``recommended`` replaces the version table.
 
     Raises:
         ValueError: a handler for an API the protocol layer does not declare, for an API with
@@ -256,7 +276,8 @@ class KafkaApis:
 
     def __init__(self, handlers: Mapping[int, Handler] | None = None, *,
                  recommended: Mapping[int, tuple[int, int]] = RECOMMENDED_VERSIONS,
-                 server: KafkaServer | None = None) -> None:
+                 server: KafkaServer | None = None,
+                 frame_handlers: Mapping[int, FrameHandler] | None = None) -> None:
         self._server = server
         cluster = server is not None and server.config.zookeeper_connect is not None
         table = dict(default_handlers(cluster) if handlers is None else handlers)
@@ -275,6 +296,12 @@ class KafkaApis:
                                  f"versions the protocol layer knows ({api.versions})")
             advertised[key] = Versions(low, high)
         self._handlers: Mapping[int, Handler] = MappingProxyType(table)
+        # Frame handlers go with the modules' own handlers: a table given in their place
+        # (tests) is served by its handlers alone unless frame handlers are given too.
+        if frame_handlers is None:
+            frame_handlers = default_frame_handlers(cluster) if handlers is None else {}
+        self._frame_handlers: Mapping[int, FrameHandler] = MappingProxyType(
+            {key: h for key, h in frame_handlers.items() if key in advertised})
         self._advertised: Mapping[int, Versions] = MappingProxyType(advertised)
         self._api_versions = tuple((key, v.low, v.high) for key, v in advertised.items())
 
@@ -321,6 +348,16 @@ class KafkaApis:
                 return self._unsupported_api_versions(request, header)
             return _close(request, f"{api.name} ({key}) v{version} is outside the advertised "
                                    f"versions {versions}")
+        frame_handler = self._frame_handlers.get(key)
+        if frame_handler is not None:
+            try:
+                answer = await frame_handler(self, request, header, offset)
+            except Exception as exc:    # a frame handler answers its own errors: a bug
+                log.error("%s v%d frame handler failed", api.name, version, exc_info=exc)
+                return _close(request, f"{api.name} v{version} request (correlation id "
+                                       f"{header.correlation_id}) failed: {_reason(exc)}")
+            if answer is not None:
+                return answer
         try:
             body, end = _codec.decode_struct(message_plan(api.request, version), frame, offset)
         except Exception as exc:
@@ -330,11 +367,21 @@ class KafkaApis:
             log.debug("%s v%d request (correlation id %d) from %s: ignoring %d bytes after the "
                       "body", api.name, version, header.correlation_id,
                       request.connection_id, len(frame) - end)
-        context = RequestContext(header, body, request, self)
+        return await self.run_handler(RequestContext(header, body, request, self),
+                                      self._handlers[key])
+
+    async def run_handler(self, context: RequestContext[Any], handler: Handler
+                          ) -> Response | Parked:
+        """Step 4 of ``handle`` (see the module doc): run ``handler`` on ``context`` and answer
+        (quotas, errors, request metrics marks). Frame handlers end with it too, so that a
+        request read from its frame is answered exactly as a decoded one. Never raises."""
+        request = context.request
+        marks = request.timings
+        header = context.header
         response: Response | Parked
         context.request_time.started_ns = time.perf_counter_ns()
         try:
-            result = await self._handlers[key](context)
+            result = await handler(context)
             if isinstance(result, Parked):
                 # The time the handler held its slot is recorded now, without the wait to
                 # come; the throttle is applied when the answer is ready (Kafka throttles in
@@ -351,9 +398,9 @@ class KafkaApis:
             marks.append(time.monotonic_ns())
         if log.isEnabledFor(logging.DEBUG):
             log.debug("Completed %s v%d request (correlation id %d, %d bytes) from %s "
-                      "(principal %s, %s) in %.3f ms: %s", api.name, version,
-                      header.correlation_id, len(frame), request.connection_id,
-                      request.principal, request.security_protocol,
+                      "(principal %s, %s) in %.3f ms: %s", API_KEYS[header.api_key].name,
+                      header.api_version, header.correlation_id, len(request.frame),
+                      request.connection_id, request.principal, request.security_protocol,
                       (time.monotonic_ns() - request.receive_time_ns) / 1e6,
                       type(response).__name__)
         return response

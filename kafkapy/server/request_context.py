@@ -6,6 +6,13 @@ and :mod:`kafkapy.server.kafka_apis`, which imports the handler modules to build
 table, builds the contexts. It imports nothing of the broker at run time (``KafkaApis`` and
 ``KafkaServer`` are named for the type checker only), so there is no import cycle to hide.
 
+A handler module may also export ``FRAME_HANDLERS: {api_key: FrameHandler}``: called by
+``KafkaApis.handle`` with the request's frame and decoded header, after the version check and
+before the generic body decode, for an API's common case read straight from the frame (a
+compiled decoder). It returns the answer (a ``Response``, or ``Parked`` whose ``finish()``
+returns one and never raises: ``KafkaApis.run_handler`` gives both), or None, before changing
+any state, for "not the fast case": the generic path then decodes and dispatches as usual.
+
 Contract (enforced by ``KafkaApis.handle``): ``await handler(context)`` returns the response
 body (encoded by KafkaApis at the request's version), a channel ``Response`` itself
 (``NoResponse`` for acks=0, ``SendResponse`` with file slices for Fetch), or ``Parked``. It may
@@ -20,14 +27,14 @@ from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar
 
 import attrs
 
-from kafkapy.network.request_channel import Request
+from kafkapy.network.request_channel import Request, Response
 from kafkapy.protocol.message_classes import RequestHeader
 
 if TYPE_CHECKING:
     from kafkapy.server.kafka_apis import KafkaApis
     from kafkapy.server.kafka_server import KafkaServer
 
-__all__ = ["Handler", "Parked", "RequestContext", "RequestTime"]
+__all__ = ["FrameHandler", "Handler", "Parked", "RequestContext", "RequestTime"]
 
 BodyT = TypeVar("BodyT")
 
@@ -115,3 +122,9 @@ class Parked:
     it so that the pool's ``finish()`` always returns a Response."""
 
     finish: Callable[[], Awaitable[Any]]
+
+
+FrameHandler: TypeAlias = Callable[["KafkaApis", Request, RequestHeader, int],
+                                   Awaitable["Response | Parked | None"]]
+"""``async def frame_handler(apis, request, header, body_offset) -> Response | Parked |
+None`` (see the module doc); ``body_offset`` is where the body starts in ``request.frame``."""

@@ -43,6 +43,7 @@ from kafkapy.protocol import (
     API_KEYS,
     ApiKey,
     RequestHeader,
+    decode_request_header,
     decode_response,
     encode_request,
     encode_response,
@@ -258,6 +259,96 @@ def test_body_that_does_not_decode_closes(caplog: pytest.LogCaptureFixture) -> N
     assert len(records(caplog)) == len(bad)
     assert all(r.levelno == logging.WARNING and "Metadata v9 request (correlation id 123456) "
                "does not decode" in r.message for r in records(caplog))
+
+
+# Frame handlers (FRAME_HANDLERS: a request served from its frame, before the generic decode)
+
+
+def test_frame_handler_none_goes_on_with_the_generic_path() -> None:
+    seen: list[Any] = []
+
+    async def frame_handler(apis: KafkaApis, request: Request, header: RequestHeader,
+                            offset: int) -> Response | None:
+        seen.append((header.api_key, header.api_version, offset))
+        return None
+
+    async def metadata(context: RequestContext) -> Any:
+        seen.append(context.body)
+        return response_class(3)()
+
+    apis = KafkaApis({API_VERSIONS_KEY: handle_api_versions, 3: metadata},
+                     frame_handlers={3: frame_handler})
+    frame_bytes = make_frame(3, 12)
+    assert kp_decode(3, 12, payload_of(handle(apis, frame_bytes))) is not None
+    _, body_offset = decode_request_header(frame_bytes)
+    assert seen == [(3, 12, body_offset), request_class(3)()]
+
+
+def test_frame_handler_answer_is_used_and_run_handler_answers_as_the_generic_path() -> None:
+    calls: list[str] = []
+    answer = SendResponse(b"from the frame")
+
+    async def metadata(context: RequestContext) -> Any:
+        calls.append("generic")
+        return response_class(3)()
+
+    async def from_frame(context: RequestContext) -> Any:
+        calls.append("run_handler")
+        raise errors.NotCoordinatorError()
+
+    async def frame_handler(apis: KafkaApis, request: Request, header: RequestHeader,
+                            offset: int) -> Response | None:
+        if header.api_version == 0:
+            return answer
+        # the handler's error is answered with the API's error response, as for a decoded body
+        return await apis.run_handler(RequestContext(header, request_class(3)(), request, apis),
+                                      from_frame)
+
+    apis = KafkaApis({API_VERSIONS_KEY: handle_api_versions, 3: metadata},
+                     frame_handlers={3: frame_handler})
+    assert handle(apis, make_frame(3, 0)) is answer
+    generic = KafkaApis({API_VERSIONS_KEY: handle_api_versions,
+                         3: failing(errors.NotCoordinatorError())})
+    assert payload_of(handle(apis, make_frame(3, 12))) == \
+        payload_of(handle(generic, make_frame(3, 12)))
+    assert calls == ["run_handler"]
+
+
+def test_frame_handler_failure_closes_the_connection(caplog: pytest.LogCaptureFixture) -> None:
+    async def frame_handler(apis: KafkaApis, request: Request, header: RequestHeader,
+                            offset: int) -> Response | None:
+        raise RuntimeError("frame handler bug")
+
+    apis = KafkaApis({API_VERSIONS_KEY: handle_api_versions, 3: failing(RuntimeError())},
+                     frame_handlers={3: frame_handler})
+    with caplog.at_level(logging.INFO, logger="kafkapy"):
+        assert isinstance(handle(apis, make_frame(3, 12)), CloseConnection)
+    assert any(r.levelno == logging.ERROR and r.exc_info for r in records(caplog))
+
+
+def test_fetch_is_served_from_its_frame_and_answers_errors_as_the_generic_path() -> None:
+    """KafkaApis() serves Fetch through ``handlers.fetch.FRAME_HANDLERS``. With no broker
+    behind it the fetch fails (UNKNOWN_SERVER_ERROR): the error response names every
+    partition asked for, byte for byte as the generic path's; a frame the compiled decoder
+    refuses is closed by the generic decode."""
+    from kafkapy.server.handlers import fetch
+
+    assert kafka_apis.default_frame_handlers() == {ApiKey.FETCH: fetch.handle_fetch_frame}
+    topic = element(1, "request", "topics")
+    partition = element(1, "request", "topics", "partitions")
+    body = request_class(1)(max_wait_ms=10, min_bytes=1, session_epoch=-1, topics=[
+        topic(topic="t", partitions=[partition(partition=p, fetch_offset=5,
+                                               partition_max_bytes=100) for p in (0, 3)])])
+    generic = KafkaApis({API_VERSIONS_KEY: handle_api_versions, 1: fetch.handle_fetch})
+    for version in (4, 7, 11, 12):
+        frame_bytes = make_frame(1, version, body)
+        ours = payload_of(handle(KafkaApis(), frame_bytes))
+        assert ours == payload_of(handle(generic, frame_bytes))
+        decoded = kp_decode(1, version, ours)
+        assert decoded is not None
+        assert [(p.partition_index, p.error_code) for t in decoded.responses
+                for p in t.partitions] == [(0, -1), (3, -1)]
+        assert isinstance(handle(KafkaApis(), frame_bytes[:-3]), CloseConnection)
 
 
 # Handler failures

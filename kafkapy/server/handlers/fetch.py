@@ -48,18 +48,27 @@ Kafka 3.x's ``KafkaApis.handleFetchRequest`` for v0-12:
   holds, and an answer that takes either rate over its quota is replaced by an empty one with
   the larger throttle time in ``throttle_time_ms``, the connection muted that long (KIP-219;
   Kafka's handleFetchRequest). Followers are not throttled.
+
+The request is read by the compiled decoder (``kafkapy._fetch``, ``handle_fetch_frame``: the
+frame handler KafkaApis calls before its generic decode) into plain values, and the answer's
+header and every non-records part written by the compiled encoder: no generated message
+objects per topic or partition on either side. ``handle_fetch`` (the generated FetchRequest,
+for KafkaApis without frame handlers) feeds the same fetch; a frame the compiled decoder
+refuses goes to the generic decode, which refuses it too and closes the connection.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import attrs
 
+from kafkapy import _codec, _fetch
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import (
     InvalidFetchSessionEpochError,
+    InvalidRequestError,
     KafkaError,
     KafkaStorageError,
     NotLeaderOrFollowerError,
@@ -67,15 +76,16 @@ from kafkapy.errors import (
     UnsupportedCompressionTypeError,
     UnsupportedVersionError,
 )
-from kafkapy.network.request_channel import SendResponse
-from kafkapy.protocol import ApiKey, encode_response_parts
+from kafkapy.network.request_channel import Request, Response, SendResponse
+from kafkapy.protocol import ApiKey
+from kafkapy.protocol.api_keys import API_KEYS
+from kafkapy.protocol.codec import message_plan
 from kafkapy.protocol.message_classes import (
-    AbortedTransaction,
-    FetchableTopicResponse,
     FetchRequest,
     FetchResponse,
-    FetchResponseEpochEndOffset,
-    PartitionData,
+    FetchTopic,
+    ForgottenTopic,
+    RequestHeader,
 )
 from kafkapy.protocol.records import down_convert
 from kafkapy.security.authorizer.acl import CLUSTER_NAME, AclOperation, ResourceType
@@ -90,39 +100,140 @@ from kafkapy.server.replica_manager import (
     FetchPartitionResult,
 )
 from kafkapy.server.replica_selector import ClientMetadata
-from kafkapy.server.request_context import Handler, Parked, RequestContext
+from kafkapy.server.request_context import FrameHandler, Handler, Parked, RequestContext
 
-__all__ = ["HANDLERS", "handle_fetch"]
+if TYPE_CHECKING:
+    from kafkapy.server.kafka_apis import KafkaApis
+
+__all__ = ["FRAME_HANDLERS", "HANDLERS", "FetchFrame", "handle_fetch", "handle_fetch_frame"]
 
 
 INT32_MAX = (1 << 31) - 1
+# The versions the compiled decoder serves here: topic ids (v13+) are not served by this
+# broker (KafkaApis advertises 0-12), so a name is always there.
+_FRAME_VERSIONS = range(0, 13)
+# What _fetch.decode_fetch_request returns for those versions (module level: a subscripted
+# type written inside the handler would be built on every request)
+_NamedTopics = list[tuple[str, Any, list[tuple[int, int, int, int, int, int]]]]
+_NamedForgotten = list[tuple[str, Any, list[int]]]
+
+
+@attrs.define(slots=True, eq=False)
+class FetchFrame:
+    """A Fetch request as the fetch reads it: the request-level values and the partitions
+    asked for (``requested``, in request order; ``forgotten``, v7+), with no message object
+    per topic or partition. The body of the fast path's RequestContext (KafkaApis reads
+    ``replica_id`` for the request quota's exemption); ``topics`` and
+    ``forgotten_topics_data`` decode the generated classes from ``frame`` on demand, for the
+    error response alone (Kafka's getErrorResponse names every partition asked for)."""
+
+    version: int
+    replica_id: int
+    max_wait_ms: int
+    min_bytes: int
+    max_bytes: int
+    isolation_level: int
+    session_id: int
+    session_epoch: int
+    rack_id: str
+    requested: list[CachedPartition]
+    forgotten: list[TopicPartition]
+    frame: Any = None
+    offset: int = 0
+    _decoded: FetchRequest | None = None
+
+    @classmethod
+    def of(cls, body: FetchRequest, version: int) -> FetchFrame:
+        """The values of a generated FetchRequest (the generic path)."""
+        return cls(version, body.replica_id, body.max_wait_ms, body.min_bytes, body.max_bytes,
+                   body.isolation_level, body.session_id, body.session_epoch, body.rack_id or "",
+                   [CachedPartition(TopicPartition(topic.topic, part.partition),
+                                    part.fetch_offset, max(part.partition_max_bytes, 0),
+                                    part.current_leader_epoch,
+                                    part.last_fetched_epoch if version >= 12 else -1,
+                                    part.log_start_offset)
+                    for topic in body.topics for part in topic.partitions],
+                   [TopicPartition(t.topic, p) for t in body.forgotten_topics_data
+                    for p in t.partitions], decoded=body)
+
+    @property
+    def request(self) -> FetchRequest:
+        if self._decoded is None:
+            body, _ = _codec.decode_struct(
+                message_plan(API_KEYS[ApiKey.FETCH].request, self.version), self.frame,
+                self.offset)
+            self._decoded = body
+        return self._decoded
+
+    @property
+    def topics(self) -> list[FetchTopic]:
+        return self.request.topics
+
+    @property
+    def forgotten_topics_data(self) -> list[ForgottenTopic]:
+        return self.request.forgotten_topics_data
+
+
+async def handle_fetch_frame(apis: KafkaApis, request: Request, header: RequestHeader,
+                             offset: int) -> Response | Parked | None:
+    """The frame handler (KafkaApis, before its generic decode): the request decoded by
+    ``kafkapy._fetch`` and served by the same fetch as ``handle_fetch``. None (the generic
+    path) for a frame the compiled decoder refuses: the generic decode refuses it too and
+    closes the connection with its reason, before anything changed."""
+    version = header.api_version
+    if version not in _FRAME_VERSIONS:
+        return None
+    try:
+        (replica_id, _epoch, max_wait_ms, min_bytes, max_bytes, isolation_level, session_id,
+         session_epoch, topics, forgotten, rack_id, _cluster, _end) = \
+            _fetch.decode_fetch_request(request.frame, offset, version)
+    except InvalidRequestError:
+        return None
+    # v0-12 name topics (never null: not nullable in these versions), not ids
+    names = cast(_NamedTopics, topics)
+    gone = cast(_NamedForgotten, forgotten)
+    # (partition, current_leader_epoch, fetch_offset, last_fetched_epoch, log_start_offset,
+    #  partition_max_bytes): -1 where the version lacks a field, as the generated class has it
+    body = FetchFrame(version, replica_id, max_wait_ms, min_bytes, max_bytes, isolation_level,
+                      session_id, session_epoch, rack_id,
+                      [CachedPartition(TopicPartition(name, p[0]), p[2],
+                                       p[5] if p[5] > 0 else 0, p[1], p[3], p[4])
+                       for name, _id, parts in names for p in parts],
+                      [TopicPartition(name, p) for name, _id, parts in gone for p in parts],
+                      request.frame, offset)
+    return await apis.run_handler(RequestContext(header, body, request, apis), _serve_frame)
+
+
+async def _serve_frame(context: RequestContext[FetchFrame]
+                       ) -> FetchResponse | SendResponse | Parked:
+    return await _serve(context, context.body)
+
 
 async def handle_fetch(
         context: RequestContext[FetchRequest]) -> FetchResponse | SendResponse | Parked:
-    body = context.body
+    """The generic path's handler (the generated FetchRequest): the same fetch."""
+    return await _serve(context, FetchFrame.of(context.body, context.api_version))
+
+
+async def _serve(context: RequestContext[Any],
+                 fetch: FetchFrame) -> FetchResponse | SendResponse | Parked:
     version = context.api_version
     server = context.server
     marks = context.request.timings
     if marks is not None:       # request metrics: also FetchConsumer or FetchFollower
-        marks[0] = FOLLOWER_FETCH if body.replica_id >= 0 else CONSUMER_FETCH
-    requested = [CachedPartition(TopicPartition(topic.topic, part.partition),
-                                 part.fetch_offset, max(part.partition_max_bytes, 0),
-                                 part.current_leader_epoch,
-                                 part.last_fetched_epoch if version >= 12 else -1,
-                                 part.log_start_offset)
-                 for topic in body.topics for part in topic.partitions]
+        marks[0] = FOLLOWER_FETCH if fetch.replica_id >= 0 else CONSUMER_FETCH
+    requested = fetch.requested
     if version >= 7:
         session = server.fetch_sessions.new_context(
-            body.session_id, body.session_epoch, requested,
-            [TopicPartition(t.topic, p) for t in body.forgotten_topics_data
-             for p in t.partitions], server.time.milliseconds())
+            fetch.session_id, fetch.session_epoch, requested, fetch.forgotten,
+            server.time.milliseconds())
         if session.error is not None:
             return FetchResponse(throttle_time_ms=0, error_code=session.error.code,
                                  session_id=INVALID_SESSION_ID, responses=[])
     else:
         session = FetchContext("sessionless", requested)
-    max_bytes = body.max_bytes
-    if body.replica_id < 0:
+    max_bytes = fetch.max_bytes
+    if fetch.replica_id < 0:
         max_bytes = min(max_bytes, server.config.fetch_max_bytes)
         # consumer_byte_rate: no more than the quota window can hold at once (Kafka's
         # getMaxValueInQuotaWindow), so that one answer cannot exceed it many times over
@@ -131,33 +242,36 @@ async def handle_fetch(
         if window_bytes is not None:
             max_bytes = min(max_bytes, int(min(window_bytes, INT32_MAX)))
     params = FetchParams(
-        max_wait_ms=max(body.max_wait_ms, 0), min_bytes=max(0, min(body.min_bytes, max_bytes)),
+        max_wait_ms=max(fetch.max_wait_ms, 0), min_bytes=max(0, min(fetch.min_bytes, max_bytes)),
         max_bytes=max(0, max_bytes),
-        isolation_level=body.isolation_level, replica_id=body.replica_id,
+        isolation_level=fetch.isolation_level, replica_id=fetch.replica_id,
         # v11+ (KIP-392): who the consumer is; it may then be served by a follower.
         client_metadata=ClientMetadata(
-            body.rack_id or "", context.client_id, context.request.client_host,
+            fetch.rack_id, context.client_id, context.request.client_host,
             context.request.listener_name) if version >= 11 else None)
-    denied = _denied_topics(context, session.partitions)
+    # v0-3: each partition's records are converted down from its fetch offset
+    offsets = {} if version >= 4 else {p.tp: p.fetch_offset for p in requested}
+    denied = _denied_topics(context, fetch.replica_id, session.partitions)
     requests = [FetchPartitionRequest(p.tp, p.fetch_offset, p.max_bytes,
                                       p.current_leader_epoch, p.last_fetched_epoch,
                                       p.log_start_offset)
                 for p in session.partitions if p.tp.topic not in denied]
     if denied and not requests:             # nothing to read: answer at once, as Kafka
-        return _respond(context, params, session, _with_denied(session, [], denied))
+        return _respond(context, params, session, _with_denied(session, [], denied), offsets)
     results, parked = server.replica_manager.fetch_messages(params, requests)
     if parked is None:
-        return _respond(context, params, session, _with_denied(session, results, denied))
+        return _respond(context, params, session, _with_denied(session, results, denied),
+                        offsets)
 
     async def finish() -> SendResponse | FetchResponse:
         await parked.wait()
         return _respond(context, params, session,
-                        _with_denied(session, parked.results, denied))
+                        _with_denied(session, parked.results, denied), offsets)
 
     return Parked(finish)
 
 
-def _denied_topics(context: RequestContext[FetchRequest],
+def _denied_topics(context: RequestContext[Any], replica_id: int,
                    partitions: Sequence[CachedPartition]) -> set[str]:
     """The topics this fetch may not read (Kafka's handleFetchRequest): a replica's fetch
     needs CLUSTER_ACTION on the cluster (else every partition is refused), a consumer's READ
@@ -165,7 +279,7 @@ def _denied_topics(context: RequestContext[FetchRequest],
     if context.server.authorizer is None:
         return set()
     names = {p.tp.topic for p in partitions}
-    if context.body.replica_id >= 0:
+    if replica_id >= 0:
         allowed = authorize(context, AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER,
                             CLUSTER_NAME)
         return set() if allowed else names
@@ -189,9 +303,9 @@ def _with_denied(session: FetchContext, results: list[tuple[TopicPartition, Fetc
     return out
 
 
-def _respond(context: RequestContext[FetchRequest], params: FetchParams, session: FetchContext,
-             results: list[tuple[TopicPartition, FetchPartitionResult]]
-             ) -> SendResponse | FetchResponse:
+def _respond(context: RequestContext[Any], params: FetchParams, session: FetchContext,
+             results: list[tuple[TopicPartition, FetchPartitionResult]],
+             offsets: dict[TopicPartition, int]) -> SendResponse | FetchResponse:
     if params.replica_id >= 0:
         # the answer to a follower: its throttled partitions' bytes count against the
         # leader's replication quota (Kafka records them as the response is built)
@@ -212,9 +326,11 @@ def _respond(context: RequestContext[FetchRequest], params: FetchParams, session
         throttled = _throttle(context, session, results, session_id)
         if throttled is not None:
             return throttled
-    offsets = {} if version >= 4 else \
-        {(t.topic, p.partition): p.fetch_offset for t in context.body.topics for p in t.partitions}
-    topics: list[FetchableTopicResponse] = []
+    # What kafkapy._fetch.encode_fetch_response writes: (topic, topic id, partitions) with
+    # per partition (index, error, high watermark, last stable offset, log start offset,
+    # aborted transactions, preferred read replica, records, diverging epoch, current
+    # leader, snapshot id).
+    topics: list[tuple[str, None, list[tuple[Any, ...]]]] = []
     metrics = context.server.metrics
     stats = None if metrics is None else metrics.topic_stats
     follower = params.replica_id >= 0
@@ -222,7 +338,7 @@ def _respond(context: RequestContext[FetchRequest], params: FetchParams, session
         data = r.data
         records: Any = data if data is not None and data.size else b""
         if version < 4:
-            r, records = _down_converted(context, params, tp, r, offsets[tp.topic, tp.partition])
+            r, records = _down_converted(context, params, tp, r, offsets[tp])
         elif version < 10 and params.replica_id < 0 and _zstd_topic(context, tp):
             # Kafka's maybeConvertFetchedData: before v10 (KIP-110) a consumer cannot read a
             # zstd topic; the error replaces the partition's answer.
@@ -241,29 +357,21 @@ def _respond(context: RequestContext[FetchRequest], params: FetchParams, session
             # Answered partitions go to the end: the next reads start with the others (Kafka
             # moves them so that max_bytes does not always favour the same ones).
             live.partitions[tp] = live.partitions.pop(tp)
-        if not topics or topics[-1].topic != tp.topic:
-            topics.append(FetchableTopicResponse(topic=tp.topic, partitions=[]))
-        aborted: list[AbortedTransaction] | None = None
+        if not topics or topics[-1][0] != tp.topic:
+            topics.append((tp.topic, None, []))
+        aborted: list[tuple[int, int]] | None = None
         if committed and r.error is None and r.preferred_read_replica < 0:
-            aborted = [AbortedTransaction(producer_id=t.producer_id, first_offset=t.first_offset)
+            aborted = [(t.producer_id, t.first_offset)
                        for t in (data.aborted_transactions or ())] if data is not None else []
-        diverging = FetchResponseEpochEndOffset() if r.diverging_epoch is None else \
-            FetchResponseEpochEndOffset(epoch=r.diverging_epoch[0],
-                                        end_offset=r.diverging_epoch[1])
-        topics[-1].partitions.append(PartitionData(
-            partition_index=tp.partition, diverging_epoch=diverging,
-            error_code=0 if r.error is None else r.error.code,
-            high_watermark=r.high_watermark, last_stable_offset=r.last_stable_offset,
-            log_start_offset=r.log_start_offset,
-            aborted_transactions=aborted,
-            preferred_read_replica=r.preferred_read_replica,
-            records=records))
+        topics[-1][2].append((
+            tp.partition, 0 if r.error is None else r.error.code, r.high_watermark,
+            r.last_stable_offset, r.log_start_offset, aborted, r.preferred_read_replica,
+            records, r.diverging_epoch, None, None))
     if session.kind == "full":
         session_id = cache.maybe_create_session(session.partitions, params.replica_id >= 0,
                                                 context.server.time.milliseconds())
-    body = FetchResponse(throttle_time_ms=0, error_code=0, session_id=session_id,
-                         responses=topics)
-    parts = encode_response_parts(ApiKey.FETCH, context.api_version, context.correlation_id, body)
+    parts = _fetch.encode_fetch_response(version, context.correlation_id, 0, 0, session_id,
+                                         topics)
     rest: list[Any] = []
     for piece in parts[1:]:
         if isinstance(piece, bytes):
@@ -274,7 +382,7 @@ def _respond(context: RequestContext[FetchRequest], params: FetchParams, session
     return SendResponse(parts[0], rest)
 
 
-def _throttle(context: RequestContext[FetchRequest], session: FetchContext,
+def _throttle(context: RequestContext[Any], session: FetchContext,
               results: list[tuple[TopicPartition, FetchPartitionResult]],
               session_id: int) -> FetchResponse | None:
     """The client quotas of a consumer's fetch, as Kafka's handleFetchRequest: the
@@ -301,12 +409,12 @@ def _throttle(context: RequestContext[FetchRequest], session: FetchContext,
                          else INVALID_SESSION_ID, responses=[])
 
 
-def _zstd_topic(context: RequestContext[FetchRequest], tp: TopicPartition) -> bool:
+def _zstd_topic(context: RequestContext[Any], tp: TopicPartition) -> bool:
     partition = context.server.replica_manager.partitions.get(tp)
     return partition is not None and partition.log.config.compression_type == "zstd"
 
 
-def _down_converted(context: RequestContext[FetchRequest], params: FetchParams,
+def _down_converted(context: RequestContext[Any], params: FetchParams,
                     tp: TopicPartition, r: FetchPartitionResult,
                     fetch_offset: int) -> tuple[FetchPartitionResult, bytes]:
     """A v0-3 partition's result and records, converted to the magic its version allows."""
@@ -340,3 +448,4 @@ def _down_converted(context: RequestContext[FetchRequest], params: FetchParams,
 
 
 HANDLERS: dict[int, Handler] = {ApiKey.FETCH: handle_fetch}
+FRAME_HANDLERS: dict[int, FrameHandler] = {ApiKey.FETCH: handle_fetch_frame}
