@@ -8,6 +8,7 @@ Each extension is the single implementation of its hot path (no pure-Python twin
   kafkapy._log      the log's hot paths: index lookup, the append/recovery batch walk
   kafkapy._arrow    record batches decoded into Arrow column buffers (the Spark reader)
   kafkapy._legacy   message formats v0/v1 converted to and from record batches (old clients)
+  kafkapy._produce  the Produce request decoded from its frame, its response encoded (v3-11)
 """
 
 import os
@@ -29,6 +30,7 @@ EXTENSIONS = [
     # CRC-32 (IEEE) of the legacy messages: zlib's, which CPython's zlib module links too.
     Extension("kafkapy._legacy", ["kafkapy/_legacy.pyx"], include_dirs=["kafkapy"],
               libraries=["z"]),
+    Extension("kafkapy._produce", ["kafkapy/_produce.pyx"], include_dirs=["kafkapy"]),
 ]
 
 setup(

@@ -115,7 +115,7 @@ from kafkapy.server.handlers import (
     transaction,
     update_metadata,
 )
-from kafkapy.server.request_context import Handler, Parked, RequestContext
+from kafkapy.server.request_context import FrameHandler, Handler, Parked, RequestContext
 
 if TYPE_CHECKING:
     from kafkapy.server.kafka_server import KafkaServer
@@ -242,6 +242,17 @@ def default_handlers(cluster: bool = False) -> dict[int, Handler]:
     return handlers
 
 
+def default_frame_handlers(handlers: Mapping[int, Handler]) -> dict[int, FrameHandler]:
+    """``{api_key: frame_handler}`` from the ``FRAME_HANDLERS`` of the modules in
+    ``HANDLER_MODULES`` and ``CLUSTER_HANDLER_MODULES``, for the APIs whose generic handler
+    is the same module's (a frame handler is a fast path of its module's handler, never of
+    a replacement a test installs)."""
+    frame_handlers: dict[int, FrameHandler] = {}
+    for module in HANDLER_MODULES + CLUSTER_HANDLER_MODULES:
+        for key, frame_handler in getattr(module, "FRAME_HANDLERS", {}).items():
+            if handlers.get(key) is module.HANDLERS.get(key):
+                frame_handlers[key] = frame_handler
+    return frame_handlers
 
 class KafkaApis:
     """The dispatch table: ``{api_key: handler}``, advertised at ``RECOMMENDED_VERSIONS``.
@@ -275,6 +286,8 @@ class KafkaApis:
                                  f"versions the protocol layer knows ({api.versions})")
             advertised[key] = Versions(low, high)
         self._handlers: Mapping[int, Handler] = MappingProxyType(table)
+        self._frame_handlers: Mapping[int, FrameHandler] = MappingProxyType(
+            default_frame_handlers(table))
         self._advertised: Mapping[int, Versions] = MappingProxyType(advertised)
         self._api_versions = tuple((key, v.low, v.high) for key, v in advertised.items())
 
@@ -321,6 +334,11 @@ class KafkaApis:
                 return self._unsupported_api_versions(request, header)
             return _close(request, f"{api.name} ({key}) v{version} is outside the advertised "
                                    f"versions {versions}")
+        frame_handler = self._frame_handlers.get(key)
+        if frame_handler is not None:
+            fast = await self._handle_frame(frame_handler, request, header, offset)
+            if fast is not None:
+                return fast
         try:
             body, end = _codec.decode_struct(message_plan(api.request, version), frame, offset)
         except Exception as exc:
@@ -357,6 +375,61 @@ class KafkaApis:
                       (time.monotonic_ns() - request.receive_time_ns) / 1e6,
                       type(response).__name__)
         return response
+
+    async def _handle_frame(self, frame_handler: FrameHandler, request: Request,
+                            header: RequestHeader, offset: int) -> Response | Parked | None:
+        """A frame handler's answer (None: not its fast case), with the request metrics'
+        marks and the DEBUG request log of ``handle``. A frame handler that raises is
+        answered as a generic handler that raised (the body decoded for its error response;
+        closed if it does not decode)."""
+        marks = request.timings
+        started_ns = time.perf_counter_ns()
+        try:
+            answer = await frame_handler(self, request, header, offset)
+        except Exception as exc:
+            answer = self._frame_handler_failed(request, header, offset, exc, started_ns)
+        if answer is None:
+            return None
+        if marks is not None:           # local work done (the answer may complete later)
+            marks.append(time.monotonic_ns())
+        if isinstance(answer, Parked):
+            finish = answer.finish
+
+            async def finish_and_mark() -> Response:
+                try:
+                    response: Response = await finish()
+                except Exception as exc:
+                    response = self._frame_handler_failed(request, header, offset, exc,
+                                                          started_ns)
+                if marks is not None:   # the parked answer is complete (remote time ends)
+                    marks.append(time.monotonic_ns())
+                return response
+            return Parked(finish_and_mark)
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("Completed %s v%d request (correlation id %d, %d bytes) from %s "
+                      "(principal %s, %s) in %.3f ms: %s", API_KEYS[header.api_key].name,
+                      header.api_version, header.correlation_id, len(request.frame),
+                      request.connection_id, request.principal, request.security_protocol,
+                      (time.monotonic_ns() - request.receive_time_ns) / 1e6,
+                      type(answer).__name__)
+        return answer
+
+    def _frame_handler_failed(self, request: Request, header: RequestHeader, offset: int,
+                              exc: Exception, started_ns: int) -> Response:
+        api = API_KEYS[header.api_key]
+        try:
+            body, _ = _codec.decode_struct(message_plan(api.request, header.api_version),
+                                           request.frame, offset)
+        except Exception as failed:
+            log.error("Unexpected error handling the %s v%d request (correlation id %d) from "
+                      "%s; closing the connection (the body does not decode: %s)", api.name,
+                      header.api_version, header.correlation_id, request.connection_id,
+                      _reason(failed), exc_info=exc)
+            return CloseConnection()
+        context = RequestContext(header, body, request, self)
+        if not context.request_time.recorded:
+            context.request_time.started_ns = started_ns
+        return _answer_error(context, exc, self._request_quota(context))
 
     def record_request_time(self, context: RequestContext[Any]) -> int:
         """request_percentage (Kafka's ``ClientRequestQuotaManager

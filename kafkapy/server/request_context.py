@@ -20,14 +20,14 @@ from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar
 
 import attrs
 
-from kafkapy.network.request_channel import Request
+from kafkapy.network.request_channel import Request, Response
 from kafkapy.protocol.message_classes import RequestHeader
 
 if TYPE_CHECKING:
     from kafkapy.server.kafka_apis import KafkaApis
     from kafkapy.server.kafka_server import KafkaServer
 
-__all__ = ["Handler", "Parked", "RequestContext", "RequestTime"]
+__all__ = ["FrameHandler", "Handler", "Parked", "RequestContext", "RequestTime"]
 
 BodyT = TypeVar("BodyT")
 
@@ -115,3 +115,14 @@ class Parked:
     it so that the pool's ``finish()`` always returns a Response."""
 
     finish: Callable[[], Awaitable[Any]]
+
+
+FrameHandler: TypeAlias = Callable[["KafkaApis", Request, RequestHeader, int],
+                                   Awaitable["Response | Parked | None"]]
+"""``async def frame_handler(apis, request, header, body_offset) -> Response | Parked | None``:
+a compiled fast path that takes the request's frame itself (the body starts at
+``body_offset`` of ``request.frame``) instead of the decoded body. None means "not the fast
+case": KafkaApis goes on with the generic path (decode, ``Handler``), so a frame handler
+decides that before it changes any state. It keeps the request-time and client quotas
+itself; a ``Parked`` answer's ``finish()`` returns the Response. It may raise (KafkaApis then
+answers as for a generic handler that raised)."""
