@@ -182,7 +182,7 @@ def test_batch_checks_are_check_produce_batchs() -> None:
 def test_agrees_with_kafkapys_codec(version: int, data: st.DataObject) -> None:
     value = data.draw(body(MESSAGE, version, unknown_tags=True))
     frame = frame_of(version, value)
-    header, offset = decode_request_header(frame)
+    _, offset = decode_request_header(frame)
     expected = decode_request(frame).body
     assert_matches(_produce.decode_produce(frame, offset, version), expected, version)
     # and from a bytearray (the selector's frames), at the same offset
