@@ -320,6 +320,7 @@ async def produce_frame(apis: KafkaApis, request: Request, header: RequestHeader
     early: dict[TopicPartition, KafkaError] = {}
     entries: dict[TopicPartition, memoryview | bytes | bytearray] = {}
     layout: list[tuple[str, list[tuple[int, TopicPartition]]]] = []
+    flushes = False
     for name, parts in topics:
         tps = []
         for index, view, checked in parts:
@@ -336,6 +337,7 @@ async def produce_frame(apis: KafkaApis, request: Request, header: RequestHeader
                 return None     # transactional verification: handle_produce's
             else:
                 entries[tp] = view
+                flushes = flushes or partition.log.flushes_on_append
         layout.append((name, tps))
     context = RequestContext(header, FastProduce(acks, timeout_ms), request, apis)
     context.request_time.started_ns = time.perf_counter_ns()
@@ -356,7 +358,7 @@ async def produce_frame(apis: KafkaApis, request: Request, header: RequestHeader
         return SendResponse(_produce.encode_produce_response(
             version, header.correlation_id, max(throttle_ms, request_throttle_ms), answer))
 
-    if any(rm.partitions[tp].log.flushes_on_append for tp in entries):
+    if flushes:
         # The flush path of handle_produce: the fsync is waited for in the connection's
         # own task (Parked).
         async def append_and_respond() -> Response:
