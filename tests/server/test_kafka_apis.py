@@ -57,7 +57,7 @@ from kafkapy.server.error_response import ELEMENT, ERROR_SHAPES, error_response
 from kafkapy.server.handler_pool import KafkaRequestHandlerPool
 from kafkapy.server.handlers.api_versions import handle_api_versions
 from kafkapy.server.kafka_apis import RECOMMENDED_VERSIONS, KafkaApis
-from kafkapy.server.request_context import RequestContext
+from kafkapy.server.request_context import Parked, RequestContext
 from tests.network.support import assert_closed, frame, receive_frame, serving, settle, trio_test
 from tests.protocol.strategies import body as random_body
 
@@ -757,3 +757,89 @@ async def test_pool_tasks_serve_connections_concurrently(tasks: int) -> None:
         assert await receive_frame(slow) == b"tiaw"
         if tasks == 1:
             assert await receive_frame(quick) == b"kciuq"
+
+
+# Frame handlers (the compiled fast paths: ``FRAME_HANDLERS`` of a handler module)
+
+def _produce_frame(acks: int = 1) -> bytes:
+    P = request_class(0)
+    T = element(0, "request", "topic_data")
+    Part = element(0, "request", "topic_data", "partition_data")
+    return make_frame(0, 9, P(acks=acks, timeout_ms=100, topic_data=[
+        T(name="t", partition_data=[Part(index=0, records=b""), Part(index=3, records=b"")])]))
+
+
+def timed_request(frame_bytes: bytes) -> Request:
+    return Request("conn-1", "PLAINTEXT", "127.0.0.1", 40000, frame_bytes, time.monotonic_ns(),
+                   timings=[0, 0])
+
+
+def _apis_with_frame_handler(monkeypatch: pytest.MonkeyPatch, frame_handler: Any) -> KafkaApis:
+    from kafkapy.server.handlers import produce
+    monkeypatch.setattr(produce, "FRAME_HANDLERS", {0: frame_handler})
+    return apis_with({0: produce.handle_produce})
+
+
+def test_frame_handler_answers_first_with_the_header(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen = []
+
+    async def fast(apis: KafkaApis, request: Request, header: Any, offset: int) -> Response:
+        seen.append((header.api_version, header.correlation_id, offset))
+        return SendResponse(b"fast")
+
+    apis = _apis_with_frame_handler(monkeypatch, fast)
+    frame_bytes = _produce_frame()
+    request = timed_request(frame_bytes)
+    assert payload_of(trio.run(apis.handle, request)) == b"fast"
+    _, offset = kafka_apis.decode_request_header(frame_bytes)
+    assert seen == [(9, CORRELATION_ID, offset)]
+    assert request.timings is not None
+    assert len(request.timings) == 4            # dequeued, handler returned
+    # a frame handler of a module whose handler a test replaced is not used
+    assert payload_of(handle(apis_with({0: failing(errors.KafkaStorageError())}),
+                             frame_bytes)) != b"fast"
+
+
+def test_frame_handler_none_goes_on_with_the_generic_path(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = []
+
+    async def not_mine(apis: KafkaApis, request: Request, header: Any, offset: int) -> None:
+        calls.append(header.correlation_id)
+        return None
+
+    apis = _apis_with_frame_handler(monkeypatch, not_mine)
+    # the generic handle_produce runs (this KafkaApis serves no broker: it raises, and the
+    # answer is Produce's error response, every partition UNKNOWN_SERVER_ERROR)
+    body = decode_response(0, 9, payload_of(handle(apis, _produce_frame()))).body
+    assert calls == [CORRELATION_ID]
+    assert [(p.index, p.error_code) for p in body.responses[0].partition_responses] == [
+        (0, errors.UnknownServerError.code), (3, errors.UnknownServerError.code)]
+
+
+def test_frame_handler_that_raises_gets_the_error_response(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    async def broken(apis: KafkaApis, request: Request, header: Any, offset: int) -> None:
+        raise errors.KafkaStorageError("disk gone")
+
+    async def parks(apis: KafkaApis, request: Request, header: Any, offset: int) -> Parked:
+        async def finish() -> Response:
+            raise errors.NotEnoughReplicasError("shrunk")
+        return Parked(finish)
+
+    for frame_handler, code in ((broken, errors.KafkaStorageError.code),
+                                (parks, errors.NotEnoughReplicasError.code)):
+        apis = _apis_with_frame_handler(monkeypatch, frame_handler)
+        request = timed_request(_produce_frame())
+        answer = trio.run(apis.handle, request)
+        if isinstance(answer, Parked):
+            answer = trio.run(answer.finish)
+            assert request.timings is not None
+            assert len(request.timings) == 5    # dequeued, handler returned, complete
+        body = decode_response(0, 9, payload_of(answer)).body
+        assert {p.error_code for p in body.responses[0].partition_responses} == {code}
+        # acks=0: no error response, the connection is closed
+        assert isinstance(handle(apis, _produce_frame(acks=0)) if frame_handler is broken
+                          else trio.run(trio.run(apis.handle,
+                                                 channel_request(_produce_frame(0))).finish),
+                          CloseConnection)
