@@ -40,20 +40,20 @@ Kafka 3.x's ``KafkaApis.handleProduceRequest`` for v0-11:
   held meanwhile (``Parked``).
 
 The common case has a compiled path (``FRAME_HANDLERS``: ``produce_frame``): Produce v3-11
-without a transactional id or transactional batches, on a broker without an authorizer, is
-decoded from its frame by ``kafkapy._produce`` (the batch checks are ``_records``'s, called
-from there) and answered with the response that module encodes from the replica manager's
-results; no generated message object is built. Everything else the handler does happens the
-same way there (the same not-hosted errors, the same append, flush and acks=-1 parking, the
-same quotas); anything else (v0-2, a transactional id or batch, an authorizer, acks outside
--1/0/1, a body the compiled decoder refuses) goes to ``handle_produce``, which also closes
-the connection for a body that does not decode.
+with acks -1, 0 or 1 on a broker without an authorizer, transactional or not, is decoded from
+its frame by ``kafkapy._produce`` (the batch checks are ``_records``'s, called from there) and
+answered with the response that module encodes from the replica manager's results; no
+generated message object is built. Everything else the handler does happens the same way
+there, through the same functions (not-hosted errors, transactional verification, the
+append, flush and acks=-1 parking, the byte-rate and request-time quotas); anything else
+(v0-2, an authorizer, acks outside -1/0/1, a body the compiled decoder refuses) goes to
+``handle_produce``, which also closes the connection for a body that does not decode.
 """
 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import attrs
 
@@ -143,7 +143,19 @@ def _produce_throttle(server: KafkaServer, request: Request, client_id: str) -> 
     return throttle_ms
 
 
-def _verified_here(context: RequestContext[ProduceRequest], transactional_id: str | None,
+def _verify(context: RequestContext[Any], transactional_id: str | None, tp: TopicPartition,
+            log: Log, header: BatchHeader,
+            asks: dict[tuple[int, int], list[TopicPartition]]) -> None:
+    """A transactional batch's verification (KIP-890), both paths': here (raises what the
+    producer gets), or noted in ``asks`` for the coordinator on another broker when the
+    partition has no open transaction of the batch's producer epoch yet."""
+    if header.is_transactional and \
+            not _verified_here(context, transactional_id, tp, header) and \
+            needs_verification(log, header.producer_id, header.producer_epoch):
+        asks.setdefault((header.producer_id, header.producer_epoch), []).append(tp)
+
+
+def _verified_here(context: RequestContext[Any], transactional_id: str | None,
                    tp: TopicPartition, header: BatchHeader) -> bool:
     """Verify a transactional batch with this broker's transaction coordinator (raises the
     error the producer gets); False when the id's coordinator is another broker of the
@@ -161,7 +173,7 @@ def _verified_here(context: RequestContext[ProduceRequest], transactional_id: st
     return True
 
 
-async def _verify_elsewhere(context: RequestContext[ProduceRequest], transactional_id: str,
+async def _verify_elsewhere(context: RequestContext[Any], transactional_id: str,
                             asks: dict[tuple[int, int], list[TopicPartition]],
                             entries: dict[TopicPartition, memoryview | bytes | bytearray],
                             early: dict[TopicPartition, KafkaError]) -> None:
@@ -221,12 +233,7 @@ async def handle_produce(context: RequestContext[ProduceRequest]) -> _Answer | P
                 continue
             try:
                 view, header = check_batch_header(part.records, version, partition.log)
-                if header.is_transactional and \
-                        not _verified_here(context, body.transactional_id, tp, header) and \
-                        needs_verification(partition.log, header.producer_id,
-                                           header.producer_epoch):
-                    asks.setdefault((header.producer_id, header.producer_epoch),
-                                    []).append(tp)
+                _verify(context, body.transactional_id, tp, partition.log, header, asks)
                 entries[tp] = view
             except KafkaError as e:
                 early[tp] = e
@@ -314,12 +321,16 @@ async def produce_frame(apis: KafkaApis, request: Request, header: RequestHeader
             request.frame, offset, version)
     except InvalidRequestError:
         return None             # handle_produce's decode closes the connection, and logs why
-    if transactional_id is not None or acks not in (-1, 0, 1):
+    if acks not in (-1, 0, 1):
         return None
+    # From here on the request is this path's: nothing below returns None.
+    context = RequestContext(header, FastProduce(acks, timeout_ms), request, apis)
+    context.request_time.started_ns = time.perf_counter_ns()
     rm = server.replica_manager
     early: dict[TopicPartition, KafkaError] = {}
     entries: dict[TopicPartition, memoryview | bytes | bytearray] = {}
     layout: list[tuple[str, list[tuple[int, TopicPartition]]]] = []
+    asks: dict[tuple[int, int], list[TopicPartition]] = {}     # (producer id, epoch) -> tps
     flushes = False
     for name, parts in topics:
         tps = []
@@ -333,14 +344,21 @@ async def produce_frame(apis: KafkaApis, request: Request, header: RequestHeader
                 early[tp] = _null_records()
             elif isinstance(checked, KafkaError):
                 early[tp] = checked
-            elif checked is None or checked.is_transactional:
-                return None     # transactional verification: handle_produce's
             else:
+                assert checked is not None          # records present: checked
+                if checked.is_transactional:
+                    try:
+                        _verify(context, transactional_id, tp, partition.log, checked, asks)
+                    except KafkaError as e:
+                        early[tp] = e
+                        continue
                 entries[tp] = view
                 flushes = flushes or partition.log.flushes_on_append
         layout.append((name, tps))
-    context = RequestContext(header, FastProduce(acks, timeout_ms), request, apis)
-    context.request_time.started_ns = time.perf_counter_ns()
+    if asks:
+        assert transactional_id is not None         # _verified_here checked it
+        await _verify_elsewhere(context, transactional_id, asks, entries, early)
+        flushes = any(rm.partitions[tp].log.flushes_on_append for tp in entries)
 
     def respond(results: dict[TopicPartition, ProducePartitionResult],
                 request_throttle_ms: int) -> Response:
