@@ -22,6 +22,13 @@ answered exactly once. In order:
    without reading the body, with a v0 body and response header v0, error UNSUPPORTED_VERSION
    (35) and the advertised ApiVersions range (Kafka's ``RequestContext.parseRequest`` /
    ``ApiVersionsRequest.getErrorResponse``; the protocol reference, section 3.2).
+   An API with a *frame handler* (a handler module's ``FRAME_HANDLERS``, the
+   ``FrameHandler`` contract of :mod:`kafkapy.server.request_context`: a compiled fast path)
+   is offered the frame, its decoded header and the body's offset first; what it answers is
+   the answer (with the request metrics' marks and the DEBUG log below), None sends the
+   request on to the generic steps 3-4, and one that raises is answered as a handler that
+   raised (step 4; the body decoded for the error response). Frame handlers are used only
+   for APIs served by their own module's handler.
 3. The body is decoded, into the API's generated request class (the one its handler's
    ``RequestContext[...]`` names). A body that does not decode closes the connection: Kafka's
    ``RequestContext.parseRequest`` turns any parse failure into an InvalidRequestException,
