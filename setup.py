@@ -9,6 +9,7 @@ Each extension is the single implementation of its hot path (no pure-Python twin
   kafkapy._arrow    record batches decoded into Arrow column buffers (the Spark reader)
   kafkapy._legacy   message formats v0/v1 converted to and from record batches (old clients)
   kafkapy._fetch    the Fetch request's decode and the Fetch response's encode (no records)
+  kafkapy._produce  the Produce request decoded from its frame, its response encoded (v3-11)
 """
 
 import os
@@ -31,6 +32,7 @@ EXTENSIONS = [
     Extension("kafkapy._legacy", ["kafkapy/_legacy.pyx"], include_dirs=["kafkapy"],
               libraries=["z"]),
     Extension("kafkapy._fetch", ["kafkapy/_fetch.pyx"], include_dirs=["kafkapy"]),
+    Extension("kafkapy._produce", ["kafkapy/_produce.pyx"], include_dirs=["kafkapy"]),
 ]
 
 setup(

@@ -91,6 +91,20 @@ def _check_fetch(fetch: ModuleType) -> None:
     assert fetch.encode_fetch_response(4, 7, 0, 0, 0, []) == [b"\x00\x00\x00\x07" + b"\x00" * 8]
 
 
+def _check_produce(produce: ModuleType) -> None:
+    from kafkapy import _records
+
+    batch = _records.build_batch([(b"k", b"v", [], 1_700_000_000_000)])
+    # Produce v3: null transactional id, acks 1, 100 ms, topic "t" partition 0
+    body = (b"\xff\xff\x00\x01\x00\x00\x00\x64\x00\x00\x00\x01\x00\x01t"
+            b"\x00\x00\x00\x01\x00\x00\x00\x00" + struct.pack(">i", len(batch)) + batch)
+    transactional_id, acks, _, [(name, [(index, view, header)])] = \
+        produce.decode_produce(body, 0, 3)
+    assert (transactional_id, acks, name, index, bytes(view)) == (None, 1, "t", 0, batch)
+    assert header.batch_length == len(batch) - 12
+    assert produce.encode_produce_response(3, 7, 0, []) == b"\x00\x00\x00\x07" + b"\x00" * 8
+
+
 CHECKS: dict[str, Callable[[ModuleType], None]] = {
     "_codec": _check_codec,
     "_records": _check_records,
@@ -100,6 +114,7 @@ CHECKS: dict[str, Callable[[ModuleType], None]] = {
     "_legacy": _check_legacy,
     "_selector": _check_selector,
     "_fetch": _check_fetch,
+    "_produce": _check_produce,
 }
 
 

@@ -4,7 +4,7 @@ module, and shown to fail on deliberate violations.
 The layers, bottom up; a layer imports only what is listed for it (and itself):
 
 - compiled modules (``_codec``, ``_records``, ``_frames``, ``_log``, ``_arrow``,
-  ``_legacy``, ``_selector``, ``_fetch``) and ``errors``: the floor;
+  ``_legacy``, ``_selector``, ``_fetch``, ``_produce``) and ``errors``: the floor;
 - ``common`` (TopicPartition, the clock, the purgatory): ``errors``;
 - ``protocol``, sans-IO: ``errors``, ``_codec``, ``_records``, ``_legacy``; never trio or a socket;
 - ``log``: ``common``, ``protocol``, ``errors``, ``_log``, ``_records``; never ``network``,
@@ -60,7 +60,8 @@ PACKAGE = ROOT / "kafkapy"
 SPARK = ROOT / "spark_integration" / "pyspark_kafkapy"
 
 COMPILED = ("kafkapy._codec", "kafkapy._records", "kafkapy._frames", "kafkapy._log",
-            "kafkapy._arrow", "kafkapy._legacy", "kafkapy._selector", "kafkapy._fetch")
+            "kafkapy._arrow", "kafkapy._legacy", "kafkapy._selector", "kafkapy._fetch",
+            "kafkapy._produce")
 
 # layer -> the kafkapy modules/packages it may import (besides itself)
 ALLOWED: dict[str, tuple[str, ...]] = {

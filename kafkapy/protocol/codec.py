@@ -164,6 +164,10 @@ def _api(api_key: int) -> ApiMessages:
     return api
 
 
+# (api key, api version) -> the request header's plan, for the keys and versions seen.
+_REQUEST_HEADER_PLANS: dict[tuple[int, int], _codec.StructPlan] = {}
+
+
 def decode_request_header(frame: Any) -> tuple[RequestHeader, int]:
     """Decode only the header of a request frame; returns (header, offset of the body).
 
@@ -171,12 +175,18 @@ def decode_request_header(frame: Any) -> tuple[RequestHeader, int]:
     version it does not know). Raises InvalidRequestError for unknown keys or bad bytes.
     """
     api_key, api_version = _codec.read_int16_pair(frame)
-    api = _api(api_key)
-    # A version beyond what we know still decides its header by flexibility: the flexible
-    # range is open-ended ("N+"), so a newer version of a flexible API is flexible.
-    flexible = api.is_flexible(api_version)
-    version = request_header_version(api_key, api_version, flexible)
-    header, offset = _codec.decode_struct(_header_plan(REQUEST_HEADER, version), frame, 0)
+    plan = _REQUEST_HEADER_PLANS.get((api_key, api_version))
+    if plan is None:
+        api = _api(api_key)
+        # A version beyond what we know still decides its header by flexibility: the
+        # flexible range is open-ended ("N+"), so a newer version of a flexible API is
+        # flexible.
+        flexible = api.is_flexible(api_version)
+        version = request_header_version(api_key, api_version, flexible)
+        plan = _header_plan(REQUEST_HEADER, version)
+        if -1 <= api_version <= 64:         # a bounded cache, whatever clients send
+            _REQUEST_HEADER_PLANS[(api_key, api_version)] = plan
+    header, offset = _codec.decode_struct(plan, frame, 0)
     return header, offset
 
 

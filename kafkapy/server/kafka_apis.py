@@ -22,15 +22,17 @@ answered exactly once. In order:
    without reading the body, with a v0 body and response header v0, error UNSUPPORTED_VERSION
    (35) and the advertised ApiVersions range (Kafka's ``RequestContext.parseRequest`` /
    ``ApiVersionsRequest.getErrorResponse``; the protocol reference, section 3.2).
-3. A frame handler (a handler module's ``FRAME_HANDLERS``: Fetch's compiled decode) may take
-   the request here, from its frame, and answer through step 4 (``run_handler``); when it
-   returns None (not its case), the body is decoded, into the API's generated request class
-   (the one its handler's ``RequestContext[...]`` names). A body that does not decode closes
-   the connection: Kafka's ``RequestContext.parseRequest`` turns any parse failure into an
-   InvalidRequestException, which the SocketServer answers by closing. Bytes left over after a
-   complete body are ignored, as Kafka's generated readers ignore them: librdkafka 2.x sends
-   a flexible "all topics" Metadata request with three such bytes (its array-count
-   placeholder).
+3. A frame handler (a handler module's ``FRAME_HANDLERS``: the compiled decoders of Fetch and
+   Produce) may take the request here, from its frame, and answer through step 4
+   (``run_handler``: Fetch) or with ``frame_answer`` (the same marks and log: Produce, whose
+   answer is encoded with its throttle time); one that raises is answered as a handler that
+   raised (step 4). When it returns None (not its case), the body is decoded, into the API's
+   generated request class (the one its handler's ``RequestContext[...]`` names). A body that
+   does not decode closes the connection: Kafka's ``RequestContext.parseRequest`` turns any
+   parse failure into an InvalidRequestException, which the SocketServer answers by closing.
+   Bytes left over after a complete body are ignored, as Kafka's generated readers ignore
+   them: librdkafka 2.x sends a flexible "all topics" Metadata request with three such bytes
+   (its array-count placeholder).
 4. The handler runs: ``await handler(context) -> body``. It returns the response body (encoded
    here at the request's version), or a channel response itself (``NoResponse`` for acks=0,
    ``SendResponse`` with file slices for Fetch). A handler may raise a ``KafkaError`` to answer
@@ -350,12 +352,13 @@ class KafkaApis:
                                    f"versions {versions}")
         frame_handler = self._frame_handlers.get(key)
         if frame_handler is not None:
+            started_ns = time.perf_counter_ns()
             try:
                 answer = await frame_handler(self, request, header, offset)
-            except Exception as exc:    # a frame handler answers its own errors: a bug
-                log.error("%s v%d frame handler failed", api.name, version, exc_info=exc)
-                return _close(request, f"{api.name} v{version} request (correlation id "
-                                       f"{header.correlation_id}) failed: {_reason(exc)}")
+            except Exception as exc:    # answered as a generic handler that raised
+                return self.frame_answer(request, header, offset, started_ns,
+                                         self._frame_handler_failed(request, header, offset,
+                                                                    exc, started_ns))
             if answer is not None:
                 return answer
         try:
@@ -404,6 +407,55 @@ class KafkaApis:
                       (time.monotonic_ns() - request.receive_time_ns) / 1e6,
                       type(response).__name__)
         return response
+
+    def frame_answer(self, request: Request, header: RequestHeader, offset: int,
+                     started_ns: int, answer: Response | Parked) -> Response | Parked:
+        """A frame handler's answer with what ``run_handler`` adds to a handler's: the
+        request metrics' marks and the DEBUG request log; a ``Parked`` answer whose
+        ``finish()`` raises is answered as a generic handler that raised (the body decoded
+        for its error response; closed if it does not decode). For frame handlers that do
+        not end with ``run_handler`` (Produce: its answer is encoded with its throttle time)."""
+        marks = request.timings
+        if marks is not None:           # local work done (the answer may complete later)
+            marks.append(time.monotonic_ns())
+        if isinstance(answer, Parked):
+            finish = answer.finish
+
+            async def finish_and_mark() -> Response:
+                try:
+                    response: Response = await finish()
+                except Exception as exc:
+                    response = self._frame_handler_failed(request, header, offset, exc,
+                                                          started_ns)
+                if marks is not None:   # the parked answer is complete (remote time ends)
+                    marks.append(time.monotonic_ns())
+                return response
+            return Parked(finish_and_mark)
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("Completed %s v%d request (correlation id %d, %d bytes) from %s "
+                      "(principal %s, %s) in %.3f ms: %s", API_KEYS[header.api_key].name,
+                      header.api_version, header.correlation_id, len(request.frame),
+                      request.connection_id, request.principal, request.security_protocol,
+                      (time.monotonic_ns() - request.receive_time_ns) / 1e6,
+                      type(answer).__name__)
+        return answer
+
+    def _frame_handler_failed(self, request: Request, header: RequestHeader, offset: int,
+                              exc: Exception, started_ns: int) -> Response:
+        api = API_KEYS[header.api_key]
+        try:
+            body, _ = _codec.decode_struct(message_plan(api.request, header.api_version),
+                                           request.frame, offset)
+        except Exception as failed:
+            log.error("Unexpected error handling the %s v%d request (correlation id %d) from "
+                      "%s; closing the connection (the body does not decode: %s)", api.name,
+                      header.api_version, header.correlation_id, request.connection_id,
+                      _reason(failed), exc_info=exc)
+            return CloseConnection()
+        context = RequestContext(header, body, request, self)
+        if not context.request_time.recorded:
+            context.request_time.started_ns = started_ns
+        return _answer_error(context, exc, self._request_quota(context))
 
     def record_request_time(self, context: RequestContext[Any]) -> int:
         """request_percentage (Kafka's ``ClientRequestQuotaManager

@@ -687,11 +687,13 @@ class ReplicaManager:
             if info.last_offset >= 0:
                 appended.append(partition)
         for partition in appended:
-            # flush.messages / flush.ms: fsync before the acknowledgement when due.
-            try:
-                await self.log_manager.maybe_flush(partition.log)
-            except OSError as exc:
-                results[partition.tp].error = _as_kafka_error(partition.tp, exc)
+            # flush.messages / flush.ms: fsync before the acknowledgement when due (never
+            # with Kafka's defaults: then no coroutine is awaited per partition).
+            if partition.log.flushes_on_append:
+                try:
+                    await self.log_manager.maybe_flush(partition.log)
+                except OSError as exc:
+                    results[partition.tp].error = _as_kafka_error(partition.tp, exc)
             self.fetch_purgatory.check_and_complete(partition.tp)
             self.produce_purgatory.check_and_complete(partition.tp)
         if required_acks == -1 and appended:

@@ -10,8 +10,9 @@ A handler module may also export ``FRAME_HANDLERS: {api_key: FrameHandler}``: ca
 ``KafkaApis.handle`` with the request's frame and decoded header, after the version check and
 before the generic body decode, for an API's common case read straight from the frame (a
 compiled decoder). It returns the answer (a ``Response``, or ``Parked`` whose ``finish()``
-returns one and never raises: ``KafkaApis.run_handler`` gives both), or None, before changing
-any state, for "not the fast case": the generic path then decodes and dispatches as usual.
+returns one and never raises: ``KafkaApis.run_handler`` or ``KafkaApis.frame_answer`` gives
+both), or None, before changing any state, for "not the fast case": the generic path then
+decodes and dispatches as usual. One that raises is answered as a handler that raised.
 
 Contract (enforced by ``KafkaApis.handle``): ``await handler(context)`` returns the response
 body (encoded by KafkaApis at the request's version), a channel ``Response`` itself

@@ -58,7 +58,7 @@ from kafkapy.server.error_response import ELEMENT, ERROR_SHAPES, error_response
 from kafkapy.server.handler_pool import KafkaRequestHandlerPool
 from kafkapy.server.handlers.api_versions import handle_api_versions
 from kafkapy.server.kafka_apis import RECOMMENDED_VERSIONS, KafkaApis
-from kafkapy.server.request_context import RequestContext
+from kafkapy.server.request_context import Parked, RequestContext
 from tests.network.support import assert_closed, frame, receive_frame, serving, settle, trio_test
 from tests.protocol.strategies import body as random_body
 
@@ -314,16 +314,17 @@ def test_frame_handler_answer_is_used_and_run_handler_answers_as_the_generic_pat
     assert calls == ["run_handler"]
 
 
-def test_frame_handler_failure_closes_the_connection(caplog: pytest.LogCaptureFixture) -> None:
+def test_frame_handler_failure_is_answered_as_a_handler_failure() -> None:
     async def frame_handler(apis: KafkaApis, request: Request, header: RequestHeader,
                             offset: int) -> Response | None:
         raise RuntimeError("frame handler bug")
 
     apis = KafkaApis({API_VERSIONS_KEY: handle_api_versions, 3: failing(RuntimeError())},
                      frame_handlers={3: frame_handler})
-    with caplog.at_level(logging.INFO, logger="kafkapy"):
-        assert isinstance(handle(apis, make_frame(3, 12)), CloseConnection)
-    assert any(r.levelno == logging.ERROR and r.exc_info for r in records(caplog))
+    generic = KafkaApis({API_VERSIONS_KEY: handle_api_versions, 3: failing(RuntimeError())})
+    answer = handle(apis, make_frame(3, 12))
+    assert isinstance(answer, SendResponse)
+    assert payload_of(answer) == payload_of(handle(generic, make_frame(3, 12)))
 
 
 def test_fetch_is_served_from_its_frame_and_answers_errors_as_the_generic_path() -> None:
@@ -331,9 +332,10 @@ def test_fetch_is_served_from_its_frame_and_answers_errors_as_the_generic_path()
     behind it the fetch fails (UNKNOWN_SERVER_ERROR): the error response names every
     partition asked for, byte for byte as the generic path's; a frame the compiled decoder
     refuses is closed by the generic decode."""
-    from kafkapy.server.handlers import fetch
+    from kafkapy.server.handlers import fetch, produce
 
-    assert kafka_apis.default_frame_handlers() == {ApiKey.FETCH: fetch.handle_fetch_frame}
+    assert kafka_apis.default_frame_handlers() == {ApiKey.FETCH: fetch.handle_fetch_frame,
+                                                   ApiKey.PRODUCE: produce.produce_frame}
     topic = element(1, "request", "topics")
     partition = element(1, "request", "topics", "partitions")
     body = request_class(1)(max_wait_ms=10, min_bytes=1, session_epoch=-1, topics=[
@@ -848,3 +850,92 @@ async def test_pool_tasks_serve_connections_concurrently(tasks: int) -> None:
         assert await receive_frame(slow) == b"tiaw"
         if tasks == 1:
             assert await receive_frame(quick) == b"kciuq"
+
+
+# Frame handlers (the compiled fast paths: ``FRAME_HANDLERS`` of a handler module)
+
+def _produce_frame(acks: int = 1) -> bytes:
+    P = request_class(0)
+    T = element(0, "request", "topic_data")
+    Part = element(0, "request", "topic_data", "partition_data")
+    return make_frame(0, 9, P(acks=acks, timeout_ms=100, topic_data=[
+        T(name="t", partition_data=[Part(index=0, records=b""), Part(index=3, records=b"")])]))
+
+
+def timed_request(frame_bytes: bytes) -> Request:
+    return Request("conn-1", "PLAINTEXT", "127.0.0.1", 40000, frame_bytes, time.monotonic_ns(),
+                   timings=[0, 0])
+
+
+def _apis_with_frame_handler(frame_handler: Any) -> KafkaApis:
+    from kafkapy.server.handlers import produce
+    return KafkaApis({API_VERSIONS_KEY: handle_api_versions, 0: produce.handle_produce},
+                     frame_handlers={0: frame_handler})
+
+
+def test_frame_handler_answers_first_with_the_header(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen = []
+
+    async def fast(apis: KafkaApis, request: Request, header: Any, offset: int) -> Response:
+        seen.append((header.api_version, header.correlation_id, offset))
+        answer = apis.frame_answer(request, header, offset, 0, SendResponse(b"fast"))
+        assert isinstance(answer, SendResponse)
+        return answer
+
+    apis = _apis_with_frame_handler(fast)
+    frame_bytes = _produce_frame()
+    request = timed_request(frame_bytes)
+    assert payload_of(trio.run(apis.handle, request)) == b"fast"
+    _, offset = kafka_apis.decode_request_header(frame_bytes)
+    assert seen == [(9, CORRELATION_ID, offset)]
+    assert request.timings is not None
+    assert len(request.timings) == 4            # dequeued, handler returned
+    # a table of handlers given without frame handlers (tests) uses none
+    assert payload_of(handle(apis_with({0: failing(errors.KafkaStorageError())}),
+                             frame_bytes)) != b"fast"
+
+
+def test_frame_handler_none_goes_on_with_handle_produce() -> None:
+    calls = []
+
+    async def not_mine(apis: KafkaApis, request: Request, header: Any, offset: int) -> None:
+        calls.append(header.correlation_id)
+        return None
+
+    apis = _apis_with_frame_handler(not_mine)
+    # the generic handle_produce runs (this KafkaApis serves no broker: it raises, and the
+    # answer is Produce's error response, every partition UNKNOWN_SERVER_ERROR)
+    body = decode_response(0, 9, payload_of(handle(apis, _produce_frame()))).body
+    assert calls == [CORRELATION_ID]
+    assert [(p.index, p.error_code) for p in body.responses[0].partition_responses] == [
+        (0, errors.UnknownServerError.code), (3, errors.UnknownServerError.code)]
+
+
+def test_frame_handler_that_raises_gets_the_error_response(
+        caplog: pytest.LogCaptureFixture) -> None:
+    async def broken(apis: KafkaApis, request: Request, header: Any, offset: int) -> None:
+        raise errors.KafkaStorageError("disk gone")
+
+    async def parks(apis: KafkaApis, request: Request, header: Any, offset: int) -> Parked:
+        async def finish() -> Response:
+            raise errors.NotEnoughReplicasError("shrunk")
+        answer = apis.frame_answer(request, header, offset, 0, Parked(finish))
+        assert isinstance(answer, Parked)
+        return answer
+
+    for frame_handler, code in ((broken, errors.KafkaStorageError.code),
+                                (parks, errors.NotEnoughReplicasError.code)):
+        apis = _apis_with_frame_handler(frame_handler)
+        request = timed_request(_produce_frame())
+        answer = trio.run(apis.handle, request)
+        if isinstance(answer, Parked):
+            answer = trio.run(answer.finish)
+            assert request.timings is not None
+            assert len(request.timings) == 5    # dequeued, handler returned, complete
+        body = decode_response(0, 9, payload_of(answer)).body
+        assert {p.error_code for p in body.responses[0].partition_responses} == {code}
+        # acks=0: no error response, the connection is closed
+        assert isinstance(handle(apis, _produce_frame(acks=0)) if frame_handler is broken
+                          else trio.run(trio.run(apis.handle,
+                                                 channel_request(_produce_frame(0))).finish),
+                          CloseConnection)

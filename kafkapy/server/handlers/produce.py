@@ -38,15 +38,30 @@ Kafka 3.x's ``KafkaApis.handleProduceRequest`` for v0-11:
   single replica; NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR shrank below
   min.insync.replicas meanwhile, REQUEST_TIMED_OUT at the timeout); the handler task is not
   held meanwhile (``Parked``).
+
+The common case has a compiled path (``FRAME_HANDLERS``: ``produce_frame``): Produce v3-11
+with acks -1, 0 or 1 on a broker without an authorizer, transactional or not, is decoded from
+its frame by ``kafkapy._produce`` (the batch checks are ``_records``'s, called from there) and
+answered with the response that module encodes from the replica manager's results; no
+generated message object is built. Everything else the handler does happens the same way
+there, through the same functions (not-hosted errors, transactional verification, the
+append, flush and acks=-1 parking, the byte-rate and request-time quotas); anything else
+(v0-2, an authorizer, acks outside -1/0/1, a body the compiled decoder refuses) goes to
+``handle_produce``, which also closes the connection for a body that does not decode.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
+import time
+from typing import TYPE_CHECKING, Any, TypeAlias
 
+import attrs
+
+from kafkapy import _produce
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import (
     InvalidRecordError,
+    InvalidRequestError,
     InvalidRequiredAcksError,
     InvalidTxnStateError,
     KafkaError,
@@ -55,7 +70,13 @@ from kafkapy.errors import (
     TransactionalIdAuthorizationFailedError,
 )
 from kafkapy.log.log import Log
-from kafkapy.network.request_channel import CloseConnection, NoResponse
+from kafkapy.network.request_channel import (
+    CloseConnection,
+    NoResponse,
+    Request,
+    Response,
+    SendResponse,
+)
 from kafkapy.protocol import ApiKey
 from kafkapy.protocol.message_classes import (
     BatchIndexAndErrorMessage,
@@ -70,9 +91,15 @@ from kafkapy.server.add_partitions_to_txn_manager import needs_verification
 from kafkapy.server.auth_helper import authorize, filter_by_authorized
 from kafkapy.server.client_quota_manager import DEFAULT_PRINCIPAL
 from kafkapy.server.replica_manager import ProducePartitionResult
-from kafkapy.server.request_context import Handler, Parked, RequestContext
+from kafkapy.server.request_context import FrameHandler, Handler, Parked, RequestContext
 
-__all__ = ["HANDLERS", "check_batch_header", "handle_produce"]
+if TYPE_CHECKING:
+    from kafkapy.protocol.message_classes import RequestHeader
+    from kafkapy.server.kafka_apis import KafkaApis
+    from kafkapy.server.kafka_server import KafkaServer
+
+__all__ = ["FRAME_HANDLERS", "HANDLERS", "check_batch_header", "handle_produce",
+           "produce_frame"]
 
 _Answer: TypeAlias = ProduceResponse | NoResponse | CloseConnection
 
@@ -88,7 +115,7 @@ def check_batch_header(records: object, version: int,
     Produce v0-2's legacy message sets come back converted for ``log``'s topic."""
     if not isinstance(records, memoryview | bytes | bytearray):
         # A decoded request's records are a view into its frame; None is a null field.
-        raise InvalidRecordError("the produce request carries null records")
+        raise _null_records()
     if version < 3 and log is not None:
         config = log.config
         converted = up_convert(records, _TARGET_CODEC[config.compression_type],
@@ -100,7 +127,35 @@ def check_batch_header(records: object, version: int,
     return memoryview(records).cast("B"), check_produce_batch(records, version)
 
 
-def _verified_here(context: RequestContext[ProduceRequest], transactional_id: str | None,
+def _null_records() -> InvalidRecordError:
+    return InvalidRecordError("the produce request carries null records")
+
+
+def _produce_throttle(server: KafkaServer, request: Request, client_id: str) -> int:
+    """Client quota (producer_byte_rate): the request's size, recorded when it is answered
+    as Kafka's sendResponseCallback does; over the quota, the connection is muted for the
+    throttle time returned, which goes in the answer (KIP-219)."""
+    quotas = server.produce_quotas
+    principal = getattr(request, "principal", DEFAULT_PRINCIPAL)
+    throttle_ms = quotas.record_and_get_throttle_time_ms(principal, client_id,
+                                                         len(request.frame))
+    quotas.throttle(request, principal, client_id, throttle_ms)
+    return throttle_ms
+
+
+def _verify(context: RequestContext[Any], transactional_id: str | None, tp: TopicPartition,
+            log: Log, header: BatchHeader,
+            asks: dict[tuple[int, int], list[TopicPartition]]) -> None:
+    """A transactional batch's verification (KIP-890), both paths': here (raises what the
+    producer gets), or noted in ``asks`` for the coordinator on another broker when the
+    partition has no open transaction of the batch's producer epoch yet."""
+    if header.is_transactional and \
+            not _verified_here(context, transactional_id, tp, header) and \
+            needs_verification(log, header.producer_id, header.producer_epoch):
+        asks.setdefault((header.producer_id, header.producer_epoch), []).append(tp)
+
+
+def _verified_here(context: RequestContext[Any], transactional_id: str | None,
                    tp: TopicPartition, header: BatchHeader) -> bool:
     """Verify a transactional batch with this broker's transaction coordinator (raises the
     error the producer gets); False when the id's coordinator is another broker of the
@@ -118,7 +173,7 @@ def _verified_here(context: RequestContext[ProduceRequest], transactional_id: st
     return True
 
 
-async def _verify_elsewhere(context: RequestContext[ProduceRequest], transactional_id: str,
+async def _verify_elsewhere(context: RequestContext[Any], transactional_id: str,
                             asks: dict[tuple[int, int], list[TopicPartition]],
                             entries: dict[TopicPartition, memoryview | bytes | bytearray],
                             early: dict[TopicPartition, KafkaError]) -> None:
@@ -178,12 +233,7 @@ async def handle_produce(context: RequestContext[ProduceRequest]) -> _Answer | P
                 continue
             try:
                 view, header = check_batch_header(part.records, version, partition.log)
-                if header.is_transactional and \
-                        not _verified_here(context, body.transactional_id, tp, header) and \
-                        needs_verification(partition.log, header.producer_id,
-                                           header.producer_epoch):
-                    asks.setdefault((header.producer_id, header.producer_epoch),
-                                    []).append(tp)
+                _verify(context, body.transactional_id, tp, partition.log, header, asks)
                 entries[tp] = view
             except KafkaError as e:
                 early[tp] = e
@@ -195,14 +245,7 @@ async def handle_produce(context: RequestContext[ProduceRequest]) -> _Answer | P
     def respond(results: dict[TopicPartition, ProducePartitionResult]) -> _Answer:
         for tp, error in early.items():
             results[tp] = ProducePartitionResult(error=error)
-        # Client quota (producer_byte_rate): the request's size, recorded when it is
-        # answered as Kafka's sendResponseCallback does; over the quota, the throttle time
-        # goes in the answer and the connection is muted that long (KIP-219).
-        quotas = context.server.produce_quotas
-        principal = getattr(context, "principal", DEFAULT_PRINCIPAL)
-        throttle_ms = quotas.record_and_get_throttle_time_ms(principal, context.client_id,
-                                                             len(context.request.frame))
-        quotas.throttle(context.request, principal, context.client_id, throttle_ms)
+        throttle_ms = _produce_throttle(context.server, context.request, context.client_id)
         if acks == 0:
             if any(r.error is not None for r in results.values()):
                 return CloseConnection()
@@ -255,4 +298,107 @@ def _response(version: int, order: list[tuple[str, list[int]]],
     return ProduceResponse(responses=topics, throttle_time_ms=0)
 
 
+@attrs.frozen
+class FastProduce:
+    """The request-level fields of a Produce served by ``produce_frame``: the body of its
+    ``RequestContext`` (what the request-time quota reads of it: ``acks``)."""
+
+    acks: int
+    timeout_ms: int
+
+
+async def produce_frame(apis: KafkaApis, request: Request, header: RequestHeader,
+                        offset: int) -> Response | Parked | None:
+    """The compiled path of ``handle_produce`` (see the module doc): None when the request
+    is not its case, decided before anything changes."""
+    version = header.api_version
+    server = apis.server
+    if not _produce.MIN_VERSION <= version <= _produce.MAX_VERSION or \
+            server.authorizer is not None:
+        return None
+    try:
+        transactional_id, acks, timeout_ms, topics = _produce.decode_produce(
+            request.frame, offset, version)
+    except InvalidRequestError:
+        return None             # handle_produce's decode closes the connection, and logs why
+    if acks not in (-1, 0, 1):
+        return None
+    # From here on the request is this path's: nothing below returns None.
+    context = RequestContext(header, FastProduce(acks, timeout_ms), request, apis)
+    started_ns = context.request_time.started_ns = time.perf_counter_ns()
+    rm = server.replica_manager
+    early: dict[TopicPartition, KafkaError] = {}
+    entries: dict[TopicPartition, memoryview | bytes | bytearray] = {}
+    layout: list[tuple[str, list[tuple[int, TopicPartition]]]] = []
+    asks: dict[tuple[int, int], list[TopicPartition]] = {}     # (producer id, epoch) -> tps
+    flushes = False
+    for name, parts in topics:
+        tps = []
+        for index, view, checked in parts:
+            tp = TopicPartition(name, index)
+            tps.append((index, tp))
+            partition = rm.partitions.get(tp)
+            if partition is None:
+                early[tp] = rm.not_hosted_error(tp)
+            elif view is None:
+                early[tp] = _null_records()
+            elif isinstance(checked, KafkaError):
+                early[tp] = checked
+            else:
+                assert checked is not None          # records present: checked
+                if checked.is_transactional:
+                    try:
+                        _verify(context, transactional_id, tp, partition.log, checked, asks)
+                    except KafkaError as e:
+                        early[tp] = e
+                        continue
+                entries[tp] = view
+                flushes = flushes or partition.log.flushes_on_append
+        layout.append((name, tps))
+    if asks:
+        assert transactional_id is not None         # _verified_here checked it
+        await _verify_elsewhere(context, transactional_id, asks, entries, early)
+        flushes = any(rm.partitions[tp].log.flushes_on_append for tp in entries)
+
+    def respond(results: dict[TopicPartition, ProducePartitionResult],
+                request_throttle_ms: int) -> Response:
+        for tp, error in early.items():
+            results[tp] = ProducePartitionResult(error=error)
+        throttle_ms = _produce_throttle(server, request, context.client_id)
+        if request_throttle_ms > 0:
+            server.request_quotas.throttle(request, request.principal, context.client_id,
+                                           request_throttle_ms)
+        if acks == 0:
+            if any(r.error is not None for r in results.values()):
+                return CloseConnection()
+            return NoResponse()
+        answer = [(name, [(index, results[tp]) for index, tp in tps]) for name, tps in layout]
+        return SendResponse(_produce.encode_produce_response(
+            version, header.correlation_id, max(throttle_ms, request_throttle_ms), answer))
+
+    if flushes:
+        # The flush path of handle_produce: the fsync is waited for in the connection's
+        # own task (Parked).
+        async def append_and_respond() -> Response:
+            results, parked = await rm.append_records(timeout_ms, acks, entries)
+            if parked is not None:
+                await parked.wait()
+            return respond(results, request_throttle_ms)
+        request_throttle_ms = apis.record_request_time(context)
+        return apis.frame_answer(request, header, offset, started_ns,
+                                 Parked(append_and_respond))
+    results, parked = await rm.append_records(timeout_ms, acks, entries)
+    request_throttle_ms = apis.record_request_time(context)
+    if parked is None:
+        return apis.frame_answer(request, header, offset, started_ns,
+                                 respond(results, request_throttle_ms))
+
+    async def finish() -> Response:
+        await parked.wait()
+        return respond(results, request_throttle_ms)
+
+    return apis.frame_answer(request, header, offset, started_ns, Parked(finish))
+
+
 HANDLERS: dict[int, Handler] = {ApiKey.PRODUCE: handle_produce}
+FRAME_HANDLERS: dict[int, FrameHandler] = {ApiKey.PRODUCE: produce_frame}

@@ -1,0 +1,21 @@
+"""Type stubs for the compiled Produce codec (see kafkapy/_produce.pyx)."""
+
+from typing import Any
+
+from typing_extensions import Buffer
+
+from kafkapy._records import BatchHeader
+from kafkapy.errors import KafkaError
+
+MIN_VERSION: int
+MAX_VERSION: int
+
+PartitionData = tuple[int, memoryview | None, BatchHeader | KafkaError | None]
+
+def decode_produce(
+    frame: Buffer, offset: int, version: int,
+) -> tuple[str | None, int, int, list[tuple[str, list[PartitionData]]]]: ...
+def encode_produce_response(
+    version: int, correlation_id: int, throttle_time_ms: int,
+    topics: list[tuple[str, list[tuple[int, Any]]]],
+) -> bytes: ...

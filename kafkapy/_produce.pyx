@@ -1,0 +1,351 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# Bounds checks are off because every read goes through _need(), which raises before any byte
+# past the end of the frame is touched, and every write through _Out.reserve(), which grows
+# first; no list or memoryview is indexed by an unchecked value.
+"""Compiled Produce (v3-v11) codec: a request body straight from its frame, and the response
+straight from compact per-partition results, without the generated message classes.
+
+``decode_produce(frame, offset, version)`` reads the body of a Produce request that starts at
+``offset`` (after the request header) and returns ``(transactional_id, acks, timeout_ms,
+topics)`` with ``topics = [(name, [(index, records, checked), ...]), ...]`` in wire order:
+``records`` is a memoryview into ``frame`` (no copy), None for null records; ``checked`` is
+what ``kafkapy._records.check_produce_batch`` made of them (the batch's ``BatchHeader``, or
+the ``KafkaError`` it raised; None for null records). Those batch checks are the compiled
+ones of ``_records``, called from here, not a copy. Flexible versions (v9+) are read with
+their compact lengths; tagged fields are skipped (Produce requests declare none). Bytes
+after the body are ignored, as Kafka's generated readers ignore them.
+
+``encode_produce_response(version, correlation_id, throttle_time_ms, topics)`` writes the
+whole response frame (response header + body, without the size prefix), byte-equal to
+``kafkapy.protocol.encode_response(ApiKey.PRODUCE, version, ...)`` of the ProduceResponse
+that ``kafkapy.server.handlers.produce`` would build from the same results: ``topics =
+[(name, [(index, result), ...]), ...]`` where each ``result`` reads like a
+``ProducePartitionResult`` (``error``, ``base_offset``, ``log_append_time``,
+``log_start_offset``, ``record_errors``, ``error_message``). The fields of an errored
+partition follow Kafka's PartitionResponse: offsets -1, the log start offset kept only with
+record errors (KIP-467), the error message from the record-validation error or the error.
+
+Safety on hostile input: every length and count is checked against the bytes that remain
+before anything is read or allocated from it, varints longer than 5 bytes are refused, null
+arrays and topic names are refused. Malformed input raises ``InvalidRequestError`` only.
+Versions outside 3-11 raise ValueError (v12 adds nothing on the wire, but it is not
+declared here until it is served; v13 names topics by id).
+"""
+
+from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
+from cpython.unicode cimport PyUnicode_AsUTF8AndSize, PyUnicode_DecodeUTF8
+from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.string cimport memcpy
+
+from kafkapy._bigendian cimport rd16, rd32, wr16, wr32, wr64
+
+from kafkapy._records import check_produce_batch
+from kafkapy.errors import InvalidRequestError, KafkaError
+
+MIN_VERSION = 3
+MAX_VERSION = 11
+cdef int _FLEXIBLE = 9
+
+
+# ------------------------------------------------------------------------------ decoding
+
+ctypedef struct _Cursor:
+    const uint8_t* data
+    Py_ssize_t pos
+    Py_ssize_t end
+
+
+cdef int _need(_Cursor* c, Py_ssize_t n, const char* what) except -1:
+    if n < 0 or c.end - c.pos < n:
+        raise InvalidRequestError(
+            f"Produce request truncated: {what} needs {n} bytes at offset {c.pos}, "
+            f"{c.end - c.pos} left")
+    return 0
+
+
+cdef int16_t _int16(_Cursor* c, const char* what) except? -1:
+    _need(c, 2, what)
+    cdef int16_t v = <int16_t>rd16(c.data + c.pos)
+    c.pos += 2
+    return v
+
+
+cdef int32_t _int32(_Cursor* c, const char* what) except? -1:
+    _need(c, 4, what)
+    cdef int32_t v = <int32_t>rd32(c.data + c.pos)
+    c.pos += 4
+    return v
+
+
+cdef uint32_t _uvarint(_Cursor* c, const char* what) except? 0xFFFFFFFF:
+    cdef uint32_t v = 0
+    cdef int shift = 0
+    cdef uint8_t b
+    while True:
+        _need(c, 1, what)
+        b = c.data[c.pos]
+        c.pos += 1
+        if shift == 28 and (b & 0xF0):
+            raise InvalidRequestError(f"Produce request: {what.decode()} is a varint of more "
+                                      f"than 32 bits")
+        v |= <uint32_t>(b & 0x7F) << shift
+        if not (b & 0x80):
+            return v
+        shift += 7
+
+
+cdef Py_ssize_t _length(_Cursor* c, bint flexible, bint wide, const char* what) except? -2:
+    """A string's (INT16), bytes' or array's (INT32) length, or its compact form
+    (UVARINT n+1); -1 for null."""
+    if flexible:
+        return <Py_ssize_t>_uvarint(c, what) - 1
+    if wide:
+        return _int32(c, what)
+    return _int16(c, what)
+
+
+cdef object _string(_Cursor* c, bint flexible, bint nullable, const char* what):
+    cdef Py_ssize_t n = _length(c, flexible, False, what)
+    cdef object s
+    if n < 0:
+        if n == -1 and nullable:
+            return None
+        raise InvalidRequestError(f"Produce request: {what.decode()} is null or has length {n}")
+    _need(c, n, what)
+    try:
+        s = PyUnicode_DecodeUTF8(<const char*>(c.data + c.pos), n, NULL)
+    except UnicodeDecodeError as exc:
+        raise InvalidRequestError(f"Produce request: {what.decode()} is not UTF-8: {exc}")
+    c.pos += n
+    return s
+
+
+cdef Py_ssize_t _count(_Cursor* c, bint flexible, Py_ssize_t min_size,
+                       const char* what) except -1:
+    """An array's element count, checked against the bytes left (each element takes at
+    least ``min_size``), as Kafka's generated readers check it before allocating."""
+    cdef Py_ssize_t n = _length(c, flexible, True, what)
+    if n < 0:
+        raise InvalidRequestError(f"Produce request: {what.decode()} is null or has length {n}")
+    if n * min_size > c.end - c.pos:
+        raise InvalidRequestError(f"Produce request: {what.decode()} claims {n} elements, "
+                                  f"{c.end - c.pos} bytes left")
+    return n
+
+
+cdef int _skip_tagged(_Cursor* c) except -1:
+    cdef uint32_t count = _uvarint(c, b"tagged field count")
+    cdef uint32_t i, size
+    for i in range(count):
+        _uvarint(c, b"tag")
+        size = _uvarint(c, b"tagged field size")
+        _need(c, size, b"tagged field")
+        c.pos += size
+    return 0
+
+
+def decode_produce(frame, Py_ssize_t offset, int version):
+    """The body of a Produce request at ``offset`` of ``frame`` (see the module doc).
+
+    Raises:
+        InvalidRequestError: the body does not decode.
+        ValueError: a version this codec does not read.
+    """
+    if version < MIN_VERSION or version > MAX_VERSION:
+        raise ValueError(f"the compiled Produce codec reads v{MIN_VERSION}-v{MAX_VERSION}, "
+                         f"not v{version}")
+    cdef Py_buffer buf
+    PyObject_GetBuffer(frame, &buf, PyBUF_SIMPLE)
+    cdef _Cursor c
+    cdef bint flexible = version >= _FLEXIBLE
+    cdef Py_ssize_t ntopics, nparts, i, j, n, start
+    cdef int32_t index
+    cdef object transactional_id, name, view, checked, whole
+    cdef list topics, parts
+    cdef int acks, timeout_ms
+    try:
+        if offset < 0 or offset > buf.len:
+            raise InvalidRequestError(f"Produce request: body offset {offset} outside the "
+                                      f"{buf.len}-byte frame")
+        c.data = <const uint8_t*>buf.buf
+        c.pos = offset
+        c.end = buf.len
+        whole = memoryview(frame)
+        transactional_id = _string(&c, flexible, True, b"TransactionalId")
+        acks = _int16(&c, b"Acks")
+        timeout_ms = _int32(&c, b"TimeoutMs")
+        # A topic is at least its name's length and its partition count.
+        ntopics = _count(&c, flexible, 2 if flexible else 6, b"TopicData")
+        topics = []
+        for i in range(ntopics):
+            name = _string(&c, flexible, False, b"Name")
+            # A partition is at least its index and its records' length.
+            nparts = _count(&c, flexible, 5 if flexible else 8, b"PartitionData")
+            parts = []
+            for j in range(nparts):
+                index = _int32(&c, b"Index")
+                n = _length(&c, flexible, True, b"Records")
+                if n < -1:
+                    raise InvalidRequestError(f"Produce request: Records has length {n}")
+                if n == -1:
+                    view = None
+                    checked = None
+                else:
+                    _need(&c, n, b"Records")
+                    start = c.pos
+                    c.pos += n
+                    view = whole[start:c.pos]
+                    try:
+                        checked = check_produce_batch(view, version)
+                    except KafkaError as exc:
+                        checked = exc
+                if flexible:
+                    _skip_tagged(&c)
+                parts.append((index, view, checked))
+            if flexible:
+                _skip_tagged(&c)
+            topics.append((name, parts))
+        if flexible:
+            _skip_tagged(&c)
+        return transactional_id, acks, timeout_ms, topics
+    finally:
+        PyBuffer_Release(&buf)
+
+
+# ------------------------------------------------------------------------------ encoding
+
+cdef class _Out:
+    """A growable byte buffer (PyMem), turned into bytes once."""
+    cdef uint8_t* data
+    cdef Py_ssize_t size
+    cdef Py_ssize_t capacity
+
+    def __cinit__(self, Py_ssize_t capacity):
+        self.data = <uint8_t*>PyMem_Malloc(capacity)
+        if self.data == NULL:
+            raise MemoryError()
+        self.capacity = capacity
+        self.size = 0
+
+    def __dealloc__(self):
+        PyMem_Free(self.data)
+
+    cdef uint8_t* reserve(self, Py_ssize_t n) except NULL:
+        cdef Py_ssize_t want = self.size + n
+        cdef Py_ssize_t cap = self.capacity
+        cdef uint8_t* grown
+        if want > cap:
+            while cap < want:
+                cap *= 2
+            grown = <uint8_t*>PyMem_Realloc(self.data, cap)
+            if grown == NULL:
+                raise MemoryError()
+            self.data = grown
+            self.capacity = cap
+        cdef uint8_t* p = self.data + self.size
+        self.size = want
+        return p
+
+    cdef int int8(self, int v) except -1:
+        self.reserve(1)[0] = <uint8_t>v
+        return 0
+
+    cdef int int16(self, int v) except -1:
+        wr16(self.reserve(2), <uint32_t>v)
+        return 0
+
+    cdef int int32(self, int64_t v) except -1:
+        wr32(self.reserve(4), <uint32_t>v)
+        return 0
+
+    cdef int int64(self, int64_t v) except -1:
+        wr64(self.reserve(8), <uint64_t>v)
+        return 0
+
+    cdef int uvarint(self, uint32_t v) except -1:
+        while v >= 0x80:
+            self.reserve(1)[0] = <uint8_t>((v & 0x7F) | 0x80)
+            v >>= 7
+        self.reserve(1)[0] = <uint8_t>v
+        return 0
+
+    cdef int length(self, Py_ssize_t n, bint flexible, bint wide) except -1:
+        """A length or count (-1: null) in its classic or compact form."""
+        if flexible:
+            return self.uvarint(<uint32_t>(n + 1))
+        if wide:
+            return self.int32(n)
+        return self.int16(<int>n)
+
+    cdef int string(self, object s, bint flexible) except -1:
+        cdef Py_ssize_t n
+        cdef const char* p
+        if s is None:
+            return self.length(-1, flexible, False)
+        p = PyUnicode_AsUTF8AndSize(s, &n)
+        if not flexible and n > 0x7FFF:
+            raise ValueError(f"a string of {n} bytes does not fit an INT16 length")
+        self.length(n, flexible, False)
+        memcpy(self.reserve(n), p, n)
+        return 0
+
+
+def encode_produce_response(int version, int32_t correlation_id, int32_t throttle_time_ms,
+                            list topics):
+    """The Produce response frame (header + body, no size prefix) for ``topics`` (see the
+    module doc)."""
+    if version < MIN_VERSION or version > MAX_VERSION:
+        raise ValueError(f"the compiled Produce codec writes v{MIN_VERSION}-v{MAX_VERSION}, "
+                         f"not v{version}")
+    cdef bint flexible = version >= _FLEXIBLE
+    cdef _Out out = _Out(64 + 64 * len(topics))
+    cdef object name, result, error, record_errors, message, entry
+    cdef list parts
+    cdef tuple topic, part
+    out.int32(correlation_id)
+    if flexible:
+        out.uvarint(0)                  # response header v1: no tagged fields
+    out.length(len(topics), flexible, True)
+    for topic in topics:
+        name, parts = topic
+        out.string(name, flexible)
+        out.length(len(parts), flexible, True)
+        for part in parts:
+            result = part[1]
+            error = result.error
+            record_errors = result.record_errors
+            out.int32(part[0])
+            if error is None:
+                out.int16(0)
+                out.int64(result.base_offset)
+                out.int64(result.log_append_time)
+            else:
+                out.int16(error.code)
+                out.int64(-1)
+                out.int64(-1)
+            if version >= 5:
+                out.int64(result.log_start_offset if error is None or record_errors else -1)
+            if version >= 8:
+                out.length(len(record_errors), flexible, True)
+                for entry in record_errors:
+                    out.int32(entry.batch_index)
+                    out.string(entry.message, flexible)
+                    if flexible:
+                        out.uvarint(0)
+                if error is None:
+                    message = None
+                elif record_errors:
+                    message = result.error_message
+                else:
+                    message = error.message
+                out.string(message, flexible)
+            if flexible:
+                out.uvarint(0)          # no CurrentLeader (tag 0), as the Python path
+        if flexible:
+            out.uvarint(0)
+    out.int32(throttle_time_ms)
+    if flexible:
+        out.uvarint(0)                  # no NodeEndpoints (tag 0)
+    return PyBytes_FromStringAndSize(<const char*>out.data, out.size)
