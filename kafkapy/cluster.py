@@ -148,7 +148,7 @@ class ClusterBroker:
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(self.argv(), stdout=log, stderr=subprocess.STDOUT,
                                          stdin=subprocess.DEVNULL, start_new_session=True,
-                                         env=self.cluster.env)
+                                         env=self.cluster.env, cwd=self.cluster.dir)
 
     def log_tail(self, lines: int = 40) -> str:
         with contextlib.suppress(OSError):
@@ -178,7 +178,7 @@ class Cluster:
         # Per broker id, over ``settings`` (broker.rack, say).
         self.broker_settings = {i: dict(s) for i, s in (broker_settings or {}).items()}
         self._own_dir = data_dir is None
-        self.dir = Path(data_dir) if data_dir is not None else \
+        self.dir = Path(data_dir).resolve() if data_dir is not None else \
             Path(tempfile.mkdtemp(prefix="kafkapy-cluster-"))
         self.dir.mkdir(parents=True, exist_ok=True)
         self.zookeeper: ZooKeeperServer | None = None
@@ -187,10 +187,14 @@ class Cluster:
         self.brokers = {i: ClusterBroker(self, i, free_port(host))
                         for i in range(1, brokers + 1)}
         # Brokers import kafkapy from where this process did (a source tree or site-packages).
+        # They run in the cluster's directory (``ClusterBroker.start``), since ``python -m``
+        # puts the working directory before PYTHONPATH: started from another source tree's
+        # root they would import that tree. So this process's relative entries are made
+        # absolute here, and empty ones (the working directory) dropped.
         package_root = str(Path(__file__).resolve().parent.parent)
-        path = os.environ.get("PYTHONPATH")
-        self.env = {**os.environ,
-                    "PYTHONPATH": package_root + (os.pathsep + path if path else "")}
+        path = [str(Path(p).resolve())
+                for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+        self.env = {**os.environ, "PYTHONPATH": os.pathsep.join([package_root, *path])}
         self._zk_client: Any = None
 
     # ===================================================================== lifecycle

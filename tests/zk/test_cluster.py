@@ -4,7 +4,9 @@ by a real client."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from confluent_kafka import Producer
@@ -80,3 +82,23 @@ def test_the_kafka_cluster_fixture(kafka_cluster: Cluster) -> None:
     assert kafka_cluster.registered() == {1, 2}
     assert kafka_cluster.settings["zookeeper.session.timeout.ms"] == SESSION_MS
     produce_one(kafka_cluster.bootstrap_servers, "via-fixture")
+
+
+def test_brokers_import_this_kafkapy_whatever_the_working_directory(
+        zookeeper_server: ZooKeeperServer, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``python -m kafkapy`` puts the working directory first on sys.path: a broker started
+    from another source tree's root would import that tree (an A/B benchmark's baseline side
+    then measured the same code twice). A decoy package there must not be imported, and a
+    relative PYTHONPATH entry still means what it meant to the starting process."""
+    decoy = tmp_path / "decoy"
+    (decoy / "kafkapy").mkdir(parents=True)
+    (decoy / "kafkapy" / "__init__.py").write_text("raise ImportError('the decoy kafkapy')\n")
+    monkeypatch.chdir(decoy)
+    monkeypatch.setenv("PYTHONPATH", "rel-entry")
+    with kafkapy.Cluster(1, zookeeper_connect=zookeeper_server.connect_string,
+                         data_dir="cluster", timeout=60) as c:
+        assert c.dir == decoy / "cluster"
+        assert str(decoy / "rel-entry") in c.env["PYTHONPATH"].split(os.pathsep)
+        assert c.registered() == {1}
+        produce_one(c.bootstrap_servers, "not-the-decoy")
