@@ -14,10 +14,18 @@ With ``--write-dir`` it also appends every frame to one file there (``os.write``
 cache) before answering: the least that a broker which acknowledges after the write must do,
 so the share of *that* ceiling is what kafkapy's Python and Trio cost over the bare storing.
 
+A Fetch request (API key 1) is answered with one canned Fetch v11 answer instead: topic
+``raw-fetch`` partition 0, about 1 MiB of record batches (64 records of 1 KiB each, offsets 0
+up, the high watermark just after the last), the loopback reference for ``broker_bench``'s raw
+fetch (issue 22: ">= 70% of loopback"). It is built once and sent from memory with the
+answer's 8-byte head in one ``sendmsg`` (no copy per answer), where a broker reads the log and
+``sendfile``s it. ``load_generator``'s fetch client goes round from offset 0 to the high
+watermark and again, as it does against a broker.
+
 The raw clients in ``load_generator`` read only the correlation id and the error code of a
-Produce answer, so they drive this server exactly as they drive a broker. Any request is
-answered the same way (the readiness check sends a Metadata request and checks only the
-correlation id). SIGTERM stops it (Python's default action).
+Produce answer, so they drive this server exactly as they drive a broker. Any other request is
+answered with the canned Produce answer (the readiness check sends a Metadata request and
+checks only the correlation id). SIGTERM stops it (Python's default action).
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from kafkapy._frames import FrameSplitter
+from kafkapy._records import build_batch
 from kafkapy.protocol import encode_response, response_class
 from kafkapy.protocol.api_keys import API_KEYS
 from kafkapy.protocol.classes import struct_classes
@@ -52,16 +61,77 @@ def canned_produce_body() -> bytes:
     return bytes(encoded)[4:]
 
 
-async def _send_all(sock: trio.socket.SocketType, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        sent = await sock.send(view)
-        view = view[sent:]
+FETCH_TOPIC = "raw-fetch"           # load_generator's raw fetch (broker_bench raw_fetch_1k)
+FETCH_ANSWER_BYTES = 1 << 20        # the client's partition_max_bytes
+FETCH_RECORD_SIZE = 1024
+FETCH_BATCH_RECORDS = 64
 
 
-async def serve(sock: trio.socket.SocketType, body: bytes, log_fd: int | None) -> None:
+def canned_fetch_body() -> bytes:
+    """A Fetch v11 response body (after the correlation id): ``FETCH_TOPIC`` partition 0,
+    error NONE, whole batches of ``FETCH_BATCH_RECORDS`` records of ``FETCH_RECORD_SIZE``
+    random bytes up to ``FETCH_ANSWER_BYTES``, offsets from 0, the high watermark after the
+    last record."""
+    value = os.urandom(FETCH_RECORD_SIZE)
+    batches: list[bytes] = []
+    size = offset = 0
+    while True:
+        batch = build_batch([(None, value, [], 1_700_000_000_000)] * FETCH_BATCH_RECORDS,
+                            base_offset=offset)
+        if size + len(batch) > FETCH_ANSWER_BYTES:
+            break
+        batches.append(batch)
+        size += len(batch)
+        offset += FETCH_BATCH_RECORDS
+    records = b"".join(batches)
+    classes = struct_classes(API_KEYS[1].response.body)
+    body = response_class(1)(throttle_time_ms=0, error_code=0, session_id=0, responses=[
+        classes["FetchableTopicResponse"](topic=FETCH_TOPIC, partitions=[
+            classes["PartitionData"](partition_index=0, error_code=0, high_watermark=offset,
+                                     last_stable_offset=offset, log_start_offset=0,
+                                     aborted_transactions=None, preferred_read_replica=-1,
+                                     records=records)])])
+    encoded = encode_response(1, 11, 0, body)       # correlation id 0, then the body
+    return bytes(encoded)[4:]
+
+
+async def _send_parts(sock: trio.socket.SocketType, parts: list[bytes]) -> None:
+    """``parts`` in order with ``sendmsg`` (resumed after a partial send), without joining
+    them."""
+    views = [memoryview(p) for p in parts]
+    while views:
+        sent = await sock.sendmsg(views)
+        while views and sent >= len(views[0]):
+            sent -= len(views[0])
+            views.pop(0)
+        if views and sent:
+            views[0] = views[0][sent:]
+
+
+def _joined_small(parts: list[bytes]) -> list[bytes]:
+    """Runs of small parts joined (one buffer per run), large ones (a Fetch answer's body) kept
+    as they are: ``sendmsg`` takes at most IOV_MAX buffers, and a pipelined Produce load
+    answers hundreds of frames per read."""
+    out: list[bytes] = []
+    run: list[bytes] = []
+    for part in parts:
+        if len(part) < 4096:
+            run.append(part)
+            continue
+        if run:
+            out.append(b"".join(run))
+            run = []
+        out.append(part)
+    if run:
+        out.append(b"".join(run))
+    return out
+
+
+async def serve(sock: trio.socket.SocketType, body: bytes, fetch_body: bytes,
+                log_fd: int | None) -> None:
     splitter = FrameSplitter()
     size = struct.pack(">i", 4 + len(body))
+    fetch_size = struct.pack(">i", 4 + len(fetch_body))
     with sock:
         while True:
             try:
@@ -76,16 +146,24 @@ async def serve(sock: trio.socket.SocketType, body: bytes, log_fd: int | None) -
                     view = memoryview(frame)
                     while view:
                         view = view[os.write(log_fd, view):]
-            if frames:
-                out = b"".join([b for frame in frames for b in (size, frame[4:8], body)])
+            # In request order: the canned Produce answers of a run of frames joined into
+            # one send, a Fetch answer sent on its own (head and body, not joined).
+            parts: list[bytes] = []
+            for frame in frames:
+                if frame[:2] == b"\x00\x01":
+                    parts += (fetch_size + frame[4:8], fetch_body)
+                else:
+                    parts += (size, frame[4:8], body)
+            if parts:
                 try:
-                    await _send_all(sock, out)
+                    await _send_parts(sock, _joined_small(parts))
                 except OSError:
                     return
 
 
 async def main(port: int, host: str = "127.0.0.1", write_dir: str | None = None) -> None:
     body = canned_produce_body()
+    fetch_body = canned_fetch_body()
     log_fd = None
     if write_dir is not None:
         log_fd = os.open(os.path.join(write_dir, "ceiling.log"),
@@ -99,7 +177,7 @@ async def main(port: int, host: str = "127.0.0.1", write_dir: str | None = None)
         while True:
             sock, _ = await listener.accept()
             sock.setsockopt(trio.socket.IPPROTO_TCP, trio.socket.TCP_NODELAY, 1)
-            nursery.start_soon(serve, sock, body, log_fd)
+            nursery.start_soon(serve, sock, body, fetch_body, log_fd)
 
 
 if __name__ == "__main__":
