@@ -399,13 +399,7 @@ class KafkaApis:
             response = _answer_error(context, exc, self._request_quota(context))
         if marks is not None:           # local work done, answer complete (no remote time)
             marks.append(time.monotonic_ns())
-        if log.isEnabledFor(logging.DEBUG):
-            log.debug("Completed %s v%d request (correlation id %d, %d bytes) from %s "
-                      "(principal %s, %s) in %.3f ms: %s", API_KEYS[header.api_key].name,
-                      header.api_version, header.correlation_id, len(request.frame),
-                      request.connection_id, request.principal, request.security_protocol,
-                      (time.monotonic_ns() - request.receive_time_ns) / 1e6,
-                      type(response).__name__)
+        _log_completed(request, header, response)
         return response
 
     def frame_answer(self, request: Request, header: RequestHeader, offset: int,
@@ -431,13 +425,7 @@ class KafkaApis:
                     marks.append(time.monotonic_ns())
                 return response
             return Parked(finish_and_mark)
-        if log.isEnabledFor(logging.DEBUG):
-            log.debug("Completed %s v%d request (correlation id %d, %d bytes) from %s "
-                      "(principal %s, %s) in %.3f ms: %s", API_KEYS[header.api_key].name,
-                      header.api_version, header.correlation_id, len(request.frame),
-                      request.connection_id, request.principal, request.security_protocol,
-                      (time.monotonic_ns() - request.receive_time_ns) / 1e6,
-                      type(answer).__name__)
+        _log_completed(request, header, answer)
         return answer
 
     def _frame_handler_failed(self, request: Request, header: RequestHeader, offset: int,
@@ -549,6 +537,16 @@ def error_response_frame(frame: bytes | bytearray, error: KafkaError) -> bytes |
                                answer)
     except Exception:
         return None
+
+
+def _log_completed(request: Request, header: RequestHeader, answer: Response) -> None:
+    if log.isEnabledFor(logging.DEBUG):
+        log.debug("Completed %s v%d request (correlation id %d, %d bytes) from %s "
+                  "(principal %s, %s) in %.3f ms: %s", API_KEYS[header.api_key].name,
+                  header.api_version, header.correlation_id, len(request.frame),
+                  request.connection_id, request.principal, request.security_protocol,
+                  (time.monotonic_ns() - request.receive_time_ns) / 1e6,
+                  type(answer).__name__)
 
 
 def _reason(exc: BaseException) -> str:
