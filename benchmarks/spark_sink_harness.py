@@ -65,6 +65,109 @@ PRODUCER: dict[str, object] = {"enable.idempotence": True, "acks": "all",
                                "partitioner": "murmur2_random"}
 
 
+class ThreadCpu:
+    """Where the run's CPU goes: every thread of this process tree, by process (this one, the
+    broker, Spark's JVM, Spark's Python workers) and by thread (librdkafka's ``rdk:*`` threads,
+    the JVM's GC and JIT compiler threads, the rest), from /proc/<pid>/task/<tid>/stat.
+
+    A sampler thread reads them every ``interval`` s, so a thread that ends (a task's producer
+    is closed at the task's end) is counted up to its last sample: at most ``interval`` of its
+    CPU is missed, an idle producer's last moments. ``case()`` gives the CPU seconds of each
+    (process, thread) kind since the previous ``case()``."""
+
+    def __init__(self, broker_pid: int, interval: float = 0.25) -> None:
+        import threading
+
+        self.broker_pid = broker_pid
+        self.interval = interval
+        self.ticks: dict[int, tuple[str, int]] = {}     # tid -> (kind, ticks), latest sample
+        self.marks: dict[int, int] = {}                 # tid -> ticks at the last case()
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.sample()
+        self.marks = {tid: t for tid, (_, t) in self.ticks.items()}
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _kind(self, pid: int, comm: str, thread: str) -> str:
+        if pid == os.getpid():
+            proc = "harness"
+        elif pid == self.broker_pid:
+            proc = "broker"
+        elif comm == "java":
+            proc = "Spark JVM"
+        else:
+            proc = "Python workers"
+        if thread.startswith("rdk:"):
+            return f"{proc}: librdkafka threads"
+        if comm == "java":
+            if thread.startswith(("GC Thread", "G1 ", "VM Thread")):
+                return f"{proc}: GC"
+            if thread.startswith(("C1 ", "C2 ")):
+                return f"{proc}: JIT"
+        return f"{proc}: other threads" if comm == "java" else f"{proc}: Python threads"
+
+    def sample(self) -> None:
+        parents: dict[int, int] = {}
+        comms: dict[int, str] = {}
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    with open(f"/proc/{entry}/stat") as f:
+                        head, tail = f.read().rsplit(")", 1)
+                except OSError:
+                    continue
+                parents[int(entry)] = int(tail.split()[1])
+                comms[int(entry)] = head.split("(", 1)[1]
+        tree = {os.getpid()}
+        grew = True
+        while grew:
+            grew = False
+            for pid, ppid in parents.items():
+                if ppid in tree and pid not in tree:
+                    tree.add(pid)
+                    grew = True
+        ticks: dict[int, tuple[str, int]] = {}
+        for pid in tree:
+            try:
+                tids = os.listdir(f"/proc/{pid}/task")
+            except OSError:
+                continue
+            for tid in tids:
+                try:
+                    with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                        head, tail = f.read().rsplit(")", 1)
+                except OSError:
+                    continue
+                fields = tail.split()
+                ticks[int(tid)] = (self._kind(pid, comms[pid], head.split("(", 1)[1]),
+                                   int(fields[11]) + int(fields[12]))
+        with self.lock:
+            self.ticks.update(ticks)
+
+    def _run(self) -> None:
+        while not self.stop.wait(self.interval):
+            self.sample()
+
+    def case(self) -> dict[str, float]:
+        """CPU seconds per kind since the last call."""
+        self.sample()
+        out: dict[str, float] = {}
+        hz = os.sysconf("SC_CLK_TCK")
+        with self.lock:
+            for tid, (kind, t) in self.ticks.items():
+                out[kind] = out.get(kind, 0.0) + (t - self.marks.get(tid, 0)) / hz
+            # Threads gone since: their CPU was counted; forget them (tids are reused).
+            self.ticks = {tid: v for tid, v in self.ticks.items()
+                          if os.path.exists(f"/proc/{tid}")}
+            self.marks = {tid: t for tid, (_, t) in self.ticks.items()}
+        return out
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join()
+
+
 def machine_busy_seconds() -> float:
     """CPU seconds every process of the machine has used (/proc/stat, all CPUs: everything
     but idle and iowait)."""
@@ -157,7 +260,16 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--producer-option", action="append", default=[], metavar="NAME=VALUE",
                     help="a librdkafka setting for every producer, the sink's (as kafka.NAME) "
                          "and (a)'s alike; repeatable")
+    ap.add_argument("--variant", action="append", default=[],
+                    metavar="LABEL:NAME=VALUE[,NAME=VALUE...]",
+                    help="one more case, interleaved with the others: the exactly-once sink "
+                         "write with these sink options (kafka.*, ...) and Spark SQL settings "
+                         "(spark.*, set for that write only); repeatable")
     args = ap.parse_args(argv)
+    variants: dict[str, dict[str, str]] = {}
+    for spec in args.variant:
+        label, _, settings = spec.partition(":")
+        variants[label] = dict(item.split("=", 1) for item in settings.split(",") if item)
     for setting in args.producer_option:
         name, _, value = setting.partition("=")
         PRODUCER[name] = value
@@ -168,14 +280,16 @@ def main(argv: list[str] | None = None) -> None:
               "transaction.state.log.num.partitions": "4",
               "offsets.topic.num.partitions": "4"}
     try:
-        with BrokerProcess(config) as bootstrap:
-            run(bootstrap, args.records, args.rounds)
+        broker = BrokerProcess(config)
+        with broker as bootstrap:
+            run(bootstrap, broker.proc.pid, args.records, args.rounds, variants)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
-def run(bootstrap: str, n: int, rounds: int) -> None:
+def run(bootstrap: str, broker_pid: int, n: int, rounds: int,
+        variants: dict[str, dict[str, str]]) -> None:
     os.environ["PYSPARK_PYTHON"] = os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     os.environ["PYTHONPATH"] = os.pathsep.join(
         [str(ROOT), str(ROOT / "spark_integration"),
@@ -204,7 +318,11 @@ def run(bootstrap: str, n: int, rounds: int) -> None:
     assert [bytes(r.value) for r in sample] == values[:3], (sample, values[:3])
     topics = Topics(bootstrap)
 
-    def spark_write(exactly_once: bool) -> Callable[[], None]:
+    def spark_write(exactly_once: bool, settings: dict[str, str] | None = None
+                    ) -> Callable[[], None]:
+        settings = settings or {}
+        confs = {k: v for k, v in settings.items() if k.startswith("spark.")}
+
         def go() -> None:
             writer = (df.write.format("kafkapy").option("kafka.bootstrap.servers", bootstrap)
                       .option("topic", topics.new())
@@ -212,7 +330,20 @@ def run(bootstrap: str, n: int, rounds: int) -> None:
             for name, value in PRODUCER.items():
                 if name not in ("enable.idempotence", "acks", "partitioner"):  # the sink's own
                     writer = writer.option(f"kafka.{name}", str(value))
-            writer.mode("append").save()
+            for name, value in settings.items():
+                if not name.startswith("spark."):
+                    writer = writer.option(name, value)
+            before = {k: spark.conf.get(k, None) for k in confs}
+            for k, v in confs.items():
+                spark.conf.set(k, v)
+            try:
+                writer.mode("append").save()
+            finally:
+                for k, old in before.items():
+                    if old is None:
+                        spark.conf.unset(k)
+                    else:
+                        spark.conf.set(k, old)
         return go
 
     def plain() -> None:
@@ -229,20 +360,26 @@ def run(bootstrap: str, n: int, rounds: int) -> None:
         "(a) one confluent-kafka producer": plain,
         "(b) Spark local[2] null Arrow sink (the API's ceiling)": null_sink,
     }
+    for label, settings in variants.items():
+        cases[f"Spark local[2] kafkapy sink, exactly once, {label}"] = spark_write(True, settings)
     names = list(cases)
     for name in names:
         cases[name]()
     times: dict[str, list[float]] = {name: [] for name in names}
     cpu: dict[str, list[float]] = {name: [] for name in names}
     other: dict[str, list[float]] = {name: [] for name in names}
+    kinds: dict[str, list[dict[str, float]]] = {name: [] for name in names}
     loads: list[float] = []
+    threads = ThreadCpu(broker_pid)
     for r in range(rounds):
         order = names[r % len(names):] + names[:r % len(names)]
         for name in order:
+            threads.case()
             cpu_before, busy_before = tree_cpu_seconds(), machine_busy_seconds()
             started = time.perf_counter()
             cases[name]()
             wall = time.perf_counter() - started
+            kinds[name].append(threads.case())
             times[name].append(wall)
             cpu[name].append(tree_cpu_seconds() - cpu_before)
             # The machine's other CPU use meanwhile (other jobs), in cores.
@@ -253,8 +390,10 @@ def run(bootstrap: str, n: int, rounds: int) -> None:
         for name in names:
             print(f"    {times[name][-1]:7.2f} s  {cpu[name][-1]:6.2f} CPU s  "
                   f"other {other[name][-1]:.2f} cores  {name}", flush=True)
+    threads.close()
     spark.stop()
     report(times, cpu, other, n, rounds, loads)
+    report_threads(kinds, n)
 
 
 def report(times: dict[str, list[float]], cpu: dict[str, list[float]],
@@ -287,6 +426,26 @@ def report(times: dict[str, list[float]], cpu: dict[str, list[float]],
           "and Python workers); rows/CPU s vs (a): median of the per-round ratios of rows per "
           "CPU second. other CPU: the machine's busy CPU (/proc/stat) not used by the run's "
           "processes, during that case, in cores.")
+
+
+def report_threads(kinds: dict[str, list[dict[str, float]]], n: int) -> None:
+    """Where the CPU went: medians over rounds of CPU microseconds per record, by process and
+    thread kind (``ThreadCpu``)."""
+    names = list(kinds)
+    every = sorted({k for rounds in kinds.values() for r in rounds for k in r})
+    short = {name: name.split(" (")[0] if name.startswith(("(a)", "(b)")) else
+             name.replace("Spark local[2] kafkapy sink, ", "sink ") for name in names}
+    print("\nCPU microseconds per record by process and thread (medians of the rounds; "
+          "sampled every 0.25 s from /proc/<pid>/task):\n")
+    print("| process: threads | " + " | ".join(short[name] for name in names) + " |")
+    print("|---|" + "---|" * len(names))
+    for kind in [*every, "all"]:
+        cells = []
+        for name in names:
+            per_round = [sum(r.values()) if kind == "all" else r.get(kind, 0.0)
+                         for r in kinds[name]]
+            cells.append(f"{statistics.median(per_round) / n * 1e6:.2f}")
+        print(f"| {kind} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":
