@@ -108,8 +108,10 @@ def transactional_id(options: SinkOptions, write_id: str, partition_id: int) -> 
 
 
 class _Deliveries:
-    """The first failed delivery (librdkafka reports failures only:
-    ``delivery.report.only.error``, so success costs no Python call)."""
+    """The first failed delivery, for at-least-once tasks (failures only:
+    ``delivery.report.only.error``, so a success makes no Python call; it still costs the
+    record a state object and a GIL round trip in confluent-kafka's ``poll``, which is why
+    transactional tasks have no callback)."""
 
     def __init__(self) -> None:
         self.error: Any = None
@@ -251,6 +253,11 @@ def _write_transaction(first: pa.RecordBatch, rest: Iterator[pa.RecordBatch],
         done = consumer.committed([marker_tp], timeout=TIMEOUT)[0]
         if done.error is not None:
             raise confluent_kafka.KafkaException(done.error)
+        # The group's metadata is a copy that outlives the consumer: close it now rather than
+        # keep its client threads and connection through the task's producing.
+        group = consumer.consumer_group_metadata()
+        consumer.close()
+        consumer = None
         if done.offset > batch_id:
             # An earlier attempt committed this task's transaction (module doc). The input
             # is still read to its end, as Spark expects of a task.
@@ -269,7 +276,7 @@ def _write_transaction(first: pa.RecordBatch, rest: Iterator[pa.RecordBatch],
         producer.send_offsets_to_transaction(
             [confluent_kafka.TopicPartition(marker_tp.topic, 0, batch_id + 1,
                                             metadata=marker)],
-            consumer.consumer_group_metadata(), TIMEOUT)
+            group, TIMEOUT)
         producer.commit_transaction(TIMEOUT)
         in_transaction = False
         return TaskReport(write_id, partition_id, attempt, batch_id, rows, size, True, False,
