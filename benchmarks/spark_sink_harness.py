@@ -7,7 +7,8 @@
 the workers' PYTHONPATH itself). Prints a markdown table for docs/spark.md.
 
 1. A kafkapy broker in a child process (``e2e_harness.BrokerProcess``, a temporary log dir).
-   Every timed write goes to a new topic of 4 partitions (created beforehand, untimed).
+   Every timed write goes to a new topic of 4 partitions, deleted after the case (untimed:
+   ``Topics``), so the log dir never holds more than one case's records.
 2. The records: N (default 1,000,000) of 100-byte values and 8-byte keys (1,000 distinct),
    null partition (the partitioner chooses: murmur2 of the key).
    - **Spark**: ``spark.range(N, numPartitions=2)`` turned into ``key``/``value`` binary
@@ -224,18 +225,38 @@ class NullSink:
 
 
 class Topics:
-    """A fresh 4-partition topic for every timed write."""
+    """A fresh 4-partition topic for every timed write, deleted after it (``clear``): the log
+    dir holds one case's records, not the whole run's (5 M records: 0.6 GB a case, ~10 GB a
+    run), whose page cache and writeback made the broker's writes cost more kernel time as the
+    run went on, in the later cases more than the earlier ones."""
 
-    def __init__(self, bootstrap: str) -> None:
+    def __init__(self, bootstrap: str, log_dir: Path) -> None:
         self.admin = AdminClient({"bootstrap.servers": bootstrap})
+        self.log_dir = log_dir
         self.n = 0
+        self.live: list[str] = []
 
     def new(self) -> str:
         self.n += 1
         name = f"sink-bench-{self.n}"
         for future in self.admin.create_topics([NewTopic(name, PARTITIONS, 1)]).values():
             future.result(timeout=60)
+        self.live.append(name)
         return name
+
+    def clear(self, timeout: float = 60.0) -> None:
+        """Delete the topics written so far and wait (bounded) for their files to go (the
+        broker's ``log.segment.delete.delay.ms`` is 0 here)."""
+        if not self.live:
+            return
+        for future in self.admin.delete_topics(self.live).values():
+            future.result(timeout=60)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and any(
+                entry.name.startswith(tuple(f"{t}-" for t in self.live))
+                for entry in os.scandir(self.log_dir)):
+            time.sleep(0.1)
+        self.live = []
 
 
 def records(n: int) -> tuple[list[bytes], list[bytes]]:
@@ -291,11 +312,11 @@ def main(argv: list[str] | None = None) -> None:
     tmp = Path(tempfile.mkdtemp(prefix="kafkapy-sink-bench-", dir=args.dir))
     config = {"log.dirs": str(tmp / "log"), "num.partitions": str(PARTITIONS),
               "transaction.state.log.num.partitions": "4",
-              "offsets.topic.num.partitions": "4"}
+              "offsets.topic.num.partitions": "4", "log.segment.delete.delay.ms": "0"}
     try:
         broker = BrokerProcess(config)
         with broker as bootstrap:
-            run(bootstrap, broker.proc.pid, args.records, args.rounds, variants,
+            run(bootstrap, broker.proc.pid, tmp / "log", args.records, args.rounds, variants,
                 args.repeat_noisy)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -314,7 +335,7 @@ def wait_quiet(limit: float = 120.0) -> None:
             return
 
 
-def run(bootstrap: str, broker_pid: int, n: int, rounds: int,
+def run(bootstrap: str, broker_pid: int, log_dir: Path, n: int, rounds: int,
         variants: dict[str, dict[str, str]], repeat_noisy: int) -> None:
     os.environ["PYSPARK_PYTHON"] = os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     os.environ["PYTHONPATH"] = os.pathsep.join(
@@ -342,7 +363,7 @@ def run(bootstrap: str, broker_pid: int, n: int, rounds: int,
     keys, values = records(n)
     assert [bytes(r.key) for r in sample] == keys[:3], (sample, keys[:3])
     assert [bytes(r.value) for r in sample] == values[:3], (sample, values[:3])
-    topics = Topics(bootstrap)
+    topics = Topics(bootstrap, log_dir)
 
     def spark_write(exactly_once: bool, settings: dict[str, str] | None = None
                     ) -> Callable[[], None]:
@@ -391,6 +412,7 @@ def run(bootstrap: str, broker_pid: int, n: int, rounds: int,
     names = list(cases)
     for name in names:
         cases[name]()
+        topics.clear()
     times: dict[str, list[float]] = {name: [] for name in names}
     cpu: dict[str, list[float]] = {name: [] for name in names}
     other: dict[str, list[float]] = {name: [] for name in names}
@@ -415,9 +437,11 @@ def run(bootstrap: str, broker_pid: int, n: int, rounds: int,
                 used = tree_cpu_seconds() - cpu_before
                 # The machine's other CPU use meanwhile (other jobs), in cores.
                 o = max(0.0, machine_busy_seconds() - busy_before - used) / wall
+                kind = threads.case()
+                topics.clear()
                 if o <= NOISY:
                     break
-            kinds[name].append(threads.case())
+            kinds[name].append(kind)
             times[name].append(wall)
             cpu[name].append(used)
             other[name].append(o)
