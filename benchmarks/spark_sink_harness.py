@@ -19,9 +19,9 @@ the workers' PYTHONPATH itself). Prints a markdown table for docs/spark.md.
    - **(a) plain producer**: one confluent-kafka Producer in this process, the same records
      from Python lists built beforehand (untimed), one ``produce()`` per record, then
      ``flush()``: idempotent, acks=all, murmur2 partitioner as the sink's producers, and
-     librdkafka's default batching (linger.ms 5; the sink's default is 20, which a single
-     producer gains nothing from: 736k against 735k rows/s measured, ``--producer-option
-     linger.ms=20`` gives both the same), no delivery callback.
+     librdkafka's default batching (linger.ms 5; the sink's default is 20: what that gives a
+     single producer moves between runs, so quote a run with ``--producer-option
+     linger.ms=20`` too, which gives both the same), no delivery callback.
    A timed write ends when every record is acknowledged (the task's commit, or ``flush``).
    - **(b) null sink**: the same DataFrame written to a Python Arrow sink that only counts
      its rows: what Spark and the data source API cost before any producing.
