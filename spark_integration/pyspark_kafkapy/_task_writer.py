@@ -45,7 +45,11 @@ Errors: a row the sink cannot write (``_sink_rows``), a failed delivery (the bro
 code and message, e.g. ``MSG_SIZE_TOO_LARGE``), a failed commit or a fenced producer raise
 ``KafkaWriteError`` naming the task and the transactional id; the transaction is aborted
 first. Spark retries the task up to ``spark.task.maxFailures`` times and then fails the job
-with that message.
+with that message. Failed deliveries are found without a delivery callback in a transaction:
+librdkafka makes the transaction abortable at the first record the broker refuses, and
+``commit_transaction`` raises that error (code, topic-partition and the broker's message);
+at least once, the producer reports failed deliveries only (``delivery.report.only.error``)
+and the task checks them after ``flush``.
 """
 
 from __future__ import annotations
@@ -104,8 +108,10 @@ def transactional_id(options: SinkOptions, write_id: str, partition_id: int) -> 
 
 
 class _Deliveries:
-    """The first failed delivery (librdkafka reports failures only:
-    ``delivery.report.only.error``, so success costs no Python call)."""
+    """The first failed delivery, for at-least-once tasks (failures only:
+    ``delivery.report.only.error``, so a success makes no Python call; it still costs the
+    record a state object and a GIL round trip in confluent-kafka's ``poll``, which is why
+    transactional tasks have no callback)."""
 
     def __init__(self) -> None:
         self.error: Any = None
@@ -229,10 +235,10 @@ def _write_transaction(first: pa.RecordBatch, rest: Iterator[pa.RecordBatch],
 
     tid = transactional_id(options, write_id, partition_id)
     where = f"kafkapy sink: task {partition_id} (attempt {attempt}, transactional.id {tid})"
-    deliveries = _Deliveries()
-    producer = confluent_kafka.Producer({**options.producer, "transactional.id": tid,
-                                         "delivery.report.only.error": True,
-                                         "on_delivery": deliveries})
+    # No delivery callback: a record that fails makes the transaction abortable, and
+    # commit_transaction then raises the broker's error for it (module doc). A callback, even
+    # one for failures only, costs every record a state object and a GIL round trip in poll.
+    producer = confluent_kafka.Producer({**options.producer, "transactional.id": tid})
     marker_tp = confluent_kafka.TopicPartition(_marker_topic(options, cols, first), 0)
     consumer: Any = None
     in_transaction = False
@@ -247,6 +253,11 @@ def _write_transaction(first: pa.RecordBatch, rest: Iterator[pa.RecordBatch],
         done = consumer.committed([marker_tp], timeout=TIMEOUT)[0]
         if done.error is not None:
             raise confluent_kafka.KafkaException(done.error)
+        # The group's metadata is a copy that outlives the consumer: close it now rather than
+        # keep its client threads and connection through the task's producing.
+        group = consumer.consumer_group_metadata()
+        consumer.close()
+        consumer = None
         if done.offset > batch_id:
             # An earlier attempt committed this task's transaction (module doc). The input
             # is still read to its end, as Spark expects of a task.
@@ -265,15 +276,14 @@ def _write_transaction(first: pa.RecordBatch, rest: Iterator[pa.RecordBatch],
         producer.send_offsets_to_transaction(
             [confluent_kafka.TopicPartition(marker_tp.topic, 0, batch_id + 1,
                                             metadata=marker)],
-            consumer.consumer_group_metadata(), TIMEOUT)
+            group, TIMEOUT)
         producer.commit_transaction(TIMEOUT)
         in_transaction = False
         return TaskReport(write_id, partition_id, attempt, batch_id, rows, size, True, False,
                           tid, tuple(sorted(topics)))
     except confluent_kafka.KafkaException as exc:
         _abort(producer, in_transaction)
-        raise KafkaWriteError(f"{where} failed: {_describe(exc)}. "
-                              f"{deliveries.describe()}".rstrip(". ")) from exc
+        raise KafkaWriteError(f"{where} failed: {_describe(exc)}") from exc
     except BaseException as exc:
         if in_transaction:
             _note_aborted(exc, where, progress)
