@@ -200,7 +200,13 @@ def tree_cpu_seconds() -> float:
         pid = int(entry)
         parents[pid] = int(fields[1])
         times[pid] = sum(int(x) for x in fields[11:15])    # utime stime cutime cstime
-    tree = {os.getpid()}
+    tree = descendants(parents, os.getpid())
+    return sum(times.get(pid, 0) for pid in tree) / os.sysconf("SC_CLK_TCK")
+
+
+def descendants(parents: dict[int, int], root: int) -> set[int]:
+    """``root`` and every process below it, from ``{pid: parent pid}``."""
+    tree = {root}
     grew = True
     while grew:
         grew = False
@@ -208,7 +214,7 @@ def tree_cpu_seconds() -> float:
             if ppid in tree and pid not in tree:
                 tree.add(pid)
                 grew = True
-    return sum(times.get(pid, 0) for pid in tree) / os.sysconf("SC_CLK_TCK")
+    return tree
 
 
 def consume_all(bootstrap: str, count: int) -> int:

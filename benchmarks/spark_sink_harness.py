@@ -62,7 +62,7 @@ from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from benchmarks.e2e_harness import BrokerProcess
-from benchmarks.spark_harness import tree_cpu_seconds
+from benchmarks.spark_harness import descendants, tree_cpu_seconds
 
 ROOT = Path(__file__).resolve().parent.parent
 PARTITIONS = 4
@@ -129,14 +129,7 @@ class ThreadCpu:
                     continue
                 parents[int(entry)] = int(tail.split()[1])
                 comms[int(entry)] = head.split("(", 1)[1]
-        tree = {os.getpid()}
-        grew = True
-        while grew:
-            grew = False
-            for pid, ppid in parents.items():
-                if ppid in tree and pid not in tree:
-                    tree.add(pid)
-                    grew = True
+        tree = descendants(parents, os.getpid())
         ticks: dict[int, tuple[str, int]] = {}
         for pid in tree:
             try:
