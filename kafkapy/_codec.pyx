@@ -490,12 +490,7 @@ def read_int16_pair(buf):
 
 @cython.final
 cdef class Writer:
-    cdef uint8_t* data
-    cdef Py_ssize_t pos
-    cdef Py_ssize_t cap
-    # (position, value) of each records value left out of the bytes (see _encode_value);
-    # None where that is not allowed (tagged-field sub-writers).
-    cdef list splices
+    """Declared (with its inline writes) in _codec.pxd."""
 
     def __cinit__(self, Py_ssize_t capacity=256):
         self.cap = capacity if capacity > 16 else 16
@@ -520,30 +515,6 @@ cdef class Writer:
             raise MemoryError()
         self.data = grown
         self.cap = cap
-        return 0
-
-    cdef inline int u8(self, uint8_t v) except -1:
-        self.reserve(1)
-        self.data[self.pos] = v
-        self.pos += 1
-        return 0
-
-    cdef inline int u16(self, uint16_t v) except -1:
-        self.reserve(2)
-        wr16(self.data + self.pos, v)
-        self.pos += 2
-        return 0
-
-    cdef inline int u32(self, uint32_t v) except -1:
-        self.reserve(4)
-        wr32(self.data + self.pos, v)
-        self.pos += 4
-        return 0
-
-    cdef inline int u64(self, uint64_t v) except -1:
-        self.reserve(8)
-        wr64(self.data + self.pos, v)
-        self.pos += 8
         return 0
 
     cdef int uvarint(self, uint32_t v) except -1:
@@ -572,6 +543,9 @@ cdef class Writer:
 
     cdef bytes getvalue(self):
         return PyBytes_FromStringAndSize(<char*>self.data, self.pos)
+
+    cdef bytes cut(self, Py_ssize_t start, Py_ssize_t stop):
+        return PyBytes_FromStringAndSize(<char*>self.data + start, stop - start)
 
 
 cdef int _null(Writer w, FieldPlan f, bint wide) except -1:

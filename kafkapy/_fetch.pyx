@@ -1,6 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # Bounds checks are off because every read goes through _need(), which raises before any byte
-# past the frame's end is touched, and every write through _Out.reserve(), which grows first.
+# past the frame's end is touched, and every write through Writer.reserve() (_codec.pxd),
+# which grows first.
 """The Fetch request's decode and the Fetch response's encode, compiled (issue 22 part 2).
 
 ``decode_fetch_request(frame, offset, version)`` reads a Fetch request body (v0-15) straight
@@ -45,6 +46,7 @@ from libc.stdint cimport (int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, 
                           uint64_t)
 from libc.string cimport memcpy
 
+from kafkapy._codec cimport Writer
 from kafkapy._bigendian cimport rd16, rd32, rd64, wr16, wr32, wr64
 
 import uuid as _uuid
@@ -302,96 +304,13 @@ def decode_fetch_request(buf, Py_ssize_t offset, int version):
 
 # ============================================================================ encode
 
-@cython.final
-cdef class _Out:
-    cdef uint8_t* data
-    cdef Py_ssize_t pos
-    cdef Py_ssize_t cap
-
-    def __cinit__(self, Py_ssize_t capacity):
-        self.cap = capacity if capacity > 64 else 64
-        self.data = <uint8_t*>PyMem_Malloc(self.cap)
-        if self.data == NULL:
-            raise MemoryError()
-        self.pos = 0
-
-    def __dealloc__(self):
-        PyMem_Free(self.data)
-
-    cdef int reserve(self, Py_ssize_t n) except -1:
-        cdef Py_ssize_t cap
-        cdef uint8_t* grown
-        if self.pos + n <= self.cap:
-            return 0
-        cap = self.cap * 2
-        while cap < self.pos + n:
-            cap *= 2
-        grown = <uint8_t*>PyMem_Realloc(self.data, cap)
-        if grown == NULL:
-            raise MemoryError()
-        self.data = grown
-        self.cap = cap
-        return 0
-
-    cdef inline int u8(self, uint8_t v) except -1:
-        self.reserve(1)
-        self.data[self.pos] = v
-        self.pos += 1
-        return 0
-
-    cdef inline int i16(self, int16_t v) except -1:
-        self.reserve(2)
-        wr16(self.data + self.pos, <uint16_t>v)
-        self.pos += 2
-        return 0
-
-    cdef inline int i32(self, int32_t v) except -1:
-        self.reserve(4)
-        wr32(self.data + self.pos, <uint32_t>v)
-        self.pos += 4
-        return 0
-
-    cdef inline int i64(self, int64_t v) except -1:
-        self.reserve(8)
-        wr64(self.data + self.pos, <uint64_t>v)
-        self.pos += 8
-        return 0
-
-    cdef int uvarint(self, uint32_t v) except -1:
-        self.reserve(5)
-        while v >= 0x80:
-            self.data[self.pos] = (v & 0x7F) | 0x80
-            self.pos += 1
-            v >>= 7
-        self.data[self.pos] = v
-        self.pos += 1
-        return 0
-
-    cdef int length(self, Py_ssize_t n, bint compact, bint wide) except -1:
-        if compact:
-            return self.uvarint(<uint32_t>(n + 1))
-        if wide:
-            return self.i32(<int32_t>n)
-        return self.i16(<int16_t>n)
-
-    cdef int raw(self, const uint8_t* p, Py_ssize_t n) except -1:
-        self.reserve(n)
-        memcpy(self.data + self.pos, p, n)
-        self.pos += n
-        return 0
-
-    cdef bytes cut(self, Py_ssize_t start, Py_ssize_t stop):
-        return PyBytes_FromStringAndSize(<char*>self.data + start, stop - start)
-
-
-
-cdef int _write_uuid(_Out w, object value) except -1:
+cdef int _write_uuid(Writer w, object value) except -1:
     cdef object n = value.int
     w.i64(<int64_t><uint64_t>(n >> 64))
     return w.i64(<int64_t><uint64_t>(n & 0xFFFFFFFFFFFFFFFF))
 
 
-cdef int _write_topic_name(_Out w, object name, bint compact) except -1:
+cdef int _write_topic_name(Writer w, object name, bint compact) except -1:
     cdef bytes utf8 = (<str?>name).encode("utf-8")
     cdef Py_ssize_t n = len(utf8)
     if n > 0x7FFF:
@@ -429,7 +348,7 @@ def encode_fetch_response(int version, int32_t correlation_id, int32_t throttle_
     """
     cdef bint flexible = version >= 12
     cdef bint ids = version >= 13
-    cdef _Out w = _Out(256)
+    cdef Writer w = Writer(256)
     cdef list out = []
     cdef Py_ssize_t start = 0
     cdef Py_buffer view

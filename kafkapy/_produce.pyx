@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # Bounds checks are off because every read goes through _need(), which raises before any byte
-# past the end of the frame is touched, and every write through _Out.reserve(), which grows
-# first; no list or memoryview is indexed by an unchecked value.
+# past the end of the frame is touched, and every write through Writer.reserve() (_codec.pxd),
+# which grows first; no list or memoryview is indexed by an unchecked value.
 """Compiled Produce (v3-v11) codec: a request body straight from its frame, and the response
 straight from compact per-partition results, without the generated message classes.
 
@@ -39,6 +39,7 @@ from cpython.unicode cimport PyUnicode_AsUTF8AndSize, PyUnicode_DecodeUTF8
 from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 
+from kafkapy._codec cimport Writer
 from kafkapy._bigendian cimport rd16, rd32, wr16, wr32, wr64
 
 from kafkapy._records import check_produce_batch
@@ -216,80 +217,17 @@ def decode_produce(frame, Py_ssize_t offset, int version):
 
 # ------------------------------------------------------------------------------ encoding
 
-cdef class _Out:
-    """A growable byte buffer (PyMem), turned into bytes once."""
-    cdef uint8_t* data
-    cdef Py_ssize_t size
-    cdef Py_ssize_t capacity
-
-    def __cinit__(self, Py_ssize_t capacity):
-        self.data = <uint8_t*>PyMem_Malloc(capacity)
-        if self.data == NULL:
-            raise MemoryError()
-        self.capacity = capacity
-        self.size = 0
-
-    def __dealloc__(self):
-        PyMem_Free(self.data)
-
-    cdef uint8_t* reserve(self, Py_ssize_t n) except NULL:
-        cdef Py_ssize_t want = self.size + n
-        cdef Py_ssize_t cap = self.capacity
-        cdef uint8_t* grown
-        if want > cap:
-            while cap < want:
-                cap *= 2
-            grown = <uint8_t*>PyMem_Realloc(self.data, cap)
-            if grown == NULL:
-                raise MemoryError()
-            self.data = grown
-            self.capacity = cap
-        cdef uint8_t* p = self.data + self.size
-        self.size = want
-        return p
-
-    cdef int int8(self, int v) except -1:
-        self.reserve(1)[0] = <uint8_t>v
-        return 0
-
-    cdef int int16(self, int v) except -1:
-        wr16(self.reserve(2), <uint32_t>v)
-        return 0
-
-    cdef int int32(self, int64_t v) except -1:
-        wr32(self.reserve(4), <uint32_t>v)
-        return 0
-
-    cdef int int64(self, int64_t v) except -1:
-        wr64(self.reserve(8), <uint64_t>v)
-        return 0
-
-    cdef int uvarint(self, uint32_t v) except -1:
-        while v >= 0x80:
-            self.reserve(1)[0] = <uint8_t>((v & 0x7F) | 0x80)
-            v >>= 7
-        self.reserve(1)[0] = <uint8_t>v
-        return 0
-
-    cdef int length(self, Py_ssize_t n, bint flexible, bint wide) except -1:
-        """A length or count (-1: null) in its classic or compact form."""
-        if flexible:
-            return self.uvarint(<uint32_t>(n + 1))
-        if wide:
-            return self.int32(n)
-        return self.int16(<int>n)
-
-    cdef int string(self, object s, bint flexible) except -1:
-        cdef Py_ssize_t n
-        cdef const char* p
-        if s is None:
-            return self.length(-1, flexible, False)
-        p = PyUnicode_AsUTF8AndSize(s, &n)
-        if not flexible and n > 0x7FFF:
-            raise ValueError(f"a string of {n} bytes does not fit an INT16 length")
-        self.length(n, flexible, False)
-        memcpy(self.reserve(n), p, n)
-        return 0
+cdef int _write_string(Writer out, object s, bint flexible) except -1:
+    """A string (None: null) in its classic or compact form."""
+    cdef Py_ssize_t n
+    cdef const char* p
+    if s is None:
+        return out.length(-1, flexible, False)
+    p = PyUnicode_AsUTF8AndSize(s, &n)
+    if not flexible and n > 0x7FFF:
+        raise ValueError(f"a string of {n} bytes does not fit an INT16 length")
+    out.length(n, flexible, False)
+    return out.raw(<const uint8_t*>p, n)
 
 
 def encode_produce_response(int version, int32_t correlation_id, int32_t throttle_time_ms,
@@ -300,38 +238,38 @@ def encode_produce_response(int version, int32_t correlation_id, int32_t throttl
         raise ValueError(f"the compiled Produce codec writes v{MIN_VERSION}-v{MAX_VERSION}, "
                          f"not v{version}")
     cdef bint flexible = version >= _FLEXIBLE
-    cdef _Out out = _Out(64 + 64 * len(topics))
+    cdef Writer out = Writer(64 + 64 * len(topics))
     cdef object name, result, error, record_errors, message, entry
     cdef list parts
     cdef tuple topic, part
-    out.int32(correlation_id)
+    out.i32(correlation_id)
     if flexible:
         out.uvarint(0)                  # response header v1: no tagged fields
     out.length(len(topics), flexible, True)
     for topic in topics:
         name, parts = topic
-        out.string(name, flexible)
+        _write_string(out, name, flexible)
         out.length(len(parts), flexible, True)
         for part in parts:
             result = part[1]
             error = result.error
             record_errors = result.record_errors
-            out.int32(part[0])
+            out.i32(part[0])
             if error is None:
-                out.int16(0)
-                out.int64(result.base_offset)
-                out.int64(result.log_append_time)
+                out.i16(0)
+                out.i64(result.base_offset)
+                out.i64(result.log_append_time)
             else:
-                out.int16(error.code)
-                out.int64(-1)
-                out.int64(-1)
+                out.i16(error.code)
+                out.i64(-1)
+                out.i64(-1)
             if version >= 5:
-                out.int64(result.log_start_offset if error is None or record_errors else -1)
+                out.i64(result.log_start_offset if error is None or record_errors else -1)
             if version >= 8:
                 out.length(len(record_errors), flexible, True)
                 for entry in record_errors:
-                    out.int32(entry.batch_index)
-                    out.string(entry.message, flexible)
+                    out.i32(entry.batch_index)
+                    _write_string(out, entry.message, flexible)
                     if flexible:
                         out.uvarint(0)
                 if error is None:
@@ -340,12 +278,12 @@ def encode_produce_response(int version, int32_t correlation_id, int32_t throttl
                     message = result.error_message
                 else:
                     message = error.message
-                out.string(message, flexible)
+                _write_string(out, message, flexible)
             if flexible:
                 out.uvarint(0)          # no CurrentLeader (tag 0), as the Python path
         if flexible:
             out.uvarint(0)
-    out.int32(throttle_time_ms)
+    out.i32(throttle_time_ms)
     if flexible:
         out.uvarint(0)                  # no NodeEndpoints (tag 0)
-    return PyBytes_FromStringAndSize(<const char*>out.data, out.size)
+    return out.getvalue()
