@@ -170,10 +170,8 @@ class FetchData:
     log_start_offset: int
     log_end_offset: int
     high_watermark: int
+    size: int                   # of all the slices (a fetch asks several times)
     aborted_transactions: list[AbortedTxn] | None = None   # read_committed reads only
-    # Computed once: a fetch asks for it several times (limits, min bytes, the answer).
-    size: int = attrs.field(default=attrs.Factory(
-        lambda self: sum(s.size for s in self.slices), takes_self=True), kw_only=True)
 
     def read(self) -> bytes:
         return b"".join(s.read() for s in self.slices)
@@ -695,6 +693,9 @@ class Log:
                 f"[{self.log_start_offset}, {leo}]")
         bound = leo if max_offset is None else min(max_offset, leo)
         slices: list[FileSlice] = []
+        if start_offset >= bound:       # a caught-up reader: nothing to look up
+            return FetchData(start_offset, slices, self.log_start_offset, leo,
+                             self.high_watermark, 0)
         remaining = max_bytes
         i = max(0, bisect.bisect_right(self._bases, start_offset) - 1)
         offset = start_offset
@@ -714,7 +715,7 @@ class Log:
             if i < len(self.segments):
                 offset = max(offset, self.segments[i].base_offset)
         return FetchData(start_offset, slices, self.log_start_offset, leo,
-                         self.high_watermark)
+                         self.high_watermark, max_bytes - remaining)
 
     def fetch_offset_by_timestamp(self, timestamp: int) -> TimestampOffset | None:
         """ListOffsets: EARLIEST_TIMESTAMP (-2) and EARLIEST_LOCAL_TIMESTAMP (-4): the log

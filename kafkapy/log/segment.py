@@ -164,6 +164,9 @@ class LogSegment:
         self.rolling_timestamp = NO_TIMESTAMP   # max timestamp of the first batch
         self.closed = False
         self.renamed_deleted = False
+        # Where the last append's first batch is: the offset a caught-up follower or
+        # consumer reads next is found without a pread (None after a truncation).
+        self._last_append: BatchLocation | None = None
 
     # ------------------------------------------------------------------ opening and closing
 
@@ -346,6 +349,8 @@ class LogSegment:
             raise KafkaStorageError(f"{self.path}: write failed after {written} bytes: {e}") \
                 from e
         self.size = start + written
+        self._last_append = BatchLocation(
+            start, int.from_bytes(view[8:12], "big") + 12, probe.first_offset)
         result = self.walker.walk(view, start, verify_crc=False,
                                   offset_room=self.offset_index.max_entries
                                   - self.offset_index.entries,
@@ -381,6 +386,10 @@ class LogSegment:
     def translate_offset(self, offset: int, start_position: int = 0) -> BatchLocation | None:
         """The first batch at or after ``start_position`` whose last offset is >= ``offset``
         (the batch holding ``offset`` or the first one after it); None if there is none."""
+        last = self._last_append
+        if last is not None and last.base_offset == offset and \
+                start_position <= last.position:
+            return last
         indexed = self.offset_index.lookup(offset)
         pos = max(start_position, indexed.position)
         chunk_size = _FIRST_READ
@@ -513,6 +522,7 @@ class LogSegment:
     def truncate_file(self, size: int) -> None:
         os.ftruncate(self.fd, size)
         self.size = size
+        self._last_append = None
 
     def truncate_to(self, offset: int, now_ms: int | None = None) -> int:
         """Drop every batch holding an offset >= ``offset``, and the aborted transactions

@@ -42,36 +42,41 @@ class DelayedFetch(DelayedOperation):
 
     def try_complete(self) -> bool:
         available = 0
+        params = self.params
+        partitions = self.manager.partitions
+        replica = params.replica_id >= 0
+        only_leader = params.fetch_only_leader
         for req in self.requests:
-            partition = self.manager.partitions.get(req.tp)
-            if partition is None or (self.params.fetch_only_leader and
-                                     not partition.is_leader):
+            partition = partitions.get(req.tp)
+            if partition is None or (only_leader and not partition.is_leader):
                 return self.force_complete()
             if 0 <= req.current_leader_epoch != partition.leader_epoch:
                 return self.force_complete()        # a new leader epoch (Kafka's case E)
-            bound = partition.log_end_offset if self.params.replica_id >= 0 else \
-                partition.fetch_bound(self.params.isolation_level)
-            if req.fetch_offset > partition.log_end_offset or \
-                    req.fetch_offset < partition.log_start_offset:
+            log = partition.log
+            fetch_offset = req.fetch_offset
+            leo = log.log_end_offset
+            if fetch_offset == leo:
+                continue            # caught up: nothing to count (the common case)
+            if fetch_offset > leo or fetch_offset < log.log_start_offset:
                 return self.force_complete()
-            if req.fetch_offset < bound:
-                if self.params.replica_id >= 0 and self.manager.should_leader_throttle(
-                        partition, self.params.replica_id):
+            bound = leo if replica else partition.fetch_bound(params.isolation_level)
+            if fetch_offset < bound:
+                if replica and self.manager.should_leader_throttle(
+                        partition, params.replica_id):
                     # Kafka's DelayedFetch: a throttled partition's bytes do not count, so
                     # a throttled follower's fetch waits out max_wait_ms
                     continue
-                if self.params.min_bytes <= 1:
+                if params.min_bytes <= 1:
                     # Something below the bound is at least one batch header: enough,
                     # without reading it (on_complete reads once).
                     return self.force_complete()
                 try:
-                    data = partition.read(req.fetch_offset, req.max_bytes,
-                                          self.params.isolation_level, False,
-                                          replica=self.params.replica_id >= 0)
+                    data = partition.read(fetch_offset, req.max_bytes,
+                                          params.isolation_level, False, replica=replica)
                 except KafkaError:
                     return self.force_complete()
                 available += data.size
-                if available >= self.params.min_bytes:
+                if available >= params.min_bytes:
                     return self.force_complete()
         return False
 

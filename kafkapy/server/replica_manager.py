@@ -795,20 +795,23 @@ class ReplicaManager:
             partition.check_leader(req.current_leader_epoch)
             if replica_id not in partition.followers:
                 raise NotLeaderOrFollowerError(f"broker {replica_id} is not a follower of {tp}")
-            if req.last_fetched_epoch >= 0:
-                epoch, end = partition.end_offset_for_epoch(req.last_fetched_epoch)
-                if epoch < 0 or end < 0:
-                    raise OffsetOutOfRangeError(
-                        f"{tp}: cannot determine the end offset of epoch "
-                        f"{req.last_fetched_epoch}")
-                if epoch < req.last_fetched_epoch or end < req.fetch_offset:
-                    return FetchPartitionResult(None, None, hw, lso, start,
-                                                diverging_epoch=(epoch, end))
             leo = partition.log_end_offset
-            # Kafka's readFromLocalLog: a throttled replica out of the ISR gets no records
-            # while the leader's quota is exceeded (its position still counts below)
-            data = None if self.should_leader_throttle(partition, replica_id) else \
-                partition.read(req.fetch_offset, max_bytes, 0, min_one, replica=True)
+            if req.fetch_offset == leo and (req.last_fetched_epoch < 0 or
+                                            req.last_fetched_epoch ==
+                                            partition.log.epochs.latest_epoch):
+                # Caught up (most partitions of a follower's session, every round): nothing
+                # to read, and nothing can diverge (its last epoch is this log's latest,
+                # which ends at this LEO).
+                data = None
+            else:
+                diverging = self._diverging_epoch(partition, req)
+                if diverging is not None:
+                    return FetchPartitionResult(None, None, hw, lso, start,
+                                                diverging_epoch=diverging)
+                # Kafka's readFromLocalLog: a throttled replica out of the ISR gets no
+                # records while the leader's quota is exceeded (its position still counts)
+                data = None if self.should_leader_throttle(partition, replica_id) else \
+                    partition.read(req.fetch_offset, max_bytes, 0, min_one, replica=True)
         except Exception as exc:
             return FetchPartitionResult(_as_kafka_error(tp, exc), None, hw, lso, start)
         if update_fetch_state and partition.update_follower_fetch_state(
@@ -818,6 +821,22 @@ class ReplicaManager:
         # round earlier than from the value read before.
         return FetchPartitionResult(None, data, partition.high_watermark,
                                     partition.last_stable_offset, start)
+
+    @staticmethod
+    def _diverging_epoch(partition: Partition, req: FetchPartitionRequest
+                         ) -> tuple[int, int] | None:
+        """Where the follower's log leaves this one (Fetch v12+'s DivergingEpoch: the
+        largest epoch <= its last fetched epoch here, and that epoch's end offset), None if
+        it does not. Raises OffsetOutOfRangeError when the epoch's end is unknown."""
+        if req.last_fetched_epoch < 0:
+            return None
+        epoch, end = partition.end_offset_for_epoch(req.last_fetched_epoch)
+        if epoch < 0 or end < 0:
+            raise OffsetOutOfRangeError(
+                f"{req.tp}: cannot determine the end offset of epoch {req.last_fetched_epoch}")
+        if epoch < req.last_fetched_epoch or end < req.fetch_offset:
+            return (epoch, end)
+        return None
 
     def should_leader_throttle(self, partition: Partition, replica_id: int) -> bool:
         """Kafka's shouldLeaderThrottle: ``replica_id`` is out of the ISR, the partition is

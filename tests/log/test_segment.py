@@ -204,6 +204,37 @@ def test_translate_offset_finds_the_batch_holding_each_offset(tmp_path: Path) ->
     seg.close()
 
 
+def test_translate_offset_agrees_with_the_file_after_every_append_and_truncation(
+        tmp_path: Path) -> None:
+    """The last append's first batch is remembered (a caught-up reader's next offset, found
+    without a pread): after each append, and after truncations that remove it or keep it,
+    every offset still translates to the batch the file holds."""
+    seg = new_segment(tmp_path, 0, config(index_interval_bytes=50))
+
+    def check() -> None:
+        batches = parse_log(log_path(tmp_path, 0).read_bytes())
+        for offset in range(seg.next_offset + 2):
+            # start positions are batch boundaries (where a read resumes)
+            for start in {0, seg.size} | {b.position for b in batches}:
+                loc = seg.translate_offset(offset, start)
+                want = next((b for b in batches
+                             if b.last_offset >= offset and b.position >= start), None)
+                assert (loc and (loc.position, loc.size, loc.base_offset)) == \
+                    (want and (want.position, want.size, want.base_offset)), (offset, start)
+
+    for chunk in APPENDS:
+        fill(seg, [chunk])
+        check()
+    batches = parse_log(log_path(tmp_path, 0).read_bytes())
+    seg.truncate_to(batches[-1].base_offset)          # the remembered batch goes
+    check()
+    seg.truncate_to(batches[-3].base_offset + 1)      # below it, mid-batch
+    check()
+    fill(seg, [APPENDS[1]])                            # a new last append at old offsets
+    check()
+    seg.close()
+
+
 def test_read_limits(tmp_path: Path) -> None:
     seg = new_segment(tmp_path, 0, config())
     data = make_batch(0, [1, 2], 100) + make_batch(2, [3], 100) + make_batch(3, [4], 100)
