@@ -267,13 +267,7 @@ class DelayedOperationPurgatory(Generic[T]):
             ValueError: ``keys`` is empty, or ``op`` is already in a purgatory.
             trio.ClosedResourceError: the purgatory is shut down.
         """
-        if self._closed:
-            raise trio.ClosedResourceError(f"purgatory {self.name!r} is shut down")
-        watch_keys = tuple(dict.fromkeys(keys))
-        if not watch_keys:
-            raise ValueError("a delayed operation needs at least one watch key")
-        if op._purgatory is not None or op._keys:
-            raise ValueError(f"{op!r} is already in a purgatory")
+        watch_keys = self._check_new(op, keys)
         if op._completed or self._try(op):
             return True
         op._purgatory = self
@@ -282,6 +276,30 @@ class DelayedOperationPurgatory(Generic[T]):
             return True
         self._arm(op)
         return False
+
+    def watch(self, op: T, keys: Iterable[Hashable]) -> None:
+        """Watch ``op`` under every key and arm its timer, without trying it: for a caller
+        that has just found it not completable, in the same event-loop turn (nothing awaited
+        in between, so nothing can have happened that would complete it). A follower's fetch
+        parks this way on every round, over every partition of its session.
+
+        Raises as ``try_complete_else_watch``, and ValueError if ``op`` is completed."""
+        watch_keys = self._check_new(op, keys)
+        if op._completed:
+            raise ValueError(f"{op!r} is already completed")
+        op._purgatory = self
+        self._watch(op, watch_keys)
+        self._arm(op)
+
+    def _check_new(self, op: T, keys: Iterable[Hashable]) -> tuple[Hashable, ...]:
+        if self._closed:
+            raise trio.ClosedResourceError(f"purgatory {self.name!r} is shut down")
+        watch_keys = tuple(dict.fromkeys(keys))
+        if not watch_keys:
+            raise ValueError("a delayed operation needs at least one watch key")
+        if op._purgatory is not None or op._keys:
+            raise ValueError(f"{op!r} is already in a purgatory")
+        return watch_keys
 
     def check_and_complete(self, key: Hashable) -> int:
         """Try to complete every operation watched under ``key``; return how many completed.

@@ -724,11 +724,11 @@ class ReplicaManager:
         min_one = True
         out = []
         replica = params.replica_id >= 0
+        now_ms = self.now_ms() if replica and update_fetch_state else -1
         for req in requests:
             if replica:
                 result = self._read_for_follower(params.replica_id, req,
-                                                 min(req.max_bytes, limit), min_one,
-                                                 update_fetch_state)
+                                                 min(req.max_bytes, limit), min_one, now_ms)
             else:
                 result = self._read_one(params, req, min(req.max_bytes, limit), min_one)
             if result.size > 0:
@@ -778,27 +778,26 @@ class ReplicaManager:
                                       self.now_ms(), racks)
 
     def _read_for_follower(self, replica_id: int, req: FetchPartitionRequest,
-                           max_bytes: int, min_one: bool, update_fetch_state: bool
+                           max_bytes: int, min_one: bool, now_ms: int
                            ) -> FetchPartitionResult:
         """The leader's side of a replica fetch (Kafka's Partition.fetchRecords for a
         follower): leadership and epoch, the replica must be assigned, LastFetchedEpoch
         against this log's epochs (DivergingEpoch when the follower has a tail this leader
         never had), a read up to the LEO, then the follower's new position, which may move
-        the high watermark and the ISR."""
+        the high watermark and the ISR (recorded at ``now_ms``; not when it is -1)."""
         tp = req.tp
         partition = self.partitions.get(tp)
         if partition is None:
             return FetchPartitionResult(self.not_hosted_error(tp), None)
-        hw, lso, start = (partition.high_watermark, partition.last_stable_offset,
-                          partition.log_start_offset)
+        log = partition.log
         try:
             partition.check_leader(req.current_leader_epoch)
             if replica_id not in partition.followers:
                 raise NotLeaderOrFollowerError(f"broker {replica_id} is not a follower of {tp}")
-            leo = partition.log_end_offset
+            leo = log.log_end_offset
             if req.fetch_offset == leo and (req.last_fetched_epoch < 0 or
                                             req.last_fetched_epoch ==
-                                            partition.log.epochs.latest_epoch):
+                                            log.epochs.latest_epoch):
                 # Caught up (most partitions of a follower's session, every round): nothing
                 # to read, and nothing can diverge (its last epoch is this log's latest,
                 # which ends at this LEO).
@@ -806,21 +805,23 @@ class ReplicaManager:
             else:
                 diverging = self._diverging_epoch(partition, req)
                 if diverging is not None:
-                    return FetchPartitionResult(None, None, hw, lso, start,
+                    return FetchPartitionResult(None, None, log.high_watermark,
+                                                log.last_stable_offset, log.log_start_offset,
                                                 diverging_epoch=diverging)
                 # Kafka's readFromLocalLog: a throttled replica out of the ISR gets no
                 # records while the leader's quota is exceeded (its position still counts)
                 data = None if self.should_leader_throttle(partition, replica_id) else \
                     partition.read(req.fetch_offset, max_bytes, 0, min_one, replica=True)
         except Exception as exc:
-            return FetchPartitionResult(_as_kafka_error(tp, exc), None, hw, lso, start)
-        if update_fetch_state and partition.update_follower_fetch_state(
-                replica_id, req.fetch_offset, req.log_start_offset, self.now_ms(), leo):
+            return FetchPartitionResult(_as_kafka_error(tp, exc), None, log.high_watermark,
+                                        log.last_stable_offset, log.log_start_offset)
+        if now_ms >= 0 and partition.update_follower_fetch_state(
+                replica_id, req.fetch_offset, req.log_start_offset, now_ms, leo):
             self.on_high_watermark_moved(tp)
         # The high watermark after this fetch's position counted: the follower learns it one
         # round earlier than from the value read before.
-        return FetchPartitionResult(None, data, partition.high_watermark,
-                                    partition.last_stable_offset, start)
+        return FetchPartitionResult(None, data, log.high_watermark, log.last_stable_offset,
+                                    log.log_start_offset)
 
     @staticmethod
     def _diverging_epoch(partition: Partition, req: FetchPartitionRequest
@@ -872,7 +873,8 @@ class ReplicaManager:
                 any(r.error is not None or r.diverging_epoch is not None or
                     r.preferred_read_replica >= 0 for _, r in results):
             return results, None
+        # Not tried again before it waits: the read above, in this same event-loop turn,
+        # found it short of min_bytes with no error, so its try_complete would too.
         op = DelayedFetch(self, params, requests)
-        if self.fetch_purgatory.try_complete_else_watch(op, [r.tp for r in requests]):
-            return op.results, None
+        self.fetch_purgatory.watch(op, [r.tp for r in requests])
         return results, op

@@ -126,6 +126,54 @@ def test_second_try_runs_after_the_watch() -> None:
     run(main)
 
 
+def test_watch_parks_without_trying_and_completes_on_a_key_or_expires() -> None:
+    async def main() -> None:
+        purgatory = Purgatory("test")
+        tries: list[int] = []
+
+        def condition() -> bool:
+            tries.append(1)
+            return len(tries) >= 2
+
+        op = DelayedFunction(1000, condition=condition)
+        purgatory.watch(op, ["a", "b", "a"])
+        assert tries == [] and not op.is_completed
+        assert (purgatory.watched, purgatory.delayed) == (2, 1)
+        assert purgatory.check_and_complete("b") == 0 and tries == [1]
+        assert purgatory.check_and_complete("a") == 1 and op.events == ["completed"]
+        assert (purgatory.watched, purgatory.delayed) == (0, 0)
+
+        late = DelayedFunction(500)
+        async with reaping(purgatory):
+            start = trio.current_time()
+            purgatory.watch(late, ["c"])
+            await late.wait()
+            assert late.events == ["expired", "completed"]
+            assert trio.current_time() - start == pytest.approx(0.5)
+
+    run(main)
+
+
+def test_watch_refuses_what_try_complete_else_watch_refuses_and_a_completed_op() -> None:
+    async def main() -> None:
+        purgatory = Purgatory("test")
+        with pytest.raises(ValueError, match="at least one watch key"):
+            purgatory.watch(DelayedFunction(1000), [])
+        op = DelayedFunction(1000)
+        purgatory.watch(op, ["a"])
+        with pytest.raises(ValueError, match="already in a purgatory"):
+            Purgatory("other").watch(op, ["a"])
+        done = DelayedFunction(1000)
+        done.force_complete()
+        with pytest.raises(ValueError, match="already completed"):
+            purgatory.watch(done, ["a"])
+        purgatory.shutdown()
+        with pytest.raises(trio.ClosedResourceError):
+            purgatory.watch(DelayedFunction(1000), ["a"])
+
+    run(main)
+
+
 def test_check_and_complete_on_one_key_removes_it_from_every_key() -> None:
     async def main() -> None:
         purgatory = Purgatory("test")
