@@ -491,8 +491,10 @@ class KafkaApis:
 
     async def _finish(self, context: RequestContext[Any], parked: Parked,
                       throttle_ms: int = 0) -> Response:
-        if context.api_key == ApiKey.FETCH:
-            throttle_ms = 0     # the Fetch handler answers with (and throttles for) it
+        if context.api_key in (ApiKey.FETCH, ApiKey.PRODUCE):
+            # The handler answers with (and throttles for) the larger of its byte-rate and
+            # request-time throttles, as Kafka's response callbacks do.
+            throttle_ms = 0
         try:
             result = await parked.finish()
             self._throttle(context, throttle_ms)

@@ -345,6 +345,63 @@ def test_acks_0_produce_is_exempt_from_the_request_quota(kafka_broker_factory: A
         fire.close()
 
 
+def _produce_v2(topic: str) -> Any:
+    """A Produce v2 (message format 1): kafkapy's Python Produce path, not the compiled one."""
+    builder = MemoryRecordsBuilder(magic=1, compression_type=0, batch_size=1 << 20, offset=0)
+    builder.append(0, None, b"an old client's record", [])
+    builder.close()
+    data = ProduceRequest.TopicProduceData
+    return ProduceRequest(version=2, acks=1, timeout_ms=30_000,
+                          topic_data=[data(name=topic, partition_data=[
+                              data.PartitionProduceData(index=0,
+                                                        records=bytes(builder.buffer()))])])
+
+
+def test_a_produce_over_both_quotas_is_throttled_once(kafka_broker_factory: Any) -> None:
+    """Kafka's handleProduceRequest: the larger of the byte-rate and request-time throttles
+    goes in throttle_time_ms, and only that quota mutes the connection and records it in its
+    throttle-time. Both Produce paths (compiled v3+, Python v2)."""
+    broker = kafka_broker_factory(num_partitions=1)
+    broker.create_topic("both")
+    node = broker.server.node_id
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap_servers)
+    clients = {}
+    try:
+        for name, request in (("new", _produce("both", acks=1)), ("old", _produce_v2("both"))):
+            # 1 byte/s: a byte-rate throttle of many seconds, above the request-time one
+            # (at most one quota window)
+            [result] = alter_client_quotas(admin, [([("client-id", name)],
+                                                    [("request_percentage", 0.000001),
+                                                     ("producer_byte_rate", 1)])])
+            assert result.error_code == 0
+            clients[name] = client = KafkaAdminClient(
+                bootstrap_servers=broker.bootstrap_servers, client_id=name)
+            # its Metadata requests are over the request quota too: counted before
+            _send(client, node, MetadataRequest(version=9, topics=None,
+                                                allow_auto_topic_creation=False))
+
+            def throttles(name: str = name) -> dict[str, int]:
+                """How many throttles each quota type recorded for the client."""
+                return {quotas.quota_type: sum(s.count for s in avg._samples)
+                        for quotas in (broker.server.request_quotas,
+                                       broker.server.produce_quotas)
+                        for tags, avg in quotas._throttles.items() if tags[1] == name}
+            before = broker.call(throttles)
+            assert before.get("Request", 0) >= 1 and "Produce" not in before, before
+            answer = _send(client, node, request)
+            assert answer.throttle_time_ms > 1000, answer
+            after = broker.call(throttles)
+            assert after == {**before, "Produce": 1}, (before, after)
+            values = broker.call(lambda name=name: {
+                v.quota_type: v.value for v in broker.server.produce_quotas.metric_values()
+                if v.name == "throttle-time" and v.client_id == name})
+            assert values["Produce"] == answer.throttle_time_ms
+    finally:
+        admin.close()
+        for client in clients.values():
+            client.close()
+
+
 def test_long_poll_wait_is_not_request_time(kafka_broker_factory: Any) -> None:
     """request_percentage counts the time a request held a handler (Kafka's
     requestThreadTimeNanos), not a long poll's wait: a consumer that long-polls an idle

@@ -131,16 +131,22 @@ def _null_records() -> InvalidRecordError:
     return InvalidRecordError("the produce request carries null records")
 
 
-def _produce_throttle(server: KafkaServer, request: Request, client_id: str) -> int:
-    """Client quota (producer_byte_rate): the request's size, recorded when it is answered
-    as Kafka's sendResponseCallback does; over the quota, the connection is muted for the
-    throttle time returned, which goes in the answer (KIP-219)."""
+def _produce_throttle(server: KafkaServer, request: Request, client_id: str,
+                      request_throttle_ms: int) -> int:
+    """The client quotas of a Produce, as Kafka's sendResponseCallback: the request's size
+    recorded against producer_byte_rate when it is answered; the larger of that throttle and
+    ``request_throttle_ms`` (request_percentage, already recorded) goes in the answer
+    (KIP-219), and only the larger one mutes the connection and is recorded in its quota's
+    throttle-time (the request quota's on a tie)."""
     quotas = server.produce_quotas
     principal = getattr(request, "principal", DEFAULT_PRINCIPAL)
-    throttle_ms = quotas.record_and_get_throttle_time_ms(principal, client_id,
-                                                         len(request.frame))
-    quotas.throttle(request, principal, client_id, throttle_ms)
-    return throttle_ms
+    bandwidth_ms = quotas.record_and_get_throttle_time_ms(principal, client_id,
+                                                          len(request.frame))
+    if bandwidth_ms > request_throttle_ms:
+        quotas.throttle(request, principal, client_id, bandwidth_ms)
+        return bandwidth_ms
+    server.request_quotas.throttle(request, principal, client_id, request_throttle_ms)
+    return request_throttle_ms
 
 
 def _verify(context: RequestContext[Any], transactional_id: str | None, tp: TopicPartition,
@@ -245,7 +251,10 @@ async def handle_produce(context: RequestContext[ProduceRequest]) -> _Answer | P
     def respond(results: dict[TopicPartition, ProducePartitionResult]) -> _Answer:
         for tp, error in early.items():
             results[tp] = ProducePartitionResult(error=error)
-        throttle_ms = _produce_throttle(context.server, context.request, context.client_id)
+        # The request-time throttle joins the byte-rate one here (KafkaApis then adds
+        # none: it is recorded, and a Produce's parked answer is not throttled again).
+        throttle_ms = _produce_throttle(context.server, context.request, context.client_id,
+                                        context.apis.record_request_time(context))
         if acks == 0:
             if any(r.error is not None for r in results.values()):
                 return CloseConnection()
@@ -364,17 +373,15 @@ async def produce_frame(apis: KafkaApis, request: Request, header: RequestHeader
                 request_throttle_ms: int) -> Response:
         for tp, error in early.items():
             results[tp] = ProducePartitionResult(error=error)
-        throttle_ms = _produce_throttle(server, request, context.client_id)
-        if request_throttle_ms > 0:
-            server.request_quotas.throttle(request, request.principal, context.client_id,
-                                           request_throttle_ms)
+        throttle_ms = _produce_throttle(server, request, context.client_id,
+                                        request_throttle_ms)
         if acks == 0:
             if any(r.error is not None for r in results.values()):
                 return CloseConnection()
             return NoResponse()
         answer = [(name, [(index, results[tp]) for index, tp in tps]) for name, tps in layout]
         return SendResponse(_produce.encode_produce_response(
-            version, header.correlation_id, max(throttle_ms, request_throttle_ms), answer))
+            version, header.correlation_id, throttle_ms, answer))
 
     if flushes:
         # The flush path of handle_produce: the fsync is waited for in the connection's
