@@ -349,8 +349,8 @@ class LogSegment:
             raise KafkaStorageError(f"{self.path}: write failed after {written} bytes: {e}") \
                 from e
         self.size = start + written
-        self._last_append = BatchLocation(
-            start, int.from_bytes(view[8:12], "big") + 12, probe.first_offset)
+        self._last_append = BatchLocation(start, BatchHeader.header_only(view).size,
+                                          probe.first_offset)
         result = self.walker.walk(view, start, verify_crc=False,
                                   offset_room=self.offset_index.max_entries
                                   - self.offset_index.entries,

@@ -46,7 +46,10 @@ class DelayedFetch(DelayedOperation):
         partitions = self.manager.partitions
         replica = params.replica_id >= 0
         only_leader = params.fetch_only_leader
-        for req in self.requests:
+        # Last first: a fetch session lists the partitions it answered last at the end, and
+        # those are the ones that move (the one partition written to, among a follower's
+        # many quiet ones). The outcome does not depend on the order.
+        for req in reversed(self.requests):
             partition = partitions.get(req.tp)
             if partition is None or (only_leader and not partition.is_leader):
                 return self.force_complete()
