@@ -150,6 +150,7 @@ from kafkapy.network.request_channel import (
     ConnectionLink,
     FileSliceLike,
     NoResponse,
+    Request,
     RequestChannel,
     SendResponse,
 )
@@ -235,7 +236,7 @@ class _WriteStalled(Exception):
 
 class _Connection:
     __slots__ = ("auth", "channel", "error", "frames", "held", "intake", "link", "owner",
-                 "resume", "sock", "tls", "turn", "waiter", "worker")
+                 "resume", "sock", "tls", "turn", "unsent", "waiter", "worker")
 
     def __init__(self, sock: socket.socket, link: ConnectionLink, *,
                  tls: SslListener | None = None, auth: Authenticator | None = None) -> None:
@@ -267,6 +268,9 @@ class _Connection:
         self.worker = False
         self.resume: tuple[int, bool] | None = None     # (stage, hold) handed to ``owner``
         self.error: BaseException | None = None
+        # The observed request whose answer the selector is still writing, and when its
+        # connection took that answer: told to the observer once it is written (``_sent``).
+        self.unsent: tuple[Request, int] | None = None
 
 
 def _client_ip(host: str) -> str:
@@ -1162,7 +1166,10 @@ class SocketServer:
                     done = self._send(conn, self._take_held(conn))
         finally:
             if request is not None and observer is not None:
-                observer.request_done(request, ready_ns, time.monotonic_ns())
+                if done:
+                    observer.request_done(request, ready_ns, time.monotonic_ns())
+                else:           # ResponseSendTimeMs ends when the selector has written it
+                    conn.unsent = (request, ready_ns)
         if not done:
             if poller:
                 return self._detach(conn, _SENT)
@@ -1233,6 +1240,10 @@ class SocketServer:
                 raise conn.error
         if conn.channel is None and conn.error is not None:
             raise conn.error
+        unsent, conn.unsent = conn.unsent, None
+        observer = self._channel.observer
+        if unsent is not None and observer is not None and conn.channel is not None:
+            observer.request_done(unsent[0], unsent[1], time.monotonic_ns())
 
     # Processor, TLS connections: a task each
 

@@ -231,3 +231,55 @@ def test_enabled_without_a_port_records_for_python_only() -> None:
         assert producer.flush(30) == 0
         assert broker.metrics()['kafka_server_brokertopicmetrics_messagesin_total'
                                 '{topic="solo"}'] == 1
+
+
+def test_response_send_time_lasts_until_a_slow_reader_has_the_answer() -> None:
+    """ResponseSendTimeMs (Kafka's: the response dequeued -> its send completed) of a Fetch
+    answer of several MB that the client reads a second late is about that second: the
+    selector's send completing counts, not the answer handed to it."""
+    from kafka.protocol.consumer.fetch import FetchRequest, FetchResponse
+
+    late_s = 1.0
+    with kafkapy.Broker(kafkapy_metrics_enabled=True) as broker:
+        producer = Producer({"bootstrap.servers": broker.bootstrap_servers,
+                             "linger.ms": 50})
+        for _ in range(8_000):
+            producer.produce("big", b"v" * 1000)
+        assert producer.flush(60) == 0
+        part = FetchRequest.FetchTopic.FetchPartition(partition=0, fetch_offset=0,
+                                                      partition_max_bytes=16 << 20)
+        request = FetchRequest(version=4, replica_id=-1, max_wait_ms=0, min_bytes=1,
+                               max_bytes=16 << 20, isolation_level=0,
+                               topics=[FetchRequest.FetchTopic(topic="big",
+                                                               partitions=[part])])
+        request.with_header(correlation_id=7, client_id="slow-reader")
+        host, port = broker.bootstrap_servers.rsplit(":", 1)
+        with socket.socket() as sock:
+            # a small receive buffer: most of the ~8 MB answer waits in the broker's send
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 << 10)
+            sock.settimeout(30)
+            sock.connect((host, int(port)))
+            sock.sendall(request.encode(header=True, framed=True))
+            time.sleep(late_s)
+            size = int.from_bytes(sock.recv(4, socket.MSG_WAITALL), "big")
+            frame = bytearray()
+            while len(frame) < size:
+                chunk = sock.recv(min(1 << 20, size - len(frame)))
+                assert chunk, "the broker closed the connection"
+                frame += chunk
+        answer = FetchResponse.decode(bytes(frame), version=4, header=True)
+        [[partition]] = [t.partitions for t in answer.responses]
+        assert partition.error_code == 0 and len(partition.records) > 4 << 20
+        name = "kafka_network_requestmetrics_responsesendtimems"
+
+        def send_times() -> tuple[float, float]:
+            m = broker.metrics()
+            return (m[f'{name}_count{{request="FetchConsumer"}}'],
+                    m[f'{name}{{request="FetchConsumer",quantile="0.999"}}'])
+        # the metrics are recorded by the connection's task once the send completes
+        deadline = time.monotonic() + 30
+        while send_times()[0] < 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        count, slowest = send_times()
+        assert count == 1
+        assert late_s * 1000 * 0.8 <= slowest <= 30_000, slowest
