@@ -79,6 +79,36 @@ def test_file_map_writes_through_and_refuses_to_close_while_exported(tmp_path: P
     assert len(empty) == 0 and bytes(memoryview(empty)) == b""
 
 
+def _vm_flags(path: Path) -> list[str]:
+    """The VmFlags of this process's mapping of ``path`` (/proc/self/smaps)."""
+    mapping = None
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        if line.split()[-1:] == [str(path)] and "-" in line.split()[0]:
+            mapping = path
+        elif mapping is not None and line.startswith("VmFlags:"):
+            return line.split()[1:]
+    raise AssertionError(f"{path} is not mapped")
+
+
+def test_an_index_mapping_is_advised_random(tmp_path: Path) -> None:
+    """The kernel is told not to read around an index's faults ("rr", VM_RAND_READ): the first
+    write into a new 10 MiB index otherwise cost 50-120 ms of CPU with the GIL held here
+    (benchmarks/index_map_probe.py), a stall of the whole broker per new segment."""
+    path = tmp_path / "00000000000000000000.index"
+    index = OffsetIndex(path, 0, max_index_size=10 * 1024 * 1024)
+    index.append(5, 4096)
+    assert "rr" in _vm_flags(path)
+    index.close()
+    path.write_bytes(bytes(16))           # and a read-only mapping of an existing index
+    fd = os.open(path, os.O_RDWR)
+    try:
+        mapped = FileMap(fd, 16)
+    finally:
+        os.close(fd)
+    assert "rr" in _vm_flags(path)
+    mapped.close()
+
+
 def test_offset_index_bytes_preallocation_and_trim(tmp_path: Path) -> None:
     path = tmp_path / "00000000000000001000.index"
     index = OffsetIndex(path, BASE, max_index_size=8 * 10 + 5)   # rounded down to 10 entries
