@@ -17,12 +17,16 @@ Theory of operation: who calls what, from which task.
   ``try_complete`` of every operation watched under the key runs in that caller's task, and so
   does ``on_complete`` of the ones that complete.
 - The *expiration reaper* is the single task running ``run()`` (KafkaServer starts it in its
-  nursery). Every armed operation is one entry ``(deadline, seq, op)`` in a heap; the reaper
-  sleeps until the earliest deadline (``trio.current_time()``, so ``trio.testing.MockClock``
-  drives it), or until an earlier deadline arrives (a wakeup Event), and expires what is due in
-  deadline order (ties in arming order): ``on_expiration``, then ``on_complete``. It also purges
-  completed operations from the watcher lists. One task serves every operation: tens of
-  thousands of parked fetches cost a heap entry each, not a task each.
+  nursery). Every armed operation is one entry of the *timer queue* of its delay (``delay_ms``):
+  operations armed with the same delay expire in arming order, because
+  ``trio.current_time()`` never goes back, so each queue is already in deadline order and a
+  purgatory has a handful of them (a produce timeout, the fetch max waits in use). The reaper
+  sleeps until the earliest deadline at the queues' heads (``trio.current_time()``, so
+  ``trio.testing.MockClock`` drives it), or until an earlier deadline arrives (a wakeup Event),
+  and expires what is due in deadline order (ties in arming order): ``on_expiration``, then
+  ``on_complete``. It also purges completed operations from the watcher lists. One task serves
+  every operation: tens of thousands of parked fetches cost a queue entry each, not a task
+  each.
 - ``shutdown()`` (KafkaServer, while stopping) completes every pending operation with
   ``force_complete``, so no waiter is left hanging, and makes ``run`` return.
 
@@ -49,8 +53,10 @@ Invariants:
   them once more than ``purge_interval_requests`` have piled up. Deferring the removal means a
   callback never changes a watcher list under an iteration. Kafka estimates the garbage and then
   sweeps every list; here it is known exactly, so a purge costs the garbage's keys only.
-- A completed operation's timer is cancelled lazily: its heap entry stays until it reaches the
-  top, or until stale entries outnumber live ones and the heap is rebuilt.
+- A completed operation leaves its timer queue at once (an ``OrderedDict``: O(1) removal, as
+  in Kafka's timing wheel): nothing stale piles up behind a long wait for the reaper to pop in
+  one burst. (With a heap and lazy cancellation, a replication leader at 2,000 msg/s popped
+  ~900 completed fetches every 500 ms: 3-5 ms in which it answered nothing.)
 - ``delayed`` counts armed operations not yet completed (Kafka's NumDelayedOperations);
   ``watched`` counts (key, operation) entries in the watcher lists, garbage included (Kafka's
   PurgatorySize).
@@ -64,10 +70,10 @@ anyone else's operation. The exception is logged, the operation counts as comple
 from __future__ import annotations
 
 import abc
-import heapq
 import itertools
 import logging
 import math
+from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any, Generic, TypeVar
 
@@ -78,16 +84,13 @@ __all__ = ["DelayedOperation", "DelayedOperationPurgatory"]
 
 logger = logging.getLogger(__name__)
 
-# Heap entries carry a process-wide sequence number: it orders equal deadlines by arming order,
-# and an entry is live only while its operation's _timer_seq still equals it (lazy cancel). One
-# counter for every purgatory, so an entry left behind in one heap never matches a later arming.
+# Timer entries carry a process-wide sequence number: their key in the timer queue, and the
+# order of equal deadlines across queues (arming order).
 _timer_seqs = itertools.count()
 _NOT_ARMED = -1
 
 # The reaper expires at most this many operations before letting other tasks run.
 _EXPIRE_BATCH = 1024
-# The heap is rebuilt when it holds more stale entries than this and more stale than live ones.
-_COMPACT_MIN_STALE = 1024
 
 
 @attrs.define(eq=False)
@@ -114,6 +117,8 @@ class DelayedOperation(abc.ABC):
         default=None, init=False, repr=False)
     _keys: tuple[Hashable, ...] = attrs.field(default=(), init=False, repr=False)
     _timer_seq: int = attrs.field(default=_NOT_ARMED, init=False, repr=False)
+    # the delay_ms it was armed with: the key of its timer queue
+    _timer_delay: float = attrs.field(default=0.0, init=False, repr=False)
     _deadline: float | None = attrs.field(default=None, init=False, repr=False)
 
     @property
@@ -231,8 +236,9 @@ class DelayedOperationPurgatory(Generic[T]):
         self._watchers: dict[Hashable, dict[int, T]] = {}
         # completed operations still in the watcher lists, by id()
         self._garbage: dict[int, T] = {}
-        self._timers: list[tuple[float, int, T]] = []
-        self._stale = 0       # entries of _timers whose operation is no longer armed with them
+        # delay_ms -> the operations armed with that delay, seq -> op, in arming (= deadline)
+        # order; an empty queue is removed
+        self._timers: dict[float, OrderedDict[int, T]] = {}
         self._delayed = 0
         self._watched = 0
         self._running = False
@@ -374,8 +380,8 @@ class DelayedOperationPurgatory(Generic[T]):
                     # more may be due: let other tasks in before the next batch
                     await trio.lowlevel.checkpoint()
                     continue
-                self._drop_stale_top()
-                self._reaper_deadline = self._timers[0][0] if self._timers else math.inf
+                head = self._head()
+                self._reaper_deadline = math.inf if head is None else head[0]
                 self._wakeup = trio.Event()
                 try:
                     with trio.move_on_at(self._reaper_deadline):
@@ -395,8 +401,9 @@ class DelayedOperationPurgatory(Generic[T]):
         if self._closed:
             return
         self._closed = True
-        pending: dict[int, T] = {
-            id(op): op for _, seq, op in sorted(self._timers) if op._timer_seq == seq}
+        pending: dict[int, T] = {id(op): op for op in sorted(
+            (op for queue in self._timers.values() for op in queue.values()),
+            key=lambda op: (op._deadline, op._timer_seq))}
         for watchers in self._watchers.values():
             for oid, op in watchers.items():
                 if not op._completed:
@@ -407,7 +414,6 @@ class DelayedOperationPurgatory(Generic[T]):
             for op in list(watchers.values()):
                 self._unwatch(op)
         self._timers.clear()
-        self._stale = 0
         self._wake()
 
     # -- internals ------------------------------------------------------------------------------
@@ -444,21 +450,24 @@ class DelayedOperationPurgatory(Generic[T]):
         deadline = trio.current_time() + op.delay_ms / 1000
         seq = next(_timer_seqs)
         op._timer_seq = seq
+        op._timer_delay = op.delay_ms
         op._deadline = deadline
         self._delayed += 1
-        if self._stale > _COMPACT_MIN_STALE and 2 * self._stale > len(self._timers):
-            self._timers = [entry for entry in self._timers if entry[2]._timer_seq == entry[1]]
-            heapq.heapify(self._timers)
-            self._stale = 0
-        heapq.heappush(self._timers, (deadline, seq, op))
+        queue = self._timers.get(op.delay_ms)
+        if queue is None:
+            queue = self._timers[op.delay_ms] = OrderedDict()
+        queue[seq] = op
         if deadline < self._reaper_deadline:
             self._wake()
 
     def _disarm(self, op: DelayedOperation) -> None:
         if op._timer_seq != _NOT_ARMED:
+            queue = self._timers[op._timer_delay]
+            del queue[op._timer_seq]
+            if not queue:
+                del self._timers[op._timer_delay]
             op._timer_seq = _NOT_ARMED
             self._delayed -= 1
-            self._stale += 1
 
     def _on_completed(self, op: T) -> None:
         """``op`` was just claimed by completion or expiry (called by the operation)."""
@@ -469,26 +478,30 @@ class DelayedOperationPurgatory(Generic[T]):
             if len(self._garbage) > self.purge_interval_requests:
                 self._wake()
 
+    def _head(self) -> tuple[float, int, OrderedDict[int, T]] | None:
+        """The earliest timer: (deadline, seq, its queue), or None without any."""
+        head = None
+        for queue in self._timers.values():
+            op = queue[next(iter(queue))]
+            entry = (op._deadline or 0.0, op._timer_seq, queue)
+            if head is None or entry[:2] < head[:2]:
+                head = entry
+        return head
+
     def _expire_due(self, now: float) -> int:
         """Expire up to _EXPIRE_BATCH operations due at ``now``; return how many expired."""
         expired = 0
-        # self._timers is read afresh each round: a callback may arm (and compact) meanwhile.
-        while expired < _EXPIRE_BATCH and self._timers and self._timers[0][0] <= now:
-            _, seq, op = heapq.heappop(self._timers)
-            if op._timer_seq != seq:
-                self._stale -= 1
-                continue
-            op._timer_seq = _NOT_ARMED
-            self._delayed -= 1
+        # The head is found afresh each round: a callback may arm or complete meanwhile.
+        while expired < _EXPIRE_BATCH:
+            head = self._head()
+            if head is None or head[0] > now:
+                break
+            op = head[2][head[1]]
+            self._disarm(op)
             op._claim()
             op._finish(expired=True)
             expired += 1
         return expired
-
-    def _drop_stale_top(self) -> None:
-        while self._timers and self._timers[0][2]._timer_seq != self._timers[0][1]:
-            heapq.heappop(self._timers)
-            self._stale -= 1
 
     def _wake(self) -> None:
         if self._wakeup is not None:
