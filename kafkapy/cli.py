@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import errno
-import gc
 import logging
 import os
 import platform
@@ -47,6 +46,7 @@ from pathlib import Path
 import trio
 
 from kafkapy import __version__
+from kafkapy.common.gc_policy import GcPolicy
 from kafkapy.config import BrokerConfig
 from kafkapy.errors import InvalidConfigError
 
@@ -165,9 +165,10 @@ async def _serve(config: BrokerConfig, early: Sequence[int]) -> None:
                 nursery.start_soon(_watch_signals, signals, stop)
                 await nursery.start(server.run)
                 # Everything loaded so far (modules, protocol classes, the logs' state) lives as
-                # long as the broker: out of the collector's sight, so that a full collection
-                # does not walk it again and again (pauses of several ms under load).
-                gc.freeze()
+                # long as the broker: out of the collector's sight, and so is what later full
+                # collections find alive, so that a full collection does not walk it again and
+                # again (pauses of several ms under load); see gc_policy.
+                GcPolicy().install()
                 bootstrap = ",".join(f"{e.host}:{e.port}"
                                      for e in server.advertised_endpoints.values())
                 log.info("kafkapy-server started: clients connect to bootstrap servers %s; "
