@@ -616,16 +616,23 @@ class LogManager:
         for d, offsets in snapshot.items():
             write_offsets(d / name, offsets)
 
-    def _checkpoints(self) -> list[tuple[str, dict[Path, dict[TopicPartition, int]]]]:
-        return [
-            (RECOVERY_POINT_CHECKPOINT, self._snapshot(lambda log: log.recovery_point)),
-            (LOG_START_OFFSET_CHECKPOINT, self._snapshot(
+    def _checkpoint(self, which: int) -> tuple[str, dict[Path, dict[TopicPartition, int]]]:
+        """Checkpoint ``which`` (0-3: recovery points, log start offsets, high watermarks,
+        cleaner offsets) as (file name, snapshot per dir); only that one is taken, since each
+        has its own interval (a snapshot visits every log on the event loop)."""
+        if which == 0:
+            return RECOVERY_POINT_CHECKPOINT, self._snapshot(lambda log: log.recovery_point)
+        if which == 1:
+            return LOG_START_OFFSET_CHECKPOINT, self._snapshot(
                 lambda log: log.log_start_offset
-                if log.log_start_offset > log.segments[0].base_offset else None)),
-            (REPLICATION_OFFSET_CHECKPOINT, self._snapshot(lambda log: log.high_watermark)),
-            (CLEANER_OFFSET_CHECKPOINT, {d: self.cleaner.checkpoint_of(d)
-                                         for d in self.log_dirs}),
-        ]
+                if log.log_start_offset > log.segments[0].base_offset else None)
+        if which == 2:
+            return REPLICATION_OFFSET_CHECKPOINT, self._snapshot(lambda log: log.high_watermark)
+        return CLEANER_OFFSET_CHECKPOINT, {d: self.cleaner.checkpoint_of(d)
+                                           for d in self.log_dirs}
+
+    def _checkpoints(self) -> list[tuple[str, dict[Path, dict[TopicPartition, int]]]]:
+        return [self._checkpoint(which) for which in range(4)]
 
     def checkpoint_all(self) -> None:
         """Write every checkpoint file now (blocking)."""
@@ -669,7 +676,7 @@ class LogManager:
         while True:
             await trio.sleep(interval_ms / 1000)
             async with self._checkpoint_lock:
-                name, snapshot = self._checkpoints()[which]
+                name, snapshot = self._checkpoint(which)
                 await trio.to_thread.run_sync(self._write, name, snapshot)
 
     async def _flusher(self) -> None:
