@@ -463,12 +463,14 @@ class LatencyProducerJob:
     # librdkafka's default is not idempotent (up to 1,000,000 requests in flight); the Java
     # producer of Kafka 3.0 on is (at most 5 in flight, so later messages batch).
     idempotent: bool = False
+    # further librdkafka settings, as (name, value) pairs (replication_bench --producer)
+    settings: tuple[tuple[str, str], ...] = ()
 
 
 def latency_producer(job: LatencyProducerJob, sync: Callable[[], float]) -> dict[str, Any]:
     from confluent_kafka import Producer
     producer = Producer({"bootstrap.servers": job.bootstrap, "acks": job.acks, "linger.ms": 0,
-                         "enable.idempotence": job.idempotent})
+                         "enable.idempotence": job.idempotent, **dict(job.settings)})
     pad = b"\0" * 92
     producer.produce(job.topic, struct.pack(">d", 0.0) + pad)     # warm-up: the consumer
     producer.flush(TIMEOUT)                                        # waits for it

@@ -7,6 +7,7 @@
         [--sides rf3,rf3-base]             # only these sides
         [--stall-ms 300]                   # SIGSTOP the leader that long in each latency run
         [--idempotent]                     # the latency producer idempotent (max 5 in flight)
+        [--producer linger.ms=1]           # further settings of the latency producer
         [--out results.md]
         [--profile DIR [--profile-load throughput|latency] [--skip-bench]]   # py-spy
 
@@ -240,7 +241,8 @@ def run_side(args: argparse.Namespace, side: str, rep: int) -> Run:
                                                           args.latency_seconds, acks,
                                                           # librdkafka's idempotence needs
                                                           # acks=all: not the acks=1 side
-                                                          args.idempotent and acks == "all"))])
+                                                          args.idempotent and acks == "all",
+                                                          args.producer_settings))])
                 if stall is not None:
                     stall.join()
                 for q in ("p50", "p99", "p999"):
@@ -293,7 +295,8 @@ def report(runs: Sequence[Run], probes: tuple[tuple[float, float], tuple[float, 
     head = (f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(started))}, one machine with "
             f"{os.cpu_count()} CPUs (the 3 brokers, ZooKeeper and the clients share them), "
             f"{args.reps} repetitions interleaved, latency producer "
-            f"{'idempotent' if args.idempotent else 'not idempotent'}, load average at start "
+            f"{'idempotent' if args.idempotent else 'not idempotent'}"
+            f"{''.join(f', {k}={v}' for k, v in args.producer_settings)}, load average at start "
             f"{load[0]:.2f}, at "
             f"end {load[1]:.2f}. Storing new bytes, no server (``memory_write_probe``, past "
             f"the first GiB): {probes[0][1]:,.0f} MB/s before the runs, {probes[1][1]:,.0f} "
@@ -391,7 +394,7 @@ def profile(args: argparse.Namespace, out_dir: str) -> list[str]:
                         int(args.rate * args.profile_seconds))),
                     (latency_producer, LatencyProducerJob(
                         cluster.bootstrap_servers, topic, args.rate, args.profile_seconds,
-                        "all"))])
+                        "all", args.idempotent, args.producer_settings))])
             else:
                 lg.run_clients([(ck_produce_client, CkProduceJob(
                     cluster.bootstrap_servers, topic, args.large, 1024, "all"))])
@@ -447,6 +450,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--idempotent", action="store_true",
                     help="the latency producer idempotent (at most 5 requests in flight, as "
                     "Kafka 3's Java producer by default); librdkafka's default otherwise")
+    ap.add_argument("--producer", default="",
+                    help="key=value,...: further librdkafka settings of the latency producer "
+                    "(e.g. max.in.flight.requests.per.connection=1)")
     ap.add_argument("--stall-ms", type=float, default=0.0,
                     help="SIGSTOP the leader this long, a third into each latency window")
     ap.add_argument("--out", default="", help="write the tables here too")
@@ -459,6 +465,8 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     args.rates = [float(r) for r in args.rates.split(",") if r]
     args.sizes = [int(r) for r in args.sizes.split(",") if r]
+    args.producer_settings = tuple(tuple(kv.split("=", 1)) for kv in args.producer.split(",")
+                                   if kv)
     args.variant_settings = dict(kv.split("=", 1) for kv in args.variant.split(",") if kv)
     if not args.skip_bench:
         started = time.time()
