@@ -8,9 +8,9 @@ Each broker writes ``<pid>.log`` at exit (its command line first, then one line 
 - ``step <start> <seconds> <task> cpu=<ms>``: a Trio task step longer than 1.5 ms, with the
   thread CPU it used (wall >> CPU: the process was not running, descheduled by the kernel);
 - ``gc <start> <seconds> <generation>``: a collection longer than 0.5 ms;
-- with ``KAFKAPY_PAUSES_SAMPLE=1``, ``<pid>.samples``: the main thread's stack, sampled every
-  millisecond while a step has run for more than 8 ms (the sampler needs the GIL, so a step
-  that holds it in C shows only where it released it).
+- with ``KAFKAPY_PAUSES_SAMPLE=<ms>``, ``<pid>.samples``: the main thread's stack, sampled
+  every millisecond while a step has run for more than that many ms (the sampler needs the
+  GIL, so a step that holds it in C shows only where it released it).
 
 Times are ``time.perf_counter()`` (CLOCK_MONOTONIC, one clock for every process), so they line
 up with ``latency_tail.py``'s per-message times. Other processes ignore this file.
@@ -71,7 +71,8 @@ if _DIR and sys.argv[:1] == ["-m"]:          # the broker: python -m kafkapy
     trio.run = _run  # type: ignore[assignment]
     _samples: list[tuple[float, str]] = []
 
-    if os.environ.get("KAFKAPY_PAUSES_SAMPLE"):
+    _sample_after = float(os.environ.get("KAFKAPY_PAUSES_SAMPLE", "0") or 0) / 1e3
+    if _sample_after > 0:
         import threading
 
         _main = threading.main_thread().ident
@@ -79,7 +80,7 @@ if _DIR and sys.argv[:1] == ["-m"]:          # the broker: python -m kafkapy
         def _sample() -> None:
             while True:
                 time.sleep(0.001)
-                if _steps.start and _clock() - _steps.start > 0.008:
+                if _steps.start and _clock() - _steps.start > _sample_after:
                     frame = sys._current_frames().get(_main or 0)
                     stack: list[str] = []
                     while frame is not None and len(stack) < 16:
