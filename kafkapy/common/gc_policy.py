@@ -7,7 +7,8 @@ state, connections, the protocol classes), and a busy broker promotes a steady t
 short-lived objects to the oldest generation (each young collection promotes whatever is in
 flight at that moment), so under load a full collection comes about once a second and walks
 all of it: 3-17 ms on a replication leader hosting the ``__consumer_offsets`` partitions
-(docs/performance.md, "Pauses of the leader"), every one of them a stall of every connection.
+(docs/performance.md, "Pauses of the leader, and the latency tail"), every one of them a
+stall of every connection.
 
 What ``install`` does:
 
