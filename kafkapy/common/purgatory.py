@@ -38,7 +38,11 @@ synchronous: a call runs to its end without another task getting in between. Kaf
 instant) reduce to "who comes first", settled by the ``is_completed`` flag. Nothing here may be
 called from a worker thread (use ``trio.from_thread.run_sync``). The callbacks (``try_complete``,
 ``on_expiration``, ``on_complete``) are synchronous as well; they must be quick and never block:
-build the response and leave the sending to the waiting handler.
+build the response and leave the sending to the waiting handler. A *done callback*
+(``add_done_callback``) is how an answer waits without a task: it runs right after the
+operation has finished, in the completing task, and hands the answer to its connection
+(``KafkaRequestHandlerPool``): a parked fetch or produce is answered without a task spawned
+for it, and without a pass through the scheduler between completion and answer.
 
 Invariants:
 
@@ -111,6 +115,8 @@ class DelayedOperation(abc.ABC):
     _finished: bool = attrs.field(default=False, init=False, repr=False)
     _done: trio.Event | None = attrs.field(default=None, init=False, repr=False)
     _error: Exception | None = attrs.field(default=None, init=False, repr=False)
+    _callbacks: list[Callable[[], None]] | None = attrs.field(default=None, init=False,
+                                                              repr=False)
     # The purgatory to tell when the operation completes: set while it is watched or armed and
     # not yet completed.
     _purgatory: DelayedOperationPurgatory[Any] | None = attrs.field(
@@ -175,8 +181,30 @@ class DelayedOperation(abc.ABC):
             if self._done is None:
                 self._done = trio.Event()
             await self._done.wait()
+        self.check()
+
+    def check(self) -> None:
+        """Raise the exception a callback of this (finished) operation raised, if one did:
+        what ``wait()`` raises, for a done callback."""
         if self._error is not None:
             raise self._error
+
+    def add_done_callback(self, callback: Callable[[], None]) -> None:
+        """Call ``callback()`` once the operation has finished (``on_complete`` has run, or
+        ``try_complete`` raised), in the task that finished it; at once if it already has.
+        A callback that raises is logged and breaks nothing else."""
+        if self._finished:
+            self._call(callback)
+        elif self._callbacks is None:
+            self._callbacks = [callback]
+        else:
+            self._callbacks.append(callback)
+
+    def _call(self, callback: Callable[[], None]) -> None:
+        try:
+            callback()
+        except Exception as exc:
+            logger.error("%r: done callback %r raised", self, callback, exc_info=exc)
 
     # -- completion machinery, shared with the purgatory --------------------------------------
 
@@ -214,6 +242,10 @@ class DelayedOperation(abc.ABC):
         self._finished = True
         if self._done is not None:
             self._done.set()
+        callbacks, self._callbacks = self._callbacks, None
+        if callbacks is not None:
+            for callback in callbacks:
+                self._call(callback)
 
 
 T = TypeVar("T", bound=DelayedOperation)

@@ -9,7 +9,9 @@ Theory of operation:
   a ``Request`` and puts it on the channel; ``response()`` then waits for that request's
   ``Response``. Handler tasks call ``RequestChannel.receive_request()`` and, when done,
   ``RequestChannel.send_response(request, response)``, which hands the response straight back
-  to the request's own link (``Request._link``), never through a shared queue.
+  to the request's own link (``Request._link``), never through a shared queue. An owner
+  that must not wait on one connection (the selector's poll task) asks instead to be called
+  when the answer arrives (``notify``), and then takes it from ``response()`` at once.
 - Muting, as in Kafka: a link holds at most one request in flight. ``submit`` refuses a second
   one until ``response()`` has returned the first's answer; the connection task writes that
   answer before it submits the next frame. So responses go out in request order and a
@@ -43,7 +45,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol, TypeAlias
 
 import attrs
@@ -248,13 +250,18 @@ class RequestChannel:
             ValueError: ``request`` did not come from this channel.
             RuntimeError: ``request`` has already been answered.
         """
+        # No checkpoint here: the handler's next receive_request yields to the connection
+        # task just woken (one scheduler pass per request saved).
+        self.deliver(request, response)
+
+    def deliver(self, request: Request, response: Response) -> None:
+        """``send_response`` from synchronous code (a delayed operation's done callback);
+        the same errors."""
         if not isinstance(response, SendResponse | NoResponse | CloseConnection):
             raise TypeError(f"not a response: {response!r}")
         link = request._link
         if link is None or link._channel is not self:
             raise ValueError(f"{request!r} did not come from this channel")
-        # No checkpoint here: the handler's next receive_request yields to the connection
-        # task just woken (one scheduler pass per request saved).
         link._deliver(request, response)
 
 
@@ -270,9 +277,9 @@ class ConnectionLink:
     "SSL", "SASL_PLAINTEXT", "SASL_SSL"). Both are copied into every ``Request``.
     """
 
-    __slots__ = ("_channel", "_closed", "_in_flight", "_response", "_waiter", "client_host",
-                 "client_port", "connection_id", "last_request_ns", "listener_name",
-                 "principal", "security_protocol", "throttled_until")
+    __slots__ = ("_channel", "_closed", "_in_flight", "_notify", "_response", "_waiter",
+                 "client_host", "client_port", "connection_id", "last_request_ns",
+                 "listener_name", "principal", "security_protocol", "throttled_until")
 
     def __init__(self, channel: RequestChannel, connection_id: str, listener_name: str,
                  client_host: str, client_port: int, *, security_protocol: str = "PLAINTEXT",
@@ -292,6 +299,8 @@ class ConnectionLink:
         # The connection task parked in ``response()``, rescheduled by ``_deliver``: the
         # hand-back is a direct wake-up, not a trio.Event per request.
         self._waiter: trio.lowlevel.Task | None = None
+        # Or, instead of a waiting task, what to call when the response arrives (``notify``).
+        self._notify: Callable[[], None] | None = None
         self._closed = False
         # Trio time until which the connection reads no request (a quota throttle), 0: none.
         self.throttled_until = 0.0
@@ -411,10 +420,24 @@ class ConnectionLink:
         self._in_flight = self._response = None
         return response
 
+    def notify(self, callback: Callable[[], None]) -> None:
+        """Call ``callback()`` (once, in the task that delivers it) when the in-flight
+        request's response arrives; ``response()`` then returns it without waiting. For an
+        owner that serves many connections and must not wait on one (the selector's poll
+        task).
+
+        Raises:
+            RuntimeError: no request is in flight, or its response is already here.
+        """
+        if self._in_flight is None or self._response is not None:
+            raise RuntimeError(f"connection {self.connection_id}: nothing to wait for")
+        self._notify = callback
+
     def close(self) -> None:
         """Mark the connection gone: responses still to come are dropped."""
         self._closed = True
         self._in_flight = self._response = None
+        self._notify = None
 
     def _deliver(self, request: Request, response: Response) -> None:
         if request is not self._in_flight or self._response is not None:
@@ -427,3 +450,6 @@ class ConnectionLink:
         waiter, self._waiter = self._waiter, None
         if waiter is not None:
             trio.lowlevel.reschedule(waiter)
+        notify, self._notify = self._notify, None
+        if notify is not None:
+            notify()

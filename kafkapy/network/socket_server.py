@@ -43,10 +43,15 @@ Theory of operation:
   order itself (``_drive``): run inline if a handler slot is free and nothing is queued
   (``ConnectionLink.run_inline``), else submitted; answered; written with ``Selector.send``
   (one ``sendmsg`` for the held answers, the prefix, the payload and copied slices, then
-  ``sendfile``). So a request costs no wait and no wake of a task of its own. Whatever must
-  wait goes to a task of its own (``_resume``) and the poll task goes on with the others: a
-  request whose answer is not there at once (parked, or taken by a handler task), a full
-  channel, a write that met EAGAIN, a quota throttle, and every request the poll task must
+  ``sendfile``). So a request costs no wait and no wake of a task of its own. A request
+  whose answer is not there at once (parked on a delayed operation, or taken by a handler
+  task) leaves its connection muted and *parked* (``_park``): the answer's arrival
+  (``ConnectionLink.notify``, in the task that delivers it, typically the poll task itself
+  completing a fetch or an acks=all produce) puts the connection on the poll task's ready
+  queue, which the poll task answers and serves on after its next poll, with no task woken
+  for it. Whatever else must wait goes to a task of its own (``_resume``) and the poll task
+  goes on with the others: a full channel, a write that met EAGAIN, a quota throttle, and
+  every request the poll task must
   not run because its handler may wait for another connection or broker
   (``_never_waits``: only Fetch, ApiVersions and non-transactional Produce run in the poll
   task; SASL authentication too goes to a task). That task serves the rest of the frames,
@@ -126,6 +131,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import errno
+import functools
 import ipaddress
 import itertools
 import logging
@@ -236,7 +242,7 @@ class _WriteStalled(Exception):
 
 class _Connection:
     __slots__ = ("auth", "channel", "error", "frames", "held", "intake", "link", "owner",
-                 "resume", "sock", "tls", "turn", "unsent", "waiter", "worker")
+                 "parked", "resume", "sock", "tls", "turn", "unsent", "waiter", "worker")
 
     def __init__(self, sock: socket.socket, link: ConnectionLink, *,
                  tls: SslListener | None = None, auth: Authenticator | None = None) -> None:
@@ -267,6 +273,9 @@ class _Connection:
         self.waiter: trio.lowlevel.Task | None = None
         self.worker = False
         self.resume: tuple[int, bool] | None = None     # (stage, hold) handed to ``owner``
+        # The poll task's request waits for its answer (``hold`` as ``_request``'s), which
+        # puts the connection on the poll task's ready queue when it arrives.
+        self.parked: bool | None = None
         self.error: BaseException | None = None
         # The observed request whose answer the selector is still writing, and when its
         # connection took that answer: told to the observer once it is written (``_sent``).
@@ -414,6 +423,9 @@ class SocketServer:
         # thousands of requests in one read cannot hold back the others (Kafka's Processor
         # hands out one request per channel per poll).
         self._turns_over: collections.deque[_Connection] = collections.deque()
+        # Parked connections whose answer has arrived (``_parked``): answered by the poll
+        # task after its next poll, then served on.
+        self._ready: collections.deque[_Connection] = collections.deque()
 
     @property
     def bound_endpoints(self) -> tuple[Endpoint, ...]:
@@ -946,7 +958,8 @@ class SocketServer:
             while True:
                 if self._draining:
                     for open_conn in list(self._connections):
-                        if open_conn.channel is not None and not open_conn.worker:
+                        if open_conn.channel is not None and not open_conn.worker and \
+                                open_conn.parked is None:
                             log.debug("Closing connection %s: the server is stopping",
                                       open_conn.link.connection_id)
                             self._end(open_conn)
@@ -954,7 +967,8 @@ class SocketServer:
                         break
                 results = selector.poll()
                 turns_over = self._turns_over
-                if not results and not selector.pending and not turns_over:
+                ready = self._ready
+                if not results and not selector.pending and not turns_over and not ready:
                     with trio.CancelScope() as self._poll_wait:
                         await trio.lowlevel.wait_readable(fd)
                     self._poll_wait = None
@@ -976,6 +990,8 @@ class SocketServer:
                             waiter, conn.waiter = conn.waiter, None
                             trio.lowlevel.reschedule(waiter)
                         continue
+                    if conn.parked is not None:
+                        continue        # muted until its answer comes (then ``ready``)
                     try:
                         await self._drive(conn, poller=True)
                     except Exception as exc:
@@ -986,6 +1002,19 @@ class SocketServer:
                         continue
                     try:
                         await self._drive(conn, poller=True)
+                    except Exception as exc:
+                        self._end(conn, exc)
+                for _ in range(len(ready)):
+                    conn = ready.popleft()
+                    hold, conn.parked = conn.parked, None
+                    if conn.channel is None or hold is None:
+                        continue
+                    try:
+                        status = await self._answer(conn, poller=True, hold=hold)
+                        if status == _GO_ON:
+                            await self._drive(conn, poller=True)
+                        elif status == _CLOSE:
+                            await self._close_selected(conn, poller=True)
                     except Exception as exc:
                         self._end(conn, exc)
                 if time.perf_counter() - turn > TURN_S:
@@ -1023,6 +1052,19 @@ class SocketServer:
         conn.resume = (stage, hold)
         trio.lowlevel.reschedule(owner)
         return _DETACHED
+
+    def _park(self, conn: _Connection, hold: bool) -> int:
+        """The poll task's request waits for its answer (a parked request, or one in a
+        handler task): the connection stays muted and the poll task goes on; the answer's
+        arrival puts it on the ready queue (no task waits for it)."""
+        conn.parked = hold
+        conn.link.notify(functools.partial(self._answered, conn))
+        return _DETACHED
+
+    def _answered(self, conn: _Connection) -> None:
+        if conn.channel is not None:
+            self._ready.append(conn)
+            self._wake_poller()
 
     async def _resume(self, conn: _Connection, stage: int, hold: bool) -> None:
         """A selected connection's request that waits (for a handler, room in the channel, a
@@ -1139,7 +1181,7 @@ class SocketServer:
         """The in-flight request's answer: written, held (``hold``) or acted on."""
         link = conn.link
         if poller and not link.answered:
-            return self._detach(conn, _ANSWER, hold=hold)   # parked, or in a handler task
+            return self._park(conn, hold)       # parked, or in a handler task
         observer = self._channel.observer
         request = None if observer is None else link.in_flight_request
         response = await link.response()

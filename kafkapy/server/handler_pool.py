@@ -10,10 +10,12 @@ it itself (``handle_claimed``), so ``num_io_threads`` is a count of slots, held 
 handler tasks or by connection tasks, never more than that many requests at once. Since a
 connection has at most one request in flight (muting), two requests of one connection are
 never handled at once. A request whose answer waits on a purgatory (a long-poll fetch, an
-acks=all produce) comes back as ``Parked``: its ``finish()`` is awaited in a task of its own
-under the pool's nursery and the slot is freed, so a thousand parked fetches do not starve
-the produce that would complete them (Kafka's handler threads hand delayed operations to the
-purgatory likewise). Waits on a thread (an fsync) hold the slot, as they hold a Kafka handler
+acks=all produce) comes back as ``Parked`` and the slot is freed, so a thousand parked
+fetches do not starve the produce that would complete them (Kafka's handler threads hand
+delayed operations to the purgatory likewise). When it waits on a delayed operation
+(``Parked.after``), the operation's done callback builds and delivers the answer, in the task
+that completed it; otherwise its ``finish()`` is awaited in a task of its own under the pool's
+nursery. Waits on a thread (an fsync) hold the slot, as they hold a Kafka handler
 thread.
 
 Every request is answered exactly once, or its connection would hang muted: ``apis.handle``
@@ -30,7 +32,9 @@ Everything runs on the broker's Trio event loop.
 
 from __future__ import annotations
 
+import functools
 import logging
+from collections.abc import Callable
 from typing import Protocol
 
 import trio
@@ -126,6 +130,20 @@ class KafkaRequestHandlerPool:
         except (RuntimeError, ValueError):
             log.exception("Could not send the parked response to %r", request)
 
+    def _answer_parked(self, request: Request, now: Callable[[], Response]) -> None:
+        """A parked request's delayed operation has completed: answer it now (in the task
+        that completed the operation)."""
+        try:
+            response = now()
+        except Exception:
+            log.exception("Unexpected error finishing a parked request from %s; closing the "
+                          "connection", request.connection_id)
+            response = CloseConnection()
+        try:
+            self._channel.deliver(request, response)
+        except (RuntimeError, ValueError, TypeError):
+            log.exception("Could not send the parked response to %r", request)
+
     async def _handler_loop(self, index: int) -> None:
         name = f"Handler {index}"
         while True:
@@ -154,10 +172,16 @@ class KafkaRequestHandlerPool:
         try:
             response = await self._apis.handle(request)
             if isinstance(response, Parked):
-                # The answer waits for a delayed operation: in a task of its own, so this
-                # handler takes the next request meanwhile.
-                assert self._nursery is not None
-                self._nursery.start_soon(self._send_parked, request, response)
+                # The answer waits, and this handler takes the next request meanwhile: for a
+                # delayed operation the operation's done callback answers (no task, no
+                # scheduler pass between its completion and the answer), else a task of
+                # its own waits for it.
+                if response.op is not None and response.now is not None:
+                    response.op.add_done_callback(
+                        functools.partial(self._answer_parked, request, response.now))
+                else:
+                    assert self._nursery is not None
+                    self._nursery.start_soon(self._send_parked, request, response)
                 return None
         except Exception:
             log.exception("%s: unexpected error handling a request from %s; closing "

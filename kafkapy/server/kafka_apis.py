@@ -66,7 +66,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -392,7 +392,7 @@ class KafkaApis:
                 throttle_ms = self.record_request_time(context)
                 if marks is not None:   # local work done; the answer completes later
                     marks.append(time.monotonic_ns())
-                return Parked(lambda: self._finish(context, result, throttle_ms))
+                return result.then(lambda get: self._finished(context, get, throttle_ms))
             throttle_ms = self._request_quota(context)
             response = _as_response(context, _throttled(result, throttle_ms))
         except Exception as exc:
@@ -413,18 +413,16 @@ class KafkaApis:
         if marks is not None:           # local work done (the answer may complete later)
             marks.append(time.monotonic_ns())
         if isinstance(answer, Parked):
-            finish = answer.finish
-
-            async def finish_and_mark() -> Response:
+            def then(get: Callable[[], Any]) -> Response:
                 try:
-                    response: Response = await finish()
+                    response: Response = get()
                 except Exception as exc:
                     response = self._frame_handler_failed(request, header, offset, exc,
                                                           started_ns)
                 if marks is not None:   # the parked answer is complete (remote time ends)
                     marks.append(time.monotonic_ns())
                 return response
-            return Parked(finish_and_mark)
+            return answer.then(then)
         _log_completed(request, header, answer)
         return answer
 
@@ -489,14 +487,16 @@ class KafkaApis:
                 context.request, getattr(context, "principal", DEFAULT_PRINCIPAL),
                 context.client_id, throttle_ms)
 
-    async def _finish(self, context: RequestContext[Any], parked: Parked,
-                      throttle_ms: int = 0) -> Response:
+    def _finished(self, context: RequestContext[Any], get: Callable[[], Any],
+                  throttle_ms: int) -> Response:
+        """A parked handler's answer (``get()`` returns its result or raises), with its
+        request-time throttle and the request metrics' last mark."""
         if context.api_key in (ApiKey.FETCH, ApiKey.PRODUCE):
             # The handler answers with (and throttles for) the larger of its byte-rate and
             # request-time throttles, as Kafka's response callbacks do.
             throttle_ms = 0
         try:
-            result = await parked.finish()
+            result = get()
             self._throttle(context, throttle_ms)
             response = _as_response(context, _throttled(result, throttle_ms))
         except Exception as exc:

@@ -24,7 +24,7 @@ UNKNOWN_SERVER_ERROR).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, NoReturn, Protocol, TypeAlias, TypeVar
 
 import attrs
 
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from kafkapy.server.kafka_apis import KafkaApis
     from kafkapy.server.kafka_server import KafkaServer
 
-__all__ = ["FrameHandler", "Handler", "Parked", "RequestContext", "RequestTime"]
+__all__ = ["Completion", "FrameHandler", "Handler", "Parked", "RequestContext", "RequestTime"]
 
 BodyT = TypeVar("BodyT")
 
@@ -112,6 +112,17 @@ Handler: TypeAlias = Callable[[RequestContext[Any]], Awaitable[object]]
 module doc). A handler takes ``RequestContext[<its API's request class>]``."""
 
 
+class Completion(Protocol):
+    """What a ``Parked`` answer waits for: a delayed operation
+    (:class:`kafkapy.common.purgatory.DelayedOperation`)."""
+
+    async def wait(self) -> None: ...
+
+    def check(self) -> None: ...
+
+    def add_done_callback(self, callback: Callable[[], None]) -> None: ...
+
+
 @attrs.frozen(eq=False)
 class Parked:
     """A request whose answer waits (a DelayedFetch, an acks=all DelayedProduce).
@@ -120,9 +131,47 @@ class Parked:
     back to the queue (Kafka's handler threads never block on a delayed operation either: the
     purgatory sends the response). ``finish()`` is awaited in a task of its own and returns
     what the handler would have (a body or a Response; it may raise likewise). KafkaApis wraps
-    it so that the pool's ``finish()`` always returns a Response."""
+    it so that the pool's ``finish()`` always returns a Response.
+
+    ``Parked.after(op, answer)`` is the common case, an answer built once a delayed operation
+    has completed: then ``op`` and ``now`` are set, and the pool answers from ``op``'s done
+    callback with ``now()`` (what ``finish()`` returns, without waiting) instead of a task:
+    Kafka's purgatory sends the response from the completing thread likewise."""
 
     finish: Callable[[], Awaitable[Any]]
+    op: Completion | None = None
+    now: Callable[[], Any] | None = None
+
+    @classmethod
+    def after(cls, op: Completion, answer: Callable[[], Any]) -> Parked:
+        """``answer()`` once ``op`` has completed (raising what its completion raised)."""
+        async def finish() -> Any:
+            await op.wait()
+            return answer()
+
+        def now() -> Any:
+            op.check()
+            return answer()
+        return cls(finish, op, now)
+
+    def then(self, after: Callable[[Callable[[], Any]], Any]) -> Parked:
+        """This answer passed through ``after(get)``: ``get()`` returns it, or raises what
+        finishing it raised."""
+        inner, now = self.finish, self.now
+
+        async def finish() -> Any:
+            try:
+                result = await inner()
+            except Exception as exc:
+                return after(_raising(exc))
+            return after(lambda: result)
+        return Parked(finish, self.op, None if now is None else (lambda: after(now)))
+
+
+def _raising(exc: Exception) -> Callable[[], NoReturn]:
+    def get() -> NoReturn:
+        raise exc
+    return get
 
 
 FrameHandler: TypeAlias = Callable[["KafkaApis", Request, RequestHeader, int],

@@ -417,6 +417,60 @@ def test_waiters_wake_on_completion_and_on_expiry() -> None:
     run(main)
 
 
+def test_done_callbacks_run_in_the_completing_task_after_on_complete() -> None:
+    """A done callback runs right after on_complete, in whichever task completed the
+    operation (a check, the reaper on expiry, try_complete raising), or at once when added
+    to a finished operation; one that raises is logged and the others still run."""
+    async def main() -> None:
+        purgatory = Purgatory("test")
+        calls: list[tuple[str, list[str], str | None, bool]] = []
+
+        def record(name: str, op: DelayedFunction) -> Callable[[], None]:
+            def callback() -> None:
+                try:
+                    op.check()
+                    error = None
+                except ValueError as exc:
+                    error = str(exc)
+                calls.append((name, list(op.events), error,
+                              trio.lowlevel.current_task() is me))
+            return callback
+
+        def broken() -> None:
+            raise RuntimeError("a broken callback")
+
+        me = trio.lowlevel.current_task()
+        async with reaping(purgatory):
+            checked = DelayedFunction(5000)
+            purgatory.try_complete_else_watch(checked, ["a"])
+            checked.add_done_callback(broken)
+            checked.add_done_callback(record("checked", checked))
+            assert calls == []
+            checked.ready = True
+            assert purgatory.check_and_complete("a") == 1
+            # before check_and_complete returned, in this task
+            assert calls == [("checked", ["completed"], None, True)]
+
+            calls.clear()
+            checked.add_done_callback(record("late", checked))     # already finished
+            assert calls == [("late", ["completed"], None, True)]
+
+            raising = DelayedFunction(1000, fail_in="try_complete")
+            purgatory.watch(raising, ["b"])
+            raising.add_done_callback(record("raising", raising))
+            purgatory.check_and_complete("b")
+            assert calls[-1] == ("raising", [], "try_complete failed", True)
+
+            expiring = DelayedFunction(1000)
+            purgatory.try_complete_else_watch(expiring, ["c"])
+            expiring.add_done_callback(record("expiring", expiring))
+            await trio.sleep(2)
+            # the reaper's task, after on_expiration and on_complete
+            assert calls[-1] == ("expiring", ["expired", "completed"], None, False)
+
+    run(main)
+
+
 def test_earlier_deadline_wakes_the_sleeping_reaper() -> None:
     async def main() -> None:
         purgatory = Purgatory("test")

@@ -1,7 +1,9 @@
 """KafkaRequestHandlerPool as the channel's InlineHandler, over real sockets: a request that
 finds a free slot and an empty queue runs in its connection's task; ``num_io_threads`` bounds
 the requests being handled at once, whoever runs them; a request waiting for a slot is served
-before any later one; a connection that keeps sending does not hold the event loop.
+before any later one; a connection that keeps sending does not hold the event loop; a request
+parked on a delayed operation is answered by the operation's completion, with no task of its
+own.
 """
 
 from __future__ import annotations
@@ -9,10 +11,13 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator
 
+import attrs
 import trio
 
+from kafkapy.common.purgatory import DelayedOperation
 from kafkapy.network import Request, SendResponse
 from kafkapy.server.handler_pool import KafkaRequestHandlerPool
+from kafkapy.server.request_context import Parked
 from tests.network.support import (
     Harness,
     frame,
@@ -23,17 +28,34 @@ from tests.network.support import (
 )
 
 
+@attrs.define(eq=False)
+class Manual(DelayedOperation):
+    """A delayed operation completed by the test (``force_complete``)."""
+
+    def try_complete(self) -> bool:
+        return False
+
+    def on_complete(self) -> None:
+        pass
+
+
 class RecordingApis:
     """Echoes each frame reversed, without yielding (as the produce path). Records which task
     handled what, in order, and how many requests were in ``handle`` at most; a frame
-    starting with b"wait" waits for ``release``."""
+    starting with b"wait" waits for ``release``, one starting with b"park" is parked on a
+    ``Manual`` operation (and answered b"late " + the frame)."""
 
     def __init__(self) -> None:
         self.release = trio.Event()
         self.handled: list[tuple[bytes, str]] = []
         self.inside = self.most_inside = 0
+        self.parked: list[Manual] = []       # a frame starting with b"park" waits on one
 
-    async def handle(self, request: Request) -> SendResponse:
+    async def handle(self, request: Request) -> SendResponse | Parked:
+        if request.frame.startswith(b"park"):
+            op = Manual(1000)
+            self.parked.append(op)
+            return Parked.after(op, lambda: SendResponse(b"late " + bytes(request.frame)))
         self.inside += 1
         self.most_inside = max(self.most_inside, self.inside)
         try:
@@ -130,3 +152,26 @@ async def test_a_client_that_keeps_sending_does_not_hold_the_event_loop() -> Non
             assert await receive_frame(other) == b"rehto"
         order = [p for p, _ in apis.handled]
         assert order.index(b"other") < order.index(b"r%05d" % (count - 1))
+
+
+@trio_test
+async def test_a_parked_answer_is_sent_by_the_operations_completion() -> None:
+    """``Parked.after``: the answer is built and handed to the connection by the delayed
+    operation's done callback, in the task that completes it (no task waits for it: the
+    pool's nursery holds its handler tasks only), and the frames behind it on the connection
+    are served after it, in order."""
+    async with pool_serving(2) as (h, apis, pool):
+        client, other = await h.connect(), await h.connect()
+        await client.send_all(frame(b"park-1") + frame(b"after"))
+        await other.send_all(frame(b"park-2"))
+        await settle()
+        first, second = apis.parked
+        assert pool._nursery is not None
+        assert len(pool._nursery.child_tasks) == 2           # the two handler tasks
+        assert [p for p, _ in apis.handled] == []            # "after" waits behind park-1
+        second.force_complete()
+        assert await receive_frame(other) == b"late park-2"
+        first.force_complete()
+        assert await receive_frame(client) == b"late park-1"
+        assert await receive_frame(client) == b"retfa"
+        assert [p for p, _ in apis.handled] == [b"after"]

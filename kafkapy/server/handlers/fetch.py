@@ -263,12 +263,8 @@ async def _serve(context: RequestContext[Any],
         return _respond(context, params, session, _with_denied(session, results, denied),
                         offsets)
 
-    async def finish() -> SendResponse | FetchResponse:
-        await parked.wait()
-        return _respond(context, params, session,
-                        _with_denied(session, parked.results, denied), offsets)
-
-    return Parked(finish)
+    return Parked.after(parked, lambda: _respond(
+        context, params, session, _with_denied(session, parked.results, denied), offsets))
 
 
 def _denied_topics(context: RequestContext[Any], replica_id: int,

@@ -277,11 +277,7 @@ async def handle_produce(context: RequestContext[ProduceRequest]) -> _Answer | P
     if parked is None:
         return respond(results)
 
-    async def finish() -> _Answer:
-        await parked.wait()
-        return respond(results)
-
-    return Parked(finish)
+    return Parked.after(parked, lambda: respond(results))
 
 
 def _response(version: int, order: list[tuple[str, list[int]]],
@@ -400,11 +396,8 @@ async def produce_frame(apis: KafkaApis, request: Request, header: RequestHeader
         return apis.frame_answer(request, header, offset, started_ns,
                                  respond(results, request_throttle_ms))
 
-    async def finish() -> Response:
-        await parked.wait()
-        return respond(results, request_throttle_ms)
-
-    return apis.frame_answer(request, header, offset, started_ns, Parked(finish))
+    return apis.frame_answer(request, header, offset, started_ns, Parked.after(
+        parked, lambda: respond(results, request_throttle_ms)))
 
 
 HANDLERS: dict[int, Handler] = {ApiKey.PRODUCE: handle_produce}
