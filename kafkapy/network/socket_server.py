@@ -423,7 +423,7 @@ class SocketServer:
         # thousands of requests in one read cannot hold back the others (Kafka's Processor
         # hands out one request per channel per poll).
         self._turns_over: collections.deque[_Connection] = collections.deque()
-        # Parked connections whose answer has arrived (``_parked``): answered by the poll
+        # Parked connections whose answer has arrived (``_park``): answered by the poll
         # task after its next poll, then served on.
         self._ready: collections.deque[_Connection] = collections.deque()
 
