@@ -1010,11 +1010,9 @@ class SocketServer:
                     if conn.channel is None or hold is None:
                         continue
                     try:
-                        status = await self._answer(conn, poller=True, hold=hold)
-                        if status == _GO_ON:
-                            await self._drive(conn, poller=True)
-                        elif status == _CLOSE:
-                            await self._close_selected(conn, poller=True)
+                        await self._carry_on(
+                            conn, await self._answer(conn, poller=True, hold=hold),
+                            poller=True)
                     except Exception as exc:
                         self._end(conn, exc)
                 if time.perf_counter() - turn > TURN_S:
@@ -1080,14 +1078,19 @@ class SocketServer:
                 status = _CLOSE
             else:
                 status = _GO_ON
-            if status == _GO_ON:
-                await self._drive(conn, poller=False)
-            elif status == _CLOSE:
-                await self._close_selected(conn, poller=False)
+            await self._carry_on(conn, status, poller=False)
         except Exception as exc:
             self._end(conn, exc)
         finally:
             conn.worker = False
+
+    async def _carry_on(self, conn: _Connection, status: int, *, poller: bool) -> None:
+        """After an answer: serve the connection's next frames (_GO_ON), close it (_CLOSE),
+        or nothing (_DETACHED: its own task or the ready queue has it now)."""
+        if status == _GO_ON:
+            await self._drive(conn, poller=poller)
+        elif status == _CLOSE:
+            await self._close_selected(conn, poller=poller)
 
     async def _drive(self, conn: _Connection, *, poller: bool) -> None:
         """Serve ``conn``'s frames in order, then unmute it (or close it: an error read after
