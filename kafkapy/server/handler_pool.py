@@ -121,24 +121,26 @@ class KafkaRequestHandlerPool:
     async def _send_parked(self, request: Request, parked: Parked) -> None:
         try:
             response = await parked.finish()
-        except Exception:
-            log.exception("Unexpected error finishing a parked request from %s; closing the "
-                          "connection", request.connection_id)
-            response = CloseConnection()
-        try:
-            await self._channel.send_response(request, response)
-        except (RuntimeError, ValueError):
-            log.exception("Could not send the parked response to %r", request)
+        except Exception as exc:
+            response = self._parked_failed(request, exc)
+        self._deliver_parked(request, response)
 
     def _answer_parked(self, request: Request, now: Callable[[], Response]) -> None:
         """A parked request's delayed operation has completed: answer it now (in the task
         that completed the operation)."""
         try:
             response = now()
-        except Exception:
-            log.exception("Unexpected error finishing a parked request from %s; closing the "
-                          "connection", request.connection_id)
-            response = CloseConnection()
+        except Exception as exc:
+            response = self._parked_failed(request, exc)
+        self._deliver_parked(request, response)
+
+    @staticmethod
+    def _parked_failed(request: Request, exc: Exception) -> Response:
+        log.error("Unexpected error finishing a parked request from %s; closing the "
+                  "connection", request.connection_id, exc_info=exc)
+        return CloseConnection()
+
+    def _deliver_parked(self, request: Request, response: Response) -> None:
         try:
             self._channel.deliver(request, response)
         except (RuntimeError, ValueError, TypeError):
