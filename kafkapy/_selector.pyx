@@ -45,6 +45,21 @@ Theory of operation:
   for the client (not muted) or writing to it (a send pending): a muted channel with
   nothing to write waits on the broker, which is not idleness.
 
+- TLS channels (``register(..., tls=sock)``, ``sock`` a non-blocking ``ssl.SSLSocket`` over the
+  descriptor, its handshake done): the same registration, muting, results and errors, with
+  OpenSSL between the socket and the frames. A read decrypts every TLS record already
+  received into the receive buffer (``recv_into``, one record per call, until OpenSSL wants
+  more bytes than the kernel has, or the buffer is full) and feeds the splitter once. A send
+  joins each run of buffers into one write; file regions cannot be sent with ``sendfile``
+  through TLS (no kernel TLS here), so each is read with ``preadv`` into a ``TLS_CHUNK``
+  buffer and written through OpenSSL, a chunk at a time. OpenSSL's want-write leaves the
+  send pending (resumed on ``EPOLLOUT``), its want-read on a write (a TLS 1.3 key update from
+  the client) is resumed on ``EPOLLIN``; OpenSSL requires a retried write to pass the same
+  bytes, so a channel whose chunk write is pending holds that chunk until it is written
+  (chunks are pooled by the selector: at most ``TLS_SPARE_CHUNKS`` idle ones are kept, as
+  Kafka holds a network buffer per connection while it writes).
+  The ``ssl`` calls hold the GIL for their Python part and release it in OpenSSL.
+
 Platform: Linux (epoll, sendfile). The module builds elsewhere (the calls are stubbed at
 compile time) and ``Selector()`` raises ``OSError`` saying it needs Linux.
 
@@ -64,6 +79,7 @@ from posix.unistd cimport close
 
 import errno as errnos
 import os
+import ssl
 import sys
 
 from kafkapy._frames import FrameSplitter
@@ -144,6 +160,10 @@ cdef enum:
     MAX_IOV = 64         # buffers gathered per sendmsg (IOV_MAX is 1024 on Linux)
 
 DEFAULT_RECEIVE_SIZE = 1 << 20
+# A TLS channel's file regions are read into one buffer of this size (eight TLS records'
+# worth per OpenSSL call), made with the first one.
+TLS_CHUNK = 128 * 1024
+TLS_SPARE_CHUNKS = 16
 
 # sendfile() errors caused by the peer, not by the file: the connection's error, not the file's
 cdef frozenset _PEER_ERRNOS = frozenset(
@@ -155,6 +175,24 @@ cdef frozenset _PEER_ERRNOS = frozenset(
 class FileRegionError(Exception):
     """A file region could not be sent in full (the file is shorter, closed, unreadable) after
     its size was already promised to the client."""
+
+
+cdef list _joined(parts):
+    """A TLS channel's parts with each run of buffers joined: one OpenSSL write (one TLS
+    record, up to 16 KiB) instead of one per part."""
+    cdef list out = []
+    cdef list run = []
+    for part in parts:
+        if PyObject_CheckBuffer(part):
+            run.append(part)
+            continue
+        if run:
+            out.append(run[0] if len(run) == 1 else b"".join(run))
+            run = []
+        out.append(part)
+    if run:
+        out.append(run[0] if len(run) == 1 else b"".join(run))
+    return out
 
 
 cdef inline double _now() noexcept nogil:
@@ -183,6 +221,10 @@ cdef class Channel:
     cdef bint _hup           # the peer shut down: read until recv returns 0
     cdef bint _in_ready      # on the selector's ready list
     cdef bint _closed        # unregistered
+    cdef object _tls         # the ssl.SSLSocket of a TLS channel, else None
+    cdef bint _tls_eof       # a TLS read met the end of the stream after data: report it next
+    cdef bint _wants_read    # a TLS write waits for bytes from the client (want-read)
+    cdef object _held        # (chunk, bytes in it) of a TLS file-region write to retry, or None
     cdef list _out           # response parts not yet fully written, or None
     cdef Py_ssize_t _out_index
     cdef Py_ssize_t _out_offset   # bytes of _out[_out_index] already written
@@ -195,6 +237,12 @@ cdef class Channel:
 
     def __cinit__(self):
         self._out = None
+        self._tls = None
+
+    @property
+    def tls(self):
+        """A TLS channel: its ``ssl.SSLSocket`` does the reads and writes."""
+        return self._tls is not None
 
     @property
     def muted(self):
@@ -235,6 +283,7 @@ cdef class Selector:
     cdef bint _more            # the last epoll_wait filled its array: events may remain
     cdef bytearray _buffer
     cdef object _view
+    cdef list _chunks          # idle TLS_CHUNK buffers for TLS channels' file regions
     cdef Py_ssize_t _size
     cdef epoll_event* _events
     # what the writes came to (the tests and the benchmarks look)
@@ -258,6 +307,7 @@ cdef class Selector:
         if self._epfd < 0:
             raise _os_error(errno)
         self._channels = {}
+        self._chunks = []
         self._ready = []
         self._more = False
         self._size = receive_size
@@ -285,9 +335,11 @@ cdef class Selector:
     def __len__(self):
         return len(self._channels)
 
-    def register(self, int fd, key, Py_ssize_t max_frame_size):
+    def register(self, int fd, key, Py_ssize_t max_frame_size, tls=None):
         """Watch the non-blocking socket ``fd`` (the caller keeps owning it), whose frames may
-        be at most ``max_frame_size`` bytes; the new unmuted ``Channel``.
+        be at most ``max_frame_size`` bytes; the new unmuted ``Channel``. ``tls``: the
+        ``ssl.SSLSocket`` over ``fd`` (non-blocking, handshake done) that reads and writes a
+        TLS channel.
 
         Raises:
             OSError: epoll_ctl refused the descriptor (closed, already registered).
@@ -299,6 +351,7 @@ cdef class Selector:
         ch.fd = fd
         ch._selector = self
         ch._splitter = FrameSplitter(max_frame_size)
+        ch._tls = tls
         ch._active = _now()
         # Data may already be waiting (the client wrote before we registered): an edge-
         # triggered registration would never report it, so the channel starts readable.
@@ -320,6 +373,7 @@ cdef class Selector:
             return
         ch._closed = True
         ch._out = None
+        ch._held = None
         if self._channels.get(ch.fd) is ch:
             del self._channels[ch.fd]
             if self._epfd >= 0:
@@ -370,6 +424,8 @@ cdef class Selector:
         """
         if ch._closed:
             raise ValueError("the channel is unregistered")
+        if ch._tls is not None:
+            parts = _joined(parts)
         if ch._out is not None:
             ch._out.extend(parts)
             return False
@@ -380,6 +436,8 @@ cdef class Selector:
     cdef bint _write(self, Channel ch) except -1:
         """Write ``ch``'s pending parts until done (True: ``_out`` is reset to None) or EAGAIN
         (False)."""
+        if ch._tls is not None:
+            return self._write_tls(ch)
         cdef list out = ch._out
         cdef Py_ssize_t count = len(out), i, k, first, n_iov
         cdef Py_ssize_t written, left, skip
@@ -469,6 +527,114 @@ cdef class Selector:
         ch._out_index = ch._out_offset = 0
         return True
 
+    cdef bint _write_tls(self, Channel ch) except -1:
+        """``_write`` for a TLS channel: through its SSLSocket, file regions a chunk at a
+        time (see the module doc)."""
+        cdef list out = ch._out
+        cdef Py_ssize_t count = len(out), size, left, n, r
+        sock = ch._tls
+        while ch._out_index < count:
+            item = out[ch._out_index]
+            chunk = None
+            if PyObject_CheckBuffer(item):
+                data = memoryview(item).cast("B")
+                size = len(data)
+                data = data[ch._out_offset:]
+            else:
+                size = item.size
+                left = size - ch._out_offset
+                if ch._held is not None:
+                    chunk, n = ch._held      # a retry: OpenSSL wants the same bytes again
+                    ch._held = None
+                    data = chunk[:n]
+                elif left > 0:
+                    chunk = self._chunks.pop() if self._chunks else \
+                        memoryview(bytearray(TLS_CHUNK))
+                    data = chunk[:min(left, TLS_CHUNK)]
+                    try:
+                        n = os.preadv(item.fd, [data], item.position + ch._out_offset)
+                    except OSError as exc:
+                        raise FileRegionError(
+                            f"file region (fd {item.fd}, position {item.position}, size "
+                            f"{size}) failed: {exc}") from exc
+                    if n == 0:
+                        raise FileRegionError(
+                            f"file region (fd {item.fd}, position {item.position}, size "
+                            f"{size}) ends {left} bytes early: the file is shorter")
+                    data = chunk[:n]
+            if ch._out_offset < size:
+                try:
+                    r = sock.send(data)
+                except (ssl.SSLWantWriteError, ssl.SSLWantReadError) as exc:
+                    ch._wants_read = isinstance(exc, ssl.SSLWantReadError)
+                    if chunk is not None:
+                        ch._held = (chunk, len(data))
+                    self.write_blocked += 1
+                    return False
+                ch._wants_read = False
+                if chunk is not None and len(self._chunks) < TLS_SPARE_CHUNKS:
+                    self._chunks.append(chunk)
+                if r > 0:
+                    ch._active = _now()
+                ch._out_offset += r
+                if ch._out_offset < size:
+                    continue
+            ch._out_index += 1
+            ch._out_offset = 0
+        ch._out = None
+        ch._out_index = ch._out_offset = 0
+        return True
+
+    cdef int _read_tls(self, Channel ch, list touched) except -1:
+        """A TLS channel's read in ``poll``: every record already received, up to the
+        receive buffer's size, decrypted into it and fed to the splitter once."""
+        cdef Py_ssize_t filled = 0, r
+        cdef Py_ssize_t size = self._size
+        cdef bint eof = ch._tls_eof
+        sock = ch._tls
+        view = self._view
+        error = None
+        while not eof and filled < size:
+            try:
+                r = sock.recv_into(view[filled:])
+            except (ssl.SSLWantReadError, ssl.SSLWantWriteError):
+                ch._readable = False     # the kernel has no more: wait for an edge
+                break
+            except OSError as exc:
+                ch._readable = False
+                error = exc
+                break
+            if r == 0:
+                eof = True
+                break
+            filled += r
+        if filled:
+            ch._active = _now()
+            self._touch(ch, touched)
+            try:
+                ch._frames = ch._splitter.feed(view[:filled])
+            except InvalidRequestError as exc:
+                ch._frames = getattr(exc, "frames", [])
+                ch._error = exc
+                ch._readable = False
+                return 0
+            if ch._frames:
+                ch._muted = True
+            if eof:
+                # The frames read before the end are served first; the end is the next read's.
+                ch._tls_eof = True
+                ch._readable = True
+            if filled == size or eof:
+                self._make_ready(ch)
+        elif eof:
+            ch._readable = False
+            self._touch(ch, touched)
+            ch._error = EOFError("closed by the client")
+        if error is not None:
+            self._touch(ch, touched)
+            ch._error = error
+        return 0
+
     cdef void _touch(self, Channel ch, list touched):
         if not ch._touched:
             ch._touched = True
@@ -511,7 +677,8 @@ cdef class Selector:
                     ch._hup = True
                 if not ch._muted:
                     self._make_ready(ch)
-            if ch._out is not None and events & (EPOLLOUT | EPOLLHUP | EPOLLERR):
+            if ch._out is not None and (events & (EPOLLOUT | EPOLLHUP | EPOLLERR) or
+                                        ch._wants_read and events & EPOLLIN):
                 self._touch(ch, touched)
                 try:
                     ch._sent = self._write(ch)
@@ -525,6 +692,9 @@ cdef class Selector:
             if ch._closed or ch._muted or not ch._readable:
                 continue
             if ch._touched and ch._error is not None:
+                continue
+            if ch._tls is not None:
+                self._read_tls(ch, touched)
                 continue
             with nogil:
                 r = recv(ch.fd, buf, size, 0)

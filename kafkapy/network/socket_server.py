@@ -2,8 +2,8 @@
 
 Kafka's ``SocketServer`` with Trio tasks instead of threads: a task per listener plays the
 Acceptor; the Processor is one task per server, the *poll task*, over the compiled selector
-(``kafkapy._selector``, Kafka's ``Selector``) for the PLAINTEXT and SASL_PLAINTEXT connections,
-and a task per connection for the TLS ones. All run in the nursery of ``SocketServer.run``.
+(``kafkapy._selector``, Kafka's ``Selector``) for every connection, PLAINTEXT, SSL, SASL_PLAINTEXT
+and SASL_SSL alike. All run in the nursery of ``SocketServer.run``.
 The server knows frames, not Kafka APIs: it moves size-prefixed byte frames between sockets
 and the ``RequestChannel``.
 
@@ -33,8 +33,8 @@ Theory of operation:
   per-IP or listener limit keeps the connections already open. Accepted sockets get TCP_NODELAY,
   keep-alive and ``send_buffer_bytes``; the listening socket carries ``receive_buffer_bytes``
   (inherited by accepted sockets). -1 leaves a buffer at the OS default.
-- Processor, selected connections (``_poll_loop``): each non-TLS connection is registered
-  with the server's ``Selector`` (its ``_serve`` task then sleeps until the connection closes,
+- Processor (``_poll_loop``): each connection is registered with the server's ``Selector``
+  (a TLS one after its handshake) (its ``_serve`` task then sleeps until the connection closes,
   and logs why). The poll task waits for the selector's one descriptor
   (``trio.lowlevel.wait_readable``), then one compiled ``poll()`` reads every ready socket
   into the selector's receive buffer (1 MiB, shared: an idle connection holds none), cuts the
@@ -64,42 +64,34 @@ Theory of operation:
   Processor hands out one request per channel per poll), and a poll task that has served
   requests for ``TURN_S`` without waiting passes through the scheduler, so one busy client
   cannot starve the rest of the broker.
-- Processor, TLS connections (``_serve_requests``), a loop per connection: ``recv_into`` the
-  server's receive buffer for TLS, feed it at once to the connection's ``FrameSplitter``
-  and, for each complete frame in order: run it inline or submit it, as above, wait for its
-  response, write it, and only then take the next frame.
-- TLS sockets: the connection's socket is tried at once; only EAGAIN (OpenSSL's want-read /
-  want-write) waits, with ``trio.lowlevel.wait_readable`` / ``wait_writable``, so the event
-  loop never blocks on the network and a request whose bytes are already there costs no
-  pass through the scheduler (Trio's socket wrapper yields on every call). Requests answered
-  inline may not yield at all, so a connection that has not waited for ``TURN_S`` passes
-  through the scheduler after its current request.
 - Writing a ``SendResponse``: when its file slices hold at most ``COPY_SLICES_BYTES`` (32 KiB),
   the slices are read (``os.pread``) and the whole response goes out in one write instead of
   one per part. On loopback and fast networks a send costs the sender the
   receiver's TCP work too, so a follower's or a long-polling consumer's small fetch answer
   (prefix and header, the records, the rest of the body) in three sends cost the leader about
   three times one (issue 18's latency profile: sends were a quarter of the leader's CPU).
-  Larger responses keep zero copy: on a selected connection the selector writes the buffers
-  with ``sendmsg`` and the file slices with ``sendfile``, resuming a partial write when the
-  socket drains (``Selector.send``); on a TLS connection they are copied (below). (Reading
-  the file may still touch the disk on a page-cache miss, as it does in Kafka's network
-  threads.)
+  Larger responses keep zero copy: on a plaintext connection the selector writes the
+  buffers with ``sendmsg`` and the file slices with ``sendfile``, resuming a partial write
+  when the socket drains (``Selector.send``); on a TLS connection it copies them (below).
+  (Reading the file may still touch the disk on a page-cache miss, as it does in Kafka's
+  network threads.)
 - TLS (listeners given an ``SslListener``, the SSL protocol): the accepted socket is wrapped
   with the listener's ``ssl.SSLContext`` as a non-blocking ``ssl.SSLSocket`` (OpenSSL reads
   and writes the socket itself: no Python copy between the kernel and OpenSSL, as a
-  ``MemoryBIO`` would add, and the same wait-on-EAGAIN loop: ``SSLWantReadError`` /
-  ``SSLWantWriteError`` map to ``wait_readable`` / ``wait_writable``). The handshake runs first,
-  bounded by ``HANDSHAKE_TIMEOUT_S``; a failed one (a plaintext client, an untrusted or expired
-  client certificate under ``ssl.client.auth=required``, random bytes) closes that connection
-  with one log line, as Kafka's "Failed authentication with /ip (SSL handshake failed)". The
-  principal is then the client certificate's (``ssl_principal_mapper``). A read takes every
-  TLS record already received (one ``SSL_read`` returns at most one record), so a large
-  produce costs one pass through the splitter, not one per 16 KiB. There is no ``sendfile``
-  through TLS (kernel TLS, which would allow it, is not exposed by Python's ssl before 3.12):
-  a large response's file slices are read with ``os.preadv`` into reused buffers
-  (``TLS_CHUNK`` bytes, pooled by the server) and written through OpenSSL. PLAINTEXT
-  connections take none of these paths: the choice is made once per connection.
+  ``MemoryBIO`` would add). The handshake runs first, in the connection's own task
+  (``SSLWantReadError`` / ``SSLWantWriteError`` wait with ``wait_readable`` /
+  ``wait_writable``), bounded by ``HANDSHAKE_TIMEOUT_S``; a failed one (a plaintext client,
+  an untrusted or expired client certificate under ``ssl.client.auth=required``, random
+  bytes) closes that connection with one log line, as Kafka's "Failed authentication with
+  /ip (SSL handshake failed)". The
+  principal is then the client certificate's (``ssl_principal_mapper``), and the connection
+  is registered with the selector with its ``SSLSocket``, which the selector reads and
+  writes through from then on (``kafkapy._selector``'s TLS channels): a read takes every TLS
+  record already received (one ``SSL_read`` returns at most one record), so a large produce
+  costs one pass through the splitter, not one per 16 KiB. There is no ``sendfile`` through
+  TLS (kernel TLS, which would allow it, is not exposed by Python's ssl before 3.12): a large
+  response's file slices are read with ``os.preadv`` into the selector's chunk buffer and
+  written through OpenSSL. Everything above the selector is the same for both transports.
 - Authentication (SASL listeners): a listener with an ``AuthenticatorFactory``
   (:mod:`kafkapy.network.authenticator`) gives each connection an authenticator; until it
   is complete every frame goes to it first, and it says whether to hand the frame to the
@@ -129,7 +121,6 @@ Every method runs on the broker's Trio event loop; nothing here is thread-safe.
 from __future__ import annotations
 
 import collections
-import contextlib
 import errno
 import functools
 import ipaddress
@@ -147,7 +138,7 @@ from typing import NamedTuple, Protocol
 
 import trio
 
-from kafkapy._frames import FrameSplitter, size_prefixed
+from kafkapy._frames import size_prefixed
 from kafkapy._selector import Channel, FileRegionError, Selector
 from kafkapy.errors import InvalidRequestError
 from kafkapy.network.authenticator import Authenticator, AuthenticatorFactory
@@ -175,11 +166,6 @@ INT32_MAX = 2**31 - 1
 # The longest a TLS handshake may take (Kafka bounds it by connections.max.idle.ms only; a
 # client that connects and sends nothing should not hold a connection slot for ten minutes).
 HANDSHAKE_TIMEOUT_S = 10.0
-# The buffers a large response's file slices are read into on a TLS connection (eight TLS
-# records' worth per OpenSSL call), and how many idle ones the server keeps for reuse: one is
-# held per TLS connection while it writes, as Kafka holds a network buffer per connection.
-TLS_CHUNK = 128 * 1024
-TLS_SPARE_BUFFERS = 16
 
 
 def _errnos(*names: str) -> frozenset[int]:
@@ -193,11 +179,6 @@ _GONE_ERRNOS = _errnos("ECONNABORTED", "EPROTO", "EPERM", "ENETDOWN", "ENOPROTOO
                        "EHOSTDOWN", "ENONET", "EHOSTUNREACH", "EOPNOTSUPP", "ENETUNREACH",
                        "ETIMEDOUT", "ECONNRESET")
 _NO_OVERRIDES: Mapping[str, int] = MappingProxyType({})
-# What "try again when the socket is ready" looks like on a plain socket (EAGAIN) and on an
-# SSLSocket (OpenSSL's want-read / want-write): one except clause serves both, at no cost to
-# a plain socket's fast path (an except clause is evaluated only when something is raised).
-_WANT_READ = (BlockingIOError, ssl.SSLWantReadError)
-_WANT_WRITE = (BlockingIOError, ssl.SSLWantWriteError)
 _NO_AUTHENTICATORS: Mapping[str, AuthenticatorFactory] = MappingProxyType({})
 _NO_PROTOCOLS: Mapping[str, str] = MappingProxyType({})
 
@@ -242,7 +223,7 @@ class _WriteStalled(Exception):
 
 class _Connection:
     __slots__ = ("auth", "channel", "error", "frames", "held", "intake", "link", "owner",
-                 "parked", "resume", "sock", "tls", "turn", "unsent", "waiter", "worker")
+                 "parked", "resume", "sock", "tls", "unsent", "waiter", "worker")
 
     def __init__(self, sock: socket.socket, link: ConnectionLink, *,
                  tls: SslListener | None = None, auth: Authenticator | None = None) -> None:
@@ -259,13 +240,11 @@ class _Connection:
         # The cancel scope of the phase a graceful stop may interrupt (reading the next
         # request, or waiting for room in the channel), or None while a request is in flight.
         self.intake: trio.CancelScope | None = None
-        # perf_counter() when this task last let the others run (see TURN_S).
-        self.turn = time.perf_counter()
-        # Selected (PLAINTEXT, SASL_PLAINTEXT) connections only: the selector's channel, the
-        # frames read and not yet served (last first: popped from the end), the answers held
-        # for one send, the connection's _serve task (parked until the connection closes),
-        # the task parked waiting for a send to complete, whether a task of its own serves
-        # the connection now (a request that waits), and the error that ends it.
+        # Once registered with the selector (after a TLS handshake): its channel, the frames
+        # read and not yet served (last first: popped from the end), the answers held for one
+        # send, the connection's _serve task (parked until the connection closes), the task
+        # parked waiting for a send to complete, whether a task of its own serves the
+        # connection now (a request that waits), and the error that ends it.
         self.channel: Channel | None = None
         self.frames: list[bytearray] = []
         self.held: list[bytes] = []
@@ -396,9 +375,6 @@ class SocketServer:
         self._protocols = {e.name: security_protocols.get(
             e.name, "SSL" if e.name in self._ssl else "PLAINTEXT") for e in endpoints}
         self._authenticators = dict(authenticators)
-        # Reused buffers for a TLS response's file slices (see TLS_CHUNK), taken and given
-        # back around each write: as many as TLS writes are under way at once.
-        self._tls_buffers: list[memoryview] = []
         self._bound: tuple[Endpoint, ...] = ()
         self._connections: set[_Connection] = set()
         self._per_ip: dict[str, int] = {}
@@ -407,11 +383,7 @@ class SocketServer:
         self._draining = False
         self._accept_scope: trio.CancelScope | None = None
         self._listeners_closed = trio.Event()
-        # One receive buffer for every TLS connection (they take turns on one event loop):
-        # an idle connection holds none, and a recv is not a fresh allocation. Made with the
-        # first TLS connection (the selector has its own, for the others).
-        self._received = memoryview(bytearray())
-        # The PLAINTEXT / SASL_PLAINTEXT connections' selector, its poll task's wait (a cancel
+        # The connections' selector, its poll task's wait (a cancel
         # scope that wakes it), and the count of selected connections not yet closed (the poll
         # task ends at zero when the server drains). The tasks that serve a waiting request
         # run in ``_nursery``, the connections' nursery.
@@ -788,13 +760,8 @@ class SocketServer:
         log.debug("Accepted connection %s on listener %s", link.connection_id,
                   link.listener_name)
         try:
-            if conn.tls is None:
+            if conn.tls is None or await self._handshake(conn):
                 await self._serve_selected(conn)
-            else:
-                if not self._received:
-                    self._received = memoryview(bytearray(RECEIVE_SIZE))
-                if await self._handshake(conn):
-                    await self._serve_requests(conn)
         except InvalidRequestError as exc:
             log.warning("Closing connection %s from %s:%d on listener %s: %s",
                         link.connection_id, link.client_host, link.client_port,
@@ -874,7 +841,6 @@ class SocketServer:
             except ValueError as exc:     # a certificate cryptography cannot read
                 reason = f"unreadable client certificate: {exc}"
             else:
-                conn.turn = time.perf_counter()
                 log.debug("TLS connection %s: %s, %s, principal %s", link.connection_id,
                           sock.version(), sock.cipher(), link.principal)
                 return True
@@ -883,7 +849,7 @@ class SocketServer:
                  link.connection_id, reason)
         return False
 
-    # Processor, selected connections (PLAINTEXT, SASL_PLAINTEXT): one poll task
+    # Processor: one poll task over the selector
 
     async def _serve_selected(self, conn: _Connection) -> None:
         """The connection's own task while the poll task serves it: registers it, then sleeps
@@ -895,7 +861,9 @@ class SocketServer:
             return
         limit = self._max_request_size if conn.auth is None else \
             min(self._max_request_size, conn.auth.max_receive_size)
-        conn.channel = self._selector.register(conn.sock.fileno(), conn, limit)
+        sock = conn.sock
+        conn.channel = self._selector.register(
+            sock.fileno(), conn, limit, sock if isinstance(sock, ssl.SSLSocket) else None)
         self._selected += 1
         self._wake_poller()     # its bytes may already be there: no edge would say so
         try:
@@ -1156,7 +1124,15 @@ class SocketServer:
     async def _request(self, conn: _Connection, frame: bytearray, *, hold: bool,
                        poller: bool) -> int:
         """One request: run inline (a handler slot free) or submitted, then answered
-        (``_answer``). ``hold`` and the held answers: as ``_process``."""
+        (``_answer``).
+
+        ``hold`` (the next frame, already read, is a Produce): a plain answer joins the
+        connection's ``held`` answers instead of being written now, and they go out in one
+        send with a later answer. A pipelining producer gets its answers in order, a few per
+        send, and the broker pays the loopback wake-up of the client once per read instead
+        of once per request. Only a Produce may follow a held answer: its handling is short
+        (it never parks waiting on another client), whereas a Fetch may wait for data for
+        fetch.max.wait.ms. Every other path writes ``held`` first."""
         link = conn.link
         if self._draining:
             return _CLOSE
@@ -1290,199 +1266,6 @@ class SocketServer:
         if unsent is not None and observer is not None and conn.channel is not None:
             observer.request_done(unsent[0], unsent[1], time.monotonic_ns())
 
-    # Processor, TLS connections: a task each
-
-    async def _serve_requests(self, conn: _Connection) -> None:
-        splitter = FrameSplitter(self._max_request_size if conn.auth is None else
-                                 min(self._max_request_size, conn.auth.max_receive_size))
-        received = self._received
-        # Chosen once per connection: a PLAINTEXT read costs nothing for TLS's sake.
-        read = self._read if conn.tls is None else self._read_tls
-        while True:
-            n = await read(conn)
-            if n is None:
-                return
-            # No await between the recv_into in _read and this feed: the buffer is shared by
-            # every connection, and the splitter copies the frames out of it.
-            invalid: InvalidRequestError | None = None
-            try:
-                frames = splitter.feed(received[:n])
-            except InvalidRequestError as exc:
-                # The frames completed before the bad prefix are served first, as in Kafka
-                # (which reads one frame at a time and meets the bad one only after them).
-                frames, invalid = getattr(exc, "frames", []), exc
-            # Popped one by one, so an idle connection keeps no reference to its frames (a
-            # 100 MiB produce must not stay alive until the next recv).
-            frames.reverse()
-            held: list[bytes] = []
-            while frames:
-                frame = frames.pop()
-                auth = conn.auth
-                if auth is not None and (not auth.complete or auth.intercepts(frame)):
-                    if not await self._authenticate(conn, frame, held):
-                        return
-                    if auth.complete:
-                        conn.link.principal = auth.principal
-                        splitter.raise_limit(self._max_request_size)
-                    continue
-                if not await self._process(conn, frame, held,
-                                           hold=bool(frames) and _is_produce(frames[-1])):
-                    return
-                if time.perf_counter() - conn.turn > TURN_S:
-                    # Requests answered inline need not yield at all: after TURN_S of them
-                    # the others get their turn, so a client that keeps sending cannot hold
-                    # the event loop (a held answer waits through it, as it would wait for
-                    # the next request anyway).
-                    await trio.lowlevel.checkpoint()
-                    conn.turn = time.perf_counter()
-            if invalid is not None:
-                raise invalid
-
-    async def _read(self, conn: _Connection) -> int | None:
-        """Receive the client's next bytes into the shared buffer ``_received``: how many, or
-        None to close (end of stream, idle timeout, graceful stop). Nothing is awaited after
-        the bytes arrive, so the caller reads them before any other connection can recv."""
-        if self._draining:
-            log.debug("Closing connection %s: the server is stopping", conn.link.connection_id)
-            return None
-        try:
-            n: int | None = conn.sock.recv_into(self._received)
-        except _WANT_READ:
-            n = await self._wait_and_read(conn)
-            conn.turn = time.perf_counter()
-            if n is None:
-                return None
-        if not n:
-            log.debug("Connection %s closed by the client", conn.link.connection_id)
-            return None
-        return n
-
-    async def _read_tls(self, conn: _Connection) -> int | None:
-        """``_read`` on a TLS connection: then every further TLS record already received, up
-        to the buffer's size (one SSL_read decrypts one record, 16 KiB at most). Nothing is
-        awaited after the first bytes, as in ``_read``."""
-        n = await self._read(conn)
-        if not n:
-            return n
-        received, sock = self._received, conn.sock
-        while n < RECEIVE_SIZE:
-            try:
-                more = sock.recv_into(received[n:])
-            except (ssl.SSLWantReadError, ssl.SSLWantWriteError):
-                break
-            if not more:        # end of stream: the next read meets it again
-                break
-            n += more
-        return n
-
-    async def _wait_and_read(self, conn: _Connection) -> int | None:
-        """``_read`` when nothing has arrived yet: wait for the socket to become readable, up
-        to the idle deadline, or until a graceful stop; None in those two cases."""
-        link = conn.link
-        n: int | None = None
-        # One scope for both reasons to stop waiting, the idle deadline and a graceful stop
-        # cancelling it (one scope, not two, held by every idle connection).
-        scope = self._intake(conn, trio.current_time() + self._idle_s)
-        try:
-            with scope:
-                while n is None:
-                    await trio.lowlevel.wait_readable(conn.sock)
-                    # An SSLSocket may have only part of a TLS record: wait for the rest.
-                    with contextlib.suppress(*_WANT_READ):
-                        n = conn.sock.recv_into(self._received)
-        finally:
-            conn.intake = None
-        if scope.cancelled_caught and self._draining:
-            log.debug("Closing idle connection %s: the server is stopping", link.connection_id)
-            return None
-        if scope.cancelled_caught:
-            log.debug("Closing connection %s from %s:%d: idle for more than %s ms",
-                      link.connection_id, link.client_host, link.client_port,
-                      int(self._idle_s * 1000))
-            return None
-        return n
-
-    async def _process(self, conn: _Connection, frame: bytes | bytearray, held: list[bytes],
-                       *, hold: bool) -> bool:
-        """One request round trip; False when the connection must close.
-
-        ``held``: answers already made but not yet written, which go out in one ``send``
-        with the next answer. With ``hold`` (the next request, already read, is a Produce) a
-        plain answer joins them instead of being written now: a pipelining producer gets its
-        answers in order, a few per send, and the broker pays the loopback wake-up of the
-        client once per read instead of once per request. Only a Produce may follow a held
-        answer: its handling is short (it never parks waiting on another client), whereas a
-        Fetch may wait for data for fetch.max.wait.ms. Every other path writes ``held``
-        first.
-        """
-        if self._draining:
-            await self._flush(conn, held)
-            return False
-        if await conn.link.run_inline(frame):
-            pass                            # handled by this task (a handler slot was free)
-        elif not conn.link.try_submit(frame):
-            # The channel is full: wait for room, unless a graceful stop comes first; what is
-            # held goes out before the wait.
-            await self._flush(conn, held)
-            stopping = self._intake(conn)
-            try:
-                with stopping:
-                    await conn.link.submit(frame)
-            finally:
-                conn.intake = None
-            if stopping.cancelled_caught:
-                return False
-        # In flight: a graceful stop no longer interrupts this connection until it is written.
-        observer = self._channel.observer
-        request = None if observer is None else conn.link.in_flight_request
-        response = await conn.link.response()
-        # Request metrics: the answer reached this task now, and is written (or held) when
-        # the block below is left, however it is left.
-        ready_ns = 0 if request is None else time.monotonic_ns()
-        try:
-            if isinstance(response, SendResponse):
-                if not response.file_slices and (hold or held):
-                    held.append(size_prefixed(response.payload))
-                    if not hold or self._draining:
-                        await self._flush(conn, held)
-                else:
-                    await self._flush(conn, held)
-                    await self._write(conn, response)
-            elif isinstance(response, CloseConnection):
-                await self._flush(conn, held)
-                log.debug("Closing connection %s: asked by the request handler",
-                          conn.link.connection_id)
-                return False
-            else:
-                assert isinstance(response, NoResponse)
-                if not hold:
-                    await self._flush(conn, held)
-            if conn.link.throttled_until:
-                await self._flush(conn, held)
-                await self._mute(conn)
-            return not self._draining
-        finally:
-            if request is not None and observer is not None:
-                observer.request_done(request, ready_ns, time.monotonic_ns())
-
-    async def _authenticate(self, conn: _Connection, frame: bytes | bytearray,
-                            held: list[bytes]) -> bool:
-        """One frame read before authentication completed; False when the connection must
-        close."""
-        auth = conn.auth
-        assert auth is not None
-        step = auth.receive(frame)
-        if step.forward:
-            return await self._process(conn, frame, held, hold=False)
-        await self._flush(conn, held)
-        if step.delay_s > 0 and step.close:
-            # Kafka's connection.failed.authentication.delay.ms: the failure is answered (and
-            # the connection closed) only after it, to slow down password guessing.
-            await trio.sleep(step.delay_s)
-        if step.reply is not None:
-            await self._send_all(conn.sock, size_prefixed(step.reply))
-        return not step.close and not self._draining
-
     async def _mute(self, conn: _Connection) -> None:
         """A client quota's throttle (KIP-219): the answer is out (what is held goes now),
         then nothing is read until ``throttled_until``, or a graceful stop."""
@@ -1494,13 +1277,6 @@ class SocketServer:
         finally:
             conn.intake = None
 
-    async def _flush(self, conn: _Connection, held: list[bytes]) -> None:
-        """Write the answers held back by ``_process``, in one send."""
-        if held:
-            data = held[0] if len(held) == 1 else b"".join(held)
-            held.clear()
-            await self._send_all(conn.sock, data)
-
     def _intake(self, conn: _Connection, deadline: float = math.inf) -> trio.CancelScope:
         """A cancel scope that a graceful stop cancels (see ``_Connection.intake``); the
         caller enters it and resets ``conn.intake`` to None after."""
@@ -1509,85 +1285,6 @@ class SocketServer:
             scope.cancel()
         conn.intake = scope
         return scope
-
-    async def _write(self, conn: _Connection, response: SendResponse) -> None:
-        """A response on a TLS connection (the selected ones: ``_response_parts``)."""
-        slices = response.file_slices
-        if slices and sum(p.size for p in slices if not isinstance(p, bytes)) \
-                <= COPY_SLICES_BYTES:
-            parts = [struct.pack(">i", response.size), response.payload]
-            for piece in slices:
-                parts.append(piece if isinstance(piece, bytes) else _read_slice(piece))
-            await self._send_all(conn.sock, b"".join(parts))
-            return
-        if response.file_slices:
-            head = b"".join((struct.pack(">i", response.size), response.payload))
-        else:
-            head = size_prefixed(response.payload)
-        await self._send_all(conn.sock, head)
-        # no sendfile through TLS: copied in chunks
-        await self._write_slices_tls(conn.sock, response.file_slices)
-
-    async def _write_slices_tls(self, sock: socket.socket,
-                                slices: Sequence[FileSliceLike | bytes]) -> None:
-        """A response's parts after its head, on a TLS connection: file slices read into a
-        pooled ``TLS_CHUNK`` buffer and written through OpenSSL."""
-        buffer = self._tls_buffers.pop() if self._tls_buffers \
-            else memoryview(bytearray(TLS_CHUNK))
-        try:
-            for piece in slices:
-                if isinstance(piece, bytes):
-                    await self._send_all(sock, piece)
-                    continue
-                offset, remaining = piece.position, piece.size
-                while remaining:
-                    chunk = buffer[:min(remaining, TLS_CHUNK)]
-                    try:
-                        n = os.preadv(piece.fd, [chunk], offset)
-                    except OSError as exc:
-                        raise _SliceFailed(f"file slice (fd {piece.fd}, position "
-                                           f"{piece.position}, size {piece.size}) failed: "
-                                           f"{exc}") from exc
-                    if n == 0:
-                        raise _SliceFailed(
-                            f"file slice (fd {piece.fd}, position {piece.position}, size "
-                            f"{piece.size}) ends {remaining} bytes early: the file is shorter")
-                    await self._send_all(sock, chunk[:n])
-                    offset += n
-                    remaining -= n
-        finally:
-            if len(self._tls_buffers) < TLS_SPARE_BUFFERS:
-                self._tls_buffers.append(buffer)
-
-    async def _wait_writable(self, sock: socket.socket) -> None:
-        """Wait until ``sock`` takes bytes again; ``_WriteStalled`` after
-        connections.max.idle.ms without (the deadline starts afresh at every wait, so only a
-        client that stops reading times out)."""
-        with trio.move_on_after(self._idle_s) as progress:
-            await trio.lowlevel.wait_writable(sock)
-        if progress.cancelled_caught:
-            raise _WriteStalled
-
-    async def _send_all(self, sock: socket.socket, data: bytes | memoryview) -> None:
-        view = memoryview(data)
-        while view:
-            try:
-                sent = sock.send(view)
-            except _WANT_WRITE:
-                # TLS: OpenSSL keeps what it has encrypted; the retry passes the same bytes
-                # (Python's ssl allows a moving write buffer).
-                await self._wait_writable(sock)
-                continue
-            except ssl.SSLWantReadError:    # a TLS 1.3 key update from the client first
-                await self._wait_readable(sock)
-                continue
-            view = view[sent:]
-
-    async def _wait_readable(self, sock: socket.socket) -> None:
-        with trio.move_on_after(self._idle_s) as progress:
-            await trio.lowlevel.wait_readable(sock)
-        if progress.cancelled_caught:
-            raise _WriteStalled
 
 
 def _response_parts(response: SendResponse) -> list[bytes | FileSliceLike]:

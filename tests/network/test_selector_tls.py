@@ -1,0 +1,261 @@
+"""kafkapy._selector's TLS channels: the same Selector, with an ``ssl.SSLSocket`` between the
+socket and the frames. Real loopback TCP, a real TLS 1.3 handshake (a trustme CA), a client
+that reads and writes through OpenSSL: frames cut across TLS records and across polls, a
+frame larger than the receive buffer, sends of buffers and file regions that fill the socket
+and are resumed, a file region past the end of its file, the end of the stream after the
+last frames."""
+
+from __future__ import annotations
+
+import os
+import select
+import socket
+import ssl
+import struct
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import attrs
+import pytest
+import trustme
+
+from kafkapy._selector import TLS_CHUNK, FileRegionError, Selector
+
+KiB = 1 << 10
+MiB = 1 << 20
+WAIT_S = 10.0           # the bound on every wait (never reached when things work)
+
+Result = tuple[object, list[bytearray], bool, BaseException | None]
+
+
+@attrs.frozen
+class Region:
+    fd: int
+    position: int
+    size: int
+
+
+def _frame(payload: bytes) -> bytes:
+    return struct.pack(">i", len(payload)) + payload
+
+
+@pytest.fixture(scope="module")
+def contexts() -> tuple[ssl.SSLContext, ssl.SSLContext]:
+    """(server, client) contexts: TLS 1.3 with a certificate for localhost from a test CA."""
+    ca = trustme.CA()
+    server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ca.issue_cert("localhost").configure_cert(server)
+    client = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ca.configure_trust(client)
+    return server, client
+
+
+@pytest.fixture
+def selector() -> Iterator[Selector]:
+    sel = Selector()
+    try:
+        yield sel
+    finally:
+        sel.close()
+
+
+@pytest.fixture
+def tls_pair(contexts: tuple[ssl.SSLContext, ssl.SSLContext]
+             ) -> Iterator[tuple[ssl.SSLSocket, ssl.SSLSocket]]:
+    """(server side, client side) of a loopback TLS connection, handshake done; the server
+    side non-blocking, as the broker registers it."""
+    server_ctx, client_ctx = contexts
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        raw_client = socket.create_connection(listener.getsockname())
+        raw_server, _ = listener.accept()
+    raw_server.settimeout(WAIT_S)
+    raw_client.settimeout(WAIT_S)
+    server = server_ctx.wrap_socket(raw_server, server_side=True,
+                                    do_handshake_on_connect=False)
+    client = client_ctx.wrap_socket(raw_client, server_hostname="localhost",
+                                    do_handshake_on_connect=False)
+    shaking = threading.Thread(target=client.do_handshake)
+    shaking.start()
+    server.do_handshake()
+    shaking.join(WAIT_S)
+    assert server.version() == "TLSv1.3"
+    server.setblocking(False)
+    try:
+        yield server, client
+    finally:
+        server.close()
+        client.close()
+
+
+def _poll_until(sel: Selector, done: Callable[[list[Result]], bool]) -> list[Result]:
+    results: list[Result] = []
+    deadline = time.monotonic() + WAIT_S
+    while not done(results):
+        left = deadline - time.monotonic()
+        assert left > 0, f"gave up waiting; polled so far: {results!r}"
+        if not sel.pending:
+            select.select([sel.fileno()], [], [], left)
+        results += sel.poll()
+    return results
+
+
+def _frames_of(results: list[Result], key: object) -> list[bytes]:
+    return [bytes(f) for k, frames, _, _ in results if k == key for f in frames]
+
+
+def _receive_while_polling(sel: Selector, client: ssl.SSLSocket, size: int,
+                           sent: bool) -> tuple[bytes, bool]:
+    """Read ``size`` bytes of plaintext on ``client`` while polling ``sel`` (which resumes
+    the server's pending writes as the client drains them): the bytes, and whether a send
+    completed."""
+    received = bytearray()
+    deadline = time.monotonic() + WAIT_S
+    while len(received) < size or not sent:
+        left = deadline - time.monotonic()
+        assert left > 0, f"gave up: {len(received)} of {size} bytes, sent {sent}"
+        if client.pending():
+            readable: list[object] = [client]
+        else:
+            readable, _, _ = select.select([sel.fileno(), client], [], [], left)
+        if client in readable:
+            client.setblocking(False)
+            try:
+                received += client.recv(256 * KiB)
+            except ssl.SSLWantReadError:
+                pass
+            finally:
+                client.settimeout(WAIT_S)
+        for key, frames, done, error in sel.poll():
+            assert (key, frames, error) == ("c", [], None)
+            sent = sent or done
+    return bytes(received), sent
+
+
+def test_a_tls_channel_says_so(selector: Selector,
+                               tls_pair: tuple[ssl.SSLSocket, ssl.SSLSocket]) -> None:
+    server, _ = tls_pair
+    assert selector.register(server.fileno(), "c", MiB, tls=server).tls
+    a, b = socket.socketpair()
+    with a, b:
+        a.setblocking(False)
+        assert not selector.register(a.fileno(), "p", MiB).tls
+
+
+def test_frames_across_records_and_polls(selector: Selector,
+                                         tls_pair: tuple[ssl.SSLSocket, ssl.SSLSocket]) -> None:
+    server, client = tls_pair
+    ch = selector.register(server.fileno(), "c", 8 * MiB, tls=server)
+    stream = _frame(b"first") + _frame(b"") + _frame(b"x" * 3000)
+    frames: list[bytes] = []
+    for i in range(0, len(stream), 7):          # a TLS record per 7 bytes, cut everywhere
+        client.sendall(stream[i:i + 7])
+        got = _poll_until(selector, lambda r: any(k == "c" for k, *_ in r))
+        frames += _frames_of(got, "c")
+        if ch.muted:
+            selector.unmute(ch)
+    assert frames == [b"first", b"", b"x" * 3000]
+    # Many frames and many records in one write: delivered together, then muted.
+    payloads = [f"request {i}".encode() * 100 for i in range(50)]
+    client.sendall(b"".join(_frame(p) for p in payloads))
+    got = _poll_until(selector, lambda r: len(_frames_of(r, "c")) == 50)
+    assert _frames_of(got, "c") == payloads
+    assert ch.muted
+
+
+def test_a_frame_larger_than_the_receive_buffer(
+        selector: Selector, tls_pair: tuple[ssl.SSLSocket, ssl.SSLSocket]) -> None:
+    server, client = tls_pair
+    ch = selector.register(server.fileno(), "c", 8 * MiB, tls=server)
+    payload = os.urandom(3 * MiB)               # three times the selector's 1 MiB buffer
+    writer = threading.Thread(target=client.sendall, args=(_frame(payload) + _frame(b"z"),))
+    writer.start()
+    try:
+        got = _poll_until(selector, lambda r: len(_frames_of(r, "c")) >= 1)
+    finally:
+        writer.join(WAIT_S)
+    frames = _frames_of(got, "c")
+    if len(frames) == 1:                         # the small one came in a later read
+        selector.unmute(ch)
+        frames += _frames_of(_poll_until(selector, lambda r: bool(_frames_of(r, "c"))), "c")
+    assert frames == [payload, b"z"]
+
+
+def test_data_already_waiting_at_registration_is_read(
+        selector: Selector, tls_pair: tuple[ssl.SSLSocket, ssl.SSLSocket]) -> None:
+    server, client = tls_pair
+    client.sendall(_frame(b"early"))
+    time.sleep(0.05)     # let it arrive before the (edge-triggered) registration
+    selector.register(server.fileno(), "c", MiB, tls=server)
+    assert _frames_of(_poll_until(selector, lambda r: bool(r)), "c") == [b"early"]
+
+
+def test_buffers_and_file_regions_fill_the_socket_and_are_resumed(
+        selector: Selector, tmp_path: Path,
+        tls_pair: tuple[ssl.SSLSocket, ssl.SSLSocket]) -> None:
+    server, client = tls_pair
+    server.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 8 * KiB)
+    data = os.urandom(2 * MiB)
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(data)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        ch = selector.register(server.fileno(), "c", MiB, tls=server)
+        # A region several chunks long, at an offset that is not a chunk's.
+        parts = [b"head", bytearray(b"-"), Region(fd, 100, 3 * TLS_CHUNK + 5), b"middle",
+                 Region(fd, 7, 10), Region(fd, 0, 0), memoryview(b"end")]
+        expected = b"head-" + data[100:100 + 3 * TLS_CHUNK + 5] + b"middle" + data[7:17] + \
+            b"end"
+        done = selector.send(ch, parts)
+        assert done is False and ch.sending            # 8 KiB of socket buffer: it filled up
+        assert selector.send(ch, [b"tail"]) is False   # queued behind, in order
+        received, done = _receive_while_polling(selector, client, len(expected) + 4, done)
+        assert received == expected + b"tail"
+        assert done and not ch.sending
+        assert selector.write_blocked > 0
+        assert selector.sendfile_calls == 0            # no sendfile through TLS
+        assert os.lseek(fd, 0, os.SEEK_CUR) == 0       # read at an offset: position unmoved
+    finally:
+        os.close(fd)
+
+
+def test_a_file_region_past_the_end_of_the_file_fails(
+        selector: Selector, tmp_path: Path,
+        tls_pair: tuple[ssl.SSLSocket, ssl.SSLSocket]) -> None:
+    server, client = tls_pair
+    path = tmp_path / "short.log"
+    path.write_bytes(b"0123456789")
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        ch = selector.register(server.fileno(), "c", MiB, tls=server)
+        with pytest.raises(FileRegionError, match="ends 5 bytes early"):
+            selector.send(ch, [b"ab", Region(fd, 5, 10)])
+        received = b""
+        while len(received) < 7:
+            received += client.recv(100)
+        assert received == b"ab56789"              # what was sent before the failure
+    finally:
+        os.close(fd)
+
+
+@pytest.mark.parametrize("close_notify", [True, False], ids=["close_notify", "ragged"])
+def test_end_of_stream_after_the_last_frames(
+        selector: Selector, tls_pair: tuple[ssl.SSLSocket, ssl.SSLSocket],
+        close_notify: bool) -> None:
+    server, client = tls_pair
+    ch = selector.register(server.fileno(), "c", MiB, tls=server)
+    client.sendall(_frame(b"last"))
+    if close_notify:
+        # TLS close_notify, then the TCP close (not waiting for the server's close_notify).
+        client.setblocking(False)
+        with pytest.raises(ssl.SSLWantReadError):
+            client.unwrap()
+        client.close()
+    else:
+        client.close()                 # the TCP close alone (a ragged end, as most clients)
+    got = _poll_until(selector, lambda r: bool(_frames_of(r, "c")))
+    assert _frames_of(got, "c") == [b"last"] and [e for *_, e in got] == [None]
+    selector.unmute(ch)
+    got = _poll_until(selector, lambda r: bool(r))
+    assert len(got) == 1 and isinstance(got[0][3], EOFError) and got[0][1] == []
