@@ -40,6 +40,9 @@ Theory of operation:
   (``EOFError``), a socket error (``OSError``), a file region that cannot be sent in full
   (``FileRegionError``). ``poll`` reports them with that channel's result and goes on with
   the others; the caller unregisters the channel.
+- ``wakeup()``: another task's way to make ``fileno()`` readable (an eventfd in the epoll
+  set, drained by the next ``poll``), so that a caller sleeping on it comes back to poll
+  without a cancellation of its wait.
 - Idle times: every successful ``recv`` or write of at least one byte stamps the channel
   (``CLOCK_MONOTONIC``); ``expired(idle_s)`` lists the channels idle longer that are waiting
   for the client (not muted) or writing to it (a send pending): a muted channel with
@@ -75,7 +78,7 @@ from libc.string cimport memset
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 from posix.types cimport off_t
 from posix.uio cimport iovec
-from posix.unistd cimport close
+from posix.unistd cimport close, read, write
 
 import errno as errnos
 import os
@@ -94,6 +97,7 @@ cdef extern from *:
     #include <sys/socket.h>
     #if defined(__linux__)
     #include <sys/epoll.h>
+    #include <sys/eventfd.h>
     #include <sys/sendfile.h>
     #define KP_HAVE_EPOLL 1
     #else
@@ -108,6 +112,8 @@ cdef extern from *:
     #define EPOLL_CTL_ADD 1
     #define EPOLL_CTL_DEL 2
     #define EPOLL_CLOEXEC 0
+    #define EFD_CLOEXEC 0
+    #define EFD_NONBLOCK 0
     typedef union epoll_data { void *ptr; int fd; uint32_t u32; uint64_t u64; } epoll_data_t;
     struct epoll_event { uint32_t events; epoll_data_t data; };
     static int epoll_create1(int flags) { (void)flags; errno = ENOSYS; return -1; }
@@ -117,6 +123,8 @@ cdef extern from *:
         (void)epfd; (void)evs; (void)n; (void)timeout; errno = ENOSYS; return -1; }
     static ssize_t sendfile(int out, int in, off_t *off, size_t count) {
         (void)out; (void)in; (void)off; (void)count; errno = ENOSYS; return -1; }
+    static int eventfd(unsigned int initval, int flags) {
+        (void)initval; (void)flags; errno = ENOSYS; return -1; }
     #endif
     #ifndef MSG_NOSIGNAL
     #define MSG_NOSIGNAL 0
@@ -132,6 +140,8 @@ cdef extern from *:
     int EPOLL_CTL_ADD
     int EPOLL_CTL_DEL
     int EPOLL_CLOEXEC
+    int EFD_CLOEXEC
+    int EFD_NONBLOCK
     int MSG_NOSIGNAL
     int EWOULDBLOCK
     ctypedef union epoll_data_t:
@@ -152,6 +162,7 @@ cdef extern from *:
     int epoll_ctl(int epfd, int op, int fd, epoll_event* event) nogil
     int epoll_wait(int epfd, epoll_event* events, int maxevents, int timeout) nogil
     ssize_t sendfile(int out_fd, int in_fd, off_t* offset, size_t count) nogil
+    int eventfd(unsigned int initval, int flags) nogil
     ssize_t recv(int fd, void* buf, size_t n, int flags) nogil
     ssize_t sendmsg(int fd, const msghdr* msg, int flags) nogil
 
@@ -278,6 +289,8 @@ cdef class Selector:
     """
 
     cdef int _epfd
+    cdef int _wakefd           # the eventfd ``wakeup`` writes (its epoll data: NULL)
+    cdef bint _woken           # written since the last poll drained it
     cdef dict _channels        # fd -> Channel
     cdef list _ready           # channels to read at the next poll without waiting
     cdef bint _more            # the last epoll_wait filled its array: events may remain
@@ -293,6 +306,7 @@ cdef class Selector:
 
     def __cinit__(self):
         self._epfd = -1
+        self._wakefd = -1
         self._events = NULL
 
     def __init__(self, Py_ssize_t receive_size=DEFAULT_RECEIVE_SIZE):
@@ -306,6 +320,15 @@ cdef class Selector:
         self._epfd = epoll_create1(EPOLL_CLOEXEC)
         if self._epfd < 0:
             raise _os_error(errno)
+        self._wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)
+        if self._wakefd < 0:
+            raise _os_error(errno)
+        cdef epoll_event ev
+        memset(&ev, 0, sizeof(ev))
+        ev.events = EPOLLIN
+        ev.data.ptr = NULL
+        if epoll_ctl(self._epfd, EPOLL_CTL_ADD, self._wakefd, &ev) < 0:
+            raise _os_error(errno)
         self._channels = {}
         self._chunks = []
         self._ready = []
@@ -317,6 +340,8 @@ cdef class Selector:
     def __dealloc__(self):
         if self._epfd >= 0:
             close(self._epfd)
+        if self._wakefd >= 0:
+            close(self._wakefd)
         if self._events != NULL:
             free(self._events)
 
@@ -386,6 +411,20 @@ cdef class Selector:
         if self._epfd >= 0:
             close(self._epfd)
             self._epfd = -1
+        if self._wakefd >= 0:
+            close(self._wakefd)
+            self._wakefd = -1
+
+    def wakeup(self):
+        """Make ``fileno()`` readable until the next ``poll`` (which returns nothing for it):
+        wakes a task waiting on it. Once per poll: further calls before it cost nothing."""
+        if self._woken or self._wakefd < 0:
+            return
+        cdef unsigned long long one = 1
+        cdef ssize_t r
+        with nogil:
+            r = write(self._wakefd, &one, sizeof(one))
+        self._woken = True
 
     def mute(self, Channel ch):
         ch._muted = True
@@ -652,6 +691,7 @@ cdef class Selector:
         if self._epfd < 0:
             raise ValueError("the selector is closed")
         cdef int n, i, err
+        cdef unsigned long long drained
         cdef uint32_t events
         cdef Channel ch
         cdef ssize_t r
@@ -667,6 +707,11 @@ cdef class Selector:
             n = 0
         self._more = n == MAX_EVENTS
         for i in range(n):
+            if self._events[i].data.ptr == NULL:     # the wakeup eventfd
+                with nogil:
+                    read(self._wakefd, &drained, sizeof(drained))
+                self._woken = False
+                continue
             ch = <Channel>self._events[i].data.ptr
             events = self._events[i].events
             if ch._closed:

@@ -383,12 +383,13 @@ class SocketServer:
         self._draining = False
         self._accept_scope: trio.CancelScope | None = None
         self._listeners_closed = trio.Event()
-        # The connections' selector, its poll task's wait (a cancel
-        # scope that wakes it), and the count of selected connections not yet closed (the poll
+        # The connections' selector, whether its poll task sleeps on the selector's
+        # descriptor (``_wake_poller`` then makes it readable: ``Selector.wakeup``, no cancel
+        # scope per wait), and the count of selected connections not yet closed (the poll
         # task ends at zero when the server drains). The tasks that serve a waiting request
         # run in ``_nursery``, the connections' nursery.
         self._selector: Selector | None = None
-        self._poll_wait: trio.CancelScope | None = None
+        self._poll_sleeps = False
         self._selected = 0
         # Selected connections whose frames the poll task left unserved after their turn
         # (TURN_S): served again, round robin, after the next poll, so that a client with
@@ -909,8 +910,9 @@ class SocketServer:
             self._wake_poller()
 
     def _wake_poller(self) -> None:
-        if self._poll_wait is not None:
-            self._poll_wait.cancel()
+        if self._poll_sleeps and self._selector is not None:
+            self._poll_sleeps = False
+            self._selector.wakeup()
 
     async def _poll_loop(self) -> None:
         """The selected connections' Processor: take every ready connection's frames and
@@ -937,9 +939,11 @@ class SocketServer:
                 turns_over = self._turns_over
                 ready = self._ready
                 if not results and not selector.pending and not turns_over and not ready:
-                    with trio.CancelScope() as self._poll_wait:
+                    self._poll_sleeps = True
+                    try:
                         await trio.lowlevel.wait_readable(fd)
-                    self._poll_wait = None
+                    finally:
+                        self._poll_sleeps = False
                     turn = time.perf_counter()
                     continue
                 for key, frames, sent, error in results:

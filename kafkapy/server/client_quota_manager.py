@@ -177,6 +177,9 @@ class ClientQuotaManager:
         self._window_s = window_s
         self._clock = clock
         self._version = -1
+        # Whether any entity sets this quota type (Kafka's quotasEnabled): when none does, a
+        # request costs one version check, not a look-up per (user, client).
+        self._enabled = False
         self._quotas: dict[tuple[str, str], tuple[tuple[str, str], float] | None] = {}
         self._rates: dict[tuple[str, str], SampledRate] = {}
         # throttle-time (Kafka's throttleTimeSensor), per metered tags
@@ -187,8 +190,7 @@ class ClientQuotaManager:
         """The (metered-as tags, quota) of ``user`` / ``client_id``; None: unlimited."""
         store = self._store()
         if store.version != self._version:
-            self._version = store.version
-            self._quotas.clear()
+            self._refresh(store)
         found = self._quotas.get((user, client_id), ())
         if found != ():
             return found                  # type: ignore[return-value]
@@ -217,6 +219,22 @@ class ClientQuotaManager:
         self._quotas[(user, client_id)] = result
         return result
 
+    def _refresh(self, store: ClientQuotaStore) -> None:
+        self._version = store.version
+        self._quotas.clear()
+        self._enabled = any(self.key in config for config in store.configs.values())
+
+    def _quota_of(self, principal: str, client_id: str
+                  ) -> tuple[tuple[str, str], float] | None:
+        """``quota`` of a principal (``User:name``), at the cost of a version check when no
+        entity sets this quota type."""
+        store = self._store()
+        if store.version != self._version:
+            self._refresh(store)
+        if not self._enabled:
+            return None
+        return self.quota(user_of_principal(principal), client_id)
+
     def _rate(self, tags: tuple[str, str], now_ms: int) -> SampledRate:
         rate = self._rates.get(tags)
         if rate is None:
@@ -243,7 +261,7 @@ class ClientQuotaManager:
                                         value: float) -> int:
         """Record ``value`` bytes for the client; the throttle time (0 within its quota, and
         always 0 without a quota)."""
-        found = self.quota(user_of_principal(principal), client_id)
+        found = self._quota_of(principal, client_id)
         if found is None:
             return 0
         tags, bound = found
@@ -272,7 +290,7 @@ class ClientQuotaManager:
         (KIP-219). Nothing for 0."""
         if throttle_ms <= 0:
             return
-        found = self.quota(user_of_principal(principal), client_id)
+        found = self._quota_of(principal, client_id)
         if found is not None:
             self.record_throttle(found[0], throttle_ms)
         request.throttle(throttle_ms)
@@ -304,7 +322,7 @@ class ClientQuotaManager:
     def unrecord(self, principal: str, client_id: str, value: float) -> None:
         """Take back a value recorded for a response that was not sent (a throttled Fetch
         answers empty)."""
-        found = self.quota(user_of_principal(principal), client_id)
+        found = self._quota_of(principal, client_id)
         if found is not None:
             now = self._clock()
             self._rate(found[0], now).unrecord(value, now)
@@ -312,7 +330,7 @@ class ClientQuotaManager:
     def max_value_in_window(self, principal: str, client_id: str) -> float | None:
         """Kafka's ``getMaxValueInQuotaWindow``: quota * window seconds * (samples - 1),
         the most a Fetch may return at once; None without a quota."""
-        found = self.quota(user_of_principal(principal), client_id)
+        found = self._quota_of(principal, client_id)
         if found is None:
             return None
         return found[1] * self._window_s() * (self._samples() - 1)

@@ -380,3 +380,15 @@ def test_the_poll_task_runs_only_requests_that_never_wait(version: int) -> None:
         assert _never_waits(encoded(1, 12, request_class(1)(), client_id))
         assert _never_waits(encoded(18, 3, request_class(18)(), client_id))
         assert not _never_waits(encoded(3, 12, request_class(3)(), client_id))
+
+
+def test_wakeup_makes_the_descriptor_readable_until_the_next_poll(selector: Selector) -> None:
+    fd = selector.fileno()
+    assert select.select([fd], [], [], 0)[0] == []
+    selector.wakeup()
+    selector.wakeup()                        # once per poll: the second costs nothing
+    assert select.select([fd], [], [], WAIT_S)[0] == [fd]
+    assert selector.poll() == []             # nothing to report, and drained
+    assert select.select([fd], [], [], 0.05)[0] == []
+    selector.wakeup()                        # and again after a poll
+    assert select.select([fd], [], [], WAIT_S)[0] == [fd]

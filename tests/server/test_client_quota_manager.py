@@ -83,6 +83,22 @@ def test_throttle_time_is_kafkas() -> None:
     assert m.record_and_get_throttle_time_ms("User:ANONYMOUS", "other", 10**9) == 0
 
 
+def test_a_quota_set_after_traffic_applies_at_once() -> None:
+    """With no entity setting the type nothing is recorded (Kafka's quotasEnabled); the first
+    quota set applies to the next request."""
+    now = [0]
+    store = _Store({"clients/c": {"consumer_byte_rate": "1"}})
+    m = ClientQuotaManager(lambda: store, "producer_byte_rate", lambda: 11, lambda: 1,
+                           lambda: now[0])
+    assert m.record_and_get_throttle_time_ms("User:ANONYMOUS", "c", 10**9) == 0
+    assert m.metric_values() == []
+    store._set_local("clients/c", {"producer_byte_rate": "1000"})
+    assert m.record_and_get_throttle_time_ms("User:ANONYMOUS", "c", 10_000) == 0
+    assert m.record_and_get_throttle_time_ms("User:ANONYMOUS", "c", 5_000) == 5_000
+    store._set_local("clients/c", {})
+    assert m.record_and_get_throttle_time_ms("User:ANONYMOUS", "c", 10**9) == 0
+
+
 def test_quota_metrics_are_kafkas_sensors() -> None:
     now = [0]
     m = _manager({"clients/c": {"producer_byte_rate": "1000"},
