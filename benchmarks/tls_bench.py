@@ -22,6 +22,12 @@ treats both alike), each on a fresh topic of one partition:
   are above 32 KiB, so PLAINTEXT sends their file slices with ``sendfile`` and SSL reads them
   into reused buffers and writes them through OpenSSL.
 
+- *idle*, after the throughput runs (``--idle`` connections, 0: skipped): per protocol, that
+  many connections opened from this process, each after one ApiVersions exchange (so each
+  is registered and has served a request), held while the broker's VmRSS is read, then
+  closed; KiB of broker RSS per connection, against the RSS after one warm-up connection of
+  that protocol. An SSL connection also holds OpenSSL's state and buffers.
+
 Reported per protocol and scenario: the median MB/s and the median broker CPU seconds per MB
 over the repetitions; the SSL/PLAINTEXT ratios are the medians of the per-repetition ratios.
 The client runs in this process, so its CPU is the harness's; *other CPU* (cores) is the rest
@@ -35,6 +41,7 @@ import argparse
 import json
 import os
 import socket
+import ssl
 import statistics
 import subprocess
 import sys
@@ -47,7 +54,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.broker_bench import Meter
-from benchmarks.peers import metadata
+from benchmarks.peers import metadata, proc_rss_kib, read_frame, request_frame
 
 TIMEOUT = 120.0
 PROTOCOLS = ("PLAINTEXT", "SSL")
@@ -170,6 +177,39 @@ def fetch(broker: TlsBroker, protocol: str, topic: str, count: int) -> dict[str,
     return _figures(meter, size)
 
 
+def idle(broker: TlsBroker, protocol: str, count: int) -> float:
+    """KiB of broker RSS per idle connection of ``protocol`` (see the module doc)."""
+    from kafkapy.protocol import request_class
+
+    hello = request_frame(18, 0, request_class(18)(), 1, "tls-bench")
+    context = None
+    if protocol == "SSL":
+        context = ssl.create_default_context(cafile=broker.ca_file)
+
+    def connect() -> socket.socket:
+        sock = socket.create_connection(("127.0.0.1", broker.ports[protocol]), timeout=TIMEOUT)
+        if context is not None:
+            sock = context.wrap_socket(sock, server_hostname="localhost")
+        sock.sendall(hello)
+        read_frame(sock)
+        return sock
+
+    with connect():
+        time.sleep(0.5)
+        before = proc_rss_kib(broker.proc.pid)
+    socks = []
+    try:
+        for _ in range(count):
+            socks.append(connect())
+        time.sleep(0.5)
+        after = proc_rss_kib(broker.proc.pid)
+    finally:
+        for sock in socks:
+            sock.close()
+    time.sleep(0.5)
+    return (after - before) / count
+
+
 def _figures(meter: Meter, nbytes: int) -> dict[str, float]:
     noise = meter.noise(0.0)
     mb = nbytes / 1e6
@@ -182,6 +222,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--messages", type=int, default=100_000)
     ap.add_argument("--size", type=int, default=1024)
+    ap.add_argument("--idle", type=int, default=500,
+                    help="idle connections per protocol after the runs (0: none)")
     ap.add_argument("--json", default="", help="write every run here")
     args = ap.parse_args(argv)
     runs: list[dict[str, Any]] = []
@@ -198,6 +240,7 @@ def main(argv: list[str] | None = None) -> None:
                     print(f"rep {rep} {protocol:9} produce {p['mb_s']:7.1f} MB/s "
                           f"(other {p['other_cores']:.2f} cores)  fetch {f['mb_s']:7.1f} MB/s "
                           f"(other {f['other_cores']:.2f} cores)", flush=True)
+            idle_kib = {p: idle(broker, p, args.idle) for p in PROTOCOLS} if args.idle else {}
         finally:
             broker.stop()
     print()
@@ -216,6 +259,9 @@ def main(argv: list[str] | None = None) -> None:
               f"{statistics.median(x['broker_cpu_s_per_mb'] for x in by['PLAINTEXT']):.4f} | "
               f"{statistics.median(x['broker_cpu_s_per_mb'] for x in by['SSL']):.4f} | "
               f"{statistics.median(other):.2f} / {max(other):.2f} |")
+    for protocol, kib in idle_kib.items():
+        print(f"| idle {protocol} connections ({args.idle}) | broker RSS per connection: "
+              f"{kib:.1f} KiB |")
     print(f"\nload average (1 min) at the start: {runs[0]['produce']['load1']:.2f}")
     if args.json:
         Path(args.json).write_text(json.dumps(runs, indent=1))

@@ -11,41 +11,24 @@ import socket
 import struct
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
-import attrs
 import pytest
 
 from kafkapy import _selector
 from kafkapy._selector import Channel, FileRegionError, Selector
 from kafkapy.errors import InvalidRequestError
-
-KiB = 1 << 10
-MiB = 1 << 20
-WAIT_S = 10.0           # the bound on every wait (never reached when things work)
-
-Result = tuple[object, list[bytearray], bool, BaseException | None]
-
-
-@attrs.frozen
-class Region:
-    fd: int
-    position: int
-    size: int
-
-
-def _frame(payload: bytes) -> bytes:
-    return struct.pack(">i", len(payload)) + payload
-
-
-@pytest.fixture
-def selector() -> Iterator[Selector]:
-    sel = Selector()
-    try:
-        yield sel
-    finally:
-        sel.close()
+from tests.network.selector_support import (
+    WAIT_S,
+    KiB,
+    MiB,
+    Region,
+    frame,
+    frames_of,
+    poll_until,
+    receive_while_polling,
+)
 
 
 @pytest.fixture
@@ -63,43 +46,6 @@ def pair() -> Iterator[tuple[socket.socket, socket.socket]]:
         client.close()
 
 
-def _poll_until(sel: Selector, done: Callable[[list[Result]], bool]) -> list[Result]:
-    """Poll (waiting on the selector's descriptor, as the broker's Trio task does) until
-    ``done`` holds for everything polled so far."""
-    results: list[Result] = []
-    deadline = time.monotonic() + WAIT_S
-    while not done(results):
-        left = deadline - time.monotonic()
-        assert left > 0, f"gave up waiting; polled so far: {results!r}"
-        if not sel.pending:
-            select.select([sel.fileno()], [], [], left)
-        results += sel.poll()
-    return results
-
-
-def _frames_of(results: list[Result], key: object) -> list[bytes]:
-    return [bytes(f) for k, frames, _, _ in results if k == key for f in frames]
-
-
-def _receive_while_polling(sel: Selector, client: socket.socket, size: int,
-                           sent: bool) -> tuple[bytes, bool]:
-    """Read ``size`` bytes on ``client`` while polling ``sel`` (which resumes the server's
-    pending writes as the client drains them): the bytes, and whether a send completed
-    (``sent``: it already had)."""
-    received = bytearray()
-    deadline = time.monotonic() + WAIT_S
-    while len(received) < size or not sent:
-        left = deadline - time.monotonic()
-        assert left > 0, f"gave up: {len(received)} of {size} bytes, sent {sent}"
-        readable, _, _ = select.select([sel.fileno(), client], [], [], left)
-        if client in readable:
-            received += client.recv(256 * KiB)
-        for key, frames, done, error in sel.poll():
-            assert (key, frames, error) == ("c", [], None)
-            sent = sent or done
-    return bytes(received), sent
-
-
 def test_extension_is_compiled() -> None:
     assert _selector.__file__ is not None and _selector.__file__.endswith((".so", ".pyd"))
 
@@ -108,12 +54,12 @@ def test_frames_split_across_reads(selector: Selector,
                                    pair: tuple[socket.socket, socket.socket]) -> None:
     server, client = pair
     ch = selector.register(server.fileno(), "c", 1 * MiB)
-    stream = _frame(b"first") + _frame(b"") + _frame(b"x" * 3000)
+    stream = frame(b"first") + frame(b"") + frame(b"x" * 3000)
     frames: list[bytes] = []
     for i in range(0, len(stream), 7):          # cut everywhere, prefixes included
         client.sendall(stream[i:i + 7])
-        got = _poll_until(selector, lambda r: any(k == "c" for k, *_ in r))
-        frames += _frames_of(got, "c")
+        got = poll_until(selector, lambda r: any(k == "c" for k, *_ in r))
+        frames += frames_of(got, "c")
         if ch.muted:                             # frames delivered: read on
             selector.unmute(ch)
     assert frames == [b"first", b"", b"x" * 3000]
@@ -124,26 +70,26 @@ def test_many_frames_in_one_read_are_delivered_together_and_mute(
     server, client = pair
     ch = selector.register(server.fileno(), "c", 1 * MiB)
     payloads = [f"request {i}".encode() for i in range(50)]
-    client.sendall(b"".join(_frame(p) for p in payloads))
-    got = _poll_until(selector, lambda r: len(_frames_of(r, "c")) == 50)
-    assert _frames_of(got, "c") == payloads
+    client.sendall(b"".join(frame(p) for p in payloads))
+    got = poll_until(selector, lambda r: len(frames_of(r, "c")) == 50)
+    assert frames_of(got, "c") == payloads
     assert ch.muted
     # Muted: more bytes are not read (one request in flight, as Kafka's Selector mutes).
-    client.sendall(_frame(b"next"))
+    client.sendall(frame(b"next"))
     select.select([selector.fileno()], [], [], WAIT_S)
     assert selector.poll() == []
     selector.unmute(ch)
     assert selector.pending
-    assert _frames_of(_poll_until(selector, lambda r: bool(r)), "c") == [b"next"]
+    assert frames_of(poll_until(selector, lambda r: bool(r)), "c") == [b"next"]
 
 
 def test_data_already_waiting_at_registration_is_read(
         selector: Selector, pair: tuple[socket.socket, socket.socket]) -> None:
     server, client = pair
-    client.sendall(_frame(b"early"))
+    client.sendall(frame(b"early"))
     time.sleep(0.05)     # let it arrive before the (edge-triggered) registration
     selector.register(server.fileno(), "c", 1 * MiB)
-    assert _frames_of(_poll_until(selector, lambda r: bool(r)), "c") == [b"early"]
+    assert frames_of(poll_until(selector, lambda r: bool(r)), "c") == [b"early"]
 
 
 def test_a_large_frame_over_many_reads(selector: Selector,
@@ -154,10 +100,10 @@ def test_a_large_frame_over_many_reads(selector: Selector,
         ch = small.register(server.fileno(), "c", 8 * MiB)
         payload = os.urandom(5 * MiB)
         frames: list[bytes] = []
-        writer = threading.Thread(target=client.sendall, args=(_frame(payload),))
+        writer = threading.Thread(target=client.sendall, args=(frame(payload),))
         writer.start()
         try:
-            frames = _frames_of(_poll_until(small, lambda r: bool(_frames_of(r, "c"))), "c")
+            frames = frames_of(poll_until(small, lambda r: bool(frames_of(r, "c"))), "c")
         finally:
             writer.join(WAIT_S)
         assert frames == [payload]
@@ -178,7 +124,7 @@ def test_partial_writes_are_resumed_when_the_socket_drains(
     # Queued behind the pending parts, in order.
     assert selector.send(ch, [b"tail"]) is False
     expected += b"tail"
-    received, _ = _receive_while_polling(selector, client, len(expected), False)
+    received, _ = receive_while_polling(selector, client, len(expected), False)
     assert bytes(received) == expected
     assert not ch.sending
 
@@ -196,7 +142,7 @@ def test_sendfile_regions_between_buffers(selector: Selector, tmp_path: Path,
         parts = [b"head", Region(fd, 100, 1 * MiB), b"middle", Region(fd, 7, 10),
                  Region(fd, 0, 0), b"end"]
         expected = b"head" + data[100:100 + MiB] + b"middle" + data[7:17] + b"end"
-        received, done = _receive_while_polling(selector, client, len(expected),
+        received, done = receive_while_polling(selector, client, len(expected),
                                                 selector.send(ch, parts))
         assert bytes(received) == expected
         assert done and not ch.sending
@@ -226,14 +172,14 @@ def test_end_of_stream_after_the_last_frames(
         selector: Selector, pair: tuple[socket.socket, socket.socket]) -> None:
     server, client = pair
     ch = selector.register(server.fileno(), "c", 1 * MiB)
-    client.sendall(_frame(b"last"))
+    client.sendall(frame(b"last"))
     client.close()
     # The frame comes first (requests before a close are served) and mutes the channel.
-    got = _poll_until(selector, lambda r: bool(_frames_of(r, "c")))
-    assert _frames_of(got, "c") == [b"last"] and [e for *_, e in got] == [None]
+    got = poll_until(selector, lambda r: bool(frames_of(r, "c")))
+    assert frames_of(got, "c") == [b"last"] and [e for *_, e in got] == [None]
     assert selector.poll() == []
     selector.unmute(ch)
-    got = _poll_until(selector, lambda r: bool(r))
+    got = poll_until(selector, lambda r: bool(r))
     assert len(got) == 1 and isinstance(got[0][3], EOFError) and got[0][1] == []
 
 
@@ -241,13 +187,13 @@ def test_end_of_stream_after_unmute(selector: Selector,
                                     pair: tuple[socket.socket, socket.socket]) -> None:
     server, client = pair
     ch = selector.register(server.fileno(), "c", 1 * MiB)
-    client.sendall(_frame(b"last"))
-    assert _frames_of(_poll_until(selector, lambda r: bool(r)), "c") == [b"last"]
+    client.sendall(frame(b"last"))
+    assert frames_of(poll_until(selector, lambda r: bool(r)), "c") == [b"last"]
     client.close()
     time.sleep(0.05)
     assert selector.poll() == []          # muted: the close is not read yet
     selector.unmute(ch)
-    got = _poll_until(selector, lambda r: bool(r))
+    got = poll_until(selector, lambda r: bool(r))
     assert len(got) == 1 and isinstance(got[0][3], EOFError) and got[0][1] == []
 
 
@@ -259,9 +205,9 @@ def test_an_oversized_frame_fails_its_connection_only(selector: Selector) -> Non
             s.setblocking(False)
         selector.register(a_server.fileno(), "a", 100)
         selector.register(b_server.fileno(), "b", 100)
-        a_client.sendall(_frame(b"ok") + struct.pack(">i", 101) + b"x" * 101)
-        b_client.sendall(_frame(b"fine"))
-        got = _poll_until(selector, lambda r: {k for k, *_ in r} == {"a", "b"})
+        a_client.sendall(frame(b"ok") + struct.pack(">i", 101) + b"x" * 101)
+        b_client.sendall(frame(b"fine"))
+        got = poll_until(selector, lambda r: {k for k, *_ in r} == {"a", "b"})
         by_key = {k: (frames, error) for k, frames, _, error in got}
         frames, error = by_key["a"]
         assert frames == [b"ok"]                 # the frames before the bad prefix
@@ -279,7 +225,7 @@ def test_a_negative_frame_size_fails_the_connection(selector: Selector) -> None:
         server.setblocking(False)
         selector.register(server.fileno(), "c", 1000)
         client.sendall(struct.pack(">i", -1))
-        got = _poll_until(selector, lambda r: bool(r))
+        got = poll_until(selector, lambda r: bool(r))
         assert got[0][1] == [] and isinstance(got[0][3], InvalidRequestError)
     finally:
         server.close()
@@ -293,8 +239,8 @@ def test_raise_limit(selector: Selector) -> None:
         ch = selector.register(server.fileno(), "c", 10)
         assert ch.max_frame_size == 10
         ch.raise_limit(1000)
-        client.sendall(_frame(b"y" * 500))
-        got = _poll_until(selector, lambda r: bool(r))
+        client.sendall(frame(b"y" * 500))
+        got = poll_until(selector, lambda r: bool(r))
         assert got == [("c", [bytearray(b"y" * 500)], False, None)]
     finally:
         server.close()
@@ -312,8 +258,8 @@ def test_idle_expiry(selector: Selector, pair: tuple[socket.socket, socket.socke
     assert selector.expired(0.01) == []
     # Progress resets the clock.
     selector.unmute(ch)
-    client.sendall(_frame(b"r"))
-    _poll_until(selector, lambda r: bool(r))
+    client.sendall(frame(b"r"))
+    poll_until(selector, lambda r: bool(r))
     assert ch.idle_s < 0.05 + 1.0
 
 
@@ -325,7 +271,7 @@ def test_unregister_stops_reporting(selector: Selector,
     selector.unregister(ch)
     selector.unregister(ch)
     assert len(selector) == 0
-    client.sendall(_frame(b"ignored"))
+    client.sendall(frame(b"ignored"))
     time.sleep(0.05)
     assert selector.poll() == []
     with pytest.raises(ValueError, match="unregistered"):

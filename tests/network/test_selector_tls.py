@@ -8,37 +8,27 @@ last frames."""
 from __future__ import annotations
 
 import os
-import select
 import socket
 import ssl
-import struct
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
-import attrs
 import pytest
 import trustme
 
 from kafkapy._selector import TLS_CHUNK, FileRegionError, Selector
-
-KiB = 1 << 10
-MiB = 1 << 20
-WAIT_S = 10.0           # the bound on every wait (never reached when things work)
-
-Result = tuple[object, list[bytearray], bool, BaseException | None]
-
-
-@attrs.frozen
-class Region:
-    fd: int
-    position: int
-    size: int
-
-
-def _frame(payload: bytes) -> bytes:
-    return struct.pack(">i", len(payload)) + payload
+from tests.network.selector_support import (
+    WAIT_S,
+    KiB,
+    MiB,
+    Region,
+    frame,
+    frames_of,
+    poll_until,
+    receive_while_polling,
+)
 
 
 @pytest.fixture(scope="module")
@@ -50,15 +40,6 @@ def contexts() -> tuple[ssl.SSLContext, ssl.SSLContext]:
     client = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     ca.configure_trust(client)
     return server, client
-
-
-@pytest.fixture
-def selector() -> Iterator[Selector]:
-    sel = Selector()
-    try:
-        yield sel
-    finally:
-        sel.close()
 
 
 @pytest.fixture
@@ -89,50 +70,6 @@ def tls_pair(contexts: tuple[ssl.SSLContext, ssl.SSLContext]
         client.close()
 
 
-def _poll_until(sel: Selector, done: Callable[[list[Result]], bool]) -> list[Result]:
-    results: list[Result] = []
-    deadline = time.monotonic() + WAIT_S
-    while not done(results):
-        left = deadline - time.monotonic()
-        assert left > 0, f"gave up waiting; polled so far: {results!r}"
-        if not sel.pending:
-            select.select([sel.fileno()], [], [], left)
-        results += sel.poll()
-    return results
-
-
-def _frames_of(results: list[Result], key: object) -> list[bytes]:
-    return [bytes(f) for k, frames, _, _ in results if k == key for f in frames]
-
-
-def _receive_while_polling(sel: Selector, client: ssl.SSLSocket, size: int,
-                           sent: bool) -> tuple[bytes, bool]:
-    """Read ``size`` bytes of plaintext on ``client`` while polling ``sel`` (which resumes
-    the server's pending writes as the client drains them): the bytes, and whether a send
-    completed."""
-    received = bytearray()
-    deadline = time.monotonic() + WAIT_S
-    while len(received) < size or not sent:
-        left = deadline - time.monotonic()
-        assert left > 0, f"gave up: {len(received)} of {size} bytes, sent {sent}"
-        if client.pending():
-            readable: list[object] = [client]
-        else:
-            readable, _, _ = select.select([sel.fileno(), client], [], [], left)
-        if client in readable:
-            client.setblocking(False)
-            try:
-                received += client.recv(256 * KiB)
-            except ssl.SSLWantReadError:
-                pass
-            finally:
-                client.settimeout(WAIT_S)
-        for key, frames, done, error in sel.poll():
-            assert (key, frames, error) == ("c", [], None)
-            sent = sent or done
-    return bytes(received), sent
-
-
 def test_a_tls_channel_says_so(selector: Selector,
                                tls_pair: tuple[ssl.SSLSocket, ssl.SSLSocket]) -> None:
     server, _ = tls_pair
@@ -147,20 +84,20 @@ def test_frames_across_records_and_polls(selector: Selector,
                                          tls_pair: tuple[ssl.SSLSocket, ssl.SSLSocket]) -> None:
     server, client = tls_pair
     ch = selector.register(server.fileno(), "c", 8 * MiB, tls=server)
-    stream = _frame(b"first") + _frame(b"") + _frame(b"x" * 3000)
+    stream = frame(b"first") + frame(b"") + frame(b"x" * 3000)
     frames: list[bytes] = []
     for i in range(0, len(stream), 7):          # a TLS record per 7 bytes, cut everywhere
         client.sendall(stream[i:i + 7])
-        got = _poll_until(selector, lambda r: any(k == "c" for k, *_ in r))
-        frames += _frames_of(got, "c")
+        got = poll_until(selector, lambda r: any(k == "c" for k, *_ in r))
+        frames += frames_of(got, "c")
         if ch.muted:
             selector.unmute(ch)
     assert frames == [b"first", b"", b"x" * 3000]
     # Many frames and many records in one write: delivered together, then muted.
     payloads = [f"request {i}".encode() * 100 for i in range(50)]
-    client.sendall(b"".join(_frame(p) for p in payloads))
-    got = _poll_until(selector, lambda r: len(_frames_of(r, "c")) == 50)
-    assert _frames_of(got, "c") == payloads
+    client.sendall(b"".join(frame(p) for p in payloads))
+    got = poll_until(selector, lambda r: len(frames_of(r, "c")) == 50)
+    assert frames_of(got, "c") == payloads
     assert ch.muted
 
 
@@ -169,26 +106,26 @@ def test_a_frame_larger_than_the_receive_buffer(
     server, client = tls_pair
     ch = selector.register(server.fileno(), "c", 8 * MiB, tls=server)
     payload = os.urandom(3 * MiB)               # three times the selector's 1 MiB buffer
-    writer = threading.Thread(target=client.sendall, args=(_frame(payload) + _frame(b"z"),))
+    writer = threading.Thread(target=client.sendall, args=(frame(payload) + frame(b"z"),))
     writer.start()
     try:
-        got = _poll_until(selector, lambda r: len(_frames_of(r, "c")) >= 1)
+        got = poll_until(selector, lambda r: len(frames_of(r, "c")) >= 1)
     finally:
         writer.join(WAIT_S)
-    frames = _frames_of(got, "c")
+    frames = frames_of(got, "c")
     if len(frames) == 1:                         # the small one came in a later read
         selector.unmute(ch)
-        frames += _frames_of(_poll_until(selector, lambda r: bool(_frames_of(r, "c"))), "c")
+        frames += frames_of(poll_until(selector, lambda r: bool(frames_of(r, "c"))), "c")
     assert frames == [payload, b"z"]
 
 
 def test_data_already_waiting_at_registration_is_read(
         selector: Selector, tls_pair: tuple[ssl.SSLSocket, ssl.SSLSocket]) -> None:
     server, client = tls_pair
-    client.sendall(_frame(b"early"))
+    client.sendall(frame(b"early"))
     time.sleep(0.05)     # let it arrive before the (edge-triggered) registration
     selector.register(server.fileno(), "c", MiB, tls=server)
-    assert _frames_of(_poll_until(selector, lambda r: bool(r)), "c") == [b"early"]
+    assert frames_of(poll_until(selector, lambda r: bool(r)), "c") == [b"early"]
 
 
 def test_buffers_and_file_regions_fill_the_socket_and_are_resumed(
@@ -210,7 +147,7 @@ def test_buffers_and_file_regions_fill_the_socket_and_are_resumed(
         done = selector.send(ch, parts)
         assert done is False and ch.sending            # 8 KiB of socket buffer: it filled up
         assert selector.send(ch, [b"tail"]) is False   # queued behind, in order
-        received, done = _receive_while_polling(selector, client, len(expected) + 4, done)
+        received, done = receive_while_polling(selector, client, len(expected) + 4, done)
         assert received == expected + b"tail"
         assert done and not ch.sending
         assert selector.write_blocked > 0
@@ -245,7 +182,7 @@ def test_end_of_stream_after_the_last_frames(
         close_notify: bool) -> None:
     server, client = tls_pair
     ch = selector.register(server.fileno(), "c", MiB, tls=server)
-    client.sendall(_frame(b"last"))
+    client.sendall(frame(b"last"))
     if close_notify:
         # TLS close_notify, then the TCP close (not waiting for the server's close_notify).
         client.setblocking(False)
@@ -254,8 +191,8 @@ def test_end_of_stream_after_the_last_frames(
         client.close()
     else:
         client.close()                 # the TCP close alone (a ragged end, as most clients)
-    got = _poll_until(selector, lambda r: bool(_frames_of(r, "c")))
-    assert _frames_of(got, "c") == [b"last"] and [e for *_, e in got] == [None]
+    got = poll_until(selector, lambda r: bool(frames_of(r, "c")))
+    assert frames_of(got, "c") == [b"last"] and [e for *_, e in got] == [None]
     selector.unmute(ch)
-    got = _poll_until(selector, lambda r: bool(r))
+    got = poll_until(selector, lambda r: bool(r))
     assert len(got) == 1 and isinstance(got[0][3], EOFError) and got[0][1] == []
