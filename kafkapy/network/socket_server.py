@@ -33,9 +33,9 @@ Theory of operation:
   per-IP or listener limit keeps the connections already open. Accepted sockets get TCP_NODELAY,
   keep-alive and ``send_buffer_bytes``; the listening socket carries ``receive_buffer_bytes``
   (inherited by accepted sockets). -1 leaves a buffer at the OS default.
-- Processor (``_poll_loop``): each connection is registered with the server's ``Selector``
-  (a TLS one after its handshake) (its ``_serve`` task then sleeps until the connection closes,
-  and logs why). The poll task waits for the selector's one descriptor
+- Processor (``_poll_loop``): each connection is registered with the server's ``Selector``,
+  a TLS one after its handshake; its ``_serve`` task then sleeps until the connection
+  closes, and logs why. The poll task waits for the selector's one descriptor
   (``trio.lowlevel.wait_readable``), then one compiled ``poll()`` reads every ready socket
   into the selector's receive buffer (1 MiB, shared: an idle connection holds none), cuts the
   frames (``FrameSplitter``) and completes pending writes; a connection that delivers frames
@@ -83,15 +83,15 @@ Theory of operation:
   ``wait_writable``), bounded by ``HANDSHAKE_TIMEOUT_S``; a failed one (a plaintext client,
   an untrusted or expired client certificate under ``ssl.client.auth=required``, random
   bytes) closes that connection with one log line, as Kafka's "Failed authentication with
-  /ip (SSL handshake failed)". The
-  principal is then the client certificate's (``ssl_principal_mapper``), and the connection
-  is registered with the selector with its ``SSLSocket``, which the selector reads and
-  writes through from then on (``kafkapy._selector``'s TLS channels): a read takes every TLS
-  record already received (one ``SSL_read`` returns at most one record), so a large produce
-  costs one pass through the splitter, not one per 16 KiB. There is no ``sendfile`` through
-  TLS (kernel TLS, which would allow it, is not exposed by Python's ssl before 3.12): a large
-  response's file slices are read with ``os.preadv`` into the selector's chunk buffer and
-  written through OpenSSL. Everything above the selector is the same for both transports.
+  /ip (SSL handshake failed)". The principal is then the client certificate's
+  (``ssl_principal_mapper``), and the connection is registered with the selector with its
+  ``SSLSocket``, which the selector reads and writes through from then on
+  (``kafkapy._selector``'s TLS channels): a read takes every TLS record already received
+  (one ``SSL_read`` returns at most one record), so a large produce costs one pass through
+  the splitter, not one per 16 KiB. There is no ``sendfile`` through TLS (kernel TLS, which
+  would allow it, is not exposed by Python's ssl before 3.12): a large response's file
+  slices are read with ``os.preadv`` into the selector's pooled chunks and written through
+  OpenSSL. Everything above the selector is the same for both transports.
 - Authentication (SASL listeners): a listener with an ``AuthenticatorFactory``
   (:mod:`kafkapy.network.authenticator`) gives each connection an authenticator; until it
   is complete every frame goes to it first, and it says whether to hand the frame to the
@@ -227,18 +227,16 @@ class _Connection:
 
     def __init__(self, sock: socket.socket, link: ConnectionLink, *,
                  tls: SslListener | None = None, auth: Authenticator | None = None) -> None:
-        # A plain non-blocking socket: reads and writes are tried at once and wait (with
-        # trio.lowlevel.wait_readable / wait_writable) only when the kernel says EAGAIN.
-        # Trio's socket wrapper would pass through the scheduler on every call, even when
-        # the bytes are already there: two scheduler passes per request saved.
+        # A non-blocking socket (an SSLSocket on a TLS listener), read and written by the
+        # selector once registered; the TLS handshake before that waits on it with Trio.
         self.sock = sock
         self.link = link
         # The SSL listener's settings on a TLS connection (then ``sock`` is an SSLSocket).
         self.tls = tls
         # The connection's authenticator (SASL listeners), kept for re-authentication.
         self.auth = auth
-        # The cancel scope of the phase a graceful stop may interrupt (reading the next
-        # request, or waiting for room in the channel), or None while a request is in flight.
+        # The cancel scope of the phase a graceful stop may interrupt (the TLS handshake,
+        # waiting for room in the channel, a throttle's mute), or None.
         self.intake: trio.CancelScope | None = None
         # Once registered with the selector (after a TLS handshake): its channel, the frames
         # read and not yet served (last first: popped from the end), the answers held for one
