@@ -47,7 +47,6 @@ Theory of operation:
   (``CLOCK_MONOTONIC``); ``expired(idle_s)`` lists the channels idle longer that are waiting
   for the client (not muted) or writing to it (a send pending): a muted channel with
   nothing to write waits on the broker, which is not idleness.
-
 - TLS channels (``register(..., tls=sock)``, ``sock`` a non-blocking ``ssl.SSLSocket`` over the
   descriptor, its handshake done): the same registration, muting, results and errors, with
   OpenSSL between the socket and the frames. A read decrypts every TLS record already
@@ -60,8 +59,8 @@ Theory of operation:
   the client) is resumed on ``EPOLLIN``; OpenSSL requires a retried write to pass the same
   bytes, so a channel whose chunk write is pending holds that chunk until it is written
   (chunks are pooled by the selector: at most ``TLS_SPARE_CHUNKS`` idle ones are kept, as
-  Kafka holds a network buffer per connection while it writes).
-  The ``ssl`` calls hold the GIL for their Python part and release it in OpenSSL.
+  Kafka holds a network buffer per connection while it writes). The ``ssl`` calls hold the
+  GIL for their Python part and release it in OpenSSL.
 
 Platform: Linux (epoll, sendfile). The module builds elsewhere (the calls are stubbed at
 compile time) and ``Selector()`` raises ``OSError`` saying it needs Linux.
@@ -171,8 +170,8 @@ cdef enum:
     MAX_IOV = 64         # buffers gathered per sendmsg (IOV_MAX is 1024 on Linux)
 
 DEFAULT_RECEIVE_SIZE = 1 << 20
-# A TLS channel's file regions are read into one buffer of this size (eight TLS records'
-# worth per OpenSSL call), made with the first one.
+# A TLS channel's file regions are read into pooled buffers of this size (eight TLS
+# records' worth per OpenSSL call); at most TLS_SPARE_CHUNKS idle ones are kept.
 TLS_CHUNK = 128 * 1024
 TLS_SPARE_CHUNKS = 16
 
@@ -189,8 +188,8 @@ class FileRegionError(Exception):
 
 
 cdef list _joined(parts):
-    """A TLS channel's parts with each run of buffers joined: one OpenSSL write (one TLS
-    record, up to 16 KiB) instead of one per part."""
+    """A TLS channel's parts with each run of buffers joined: one OpenSSL write (and TLS
+    records of up to 16 KiB filled) instead of one write and one record per part."""
     cdef list out = []
     cdef list run = []
     for part in parts:
