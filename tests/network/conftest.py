@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -17,3 +19,22 @@ def selector() -> Iterator[Selector]:
         yield sel
     finally:
         sel.close()
+
+
+@pytest.fixture
+def log_file(tmp_path: Path) -> Iterator[Callable[[bytes], int]]:
+    """``log_file(data)``: a read-only descriptor of a new file holding ``data`` (a segment
+    to send regions of), closed after the test."""
+    fds: list[int] = []
+
+    def make(data: bytes) -> int:
+        path = tmp_path / f"{len(fds):020d}.log"
+        path.write_bytes(data)
+        fds.append(os.open(path, os.O_RDONLY))
+        return fds[-1]
+
+    try:
+        yield make
+    finally:
+        for fd in fds:
+            os.close(fd)

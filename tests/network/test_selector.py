@@ -11,8 +11,7 @@ import socket
 import struct
 import threading
 import time
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -129,43 +128,34 @@ def test_partial_writes_are_resumed_when_the_socket_drains(
     assert not ch.sending
 
 
-def test_sendfile_regions_between_buffers(selector: Selector, tmp_path: Path,
-                                          pair: tuple[socket.socket, socket.socket]) -> None:
+def test_sendfile_regions_between_buffers(
+        selector: Selector, log_file: Callable[[bytes], int],
+        pair: tuple[socket.socket, socket.socket]) -> None:
     server, client = pair
     server.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 8 * KiB)
     data = os.urandom(2 * MiB)
-    path = tmp_path / "00000000000000000000.log"
-    path.write_bytes(data)
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        ch = selector.register(server.fileno(), "c", 1 * MiB)
-        parts = [b"head", Region(fd, 100, 1 * MiB), b"middle", Region(fd, 7, 10),
-                 Region(fd, 0, 0), b"end"]
-        expected = b"head" + data[100:100 + MiB] + b"middle" + data[7:17] + b"end"
-        received, done = receive_while_polling(selector, client, len(expected),
-                                                selector.send(ch, parts))
-        assert bytes(received) == expected
-        assert done and not ch.sending
-        # sendfile was given the offset: the descriptor's own position did not move.
-        assert os.lseek(fd, 0, os.SEEK_CUR) == 0
-    finally:
-        os.close(fd)
+    fd = log_file(data)
+    ch = selector.register(server.fileno(), "c", 1 * MiB)
+    parts = [b"head", Region(fd, 100, 1 * MiB), b"middle", Region(fd, 7, 10),
+             Region(fd, 0, 0), b"end"]
+    expected = b"head" + data[100:100 + MiB] + b"middle" + data[7:17] + b"end"
+    received, done = receive_while_polling(selector, client, len(expected),
+                                            selector.send(ch, parts))
+    assert bytes(received) == expected
+    assert done and not ch.sending
+    # sendfile was given the offset: the descriptor's own position did not move.
+    assert os.lseek(fd, 0, os.SEEK_CUR) == 0
 
 
-def test_a_file_region_past_the_end_of_the_file_fails(selector: Selector, tmp_path: Path,
-                                                      pair: tuple[socket.socket, socket.socket]
-                                                      ) -> None:
+def test_a_file_region_past_the_end_of_the_file_fails(
+        selector: Selector, log_file: Callable[[bytes], int],
+        pair: tuple[socket.socket, socket.socket]) -> None:
     server, client = pair
-    path = tmp_path / "short.log"
-    path.write_bytes(b"0123456789")
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        ch = selector.register(server.fileno(), "c", 1 * MiB)
-        with pytest.raises(FileRegionError, match="ends 5 bytes early"):
-            selector.send(ch, [b"ab", Region(fd, 5, 10)])
-        assert client.recv(100) == b"ab56789"     # what was sent before the failure
-    finally:
-        os.close(fd)
+    fd = log_file(b"0123456789")
+    ch = selector.register(server.fileno(), "c", 1 * MiB)
+    with pytest.raises(FileRegionError, match="ends 5 bytes early"):
+        selector.send(ch, [b"ab", Region(fd, 5, 10)])
+    assert client.recv(100) == b"ab56789"     # what was sent before the failure
 
 
 def test_end_of_stream_after_the_last_frames(

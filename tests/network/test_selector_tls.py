@@ -12,8 +12,7 @@ import socket
 import ssl
 import threading
 import time
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Callable, Iterator
 
 import pytest
 import trustme
@@ -129,51 +128,41 @@ def test_data_already_waiting_at_registration_is_read(
 
 
 def test_buffers_and_file_regions_fill_the_socket_and_are_resumed(
-        selector: Selector, tmp_path: Path,
+        selector: Selector, log_file: Callable[[bytes], int],
         tls_pair: tuple[ssl.SSLSocket, ssl.SSLSocket]) -> None:
     server, client = tls_pair
     server.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 8 * KiB)
     data = os.urandom(2 * MiB)
-    path = tmp_path / "00000000000000000000.log"
-    path.write_bytes(data)
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        ch = selector.register(server.fileno(), "c", MiB, tls=server)
-        # A region several chunks long, at an offset that is not a chunk's.
-        parts = [b"head", bytearray(b"-"), Region(fd, 100, 3 * TLS_CHUNK + 5), b"middle",
-                 Region(fd, 7, 10), Region(fd, 0, 0), memoryview(b"end")]
-        expected = b"head-" + data[100:100 + 3 * TLS_CHUNK + 5] + b"middle" + data[7:17] + \
-            b"end"
-        done = selector.send(ch, parts)
-        assert done is False and ch.sending            # 8 KiB of socket buffer: it filled up
-        assert selector.send(ch, [b"tail"]) is False   # queued behind, in order
-        received, done = receive_while_polling(selector, client, len(expected) + 4, done)
-        assert received == expected + b"tail"
-        assert done and not ch.sending
-        assert selector.write_blocked > 0
-        assert selector.sendfile_calls == 0            # no sendfile through TLS
-        assert os.lseek(fd, 0, os.SEEK_CUR) == 0       # read at an offset: position unmoved
-    finally:
-        os.close(fd)
+    fd = log_file(data)
+    ch = selector.register(server.fileno(), "c", MiB, tls=server)
+    # A region several chunks long, at an offset that is not a chunk's.
+    parts = [b"head", bytearray(b"-"), Region(fd, 100, 3 * TLS_CHUNK + 5), b"middle",
+             Region(fd, 7, 10), Region(fd, 0, 0), memoryview(b"end")]
+    expected = b"head-" + data[100:100 + 3 * TLS_CHUNK + 5] + b"middle" + data[7:17] + \
+        b"end"
+    done = selector.send(ch, parts)
+    assert done is False and ch.sending            # 8 KiB of socket buffer: it filled up
+    assert selector.send(ch, [b"tail"]) is False   # queued behind, in order
+    received, done = receive_while_polling(selector, client, len(expected) + 4, done)
+    assert received == expected + b"tail"
+    assert done and not ch.sending
+    assert selector.write_blocked > 0
+    assert selector.sendfile_calls == 0            # no sendfile through TLS
+    assert os.lseek(fd, 0, os.SEEK_CUR) == 0       # read at an offset: position unmoved
 
 
 def test_a_file_region_past_the_end_of_the_file_fails(
-        selector: Selector, tmp_path: Path,
+        selector: Selector, log_file: Callable[[bytes], int],
         tls_pair: tuple[ssl.SSLSocket, ssl.SSLSocket]) -> None:
     server, client = tls_pair
-    path = tmp_path / "short.log"
-    path.write_bytes(b"0123456789")
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        ch = selector.register(server.fileno(), "c", MiB, tls=server)
-        with pytest.raises(FileRegionError, match="ends 5 bytes early"):
-            selector.send(ch, [b"ab", Region(fd, 5, 10)])
-        received = b""
-        while len(received) < 7:
-            received += client.recv(100)
-        assert received == b"ab56789"              # what was sent before the failure
-    finally:
-        os.close(fd)
+    fd = log_file(b"0123456789")
+    ch = selector.register(server.fileno(), "c", MiB, tls=server)
+    with pytest.raises(FileRegionError, match="ends 5 bytes early"):
+        selector.send(ch, [b"ab", Region(fd, 5, 10)])
+    received = b""
+    while len(received) < 7:
+        received += client.recv(100)
+    assert received == b"ab56789"              # what was sent before the failure
 
 
 @pytest.mark.parametrize("close_notify", [True, False], ids=["close_notify", "ragged"])
