@@ -49,12 +49,13 @@ class RecordingApis:
         self.release = trio.Event()
         self.handled: list[tuple[bytes, str]] = []
         self.inside = self.most_inside = 0
-        self.parked: list[Manual] = []       # a frame starting with b"park" waits on one
+        # a frame starting with b"park" waits on one, by frame
+        self.parked: dict[bytes, Manual] = {}
 
     async def handle(self, request: Request) -> SendResponse | Parked:
         if request.frame.startswith(b"park"):
             op = Manual(1000)
-            self.parked.append(op)
+            self.parked[bytes(request.frame)] = op
             return Parked.after(op, lambda: SendResponse(b"late " + bytes(request.frame)))
         self.inside += 1
         self.most_inside = max(self.most_inside, self.inside)
@@ -165,7 +166,8 @@ async def test_a_parked_answer_is_sent_by_the_operations_completion() -> None:
         await client.send_all(frame(b"park-1") + frame(b"after"))
         await other.send_all(frame(b"park-2"))
         await settle()
-        first, second = apis.parked
+        # The two connections' requests may be served in either order: by frame.
+        first, second = apis.parked[b"park-1"], apis.parked[b"park-2"]
         assert pool._nursery is not None
         assert len(pool._nursery.child_tasks) == 2           # the two handler tasks
         assert [p for p, _ in apis.handled] == []            # "after" waits behind park-1
