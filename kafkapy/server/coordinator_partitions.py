@@ -43,6 +43,7 @@ from kafkapy.errors import (
     BrokerNotAvailableError,
     KafkaError,
     LeaderNotAvailableError,
+    TopicAlreadyExistsError,
     UnknownServerError,
     UnknownTopicOrPartitionError,
     error_class,
@@ -150,8 +151,13 @@ class BrokerCoordinatorPartitions:
                               configs: Mapping[str, str]) -> None:
         if topic in self._server.metadata_store.topics:
             return
-        self._server.admin.create_topic(topic, partitions, replication_factor,
-                                        configs=dict(configs))
+        try:
+            self._server.admin.create_topic(topic, partitions, replication_factor,
+                                            configs=dict(configs))
+        except TopicAlreadyExistsError:
+            # Another broker of the cluster created it first and this broker's metadata has
+            # not heard yet: it exists, which is what was asked (the port's "no-op").
+            return
         self._elect(topic)
 
     def leader_epoch(self, tp: TopicPartition) -> int | None:
