@@ -192,6 +192,12 @@ class InlineHandler(Protocol):
         ``send_response`` (now, or later for a parked request) and free the slot, even if
         cancelled."""
 
+    def answer_now(self, frame: bytes | bytearray, connection_id: str) -> Response | None:
+        """The request in ``frame`` answered within the caller's step, if a handler slot is
+        free and the request is one its API answers that way (``KafkaApis.answer_now``);
+        None, with nothing changed, otherwise. ``connection_id`` names the connection in
+        the log line of an unexpected error (answered ``CloseConnection``)."""
+
 
 class RequestObserver(Protocol):
     """Told of every answered request (the broker's request metrics)."""
@@ -355,6 +361,19 @@ class ConnectionLink:
             return False
         self._channel._pending += 1     # no handler runs before this task yields
         return True
+
+    def answer_now(self, frame: bytes | bytearray) -> Response | None:
+        """The request in ``frame`` answered at once by the inline handler
+        (``InlineHandler.answer_now``): then nothing is in flight and the caller writes the
+        answer. None, with nothing changed but the connection's ``last_request_ns``, when
+        it is not such a request, when no handler slot is free or when requests wait in
+        the queue (first come, first served): then ``run_inline`` or ``submit`` it."""
+        channel = self._channel
+        inline = channel._inline
+        if inline is None or channel._pending or self._in_flight is not None or self._closed:
+            return None
+        self.last_request_ns = time.monotonic_ns()
+        return inline.answer_now(frame, self.connection_id)
 
     async def run_inline(self, frame: bytes | bytearray) -> bool:
         """Run ``frame`` as this connection's next request in the calling task, if a handler

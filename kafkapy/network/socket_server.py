@@ -149,6 +149,7 @@ from kafkapy.network.request_channel import (
     NoResponse,
     Request,
     RequestChannel,
+    Response,
     SendResponse,
 )
 from kafkapy.network.ssl_factory import SslListener
@@ -1138,6 +1139,9 @@ class SocketServer:
         link = conn.link
         if self._draining:
             return _CLOSE
+        response = link.answer_now(frame)
+        if response is not None:
+            return await self._write_answer(conn, response, None, poller=poller, hold=hold)
         if await link.run_inline(frame):
             pass
         elif not link.try_submit(frame):
@@ -1165,7 +1169,15 @@ class SocketServer:
             return self._park(conn, hold)       # parked, or in a handler task
         observer = self._channel.observer
         request = None if observer is None else link.in_flight_request
-        response = await link.response()
+        return await self._write_answer(conn, await link.response(), request, poller=poller,
+                                        hold=hold)
+
+    async def _write_answer(self, conn: _Connection, response: Response,
+                            request: Request | None, *, poller: bool, hold: bool) -> int:
+        """``_answer`` once the answer is here (``request``: the request the observer is
+        told of, None when nothing is timed)."""
+        link = conn.link
+        observer = self._channel.observer
         ready_ns = 0 if request is None else time.monotonic_ns()
         held = conn.held
         done = True

@@ -219,6 +219,15 @@ class ClientQuotaManager:
         self._quotas[(user, client_id)] = result
         return result
 
+    @property
+    def enabled(self) -> bool:
+        """Some entity sets this quota type (Kafka's ``quotasEnabled``): without one no
+        request is ever throttled by it."""
+        store = self._store()
+        if store.version != self._version:
+            self._refresh(store)
+        return self._enabled
+
     def _refresh(self, store: ClientQuotaStore) -> None:
         self._version = store.version
         self._quotas.clear()

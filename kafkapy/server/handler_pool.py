@@ -3,19 +3,20 @@
 Kafka's ``KafkaRequestHandlerPool`` / ``KafkaRequestHandler`` (``num.io.threads``, default 8)
 with Trio tasks instead of threads.
 
-Theory of operation: each of the ``num_io_threads`` tasks loops ``receive_request`` ->
-``await apis.handle(request)`` -> ``send_response``. The pool is also the channel's
-``InlineHandler``: a connection task whose request finds a free slot and an empty queue runs
-it itself (``handle_claimed``), so ``num_io_threads`` is a count of slots, held either by the
-handler tasks or by connection tasks, never more than that many requests at once. Since a
-connection has at most one request in flight (muting), two requests of one connection are
-never handled at once. A request whose answer waits on a purgatory (a long-poll fetch, an
-acks=all produce) comes back as ``Parked`` and the slot is freed, so a thousand parked
-fetches do not starve the produce that would complete them (Kafka's handler threads hand
-delayed operations to the purgatory likewise). When it waits on a delayed operation
-(``Parked.after``), the operation's done callback builds and delivers the answer, in the task
-that completed it; otherwise its ``finish()`` is awaited in a task of its own under the pool's
-nursery. Waits on a thread (an fsync) hold the slot, as they hold a Kafka handler
+Theory of operation: each of the ``num_io_threads`` tasks loops ``receive_request`` -> ``await
+apis.handle(request)`` -> ``send_response``. The pool is also the channel's ``InlineHandler``:
+a connection task whose request finds a free slot and an empty queue runs it itself
+(``handle_claimed``), or has it answered within its step when the API's common case allows
+(``answer_now``: ``KafkaApis.answer_now``, no ``Request`` built), so ``num_io_threads`` is a
+count of slots, held either by the handler tasks or by connection tasks, never more than that
+many requests at once. Since a connection has at most one request in flight (muting), two
+requests of one connection are never handled at once. A request whose answer waits on a
+purgatory (a long-poll fetch, an acks=all produce) comes back as ``Parked`` and the slot is
+freed, so a thousand parked fetches do not starve the produce that would complete them (Kafka's
+handler threads hand delayed operations to the purgatory likewise). When it waits on a delayed
+operation (``Parked.after``), the operation's done callback builds and delivers the answer, in
+the task that completed it; otherwise its ``finish()`` is awaited in a task of its own under
+the pool's nursery. Waits on a thread (an fsync) hold the slot, as they hold a Kafka handler
 thread.
 
 Every request is answered exactly once, or its connection would hang muted: ``apis.handle``
@@ -58,6 +59,9 @@ class RequestHandler(Protocol):
     """What the pool dispatches to (``KafkaApis``)."""
 
     async def handle(self, request: Request) -> Response | Parked: ...
+
+    def answer_now(self, frame: bytes | bytearray) -> Response | None:
+        """The request answered in the caller's step, or None (``KafkaApis.answer_now``)."""
 
 
 class KafkaRequestHandlerPool:
@@ -108,6 +112,18 @@ class KafkaRequestHandlerPool:
         except trio.WouldBlock:
             return False
         return True
+
+    def answer_now(self, frame: bytes | bytearray, connection_id: str) -> Response | None:
+        """``InlineHandler``: ``KafkaApis.answer_now`` when a handler slot is free (the
+        request is handled as if in it, within the caller's step); None otherwise."""
+        if not self._slots.value:
+            return None
+        try:
+            return self._apis.answer_now(frame)
+        except Exception:
+            log.exception("Inline handler: unexpected error handling a request from %s; "
+                          "closing the connection", connection_id)
+            return CloseConnection()
 
     async def handle_claimed(self, request: Request) -> None:
         """``InlineHandler``: a connection task runs ``request`` in the slot it claimed."""

@@ -11,6 +11,15 @@ channel response to send back: ``SendResponse`` (response header + body), ``NoRe
 ``CloseConnection``. It never raises (except Trio's cancellation), so every request is
 answered exactly once. In order:
 
+0. Before any of this, ``answer_now(frame)`` lets the socket server's poll task have the
+   common case of an API answered in its own step, with no ``Request``, no handler task and
+   no channel hand-over: a handler module's ``NOW_HANDLERS`` (Produce: ``produce_now``) take
+   the frame, or return None before changing anything, and the request then goes the way
+   below. The handler pool calls it only with a handler slot free and nothing queued, so
+   no request is overtaken; none runs while the broker records request metrics or logs
+   requests at DEBUG, which need the ``Request``. What a now-handler answers must be what
+   steps 1-4 would: the same checks, the same functions, the same bytes.
+
 1. The request header is decoded on its own (its version follows from the API version). An
    unknown API key or an unreadable header closes the connection, as Kafka's SocketServer does
    (``RequestHeader.parse`` throws InvalidRequestException, ``processCompletedReceives`` catches
@@ -120,13 +129,20 @@ from kafkapy.server.handlers import (
     transaction,
     update_metadata,
 )
-from kafkapy.server.request_context import FrameHandler, Handler, Parked, RequestContext
+from kafkapy.server.request_context import (
+    FrameHandler,
+    Handler,
+    NowHandler,
+    Parked,
+    RequestContext,
+)
 
 if TYPE_CHECKING:
     from kafkapy.server.kafka_server import KafkaServer
 
 __all__ = ["CLUSTER_HANDLER_MODULES", "HANDLER_MODULES", "RECOMMENDED_VERSIONS", "KafkaApis",
-           "default_frame_handlers", "default_handlers", "error_response_frame"]
+           "default_frame_handlers", "default_handlers", "default_now_handlers",
+           "error_response_frame"]
 
 log = logging.getLogger(__name__)
 
@@ -254,14 +270,28 @@ def default_frame_handlers(cluster: bool = False) -> dict[int, FrameHandler]:
     Raises:
         ValueError: two modules have a frame handler for the same API key.
     """
-    handlers: dict[int, FrameHandler] = {}
+    return _module_table("FRAME_HANDLERS", cluster)
+
+
+def default_now_handlers(cluster: bool = False) -> dict[int, NowHandler]:
+    """``{api_key: now-handler}`` from the ``NOW_HANDLERS`` of the same modules (those that
+    have one): the common cases answered in the poll task's step (``KafkaApis.answer_now``).
+
+    Raises:
+        ValueError: two modules have a now-handler for the same API key.
+    """
+    return _module_table("NOW_HANDLERS", cluster)
+
+
+def _module_table(name: str, cluster: bool) -> dict[int, Any]:
+    table: dict[int, Any] = {}
     for module in HANDLER_MODULES + (CLUSTER_HANDLER_MODULES if cluster else ()):
-        for key, handler in getattr(module, "FRAME_HANDLERS", {}).items():
-            if key in handlers:
-                raise ValueError(f"API key {key} has frame handlers in two modules (the "
-                                 f"second is {module.__name__})")
-            handlers[key] = handler
-    return handlers
+        for key, handler in getattr(module, name, {}).items():
+            if key in table:
+                raise ValueError(f"API key {key} is in the {name} of two modules (the second "
+                                 f"is {module.__name__})")
+            table[key] = handler
+    return table
 
 
 class KafkaApis:
@@ -279,7 +309,8 @@ class KafkaApis:
     def __init__(self, handlers: Mapping[int, Handler] | None = None, *,
                  recommended: Mapping[int, tuple[int, int]] = RECOMMENDED_VERSIONS,
                  server: KafkaServer | None = None,
-                 frame_handlers: Mapping[int, FrameHandler] | None = None) -> None:
+                 frame_handlers: Mapping[int, FrameHandler] | None = None,
+                 now_handlers: Mapping[int, NowHandler] | None = None) -> None:
         self._server = server
         cluster = server is not None and server.config.zookeeper_connect is not None
         table = dict(default_handlers(cluster) if handlers is None else handlers)
@@ -304,6 +335,15 @@ class KafkaApis:
             frame_handlers = default_frame_handlers(cluster) if handlers is None else {}
         self._frame_handlers: Mapping[int, FrameHandler] = MappingProxyType(
             {key: h for key, h in frame_handlers.items() if key in advertised})
+        # Now-handlers likewise, and only for a broker (they use its components); none while
+        # requests are timed: the request metrics need each request's ``Request``.
+        if now_handlers is None:
+            now_handlers = default_now_handlers(cluster) if handlers is None and \
+                server is not None else {}
+        if server is not None and server.metrics is not None:
+            now_handlers = {}
+        self._now_handlers: Mapping[int, NowHandler] = MappingProxyType(
+            {key: h for key, h in now_handlers.items() if key in advertised})
         self._advertised: Mapping[int, Versions] = MappingProxyType(advertised)
         self._api_versions = tuple((key, v.low, v.high) for key, v in advertised.items())
 
@@ -327,6 +367,25 @@ class KafkaApis:
     def advertised(self, api_key: int) -> Versions | None:
         """The advertised range of ``api_key``, None when it is not served."""
         return self._advertised.get(api_key)
+
+    def answer_now(self, frame: bytes | bytearray) -> Response | None:
+        """Step 0 (see the module doc): the request in ``frame`` answered in the caller's
+        step by its API's now-handler, or None, with nothing changed, when it must take the
+        channel (no now-handler for it, not its case, DEBUG request logging on). May raise
+        only for a bug (the caller closes the connection then)."""
+        if len(frame) < 2:
+            return None
+        handler = self._now_handlers.get(frame[0] << 8 | frame[1])     # the INT16 API key
+        if handler is None or log.isEnabledFor(logging.DEBUG):
+            return None
+        try:
+            header, offset = decode_request_header(frame)
+        except Exception:
+            return None         # ``handle`` closes the connection, and logs why
+        versions = self._advertised.get(header.api_key)
+        if versions is None or header.api_version not in versions:
+            return None
+        return handler(self, frame, header, offset)
 
     async def handle(self, request: Request) -> Response | Parked:
         """Decode, dispatch and answer one request (see the module doc). Never raises. A

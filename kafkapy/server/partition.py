@@ -140,6 +140,12 @@ class Partition:
         return self.leader_id == self.node_id
 
     @property
+    def sole_replica(self) -> bool:
+        """This broker leads the partition and is its only replica: an append is replicated
+        (the high watermark covers it) as soon as it is in the log."""
+        return self._sole
+
+    @property
     def high_watermark(self) -> int:
         return self.log.high_watermark
 

@@ -648,6 +648,33 @@ class ReplicaManager:
         Raises InvalidRequiredAcksError for acks outside {-1, 0, 1} (Kafka answers every
         partition with INVALID_REQUIRED_ACKS then; the handler does that).
         """
+        results, appended = self._append_to_leaders(required_acks, entries)
+        for partition in appended:
+            # flush.messages / flush.ms: fsync before the acknowledgement when due (never
+            # with Kafka's defaults: then no coroutine is awaited per partition).
+            if partition.log.flushes_on_append:
+                try:
+                    await self.log_manager.maybe_flush(partition.log)
+                except OSError as exc:
+                    results[partition.tp].error = _as_kafka_error(partition.tp, exc)
+        return self._complete_appends(timeout_ms, required_acks, results, appended)
+
+    def append_records_now(self, required_acks: int,
+                           entries: dict[TopicPartition, memoryview | bytes | bytearray]
+                           ) -> dict[TopicPartition, ProducePartitionResult]:
+        """``append_records`` without a wait, for a caller that has checked that it needs
+        none: no partition's log flushes on append (``flushes_on_append``) and, for acks=all,
+        every partition is its sole replica (``Partition.sole_replica``: the high watermark
+        covers the append at once). The same results; raises InvalidRequiredAcksError too."""
+        results, appended = self._append_to_leaders(required_acks, entries)
+        _, parked = self._complete_appends(0, required_acks, results, appended)
+        assert parked is None, "append_records_now's caller must check that nothing waits"
+        return results
+
+    def _append_to_leaders(self, required_acks: int,
+                           entries: dict[TopicPartition, memoryview | bytes | bytearray]
+                           ) -> tuple[dict[TopicPartition, ProducePartitionResult],
+                                      list[Partition]]:
         if required_acks not in (-1, 0, 1):
             raise InvalidRequiredAcksError(f"acks must be -1, 0 or 1, not {required_acks}")
         results: dict[TopicPartition, ProducePartitionResult] = {}
@@ -686,14 +713,16 @@ class ReplicaManager:
             result.log_start_offset = info.log_start_offset
             if info.last_offset >= 0:
                 appended.append(partition)
+        return results, appended
+
+    def _complete_appends(self, timeout_ms: int, required_acks: int,
+                          results: dict[TopicPartition, ProducePartitionResult],
+                          appended: list[Partition]
+                          ) -> tuple[dict[TopicPartition, ProducePartitionResult],
+                                     DelayedProduce | None]:
+        """After the appends (and their flushes): the delayed fetches and produces of the
+        appended partitions tried, and for acks=all the answer now or a DelayedProduce."""
         for partition in appended:
-            # flush.messages / flush.ms: fsync before the acknowledgement when due (never
-            # with Kafka's defaults: then no coroutine is awaited per partition).
-            if partition.log.flushes_on_append:
-                try:
-                    await self.log_manager.maybe_flush(partition.log)
-                except OSError as exc:
-                    results[partition.tp].error = _as_kafka_error(partition.tp, exc)
             self.fetch_purgatory.check_and_complete(partition.tp)
             self.produce_purgatory.check_and_complete(partition.tp)
         if required_acks == -1 and appended:

@@ -14,6 +14,14 @@ returns one and never raises: ``KafkaApis.run_handler`` or ``KafkaApis.frame_ans
 both), or None, before changing any state, for "not the fast case": the generic path then
 decodes and dispatches as usual. One that raises is answered as a handler that raised.
 
+And ``NOW_HANDLERS: {api_key: NowHandler}``: ``handler(apis, frame, header, body_offset)``
+called by ``KafkaApis.answer_now`` in the socket server's poll task, before the request
+becomes a ``Request``, for an API's common case that needs no wait at all (nothing parked,
+no quota throttle, no authorizer). It is synchronous: it returns the finished answer
+(``SendResponse`` without file slices, ``NoResponse`` or ``CloseConnection``), the same
+bytes the frame handler and the generic handler would answer, or None before changing any
+state; it raises only for a bug.
+
 Contract (enforced by ``KafkaApis.handle``): ``await handler(context)`` returns the response
 body (encoded by KafkaApis at the request's version), a channel ``Response`` itself
 (``NoResponse`` for acks=0, ``SendResponse`` with file slices for Fetch), or ``Parked``. It may
@@ -35,7 +43,8 @@ if TYPE_CHECKING:
     from kafkapy.server.kafka_apis import KafkaApis
     from kafkapy.server.kafka_server import KafkaServer
 
-__all__ = ["Completion", "FrameHandler", "Handler", "Parked", "RequestContext", "RequestTime"]
+__all__ = ["Completion", "FrameHandler", "Handler", "NowHandler", "Parked", "RequestContext",
+           "RequestTime"]
 
 BodyT = TypeVar("BodyT")
 
@@ -178,3 +187,8 @@ FrameHandler: TypeAlias = Callable[["KafkaApis", Request, RequestHeader, int],
                                    Awaitable["Response | Parked | None"]]
 """``async def frame_handler(apis, request, header, body_offset) -> Response | Parked |
 None`` (see the module doc); ``body_offset`` is where the body starts in ``request.frame``."""
+
+NowHandler: TypeAlias = Callable[["KafkaApis", "bytes | bytearray", RequestHeader, int],
+                                 "Response | None"]
+"""``def now_handler(apis, frame, header, body_offset) -> Response | None`` (see the module
+doc)."""

@@ -75,6 +75,10 @@ class Recorder:
         self.apis = apis
         self.seen: list[Seen] = []
 
+    def answer_now(self, frame: bytes | bytearray) -> None:
+        """Nothing at once: every request goes through ``handle``, where it is noted."""
+        return None
+
     async def handle(self, request: Request) -> Response:
         response = await self.apis.handle(request)
         header, offset = decode_request_header(request.frame)

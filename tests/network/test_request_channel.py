@@ -175,6 +175,11 @@ class _Inline:
         self.free += 1
         await self.channel.send_response(request, SendResponse(b"inline"))
 
+    def answer_now(self, frame: bytes | bytearray, connection_id: str) -> SendResponse | None:
+        if not self.free or not frame.startswith(b"now"):
+            return None
+        return SendResponse(b"now " + connection_id.encode())
+
 
 @trio_test
 async def test_run_inline_only_with_a_free_slot_and_nothing_queued_ahead() -> None:
@@ -215,3 +220,27 @@ async def test_a_cancelled_submit_leaves_nothing_ahead_of_an_inline_request() ->
     assert (await channel.receive_request()).frame == b"1"
     assert await second.run_inline(b"2 inline")
     assert (await second.response()).payload == b"inline"  # type: ignore[union-attr]
+
+
+@trio_test
+async def test_answer_now_only_with_a_free_slot_nothing_queued_and_nothing_in_flight() -> None:
+    channel = RequestChannel(1)
+    first, second = _link(channel, 1), _link(channel, 2)
+    assert first.answer_now(b"now") is None             # no inline handler registered
+    inline = _Inline(channel, 1)
+    channel.serve_inline(inline)
+    before = second.last_request_ns
+    answer = second.answer_now(b"now")
+    assert isinstance(answer, SendResponse) and answer.payload == b"now " + \
+        second.connection_id.encode()
+    assert not second.in_flight and second.last_request_ns > before
+    assert second.answer_now(b"not-now") is None        # not an API answered at once
+    assert first.try_submit(b"queued")
+    assert second.answer_now(b"now") is None            # one is queued ahead: the queue
+    assert first.answer_now(b"now") is None             # its own request is in flight
+    await channel.send_response(await channel.receive_request(), NoResponse())
+    await first.response()
+    inline.free = 0
+    assert first.answer_now(b"now") is None             # no free slot
+    inline.free = 1
+    assert first.answer_now(b"now") is not None

@@ -3,7 +3,8 @@ finds a free slot and an empty queue runs in its connection's task; ``num_io_thr
 the requests being handled at once, whoever runs them; a request waiting for a slot is served
 before any later one; a connection that keeps sending does not hold the event loop; a request
 parked on a delayed operation is answered by the operation's completion, with no task of its
-own.
+own; a request its API answers at once (``answer_now``) is, in its place, never ahead of one
+queued.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import contextlib
 from collections.abc import AsyncIterator
 
 import attrs
+import pytest
 import trio
 
 from kafkapy.common.purgatory import DelayedOperation
@@ -43,7 +45,8 @@ class RecordingApis:
     """Echoes each frame reversed, without yielding (as the produce path). Records which task
     handled what, in order, and how many requests were in ``handle`` at most; a frame
     starting with b"wait" waits for ``release``, one starting with b"park" is parked on a
-    ``Manual`` operation (and answered b"late " + the frame)."""
+    ``Manual`` operation (and answered b"late " + the frame); one starting with b"now" is
+    answered in the caller's step (``answer_now``: b"now!" + the frame reversed)."""
 
     def __init__(self) -> None:
         self.release = trio.Event()
@@ -51,6 +54,15 @@ class RecordingApis:
         self.inside = self.most_inside = 0
         # a frame starting with b"park" waits on one, by frame
         self.parked: dict[bytes, Manual] = {}
+        self.now: list[bytes] = []      # the frames answered by answer_now, in order
+
+    def answer_now(self, frame: bytes | bytearray) -> SendResponse | None:
+        if not frame.startswith(b"now"):
+            return None
+        if frame == b"now-bug":
+            raise RuntimeError("a bug in a now-handler")
+        self.now.append(bytes(frame))
+        return SendResponse(b"now!" + bytes(frame[::-1]))
 
     async def handle(self, request: Request) -> SendResponse | Parked:
         if request.frame.startswith(b"park"):
@@ -177,3 +189,54 @@ async def test_a_parked_answer_is_sent_by_the_operations_completion() -> None:
         assert await receive_frame(client) == b"late park-1"
         assert await receive_frame(client) == b"retfa"
         assert [p for p, _ in apis.handled] == [b"after"]
+
+
+@trio_test
+async def test_a_request_answered_now_takes_no_handler_and_keeps_its_place() -> None:
+    """``answer_now``: requests whose API answers them at once are answered within the
+    connection's step, without a ``Request`` (``handle`` never sees them), in order with the
+    connection's other requests, several per write."""
+    async with pool_serving(2) as (h, apis, _pool):
+        client = await h.connect()
+        await client.send_all(frame(b"now-1") + frame(b"handled") + frame(b"now-2")
+                              + frame(b"now-3"))
+        assert await receive_frame(client) == b"now!1-won"
+        assert await receive_frame(client) == b"deldnah"
+        assert await receive_frame(client) == b"now!2-won"
+        assert await receive_frame(client) == b"now!3-won"
+        assert apis.now == [b"now-1", b"now-2", b"now-3"]
+        assert [p for p, _ in apis.handled] == [b"handled"]
+
+
+@trio_test
+async def test_no_request_is_answered_now_ahead_of_one_waiting_for_a_slot() -> None:
+    """With every slot taken and a request queued, a request its API could answer at once
+    takes the queue too (first come, first served), and is then handled as any other."""
+    async with pool_serving(1) as (h, apis, pool):
+        holder, first, late = await h.connect(), await h.connect(), await h.connect()
+        await holder.send_all(frame(b"wait"))
+        await settle()
+        await first.send_all(frame(b"first"))
+        await settle()
+        assert pool.waiting == 1
+        await late.send_all(frame(b"now-late"))
+        await settle()
+        assert apis.now == [] and h.channel.queued == 1
+        apis.release.set()
+        assert await receive_frame(holder) == b"tiaw"
+        assert await receive_frame(first) == b"tsrif"
+        assert await receive_frame(late) == b"etal-won"       # handled, not answered now
+        assert [p for p, _ in apis.handled] == [b"wait", b"first", b"now-late"]
+        assert apis.now == []
+
+
+@trio_test
+async def test_a_now_handler_that_raises_closes_only_its_connection(
+        caplog: pytest.LogCaptureFixture) -> None:
+    async with pool_serving(2) as (h, apis, _pool):
+        client, other = await h.connect(), await h.connect()
+        await client.send_all(frame(b"now-bug"))
+        assert await client.receive_some(16) == b""        # closed, nothing answered
+        assert await h.round_trip(other, b"now-ok") == b"now!ko-won"
+    assert "unexpected error handling a request" in caplog.text
+    assert "a bug in a now-handler" in caplog.text

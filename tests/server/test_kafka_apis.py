@@ -792,6 +792,9 @@ class FakeApis:
         self.release = trio.Event()
         self.waiting = 0
 
+    def answer_now(self, frame: bytes | bytearray) -> None:
+        return None             # every request through ``handle``
+
     async def handle(self, request: Request) -> Any:
         if request.frame == b"boom":
             raise RuntimeError("handle itself failed")

@@ -91,7 +91,13 @@ from kafkapy.server.add_partitions_to_txn_manager import needs_verification
 from kafkapy.server.auth_helper import authorize, filter_by_authorized
 from kafkapy.server.client_quota_manager import DEFAULT_PRINCIPAL
 from kafkapy.server.replica_manager import ProducePartitionResult
-from kafkapy.server.request_context import FrameHandler, Handler, Parked, RequestContext
+from kafkapy.server.request_context import (
+    FrameHandler,
+    Handler,
+    NowHandler,
+    Parked,
+    RequestContext,
+)
 
 if TYPE_CHECKING:
     from kafkapy.protocol.message_classes import RequestHeader
@@ -312,37 +318,67 @@ class FastProduce:
     timeout_ms: int
 
 
-async def produce_frame(apis: KafkaApis, request: Request, header: RequestHeader,
-                        offset: int) -> Response | Parked | None:
-    """The compiled path of ``handle_produce`` (see the module doc): None when the request
-    is not its case, decided before anything changes."""
+@attrs.define
+class _FramePlan:
+    """A Produce v3-11 read from its frame by ``_plan_frame``, before anything changed: the
+    partitions to append (``entries``), those answered with an error already (``early``),
+    the transactional batches still to verify, and the answer's order (``layout``)."""
+
+    version: int
+    correlation_id: int
+    transactional_id: str | None
+    acks: int
+    timeout_ms: int
+    layout: list[tuple[str, list[tuple[int, TopicPartition]]]]
+    entries: dict[TopicPartition, memoryview | bytes | bytearray]
+    early: dict[TopicPartition, KafkaError]
+    transactional: list[tuple[TopicPartition, Log, BatchHeader]]
+    # Some log fsyncs on append (flush.messages / flush.ms): the append may wait.
+    flushes: bool
+    # For acks=all, a partition with other replicas: the answer may wait for them.
+    waits_for_replicas: bool
+
+    def answer(self, results: dict[TopicPartition, ProducePartitionResult],
+               throttle_ms: int) -> Response:
+        """The answer from the append's ``results`` (and ``early``)."""
+        for tp, error in self.early.items():
+            results[tp] = ProducePartitionResult(error=error)
+        if self.acks == 0:
+            if any(r.error is not None for r in results.values()):
+                return CloseConnection()
+            return NoResponse()
+        answer = [(name, [(index, results[tp]) for index, tp in tps])
+                  for name, tps in self.layout]
+        return SendResponse(_produce.encode_produce_response(
+            self.version, self.correlation_id, throttle_ms, answer))
+
+
+def _plan_frame(server: KafkaServer, frame: bytes | bytearray, header: RequestHeader,
+                offset: int) -> _FramePlan | None:
+    """The compiled decode and the checks that need no wait (see the module doc); None when
+    the request is not the compiled path's case."""
     version = header.api_version
-    server = apis.server
     if not _produce.MIN_VERSION <= version <= _produce.MAX_VERSION or \
             server.authorizer is not None:
         return None
     try:
         transactional_id, acks, timeout_ms, topics = _produce.decode_produce(
-            request.frame, offset, version)
+            frame, offset, version)
     except InvalidRequestError:
         return None             # handle_produce's decode closes the connection, and logs why
     if acks not in (-1, 0, 1):
         return None
-    # From here on the request is this path's: nothing below returns None.
-    context = RequestContext(header, FastProduce(acks, timeout_ms), request, apis)
-    started_ns = context.request_time.started_ns = time.perf_counter_ns()
     rm = server.replica_manager
-    early: dict[TopicPartition, KafkaError] = {}
-    entries: dict[TopicPartition, memoryview | bytes | bytearray] = {}
-    layout: list[tuple[str, list[tuple[int, TopicPartition]]]] = []
-    asks: dict[tuple[int, int], list[TopicPartition]] = {}     # (producer id, epoch) -> tps
-    flushes = False
+    partitions = rm.partitions
+    plan = _FramePlan(version, header.correlation_id, transactional_id, acks, timeout_ms,
+                      [], {}, {}, [], False, False)
+    early, entries = plan.early, plan.entries
     for name, parts in topics:
         tps = []
         for index, view, checked in parts:
             tp = TopicPartition(name, index)
             tps.append((index, tp))
-            partition = rm.partitions.get(tp)
+            partition = partitions.get(tp)
             if partition is None:
                 early[tp] = rm.not_hosted_error(tp)
             elif view is None:
@@ -351,46 +387,75 @@ async def produce_frame(apis: KafkaApis, request: Request, header: RequestHeader
                 early[tp] = checked
             else:
                 assert checked is not None          # records present: checked
-                if checked.is_transactional:
-                    try:
-                        _verify(context, transactional_id, tp, partition.log, checked, asks)
-                    except KafkaError as e:
-                        early[tp] = e
-                        continue
                 entries[tp] = view
-                flushes = flushes or partition.log.flushes_on_append
-        layout.append((name, tps))
+                if checked.is_transactional:
+                    plan.transactional.append((tp, partition.log, checked))
+                if partition.log.flushes_on_append:
+                    plan.flushes = True
+                if acks == -1 and not partition.sole_replica:
+                    plan.waits_for_replicas = True
+        plan.layout.append((name, tps))
+    return plan
+
+
+def produce_now(apis: KafkaApis, frame: bytes | bytearray, header: RequestHeader,
+                offset: int) -> Response | None:
+    """The common Produce answered in the caller's step (``NOW_HANDLERS``, see
+    ``request_context``): not transactional, nothing to wait for (no fsync on append, acks=all
+    only on partitions without other replicas) and no client quota set on the broker, so
+    that none can throttle it. None, before anything changes, for every other request."""
+    server = apis.server
+    if server.request_quotas.enabled or server.produce_quotas.enabled:
+        return None
+    plan = _plan_frame(server, frame, header, offset)
+    if plan is None or plan.transactional_id is not None or plan.transactional or \
+            plan.flushes or plan.waits_for_replicas:
+        return None
+    return plan.answer(server.replica_manager.append_records_now(plan.acks, plan.entries), 0)
+
+
+async def produce_frame(apis: KafkaApis, request: Request, header: RequestHeader,
+                        offset: int) -> Response | Parked | None:
+    """The compiled path of ``handle_produce`` (see the module doc): None when the request
+    is not its case, decided before anything changes."""
+    server = apis.server
+    plan = _plan_frame(server, request.frame, header, offset)
+    if plan is None:
+        return None
+    # From here on the request is this path's: nothing below returns None.
+    context = RequestContext(header, FastProduce(plan.acks, plan.timeout_ms), request, apis)
+    started_ns = context.request_time.started_ns = time.perf_counter_ns()
+    rm = server.replica_manager
+    entries, early = plan.entries, plan.early
+    asks: dict[tuple[int, int], list[TopicPartition]] = {}     # (producer id, epoch) -> tps
+    for tp, log, checked in plan.transactional:
+        try:
+            _verify(context, plan.transactional_id, tp, log, checked, asks)
+        except KafkaError as e:
+            early[tp] = e
+            del entries[tp]
     if asks:
-        assert transactional_id is not None         # _verified_here checked it
-        await _verify_elsewhere(context, transactional_id, asks, entries, early)
-        flushes = any(rm.partitions[tp].log.flushes_on_append for tp in entries)
+        assert plan.transactional_id is not None    # _verified_here checked it
+        await _verify_elsewhere(context, plan.transactional_id, asks, entries, early)
+    flushes = plan.flushes and any(rm.partitions[tp].log.flushes_on_append for tp in entries)
 
     def respond(results: dict[TopicPartition, ProducePartitionResult],
                 request_throttle_ms: int) -> Response:
-        for tp, error in early.items():
-            results[tp] = ProducePartitionResult(error=error)
-        throttle_ms = _produce_throttle(server, request, context.client_id,
-                                        request_throttle_ms)
-        if acks == 0:
-            if any(r.error is not None for r in results.values()):
-                return CloseConnection()
-            return NoResponse()
-        answer = [(name, [(index, results[tp]) for index, tp in tps]) for name, tps in layout]
-        return SendResponse(_produce.encode_produce_response(
-            version, header.correlation_id, throttle_ms, answer))
+        return plan.answer(results, _produce_throttle(server, request, context.client_id,
+                                                      request_throttle_ms))
 
     if flushes:
         # The flush path of handle_produce: the fsync is waited for in the connection's
         # own task (Parked).
         async def append_and_respond() -> Response:
-            results, parked = await rm.append_records(timeout_ms, acks, entries)
+            results, parked = await rm.append_records(plan.timeout_ms, plan.acks, entries)
             if parked is not None:
                 await parked.wait()
             return respond(results, request_throttle_ms)
         request_throttle_ms = apis.record_request_time(context)
         return apis.frame_answer(request, header, offset, started_ns,
                                  Parked(append_and_respond))
-    results, parked = await rm.append_records(timeout_ms, acks, entries)
+    results, parked = await rm.append_records(plan.timeout_ms, plan.acks, entries)
     request_throttle_ms = apis.record_request_time(context)
     if parked is None:
         return apis.frame_answer(request, header, offset, started_ns,
@@ -402,3 +467,4 @@ async def produce_frame(apis: KafkaApis, request: Request, header: RequestHeader
 
 HANDLERS: dict[int, Handler] = {ApiKey.PRODUCE: handle_produce}
 FRAME_HANDLERS: dict[int, FrameHandler] = {ApiKey.PRODUCE: produce_frame}
+NOW_HANDLERS: dict[int, NowHandler] = {ApiKey.PRODUCE: produce_now}

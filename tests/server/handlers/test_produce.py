@@ -1,16 +1,18 @@
-"""The compiled Produce path (``produce_frame``) answers as ``handle_produce`` does.
+"""The compiled Produce paths (``produce_now``, ``produce_frame``) answer as
+``handle_produce`` does.
 
-Two real brokers, one serving Produce through the frame handler and one with it taken out
-(``FRAME_HANDLERS`` empty when it starts, so every Produce goes through the decoded body and
-``handle_produce``), get the same sequence of raw Produce requests over real sockets: v3 to
-v11, acks 1, -1 and 0, several topics and partitions, a partition that does not exist, a
-batch that is refused before the log (two batches, null records, zstd below v7, a control
-batch), a partition twice in one request, transactional batches without a transactional id
-and with one no coordinator knows, and acks=2 (which the fast path leaves to the handler).
-Every answer is byte-equal
-between the two, the logs hold the same records, and the fast broker served the common
-requests with the compiled codec (the generic one never touched it). acks=0 with a failed
-partition closes the connection on both.
+Three real brokers get the same sequence of raw Produce requests over real sockets: one
+serving Produce as it ships (``NOW_HANDLERS`` in the poll task's step, then
+``FRAME_HANDLERS``), one with the now-handler taken out, and one with both taken out (every
+Produce goes through the decoded body and ``handle_produce``); each table is emptied before
+its broker starts. The requests: v3 to v11, acks 1, -1 and 0, several topics and partitions,
+a partition that does not exist, a batch that is refused before the log (two batches, null
+records, zstd below v7, a control batch), a partition twice in one request, transactional
+batches without a transactional id and with one no coordinator knows, and acks=2 (which the
+fast paths leave to the handler). Every answer is byte-equal between the three, the logs
+hold the same records, the first broker answered the common requests in the poll task's step
+(counted), and the second served them with the compiled codec (the generic one never touched
+it). acks=0 with a failed partition closes the connection on all three.
 """
 
 from __future__ import annotations
@@ -126,24 +128,41 @@ def script() -> Iterator[tuple[int, ProduceRequest, bool]]:
         yield version, request([("b", [(1, batch(1))])], acks=2), True
 
 
+class _CountingNow:
+    """``produce_now`` with the requests it answered counted."""
+
+    def __init__(self) -> None:
+        self.answered = 0
+
+    def __call__(self, *args: Any) -> Any:
+        answer = produce.produce_now(*args)
+        self.answered += answer is not None
+        return answer
+
+
+Brokers = tuple[BrokerHandle, BrokerHandle, BrokerHandle, _CountingNow, _Counting]
+
+
 @pytest.fixture
-def brokers(kafka_broker_factory: BrokerFactory,
-            monkeypatch: pytest.MonkeyPatch) -> tuple[BrokerHandle, BrokerHandle, _Counting]:
+def brokers(kafka_broker_factory: BrokerFactory, monkeypatch: pytest.MonkeyPatch) -> Brokers:
+    now = _CountingNow()
+    monkeypatch.setattr(produce, "NOW_HANDLERS", {ApiKey.PRODUCE: now})
+    shipped = kafka_broker_factory()
     counting = _Counting()
     monkeypatch.setattr(produce, "_produce", counting)
-    fast = kafka_broker_factory()
+    monkeypatch.setattr(produce, "NOW_HANDLERS", {})
+    frame = kafka_broker_factory()
     monkeypatch.setattr(produce, "FRAME_HANDLERS", {})
     generic = kafka_broker_factory()
-    for broker in (fast, generic):
+    for broker in (shipped, frame, generic):
         broker.create_topic("a", 3)
         broker.create_topic("b", 2)
-    return fast, generic, counting
+    return shipped, frame, generic, now, counting
 
 
-def test_fast_path_answers_as_the_handler(
-        brokers: tuple[BrokerHandle, BrokerHandle, _Counting]) -> None:
-    fast, generic, counting = brokers
-    conns = Conn(fast), Conn(generic)
+def test_fast_paths_answer_as_the_handler(brokers: Brokers) -> None:
+    shipped, frame, generic, now, counting = brokers
+    conns = Conn(shipped), Conn(frame), Conn(generic)
     try:
         answered = _run(conns)
     finally:
@@ -151,32 +170,41 @@ def test_fast_path_answers_as_the_handler(
             conn.sock.close()
     for topic, partitions in (("a", 3), ("b", 2)):
         for p in range(partitions):
-            assert [(r.offset, r.key, r.value) for r in fast.read_all(topic, p)] == \
-                [(r.offset, r.key, r.value) for r in generic.read_all(topic, p)]
-    assert len(fast.read_all("a")) > 0 and len(fast.read_all("b")) > 0
-    # every request was decoded by the compiled codec on the fast broker (9 versions x 9,
-    # and 2 more); it encoded the answers itself, 7 per version and 1 more (acks=2 is the
-    # handler's; acks=0 has no answer)
-    assert counting.decoded == 9 * 9 + 2
-    assert counting.encoded == 9 * 7 + 1
+            expected = [(r.offset, r.key, r.value) for r in generic.read_all(topic, p)]
+            for broker in (shipped, frame):
+                assert [(r.offset, r.key, r.value) for r in broker.read_all(topic, p)] == \
+                    expected
+    assert len(generic.read_all("a")) > 0 and len(generic.read_all("b")) > 0
     assert answered == 9 * 8
+    # The shipped broker answered in the poll task's step every request but the
+    # transactional ones and acks=2, 6 per version, and the 2 after the script.
+    assert now.answered == 9 * 6 + 2
+    # ``_produce`` (patched after the shipped broker started, but a module global read at
+    # each call) counts both fast brokers' decodes: the frame broker decoded every request
+    # (9 versions x 9, and 2 more) and encoded its answers, 7 per version and 1 more (acks=2
+    # is the handler's; acks=0 has no answer); the shipped broker decoded each request once
+    # in produce_now, and the 3 it declined again in produce_frame, encoding what the frame
+    # broker encodes.
+    assert counting.decoded == 2 * (9 * 9 + 2) + 9 * 3
+    assert counting.encoded == 2 * (9 * 7 + 1)
 
 
-def _run(conns: tuple[Conn, Conn]) -> int:
-    """The script on both connections; the answers compared as they come; how many."""
+def _run(conns: tuple[Conn, ...]) -> int:
+    """The script on every connection; the answers compared as they come; how many."""
     answered = 0
     for version, body, answer in script():
         for conn in conns:
             conn.send(version, body)
         if answer:
-            ours, theirs = (conn.receive() for conn in conns)
-            assert ours == theirs, f"v{version} {body}"
+            first, *others = (conn.receive() for conn in conns)
+            assert all(other == first for other in others), f"v{version} {body}"
             answered += 1
-    # the last acks=0 request went unanswered on both; the connections are still open
+    # the last acks=0 request went unanswered on all; the connections are still open
     for conn in conns:
         conn.send(11, request([("a", [(0, batch(1))])]))
-    assert conns[0].receive() == conns[1].receive()
-    # acks=0 with a failed partition: both close the connection
+    first, *others = (conn.receive() for conn in conns)
+    assert all(other == first for other in others)
+    # acks=0 with a failed partition: all close the connection
     for conn in conns:
         conn.send(9, request([("nope", [(0, batch(1))])], acks=0))
         assert conn.closed()
