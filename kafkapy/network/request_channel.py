@@ -153,6 +153,11 @@ class SendResponse:
     file_slices: tuple[FileSliceLike | bytes, ...] = attrs.field(default=(), converter=_slices)
 
     def __attrs_post_init__(self) -> None:
+        if not self.file_slices:        # most answers: no slice to check
+            if len(self.payload) > INT32_MAX:
+                raise ValueError(f"response of {len(self.payload)} bytes does not fit an "
+                                 f"INT32 size")
+            return
         for piece in self.file_slices:
             if isinstance(piece, bytes):
                 continue
