@@ -238,5 +238,6 @@ async def test_a_now_handler_that_raises_closes_only_its_connection(
         await client.send_all(frame(b"now-bug"))
         assert await client.receive_some(16) == b""        # closed, nothing answered
         assert await h.round_trip(other, b"now-ok") == b"now!ko-won"
+        assert apis.now == [b"now-ok"] and apis.handled == []
     assert "unexpected error handling a request" in caplog.text
     assert "a bug in a now-handler" in caplog.text
