@@ -59,6 +59,9 @@ class SegmentWalker:
         time_room: int,
         commit: bool = True,
     ) -> WalkResult: ...
+    def append(
+        self, fd: int, buf: Buffer, position: int, offset_room: int, time_room: int
+    ) -> WalkResult: ...
 
 def find_batch(buf: Buffer, target: int) -> tuple[bool, int, int, int]: ...
 

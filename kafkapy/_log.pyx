@@ -23,8 +23,10 @@ partitionLeaderEpoch, lastOffsetDelta, maxTimestamp).
 
 from cpython.buffer cimport (PyBUF_SIMPLE, PyBuffer_FillInfo, PyBuffer_Release,
                              PyObject_GetBuffer)
-from libc.errno cimport errno
+from libc.errno cimport EINTR, errno
 from libc.string cimport strerror
+from posix.types cimport off_t
+from posix.unistd cimport ftruncate, write
 from posix.mman cimport (MAP_FAILED, MAP_SHARED, MS_SYNC, POSIX_MADV_RANDOM, PROT_READ,
                          PROT_WRITE, mmap, msync, munmap, posix_madvise)
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
@@ -216,6 +218,9 @@ cdef class WalkResult:
     cdef readonly bytes offset_entries      # new .index entries, 8 bytes each
     cdef readonly bytes time_entries        # new .timeindex entries, 12 bytes each
     cdef readonly list epochs               # [(epoch, start offset)] where the epoch changes
+    # The walker's state after these batches, applied by SegmentWalker._commit.
+    cdef int64_t _since, _max_ts, _max_off, _idx_ts, _expect
+    cdef int32_t _epoch
 
     @property
     def reason(self):
@@ -384,13 +389,59 @@ cdef class SegmentWalker:
         r.offset_entries = off_out[:8 * n_off] if 8 * n_off != len(off_out) else off_out
         r.time_entries = time_out[:12 * n_time] if 12 * n_time != len(time_out) else time_out
         r.epochs = epochs
+        r._since, r._max_ts, r._max_off, r._idx_ts = since, max_ts, max_off, idx_ts
+        r._expect, r._epoch = expect, cur_epoch
         if commit:
-            self.bytes_since_index = since
-            self.max_timestamp = max_ts
-            self.offset_of_max_timestamp = max_off
-            self.last_index_timestamp = idx_ts
-            self.next_offset = expect
-            self.epoch = cur_epoch
+            self._commit(r)
+        return r
+
+    cdef void _commit(self, WalkResult r) noexcept:
+        self.bytes_since_index = r._since
+        self.max_timestamp = r._max_ts
+        self.offset_of_max_timestamp = r._max_off
+        self.last_index_timestamp = r._idx_ts
+        self.next_offset = r._expect
+        self.epoch = r._epoch
+
+    def append(self, int fd, buf, Py_ssize_t position, Py_ssize_t offset_room,
+               Py_ssize_t time_room):
+        """Write ``buf`` at the end of the segment file ``fd`` (its byte ``position``) if it
+        is whole batches with rising offsets that fit the segment, and walk it as ``walk``
+        with ``commit`` does: one pass over the headers, one ``write`` loop without the GIL.
+
+        If it is not, nothing is written and the result's ``stop`` says why (the walker is
+        unchanged). If the write fails, the file is truncated back to ``position``, the
+        walker is unchanged and the OSError is raised (its message says how many bytes went
+        before the failure).
+        """
+        cdef WalkResult r = self.walk(buf, position, verify_crc=False, offset_room=offset_room,
+                                      time_room=time_room, commit=False)
+        if r.stop != W_OK:
+            return r
+        cdef Py_buffer view
+        cdef const char* p
+        cdef Py_ssize_t n, done = 0, wrote
+        cdef int err = 0
+        PyObject_GetBuffer(buf, &view, PyBUF_SIMPLE)
+        try:
+            p = <const char*>view.buf
+            n = view.len
+            with nogil:
+                while done < n:
+                    wrote = write(fd, p + done, <size_t>(n - done))
+                    if wrote < 0:
+                        if errno == EINTR:
+                            continue
+                        err = errno
+                        if ftruncate(fd, <off_t>position) < 0:
+                            pass        # the write's error is the one to report
+                        break
+                    done += wrote
+        finally:
+            PyBuffer_Release(&view)
+        if err:
+            raise OSError(err, f"{strerror(err).decode()} after {done} of {n} bytes")
+        self._commit(r)
         return r
 
 

@@ -330,32 +330,21 @@ class LogSegment:
         CorruptMessageError if the buffer is not whole batches with rising offsets that fit
         this segment (a caller bug: the Log checks first); nothing is written then.
         """
-        probe = self.walker.walk(buf, self.size, verify_crc=False, offset_room=0, time_room=0,
-                                 commit=False)
-        if probe.stop:
-            raise CorruptMessageError(f"{self.path}: cannot append {probe.reason} at byte "
-                                      f"{probe.valid_bytes} of the appended data")
-        view = memoryview(buf).cast("B")
         start = self.size
-        written = 0
         try:
-            while written < len(view):
-                written += os.write(self.fd, view[written:])
+            result = self.walker.append(
+                self.fd, buf, start,
+                self.offset_index.max_entries - self.offset_index.entries,
+                self.time_index.max_entries - self.time_index.entries)
         except OSError as e:
-            try:
-                os.ftruncate(self.fd, start)
-            except OSError:
-                pass
-            raise KafkaStorageError(f"{self.path}: write failed after {written} bytes: {e}") \
-                from e
-        self.size = start + written
+            raise KafkaStorageError(f"{self.path}: write failed: {e}") from e
+        if result.stop:
+            raise CorruptMessageError(f"{self.path}: cannot append {result.reason} at byte "
+                                      f"{result.valid_bytes} of the appended data")
+        view = memoryview(buf).cast("B")
+        self.size = start + result.valid_bytes
         self._last_append = BatchLocation(start, BatchHeader.header_only(view).size,
-                                          probe.first_offset)
-        result = self.walker.walk(view, start, verify_crc=False,
-                                  offset_room=self.offset_index.max_entries
-                                  - self.offset_index.entries,
-                                  time_room=self.time_index.max_entries
-                                  - self.time_index.entries)
+                                          result.first_offset)
         self.offset_index.append_raw(result.offset_entries)
         self.time_index.append_raw(result.time_entries)
         if self.rolling_timestamp == NO_TIMESTAMP and start == 0:

@@ -12,12 +12,14 @@ appended once more.
 from __future__ import annotations
 
 import os
+import resource
+import signal
 import time
 from pathlib import Path
 
 import pytest
 
-from kafkapy.errors import CorruptMessageError
+from kafkapy.errors import CorruptMessageError, KafkaStorageError
 from kafkapy.log.config import LogConfig
 from kafkapy.log.index import NO_TIMESTAMP, TimestampOffset
 from kafkapy.log.segment import (
@@ -151,6 +153,37 @@ def test_append_refuses_bad_offsets_and_writes_nothing(tmp_path: Path) -> None:
             seg.append(data)
         assert log_path(tmp_path, base).read_bytes() == before
         assert seg.size == len(before) and seg.next_offset == base + 3
+    seg.close()
+
+
+def test_a_failed_write_is_undone_and_leaves_the_segment_as_it_was(tmp_path: Path) -> None:
+    """The file may not grow past its size + 100 bytes (RLIMIT_FSIZE; SIGXFSZ ignored): the
+    append's write stops part way with EFBIG, the bytes already written are truncated away,
+    KafkaStorageError says how far it got, and the segment takes the next append as if the
+    failed one had not happened."""
+    base = 100
+    seg = new_segment(tmp_path, base, config())
+    seg.append(make_batch(base, [1, 2, 3]))
+    before = log_path(tmp_path, base).read_bytes()
+    state = (seg.size, seg.next_offset, seg.max_timestamp, seg.offset_index.entries,
+             seg.time_index.entries)
+    data = make_batch(base + 3, [4] * 10)
+    assert len(data) > 200
+    limits = resource.getrlimit(resource.RLIMIT_FSIZE)
+    handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    try:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (len(before) + 100, limits[1]))
+        with pytest.raises(KafkaStorageError, match=f"after 100 of {len(data)} bytes"):
+            seg.append(data)
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, limits)
+        signal.signal(signal.SIGXFSZ, handler)
+    assert log_path(tmp_path, base).read_bytes() == before
+    assert (seg.size, seg.next_offset, seg.max_timestamp, seg.offset_index.entries,
+            seg.time_index.entries) == state
+    seg.append(data)        # O_APPEND: at the end, where the undone bytes were
+    assert log_path(tmp_path, base).read_bytes() == before + data
+    assert seg.next_offset == base + 13
     seg.close()
 
 
