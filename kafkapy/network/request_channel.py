@@ -367,18 +367,29 @@ class ConnectionLink:
         self._channel._pending += 1     # no handler runs before this task yields
         return True
 
-    def answer_now(self, frame: bytes | bytearray) -> Response | None:
+    def answer_now(self, frame: bytes | bytearray) -> tuple[Response, Request | None] | None:
         """The request in ``frame`` answered at once by the inline handler
         (``InlineHandler.answer_now``): then nothing is in flight and the caller writes the
-        answer. None, with nothing changed but the connection's ``last_request_ns``, when
-        it is not such a request, when no handler slot is free or when requests wait in
-        the queue (first come, first served): then ``run_inline`` or ``submit`` it."""
+        answer, and tells the channel's observer of the returned ``Request`` if there is one
+        (made for it, with its marks: received, handled and completed). None, with nothing
+        changed but the connection's ``last_request_ns``, when it is not such a request, when
+        no handler slot is free or when requests wait in the queue (first come, first
+        served): then ``run_inline`` or ``submit`` it."""
         channel = self._channel
         inline = channel._inline
         if inline is None or channel._pending or self._in_flight is not None or self._closed:
             return None
-        self.last_request_ns = time.monotonic_ns()
-        return inline.answer_now(frame, self.connection_id)
+        self.last_request_ns = received = time.monotonic_ns()
+        response = inline.answer_now(frame, self.connection_id)
+        if response is None:
+            return None
+        if channel.observer is None:
+            return response, None
+        done = time.monotonic_ns()
+        return response, Request(self.connection_id, self.listener_name, self.client_host,
+                                 self.client_port, frame, received, principal=self.principal,
+                                 security_protocol=self.security_protocol,
+                                 timings=[0, 0, received, done, done])
 
     async def run_inline(self, frame: bytes | bytearray) -> bool:
         """Run ``frame`` as this connection's next request in the calling task, if a handler

@@ -1139,9 +1139,9 @@ class SocketServer:
         link = conn.link
         if self._draining:
             return _CLOSE
-        response = link.answer_now(frame)
-        if response is not None:
-            return await self._write_answer(conn, response, None, poller=poller, hold=hold)
+        answered = link.answer_now(frame)
+        if answered is not None:
+            return await self._write_answer(conn, *answered, poller=poller, hold=hold)
         if await link.run_inline(frame):
             pass
         elif not link.try_submit(frame):

@@ -16,9 +16,11 @@ answered exactly once. In order:
    no channel hand-over: a handler module's ``NOW_HANDLERS`` (Produce: ``produce_now``) take
    the frame, or return None before changing anything, and the request then goes the way
    below. The handler pool calls it only with a handler slot free and nothing queued, so
-   no request is overtaken; none runs while the broker records request metrics or logs
-   requests at DEBUG, which need the ``Request``. What a now-handler answers must be what
-   steps 1-4 would: the same checks, the same functions, the same bytes.
+   no request is overtaken; none runs while requests are logged at DEBUG. The request
+   metrics count such a request as any other: the connection's link makes its ``Request``
+   afterwards, with its marks (received, handled, completed: no queue time). What a
+   now-handler answers must be what steps 1-4 would: the same checks, the same functions,
+   the same bytes.
 
 1. The request header is decoded on its own (its version follows from the API version). An
    unknown API key or an unreadable header closes the connection, as Kafka's SocketServer does
@@ -335,13 +337,10 @@ class KafkaApis:
             frame_handlers = default_frame_handlers(cluster) if handlers is None else {}
         self._frame_handlers: Mapping[int, FrameHandler] = MappingProxyType(
             {key: h for key, h in frame_handlers.items() if key in advertised})
-        # Now-handlers likewise, and only for a broker (they use its components); none while
-        # requests are timed: the request metrics need each request's ``Request``.
+        # Now-handlers likewise, and only for a broker (they use its components).
         if now_handlers is None:
             now_handlers = default_now_handlers(cluster) if handlers is None and \
                 server is not None else {}
-        if server is not None and server.metrics is not None:
-            now_handlers = {}
         self._now_handlers: Mapping[int, NowHandler] = MappingProxyType(
             {key: h for key, h in now_handlers.items() if key in advertised})
         self._advertised: Mapping[int, Versions] = MappingProxyType(advertised)

@@ -222,6 +222,14 @@ async def test_a_cancelled_submit_leaves_nothing_ahead_of_an_inline_request() ->
     assert (await second.response()).payload == b"inline"  # type: ignore[union-attr]
 
 
+@attrs.define
+class _Observer:
+    done: list[Request]
+
+    def request_done(self, request: Request, ready_ns: int, sent_ns: int) -> None:
+        self.done.append(request)
+
+
 @trio_test
 async def test_answer_now_only_with_a_free_slot_nothing_queued_and_nothing_in_flight() -> None:
     channel = RequestChannel(1)
@@ -230,9 +238,12 @@ async def test_answer_now_only_with_a_free_slot_nothing_queued_and_nothing_in_fl
     inline = _Inline(channel, 1)
     channel.serve_inline(inline)
     before = second.last_request_ns
-    answer = second.answer_now(b"now")
+    answered = second.answer_now(b"now")
+    assert answered is not None
+    answer, request = answered
     assert isinstance(answer, SendResponse) and answer.payload == b"now " + \
         second.connection_id.encode()
+    assert request is None                              # nothing is timed
     assert not second.in_flight and second.last_request_ns > before
     assert second.answer_now(b"not-now") is None        # not an API answered at once
     assert first.try_submit(b"queued")
@@ -244,3 +255,12 @@ async def test_answer_now_only_with_a_free_slot_nothing_queued_and_nothing_in_fl
     assert first.answer_now(b"now") is None             # no free slot
     inline.free = 1
     assert first.answer_now(b"now") is not None
+    timed: list[Request] = []
+    channel.observer = _Observer(timed)
+    answered = first.answer_now(b"now")
+    assert answered is not None and answered[1] is not None
+    request = answered[1]
+    assert request.frame == b"now" and request.connection_id == first.connection_id
+    assert request.timings is not None and request.timings[:2] == [0, 0]
+    received, handled, completed = request.timings[2:]
+    assert request.receive_time_ns == received <= handled == completed
