@@ -224,7 +224,7 @@ class _WriteStalled(Exception):
 
 class _Connection:
     __slots__ = ("auth", "channel", "error", "frames", "held", "intake", "link", "owner",
-                 "parked", "resume", "sock", "tls", "unsent", "waiter", "worker")
+                 "parked", "resume", "sock", "timed", "tls", "waiter", "worker")
 
     def __init__(self, sock: socket.socket, link: ConnectionLink, *,
                  tls: SslListener | None = None, auth: Authenticator | None = None) -> None:
@@ -255,9 +255,11 @@ class _Connection:
         # puts the connection on the poll task's ready queue when it arrives.
         self.parked: bool | None = None
         self.error: BaseException | None = None
-        # The observed request whose answer the selector is still writing, and when its
-        # connection took that answer: told to the observer once it is written (``_sent``).
-        self.unsent: tuple[Request, int] | None = None
+        # The observed requests whose answers are held or still being written by the
+        # selector, each with when its connection took the answer: told to the observer once
+        # they are written (``_report_sent``: ResponseSendTimeMs ends there). Every send
+        # carries the held answers first, so a completed send has written them all.
+        self.timed: list[tuple[Request, int]] = []
 
 
 def _client_ip(host: str) -> str:
@@ -901,6 +903,10 @@ class SocketServer:
         assert self._selector is not None
         self._selector.unregister(channel)
         conn.link.close()
+        if conn.timed:
+            # Answers the connection will never write are still answered requests (Kafka's
+            # processDisconnected records its in-flight responses' metrics too).
+            self._report_sent(conn)
         for task in (conn.owner, conn.waiter):      # the same task never sits in both
             if task is not None:
                 trio.lowlevel.reschedule(task)
@@ -955,6 +961,9 @@ class SocketServer:
                         conn.frames = frames
                     if error is not None:
                         conn.error = error      # after the frames read before it
+                    if sent and conn.timed and conn.waiter is None and \
+                            not conn.channel.sending:
+                        self._report_sent(conn)     # written, and no task waits to tell it
                     if conn.worker:
                         # Its own task serves it: wake it if it waits for a send
                         if (sent or error is not None) and conn.waiter is not None:
@@ -1177,10 +1186,12 @@ class SocketServer:
         """``_answer`` once the answer is here (``request``: the request the observer is
         told of, None when nothing is timed)."""
         link = conn.link
-        observer = self._channel.observer
-        ready_ns = 0 if request is None else time.monotonic_ns()
         held = conn.held
         done = True
+        if request is not None and isinstance(response, SendResponse):
+            conn.timed.append((request, time.monotonic_ns()))
+            request = None          # told when written (``_send``, ``_sent``)
+        ready_ns = 0 if request is None else time.monotonic_ns()
         try:
             if isinstance(response, SendResponse):
                 if not response.file_slices and (hold or held):
@@ -1200,11 +1211,9 @@ class SocketServer:
                 if not hold and held:
                     done = self._send(conn, self._take_held(conn))
         finally:
-            if request is not None and observer is not None:
-                if done:
-                    observer.request_done(request, ready_ns, time.monotonic_ns())
-                else:           # ResponseSendTimeMs ends when the selector has written it
-                    conn.unsent = (request, ready_ns)
+            observer = self._channel.observer
+            if request is not None and observer is not None:   # nothing to write
+                observer.request_done(request, ready_ns, time.monotonic_ns())
         if not done:
             if poller:
                 return self._detach(conn, _SENT)
@@ -1258,7 +1267,19 @@ class SocketServer:
         if conn.channel is None:
             return True
         assert self._selector is not None
-        return self._selector.send(conn.channel, parts)
+        done = self._selector.send(conn.channel, parts)
+        if done and conn.timed:
+            self._report_sent(conn)
+        return done
+
+    def _report_sent(self, conn: _Connection) -> None:
+        """Tell the observer that the answers of ``conn.timed`` are written."""
+        timed, conn.timed = conn.timed, []
+        observer = self._channel.observer
+        if observer is not None:
+            now = time.monotonic_ns()
+            for request, ready_ns in timed:
+                observer.request_done(request, ready_ns, now)
 
     async def _sent(self, conn: _Connection) -> None:
         """Wait until the connection's pending send is written (the poll task wakes us);
@@ -1275,10 +1296,8 @@ class SocketServer:
                 raise conn.error
         if conn.channel is None and conn.error is not None:
             raise conn.error
-        unsent, conn.unsent = conn.unsent, None
-        observer = self._channel.observer
-        if unsent is not None and observer is not None and conn.channel is not None:
-            observer.request_done(unsent[0], unsent[1], time.monotonic_ns())
+        if conn.timed:
+            self._report_sent(conn)
 
     async def _mute(self, conn: _Connection) -> None:
         """A client quota's throttle (KIP-219): the answer is out (what is held goes now),

@@ -241,3 +241,37 @@ async def test_a_now_handler_that_raises_closes_only_its_connection(
         assert apis.now == [b"now-ok"] and apis.handled == []
     assert "unexpected error handling a request" in caplog.text
     assert "a bug in a now-handler" in caplog.text
+
+
+@attrs.define
+class Timed:
+    """A RequestObserver noting (frame, ready_ns, sent_ns) of every answered request."""
+
+    done: list[tuple[bytes, int, int]] = attrs.field(factory=list)
+
+    def request_done(self, request: Request, ready_ns: int, sent_ns: int) -> None:
+        self.done.append((bytes(request.frame), ready_ns, sent_ns))
+
+
+# A Produce v0 request header (API key 0, version 0, correlation id 1, client id "") before
+# the test's bytes: a frame the poll task serves, and whose answer a Produce after it holds.
+PRODUCE_V0 = b"\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00"
+
+
+@trio_test
+async def test_held_answers_are_told_to_the_observer_when_they_are_written() -> None:
+    """Three pipelined Produce requests in one write: the first two answers are held and go
+    out in one send with the third, and the request metrics' observer hears of all three at
+    that send (ResponseSendTimeMs ends when the answer is written, not when it is held)."""
+    async with pool_serving(2) as (h, _apis, _pool):
+        timed = Timed()
+        h.channel.observer = timed
+        client = await h.connect()
+        frames = [PRODUCE_V0 + b"p%d" % i for i in range(3)]
+        await client.send_all(b"".join(frame(f) for f in frames))
+        for f in frames:
+            assert await receive_frame(client) == f[::-1]
+        await settle()
+        assert [f for f, _, _ in timed.done] == frames
+        (_, ready_0, sent_0), (_, ready_1, sent_1), (_, ready_2, sent_2) = timed.done
+        assert ready_0 <= ready_1 <= ready_2 <= sent_0 == sent_1 == sent_2
