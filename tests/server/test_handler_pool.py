@@ -120,8 +120,12 @@ async def test_slots_bound_the_requests_in_handlers_whoever_runs_them() -> None:
         assert sorted(p for p, _ in apis.handled) == sorted(b"wait%d" % i for i in range(6))
 
 
+@pytest.mark.parametrize("later", [b"second", b"now-late"])
 @trio_test
-async def test_a_request_waiting_for_a_slot_goes_before_later_ones() -> None:
+async def test_a_request_waiting_for_a_slot_goes_before_later_ones(later: bytes) -> None:
+    """Also for a request its API could answer at once (b"now-late"): with every slot taken
+    and a request queued, it takes the queue too (first come, first served), and is then
+    handled as any other."""
     async with pool_serving(1) as (h, apis, pool):
         holder, first, second = await h.connect(), await h.connect(), await h.connect()
         await holder.send_all(frame(b"wait"))
@@ -129,15 +133,16 @@ async def test_a_request_waiting_for_a_slot_goes_before_later_ones() -> None:
         await first.send_all(frame(b"first"))
         await settle()
         assert pool.waiting == 1
-        await second.send_all(frame(b"second"))
+        await second.send_all(frame(later))
         await settle()
         # The second may not take the slot inline ahead of the first once it is freed.
         assert h.channel.queued == 1
         apis.release.set()
         assert await receive_frame(holder) == b"tiaw"
         assert await receive_frame(first) == b"tsrif"
-        assert await receive_frame(second) == b"dnoces"
-        assert [p for p, _ in apis.handled] == [b"wait", b"first", b"second"]
+        assert await receive_frame(second) == later[::-1]
+        assert [p for p, _ in apis.handled] == [b"wait", b"first", later]
+        assert apis.now == []
 
 
 @trio_test
@@ -206,28 +211,6 @@ async def test_a_request_answered_now_takes_no_handler_and_keeps_its_place() -> 
         assert await receive_frame(client) == b"now!3-won"
         assert apis.now == [b"now-1", b"now-2", b"now-3"]
         assert [p for p, _ in apis.handled] == [b"handled"]
-
-
-@trio_test
-async def test_no_request_is_answered_now_ahead_of_one_waiting_for_a_slot() -> None:
-    """With every slot taken and a request queued, a request its API could answer at once
-    takes the queue too (first come, first served), and is then handled as any other."""
-    async with pool_serving(1) as (h, apis, pool):
-        holder, first, late = await h.connect(), await h.connect(), await h.connect()
-        await holder.send_all(frame(b"wait"))
-        await settle()
-        await first.send_all(frame(b"first"))
-        await settle()
-        assert pool.waiting == 1
-        await late.send_all(frame(b"now-late"))
-        await settle()
-        assert apis.now == [] and h.channel.queued == 1
-        apis.release.set()
-        assert await receive_frame(holder) == b"tiaw"
-        assert await receive_frame(first) == b"tsrif"
-        assert await receive_frame(late) == b"etal-won"       # handled, not answered now
-        assert [p for p, _ in apis.handled] == [b"wait", b"first", b"now-late"]
-        assert apis.now == []
 
 
 @trio_test
