@@ -348,7 +348,11 @@ def test_elect_leaders(cluster: Cluster, recording: list[RecordingBroker]) -> No
     assert _elect(cluster, controller, 1, {"elect": [0, 2]}) == {
         ("elect", 0): ElectionNotNeededError.code,
         ("elect", 2): EligibleLeadersNotAvailableError.code}
+    peer.clear()
     peer.register()
+    # Once the controller has seen it come back (its LeaderAndIsr for the partitions it
+    # hosts): until then it is not eligible for the ISR (INELIGIBLE_REPLICA, as Kafka's).
+    peer.wait_for(lambda: peer.received(ApiKey.LEADER_AND_ISR), "LeaderAndIsr")
     # Back but out of the ISR: the leader (broker 1) lets it in again.
     s = cluster.partition_state("elect", 0)
     assert s is not None and s.isr == (1,)
