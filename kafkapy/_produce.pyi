@@ -14,7 +14,7 @@ PartitionData = tuple[int, memoryview | None, BatchHeader | KafkaError | None]
 
 def decode_produce(
     frame: Buffer, offset: int, version: int,
-) -> tuple[str | None, int, int, list[tuple[str, list[PartitionData]]]]: ...
+) -> tuple[str | None, int, int, list[tuple[str, list[PartitionData]]], int]: ...
 def encode_produce_response(
     version: int, correlation_id: int, throttle_time_ms: int,
     topics: list[tuple[str, list[tuple[int, Any]]]],

@@ -7,13 +7,13 @@ straight from compact per-partition results, without the generated message class
 
 ``decode_produce(frame, offset, version)`` reads the body of a Produce request that starts at
 ``offset`` (after the request header) and returns ``(transactional_id, acks, timeout_ms,
-topics)`` with ``topics = [(name, [(index, records, checked), ...]), ...]`` in wire order:
+topics, end)``, ``end`` where the body ends in ``frame``, with ``topics = [(name, [(index, records, checked), ...]), ...]`` in wire order:
 ``records`` is a memoryview into ``frame`` (no copy), None for null records; ``checked`` is
 what ``kafkapy._records.check_produce_batch`` made of them (the batch's ``BatchHeader``, or
 the ``KafkaError`` it raised; None for null records). Those batch checks are the compiled
 ones of ``_records``, called from here, not a copy. Flexible versions (v9+) are read with
 their compact lengths; tagged fields are skipped (Produce requests declare none). Bytes
-after the body are ignored, as Kafka's generated readers ignore them.
+after the body (from ``end``) are ignored, as Kafka's generated readers ignore them.
 
 ``encode_produce_response(version, correlation_id, throttle_time_ms, topics)`` writes the
 whole response frame (response header + body, without the size prefix), byte-equal to
@@ -210,7 +210,7 @@ def decode_produce(frame, Py_ssize_t offset, int version):
             topics.append((name, parts))
         if flexible:
             _skip_tagged(&c)
-        return transactional_id, acks, timeout_ms, topics
+        return transactional_id, acks, timeout_ms, topics, c.pos
     finally:
         PyBuffer_Release(&buf)
 

@@ -135,7 +135,9 @@ def test_decodes_what_kafka_python_encodes(version: int, case: int) -> None:
         request._struct.encode(request, version=version, compact=flexible, tagged=flexible))
     header, offset = decode_request_header(frame)
     assert (header.api_version, header.correlation_id) == (version, 99)
-    got_id, got_acks, got_timeout, got_topics = _produce.decode_produce(frame, offset, version)
+    got_id, got_acks, got_timeout, got_topics, end = _produce.decode_produce(frame, offset,
+                                                                             version)
+    assert end == len(frame)
     assert (got_id, got_acks, got_timeout) == (transactional_id, acks, timeout_ms)
     assert [(name, [index for index, _, _ in parts]) for name, parts in got_topics] == [
         (name, [index for index, _ in parts]) for name, parts in topics]
@@ -163,7 +165,7 @@ def test_batch_checks_are_check_produce_batchs() -> None:
     for version in (3, 6, 7, 11):
         frame = frame_of(version, value)
         _, offset = decode_request_header(frame)
-        _, _, _, [(_, parts)] = _produce.decode_produce(frame, offset, version)
+        _, _, _, [(_, parts)], _ = _produce.decode_produce(frame, offset, version)
         kinds = [seen_check(checked)[0] for _, _, checked in parts]
         assert kinds[1] is InvalidRecordError           # two batches
         assert kinds[2] is BatchHeader
@@ -184,10 +186,12 @@ def test_agrees_with_kafkapys_codec(version: int, data: st.DataObject) -> None:
     frame = frame_of(version, value)
     _, offset = decode_request_header(frame)
     expected = decode_request(frame).body
-    assert_matches(_produce.decode_produce(frame, offset, version), expected, version)
-    # and from a bytearray (the selector's frames), at the same offset
-    assert_matches(_produce.decode_produce(bytearray(frame), offset, version), expected,
-                   version)
+    assert_matches(_produce.decode_produce(frame, offset, version)[:4], expected, version)
+    # and from a bytearray (the selector's frames), at the same offset, with bytes after the
+    # body (ignored, and said where the body ended)
+    decoded = _produce.decode_produce(bytearray(frame) + b"xyz", offset, version)
+    assert_matches(decoded[:4], expected, version)
+    assert decoded[4] == len(frame)
 
 
 # ------------------------------------------------------------------------ malformed input

@@ -48,10 +48,18 @@ there, through the same functions (not-hosted errors, transactional verification
 append, flush and acks=-1 parking, the byte-rate and request-time quotas); anything else
 (v0-2, an authorizer, acks outside -1/0/1, a body the compiled decoder refuses) goes to
 ``handle_produce``, which also closes the connection for a body that does not decode.
+
+Before that, the commonest case is answered in the socket server's poll task's own step
+(``NOW_HANDLERS``: ``produce_now``, called by ``KafkaApis.answer_now``): the same plan of the
+frame and the same answer as ``produce_frame`` (``_plan_frame``, ``_FramePlan.answer``), for
+a request with nothing to wait for and nothing to throttle: not transactional, no fsync on
+append, acks=-1 only on partitions that are their only replica, no authorizer and no client
+quota set. It returns None for every other request, before anything changes.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -103,6 +111,9 @@ if TYPE_CHECKING:
     from kafkapy.protocol.message_classes import RequestHeader
     from kafkapy.server.kafka_apis import KafkaApis
     from kafkapy.server.kafka_server import KafkaServer
+
+# The request log's logger (KafkaApis's): its DEBUG lines about a request come from one place.
+log = logging.getLogger("kafkapy.server.kafka_apis")
 
 __all__ = ["FRAME_HANDLERS", "HANDLERS", "check_batch_header", "handle_produce",
            "produce_frame"]
@@ -337,6 +348,8 @@ class _FramePlan:
     flushes: bool
     # For acks=all, a partition with other replicas: the answer may wait for them.
     waits_for_replicas: bool
+    # Where the body ends in the frame (bytes after it are ignored).
+    end: int
 
     def answer(self, results: dict[TopicPartition, ProducePartitionResult],
                throttle_ms: int) -> Response:
@@ -362,7 +375,7 @@ def _plan_frame(server: KafkaServer, frame: bytes | bytearray, header: RequestHe
             server.authorizer is not None:
         return None
     try:
-        transactional_id, acks, timeout_ms, topics = _produce.decode_produce(
+        transactional_id, acks, timeout_ms, topics, end = _produce.decode_produce(
             frame, offset, version)
     except InvalidRequestError:
         return None             # handle_produce's decode closes the connection, and logs why
@@ -371,7 +384,7 @@ def _plan_frame(server: KafkaServer, frame: bytes | bytearray, header: RequestHe
     rm = server.replica_manager
     partitions = rm.partitions
     plan = _FramePlan(version, header.correlation_id, transactional_id, acks, timeout_ms,
-                      [], {}, {}, [], False, False)
+                      [], {}, {}, [], False, False, end)
     early, entries = plan.early, plan.entries
     for name, parts in topics:
         tps = []
@@ -423,14 +436,18 @@ async def produce_frame(apis: KafkaApis, request: Request, header: RequestHeader
     if plan is None:
         return None
     # From here on the request is this path's: nothing below returns None.
+    if plan.end != len(request.frame) and log.isEnabledFor(logging.DEBUG):
+        log.debug("Produce v%d request (correlation id %d) from %s: ignoring %d bytes after "
+                  "the body", plan.version, plan.correlation_id, request.connection_id,
+                  len(request.frame) - plan.end)
     context = RequestContext(header, FastProduce(plan.acks, plan.timeout_ms), request, apis)
     started_ns = context.request_time.started_ns = time.perf_counter_ns()
     rm = server.replica_manager
     entries, early = plan.entries, plan.early
     asks: dict[tuple[int, int], list[TopicPartition]] = {}     # (producer id, epoch) -> tps
-    for tp, log, checked in plan.transactional:
+    for tp, partition_log, checked in plan.transactional:
         try:
-            _verify(context, plan.transactional_id, tp, log, checked, asks)
+            _verify(context, plan.transactional_id, tp, partition_log, checked, asks)
         except KafkaError as e:
             early[tp] = e
             del entries[tp]

@@ -17,6 +17,7 @@ it). acks=0 with a failed partition closes the connection on all three.
 
 from __future__ import annotations
 
+import logging
 import socket
 import struct
 from collections.abc import Iterator
@@ -83,11 +84,11 @@ class Conn:
         self.sock = socket.create_connection((host, int(port)), timeout=TIMEOUT)
         self.correlation_id = 0
 
-    def send(self, version: int, body: ProduceRequest) -> None:
+    def send(self, version: int, body: ProduceRequest, trailing: bytes = b"") -> None:
         self.correlation_id += 1
         header = RequestHeader(api_key=ApiKey.PRODUCE, api_version=version,
                                correlation_id=self.correlation_id, client_id="fast-path")
-        payload = encode_request(Request(header, body))
+        payload = encode_request(Request(header, body)) + trailing
         self.sock.sendall(struct.pack(">i", len(payload)) + payload)
 
     def receive(self) -> bytes:
@@ -209,3 +210,23 @@ def _run(conns: tuple[Conn, ...]) -> int:
         conn.send(9, request([("nope", [(0, batch(1))])], acks=0))
         assert conn.closed()
     return answered
+
+
+def test_bytes_after_the_body_are_ignored_and_logged_at_debug(
+        kafka_broker_factory: BrokerFactory, caplog: pytest.LogCaptureFixture) -> None:
+    """As the generic path: the request is served, and the request log says what it
+    ignored (with DEBUG on, produce_now leaves the request to produce_frame)."""
+    broker = kafka_broker_factory()
+    broker.create_topic("a", 1)
+    conn = Conn(broker)
+    try:
+        with caplog.at_level(logging.DEBUG, logger="kafkapy.server.kafka_apis"):
+            conn.send(9, request([("a", [(0, batch(2))])]), trailing=b"xyz")
+            answer = conn.receive()
+    finally:
+        conn.sock.close()
+    assert [(r.offset, r.value) for r in broker.read_all("a", 0)] == \
+        [(0, b"value-0"), (1, b"value-1")]
+    assert answer[:4] == struct.pack(">i", 1)       # correlation id 1 answered
+    assert any("Produce v9 request (correlation id 1)" in m and
+               "ignoring 3 bytes after the body" in m for m in caplog.messages), caplog.text
