@@ -98,9 +98,10 @@ def _check_produce(produce: ModuleType) -> None:
     # Produce v3: null transactional id, acks 1, 100 ms, topic "t" partition 0
     body = (b"\xff\xff\x00\x01\x00\x00\x00\x64\x00\x00\x00\x01\x00\x01t"
             b"\x00\x00\x00\x01\x00\x00\x00\x00" + struct.pack(">i", len(batch)) + batch)
-    transactional_id, acks, _, [(name, [(index, view, header)])] = \
+    transactional_id, acks, _, [(name, [(index, view, header)])], end = \
         produce.decode_produce(body, 0, 3)
     assert (transactional_id, acks, name, index, bytes(view)) == (None, 1, "t", 0, batch)
+    assert end == len(body)
     assert header.batch_length == len(batch) - 12
     assert produce.encode_produce_response(3, 7, 0, []) == b"\x00\x00\x00\x07" + b"\x00" * 8
 

@@ -835,10 +835,15 @@ async def test_pool_tasks_serve_connections_concurrently(tasks: int) -> None:
         await h.nursery.start(pool.run)
         slow, quick = await h.connect(), await h.connect()
         await slow.send_all(frame(b"wait"))
-        await quick.send_all(frame(b"quick"))
-        # Both requests reach the pool (on a loaded machine, after more than one settle).
+        # The slow request holds its slot before the quick one is sent: sent together, the
+        # two connections' bytes may arrive in one poll and be served in either order.
         with trio.fail_after(10):
-            while apis.waiting != 1 or (tasks == 1 and pool.waiting != 1):
+            while apis.waiting != 1:
+                await settle()
+        await quick.send_all(frame(b"quick"))
+        # The quick one reaches the pool (on a loaded machine, after more than one settle).
+        with trio.fail_after(10):
+            while tasks == 1 and pool.waiting != 1:
                 await settle()
         if tasks == 2:
             # One task is held by the slow request; the other answers the quick one.
