@@ -450,7 +450,7 @@ async def produce_frame(apis: KafkaApis, request: Request, header: RequestHeader
             _verify(context, plan.transactional_id, tp, partition_log, checked, asks)
         except KafkaError as e:
             early[tp] = e
-            del entries[tp]
+            entries.pop(tp, None)   # a partition twice in the request fails here twice
     if asks:
         assert plan.transactional_id is not None    # _verified_here checked it
         await _verify_elsewhere(context, plan.transactional_id, asks, entries, early)

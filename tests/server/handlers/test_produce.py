@@ -8,8 +8,8 @@ Produce goes through the decoded body and ``handle_produce``); each table is emp
 its broker starts. The requests: v3 to v11, acks 1, -1 and 0, several topics and partitions,
 a partition that does not exist, a batch that is refused before the log (two batches, null
 records, zstd below v7, a control batch), a partition twice in one request, transactional
-batches without a transactional id and with one no coordinator knows, and acks=2 (which the
-fast paths leave to the handler). Every answer is byte-equal between the three, the logs
+batches without a transactional id (one partition twice) and with one no coordinator knows,
+and acks=2 (which the fast paths leave to the handler). Every answer is byte-equal between the three, the logs
 hold the same records, the first broker answered the common requests in the poll task's step
 (counted), and the second served them with the compiled codec (the generic one never touched
 it). acks=0 with a failed partition closes the connection on all three.
@@ -124,6 +124,8 @@ def script() -> Iterator[tuple[int, ProduceRequest, bool]]:
         yield version, request([("a", [(1, batch(1, control=True)), (1, batch(2))])]), True
         yield version, request([("b", [(0, batch(2))])], acks=0), False
         yield version, request([("b", [(1, batch(1, transactional=True))])]), True
+        yield version, request([("b", [(1, batch(1, transactional=True)),
+                                       (1, batch(1, transactional=True))])]), True
         yield version, request([("b", [(1, batch(1, transactional=True)), (0, batch(1))])],
                                transactional_id="nobody's"), True
         yield version, request([("b", [(1, batch(1))])], acks=2), True
@@ -176,18 +178,18 @@ def test_fast_paths_answer_as_the_handler(brokers: Brokers) -> None:
                 assert [(r.offset, r.key, r.value) for r in broker.read_all(topic, p)] == \
                     expected
     assert len(generic.read_all("a")) > 0 and len(generic.read_all("b")) > 0
-    assert answered == 9 * 8
+    assert answered == 9 * 9
     # The shipped broker answered in the poll task's step every request but the
     # transactional ones and acks=2, 6 per version, and the 2 after the script.
     assert now.answered == 9 * 6 + 2
     # ``_produce`` (patched after the shipped broker started, but a module global read at
     # each call) counts both fast brokers' decodes: the frame broker decoded every request
-    # (9 versions x 9, and 2 more) and encoded its answers, 7 per version and 1 more (acks=2
+    # (9 versions x 10, and 2 more) and encoded its answers, 8 per version and 1 more (acks=2
     # is the handler's; acks=0 has no answer); the shipped broker decoded each request once
-    # in produce_now, and the 3 it declined again in produce_frame, encoding what the frame
+    # in produce_now, and the 4 it declined again in produce_frame, encoding what the frame
     # broker encodes.
-    assert counting.decoded == 2 * (9 * 9 + 2) + 9 * 3
-    assert counting.encoded == 2 * (9 * 7 + 1)
+    assert counting.decoded == 2 * (9 * 10 + 2) + 9 * 4
+    assert counting.encoded == 2 * (9 * 8 + 1)
 
 
 def _run(conns: tuple[Conn, ...]) -> int:
