@@ -9,10 +9,10 @@ its broker starts. The requests: v3 to v11, acks 1, -1 and 0, several topics and
 a partition that does not exist, a batch that is refused before the log (two batches, null
 records, zstd below v7, a control batch), a partition twice in one request, transactional
 batches without a transactional id (one partition twice) and with one no coordinator knows,
-and acks=2 (which the fast paths leave to the handler). Every answer is byte-equal between the three, the logs
-hold the same records, the first broker answered the common requests in the poll task's step
-(counted), and the second served them with the compiled codec (the generic one never touched
-it). acks=0 with a failed partition closes the connection on all three.
+and acks=2 (which the fast paths leave to the handler). Every answer is byte-equal between
+the three, the logs hold the same records, the first broker answered the common requests in
+the poll task's step (counted), and the second served them with the compiled codec (the
+generic one never touched it). acks=0 with a failed partition closes the connection on all three.
 """
 
 from __future__ import annotations
