@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import shutil
 import signal
 import socket
@@ -68,12 +69,43 @@ def _java() -> str:
     return java
 
 
+# Ports handed out by this process, so two servers started together never get the same one.
+_handed: set[int] = set()
+_random = random.SystemRandom()
+
+
+def _ephemeral_low() -> int:
+    """The lowest port the kernel picks for an outgoing connection's local address."""
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768                    # Linux's default; elsewhere only a guess
+
+
 def free_port(host: str) -> int:
-    """A port nothing listens on now (the OS's choice), for a server started next."""
+    """A port nothing listens on now, for a server started next.
+
+    Chosen at random below the kernel's ephemeral range (from 20000 up), not by binding port
+    0: a port from that range can be taken as the local address of any outgoing connection
+    (a client, a ZooKeeper session, another test's) between this call and the server's bind,
+    which then fails with "address already in use". Ports below the range are only ever taken
+    by a bind. Falls back to the kernel's choice when the range leaves no room below it."""
+    low, high = 20000, _ephemeral_low()
+    for _ in range(100 if high - low >= 1000 else 0):
+        port = _random.randrange(low, high)
+        if port in _handed:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind((host, port))
+            except OSError:
+                continue
+        _handed.add(port)
+        return port
     with socket.socket() as s:
         s.bind((host, 0))
-        port: int = s.getsockname()[1]
-        return port
+        chosen: int = s.getsockname()[1]
+        return chosen
 
 
 def four_letter_word(host: str, port: int, word: str, timeout: float = 2.0) -> str:

@@ -5,6 +5,7 @@ test injects (SIGSTOP, SIGKILL) seen by a client."""
 
 from __future__ import annotations
 
+import socket
 import time
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from kafkapy.zk.zookeeper_server import (
     ZooKeeperNotFound,
     ZooKeeperServer,
     four_letter_word,
+    free_port,
     zookeeper_classpath,
 )
 
@@ -88,3 +90,16 @@ def test_pause_and_kill_are_seen_by_clients(tmp_path: Path) -> None:
 def test_a_missing_installation_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ZooKeeperNotFound, match="holds no ZooKeeper jars"):
         zookeeper_classpath(str(tmp_path))
+
+
+def test_free_ports_lie_below_the_ephemeral_range_and_are_handed_once() -> None:
+    """An outgoing connection's local port comes from the ephemeral range; a port chosen
+    there could be taken before the server binds it (seen in CI as "address already in
+    use"). Ports below the range are only taken by a bind."""
+    ephemeral_low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    ports = [free_port("127.0.0.1") for _ in range(50)]
+    assert len(set(ports)) == 50
+    assert all(20000 <= p < ephemeral_low for p in ports)
+    for port in ports:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", port))     # free now, as promised
