@@ -212,6 +212,8 @@ cdef class WalkResult:
     cdef readonly int stop
     cdef readonly Py_ssize_t batches
     cdef readonly int64_t first_offset      # base offset of the first batch, -1 if none
+    cdef readonly Py_ssize_t first_size     # bytes of the first batch, 0 if none
+    cdef readonly int32_t first_epoch       # partition leader epoch of the first batch, -1
     cdef readonly int64_t next_offset       # last offset + 1 of the last batch, -1 if none
     cdef readonly int64_t max_timestamp     # over these batches, -1 if none
     cdef readonly int64_t offset_of_max_timestamp
@@ -290,6 +292,8 @@ cdef class SegmentWalker:
         cdef int stop = W_OK
         cdef int32_t delta, ep
         cdef int64_t base, last, ts, first = -1
+        cdef Py_ssize_t first_size = 0
+        cdef int32_t first_epoch = -1
         cdef int64_t since = self.bytes_since_index
         cdef int64_t max_ts = self.max_timestamp, max_off = self.offset_of_max_timestamp
         cdef int64_t idx_ts = self.last_index_timestamp, expect = self.next_offset
@@ -370,6 +374,8 @@ cdef class SegmentWalker:
                         cur_epoch = ep
                     if first < 0:
                         first = base
+                        first_size = size
+                        first_epoch = ep
                     expect = last + 1
                     since += size
                     batches += 1
@@ -383,6 +389,8 @@ cdef class SegmentWalker:
         r.stop = stop
         r.batches = batches
         r.first_offset = first
+        r.first_size = first_size
+        r.first_epoch = first_epoch
         r.next_offset = expect if batches else -1
         r.max_timestamp = chunk_ts if batches else -1
         r.offset_of_max_timestamp = chunk_ts_off

@@ -640,8 +640,7 @@ class Log:
         # The segment reports where the epoch changes from its previous batch; the cache may
         # have lost that batch's entry (DeleteRecords or retention moved the start past it),
         # so the first batch's epoch is offered too, as Kafka offers every batch's.
-        first_epoch = int.from_bytes(memoryview(buf)[12:16], "big", signed=True)
-        self.epochs.assign(first_epoch, first_offset)
+        self.epochs.assign(result.first_epoch, first_offset)
         if result.epochs:
             for epoch, offset in result.epochs:
                 self.epochs.assign(epoch, offset)

@@ -341,16 +341,16 @@ class LogSegment:
         if result.stop:
             raise CorruptMessageError(f"{self.path}: cannot append {result.reason} at byte "
                                       f"{result.valid_bytes} of the appended data")
-        view = memoryview(buf).cast("B")
         self.size = start + result.valid_bytes
-        self._last_append = BatchLocation(start, BatchHeader.header_only(view).size,
-                                          result.first_offset)
-        self.offset_index.append_raw(result.offset_entries)
-        self.time_index.append_raw(result.time_entries)
+        self._last_append = BatchLocation(start, result.first_size, result.first_offset)
+        if result.offset_entries:       # an entry every index.interval.bytes
+            self.offset_index.append_raw(result.offset_entries)
+        if result.time_entries:
+            self.time_index.append_raw(result.time_entries)
         if self.rolling_timestamp == NO_TIMESTAMP and start == 0:
             # Kafka's rollingBasedTimestamp: the first batch's maxTimestamp (as reloaded by
             # _read_rolling_timestamp), not the largest of this append.
-            self.rolling_timestamp = BatchHeader(view).max_timestamp
+            self.rolling_timestamp = BatchHeader(memoryview(buf).cast("B")).max_timestamp
         return result
 
     # ----------------------------------------------------------------------------- reads

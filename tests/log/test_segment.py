@@ -23,6 +23,7 @@ from kafkapy.errors import CorruptMessageError, KafkaStorageError
 from kafkapy.log.config import LogConfig
 from kafkapy.log.index import NO_TIMESTAMP, TimestampOffset
 from kafkapy.log.segment import (
+    BatchLocation,
     LogSegment,
     index_path,
     log_path,
@@ -134,6 +135,14 @@ def test_append_result_and_segment_state(tmp_path: Path) -> None:
     seg.append(make_batch(14, [900]))
     assert seg.rolling_timestamp == 700
     assert (seg.max_timestamp, seg.offset_of_max_timestamp) == (900, 14)
+    # The first batch of each append, as the log's epoch cache and last-append lookup use it.
+    first = build_batch([(b"k", b"v" * 77, [], 950)], base_offset=15, partition_leader_epoch=7)
+    result = seg.append(first + build_batch([(b"k", b"v", [], 960)], base_offset=16,
+                                            partition_leader_epoch=8))
+    assert (result.first_size, result.first_epoch) == (len(first), 7)
+    assert result.epochs == [(7, 15), (8, 16)]
+    assert seg.translate_offset(15) == BatchLocation(seg.size - result.valid_bytes,
+                                                     len(first), 15)
     seg.close()
 
 
