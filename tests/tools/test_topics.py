@@ -399,6 +399,9 @@ def test_cluster_describe_rf3_and_a_stopped_broker(tmp_path: Path) -> None:
         cluster.wait_for_leader("on-3", 0)
 
         admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+        # The assignments as a client reads them, while every broker is up: a stopped broker
+        # changes no assignment, and a client asked while one is down may wait on it.
+        replicas_of = {topic: assignment(admin, topic) for topic in ("rf3", "on-3")}
 
         def lines(topic: str, partitions: int) -> list[str]:
             """The partition lines for the state in ZooKeeper (the controller's truth)."""
@@ -407,7 +410,7 @@ def test_cluster_describe_rf3_and_a_stopped_broker(tmp_path: Path) -> None:
                 state = cluster.partition_state(topic, p)
                 assert state is not None
                 leader = state.leader if state.leader >= 0 else "none"
-                replicas = ",".join(map(str, assignment(admin, topic)[p]))
+                replicas = ",".join(map(str, replicas_of[topic][p]))
                 out.append(partition_line(topic, p, leader, replicas,
                                           ",".join(map(str, state.isr))))
             return out
