@@ -1,5 +1,6 @@
 """Type stubs for the compiled Produce codec (see kafkapy/_produce.pyx)."""
 
+from collections.abc import Callable
 from typing import Any
 
 from typing_extensions import Buffer
@@ -19,3 +20,12 @@ def encode_produce_response(
     version: int, correlation_id: int, throttle_time_ms: int,
     topics: list[tuple[str, list[tuple[int, Any]]]],
 ) -> bytes: ...
+
+NO_RESPONSE: int
+CLOSE_CONNECTION: int
+
+def produce_now(
+    frame: Buffer, min_version: int, max_version: int, partitions: dict[Any, Any],
+    make_tp: Callable[[str, int], Any],
+    append: Callable[[int, Any], dict[Any, Any]],
+) -> bytes | int | None: ...

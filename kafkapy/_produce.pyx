@@ -237,6 +237,13 @@ def encode_produce_response(int version, int32_t correlation_id, int32_t throttl
     if version < MIN_VERSION or version > MAX_VERSION:
         raise ValueError(f"the compiled Produce codec writes v{MIN_VERSION}-v{MAX_VERSION}, "
                          f"not v{version}")
+    return _encode_response(version, correlation_id, throttle_time_ms, topics, None)
+
+
+cdef bytes _encode_response(int version, int32_t correlation_id, int32_t throttle_time_ms,
+                            list topics, dict results):
+    """``encode_produce_response``; with ``results``, each partition's second item is the
+    key of its result there instead of the result."""
     cdef bint flexible = version >= _FLEXIBLE
     cdef Writer out = Writer(64 + 64 * len(topics))
     cdef object name, result, error, record_errors, message, entry
@@ -251,7 +258,7 @@ def encode_produce_response(int version, int32_t correlation_id, int32_t throttl
         _write_string(out, name, flexible)
         out.length(len(parts), flexible, True)
         for part in parts:
-            result = part[1]
+            result = part[1] if results is None else results[part[1]]
             error = result.error
             record_errors = result.record_errors
             out.i32(part[0])
@@ -287,3 +294,121 @@ def encode_produce_response(int version, int32_t correlation_id, int32_t throttl
     if flexible:
         out.uvarint(0)                  # no NodeEndpoints (tag 0)
     return out.getvalue()
+
+
+# ------------------------------------------------------------------ answered in one call
+
+# What ``produce_now`` returns for acks=0 (no answer is written): every partition appended,
+# or one failed (Kafka closes the connection so that the producer notices).
+NO_RESPONSE = 0
+CLOSE_CONNECTION = 1
+
+
+def produce_now(frame, int min_version, int max_version, dict partitions, make_tp,
+                append):
+    """The common Produce request, from its whole frame (header included) to its answer, in
+    one call: the header's version checked against ``[min_version, max_version]`` (the
+    advertised range within 3-11), the body decoded and each partition's batch checked
+    (``check_produce_batch``), its partition looked up in ``partitions`` by
+    ``make_tp(name, index)``, the whole request appended with one ``append(acks, entries)``
+    (``{tp: records}`` in wire order; it returns ``{tp: result}``, results read as in
+    ``encode_produce_response``), and the answer encoded.
+
+    Returns the response frame (without its size prefix), or for acks=0 ``NO_RESPONSE`` or
+    ``CLOSE_CONNECTION`` (a partition failed). Returns None, before anything is appended,
+    for every request that is not the common case, which the caller then serves its general
+    way: a header or body that does not decode, another version, a transactional id, acks
+    outside -1/0/1, null records, a batch ``check_produce_batch`` refuses or that is
+    transactional, a partition not hosted here or named twice, a partition whose log
+    flushes on append (``partition.log.flushes_on_append``), and for acks=-1 a partition
+    with other replicas (``partition.sole_replica`` false: the answer would wait for them).
+    """
+    cdef Py_buffer buf
+    PyObject_GetBuffer(frame, &buf, PyBUF_SIMPLE)
+    cdef _Cursor c
+    cdef int version, acks
+    cdef int32_t correlation_id
+    cdef bint flexible
+    cdef Py_ssize_t ntopics, nparts, i, j, n, start
+    cdef int32_t index
+    cdef object name, tp, partition, checked, whole, result, records
+    cdef list layout, tps
+    cdef dict entries = {}, results
+    try:
+        c.data = <const uint8_t*>buf.buf
+        c.pos = 0
+        c.end = buf.len
+        try:
+            # The request header (v1, or v2 from Produce v9): key, version, correlation id,
+            # client id, tagged fields.
+            _need(&c, 8, b"request header")
+            version = <int16_t>rd16(c.data + 2)
+            if version < min_version or version > max_version or \
+                    version < MIN_VERSION or version > MAX_VERSION:
+                return None
+            correlation_id = <int32_t>rd32(c.data + 4)
+            c.pos = 8
+            n = _int16(&c, b"ClientId")
+            if n < -1:
+                return None
+            if n > 0:
+                _need(&c, n, b"ClientId")
+                c.pos += n
+            flexible = version >= _FLEXIBLE
+            if flexible:
+                _skip_tagged(&c)
+            if _length(&c, flexible, False, b"TransactionalId") != -1:
+                return None
+            acks = _int16(&c, b"Acks")
+            if acks < -1 or acks > 1:
+                return None
+            _int32(&c, b"TimeoutMs")
+            whole = memoryview(frame)
+            ntopics = _count(&c, flexible, 2 if flexible else 6, b"TopicData")
+            layout = []
+            for i in range(ntopics):
+                name = _string(&c, flexible, False, b"Name")
+                nparts = _count(&c, flexible, 5 if flexible else 8, b"PartitionData")
+                tps = []
+                for j in range(nparts):
+                    index = _int32(&c, b"Index")
+                    n = _length(&c, flexible, True, b"Records")
+                    if n < 0:
+                        return None
+                    _need(&c, n, b"Records")
+                    start = c.pos
+                    c.pos += n
+                    records = whole[start:c.pos]
+                    try:
+                        checked = check_produce_batch(records, version)
+                    except KafkaError:
+                        return None
+                    if checked.is_transactional:
+                        return None
+                    tp = make_tp(name, index)
+                    partition = partitions.get(tp)
+                    if partition is None or tp in entries or \
+                            partition.log.flushes_on_append or \
+                            (acks == -1 and not partition.sole_replica):
+                        return None
+                    entries[tp] = records
+                    tps.append((index, tp))
+                    if flexible:
+                        _skip_tagged(&c)
+                if flexible:
+                    _skip_tagged(&c)
+                layout.append((name, tps))
+            if flexible:
+                _skip_tagged(&c)
+        except InvalidRequestError:
+            return None
+    finally:
+        PyBuffer_Release(&buf)
+    # From here on the request is this path's.
+    results = append(acks, entries)
+    if acks == 0:
+        for result in results.values():
+            if result.error is not None:
+                return CLOSE_CONNECTION
+        return NO_RESPONSE
+    return _encode_response(version, correlation_id, 0, layout, results)

@@ -308,3 +308,127 @@ def test_response_refuses_versions_it_does_not_write() -> None:
     for version in (0, 2, 12):
         with pytest.raises(ValueError, match="v3-v11"):
             _produce.encode_produce_response(version, 1, 0, [])
+
+
+# ------------------------------------------------------------------ produce_now (one call)
+
+class _Log:
+    def __init__(self, flushes: bool) -> None:
+        self.flushes_on_append = flushes
+
+
+class _Partition:
+    """What ``produce_now`` reads of a partition (pure logic: no broker here)."""
+
+    def __init__(self, *, flushes: bool = False, sole: bool = True) -> None:
+        self.log = _Log(flushes)
+        self.sole_replica = sole
+
+
+class _Appender:
+    """``append_records_now`` as produce_now calls it: every call recorded; each partition
+    answered with a result derived from its name (or ``errors``'s error)."""
+
+    def __init__(self, errors: dict[TopicPartition, KafkaError] | None = None) -> None:
+        self.calls: list[tuple[int, dict[TopicPartition, bytes]]] = []
+        self.errors = errors or {}
+
+    def __call__(self, acks: int, entries: dict[TopicPartition, memoryview]
+                 ) -> dict[TopicPartition, ProducePartitionResult]:
+        self.calls.append((acks, {tp: bytes(v) for tp, v in entries.items()}))
+        return {tp: ProducePartitionResult(error=self.errors[tp]) if tp in self.errors else
+                ProducePartitionResult(base_offset=100 * tp.partition + len(tp.topic),
+                                       log_append_time=-1, log_start_offset=3)
+                for tp in entries}
+
+
+def _now(version: int, topics: list[tuple[str, list[tuple[int, bytes | None]]]], *,
+         acks: int = 1, transactional_id: str | None = None,
+         partitions: dict[TopicPartition, _Partition] | None = None,
+         appender: _Appender | None = None, low: int = 0, high: int = 11,
+         frame: bytes | None = None) -> Any:
+    value = ProduceRequest(transactional_id=transactional_id, acks=acks, timeout_ms=1000,
+                           topic_data=[TopicProduceData(name=n, partition_data=[
+                               PartitionProduceData(index=i, records=r) for i, r in parts])
+                               for n, parts in topics])
+    if frame is None:
+        frame = frame_of(version, value, correlation_id=77)
+    if partitions is None:
+        partitions = {TopicPartition(n, i): _Partition() for n, parts in topics
+                      for i, _ in parts}
+    return _produce.produce_now(bytearray(frame), low, high, partitions, TopicPartition,
+                                appender if appender is not None else _Appender())
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_produce_now_answers_what_the_response_encoder_writes(version: int) -> None:
+    """The common request: one append of every partition in wire order, and the answer the
+    response encoder writes for the same results."""
+    topics: list[tuple[str, list[tuple[int, bytes | None]]]] = [
+        ("alpha", [(0, batch(1)), (2, batch(3))]), ("b", [(1, batch(2))])]
+    appender = _Appender()
+    answer = _now(version, topics, appender=appender)
+    assert [(acks, list(entries.items())) for acks, entries in appender.calls] == [
+        (1, [(TopicPartition(n, i), r) for n, parts in topics for i, r in parts])]
+    results = appender(1, {TopicPartition(n, i): memoryview(b"") for n, parts in topics
+                           for i, _ in parts})
+    assert answer == _produce.encode_produce_response(
+        version, 77, 0, [(n, [(i, results[TopicPartition(n, i)]) for i, _ in parts])
+                         for n, parts in topics])
+    # acks=-1 on partitions that are their only replica: the same, appended once
+    assert isinstance(_now(version, topics, acks=-1), bytes)
+
+
+def test_produce_now_acks_0_answers_nothing_or_closes_on_a_failed_partition() -> None:
+    topics: list[tuple[str, list[tuple[int, bytes | None]]]] = [("t", [(0, batch(1)),
+                                                                       (1, batch(1))])]
+    assert _now(9, topics, acks=0) == _produce.NO_RESPONSE
+    failing = _Appender({TopicPartition("t", 1): CorruptMessageError("bad")})
+    assert _now(9, topics, acks=0, appender=failing) == _produce.CLOSE_CONNECTION
+    assert len(failing.calls) == 1
+
+
+def _declined(version: int, topics: list[tuple[str, list[tuple[int, bytes | None]]]],
+              **kwargs: Any) -> bool:
+    appender = _Appender()
+    answer = _now(version, topics, appender=appender, **kwargs)
+    return answer is None and not appender.calls
+
+
+@pytest.mark.parametrize("version", [3, 8, 9, 11])
+def test_produce_now_declines_before_appending_anything(version: int) -> None:
+    """Every request that is not the common case is left to the general path (None) with
+    nothing appended, even when other partitions of it qualify."""
+    good = ("t", [(0, batch(1))])
+    tp = TopicPartition("t", 0)
+    assert _declined(version, [good], low=version + 1)          # below the advertised range
+    assert _declined(version, [good], high=version - 1)         # above it
+    assert _declined(version, [good], transactional_id="tx")
+    assert _declined(version, [good], acks=2)
+    assert _declined(version, [good, ("u", [(0, None)])])       # null records
+    assert _declined(version, [good, ("u", [(0, batch(1) + batch(1))])])   # two batches
+    assert _declined(version, [good, ("u", [(0, batch(1, transactional=True))])])
+    assert _declined(version, [good, ("u", [(0, batch(1))])],
+                     partitions={tp: _Partition()})             # u-0 not hosted
+    assert _declined(version, [("t", [(0, batch(1)), (0, batch(1))])])    # named twice
+    assert _declined(version, [good], partitions={tp: _Partition(flushes=True)})
+    assert _declined(version, [good], acks=-1, partitions={tp: _Partition(sole=False)})
+    # acks=1 does not wait for the other replicas: served
+    assert _now(version, [good], partitions={tp: _Partition(sole=False)}) is not None
+
+
+@pytest.mark.parametrize("version", [3, 9, 11])
+def test_produce_now_declines_frames_that_do_not_decode(version: int) -> None:
+    """A truncated or malformed frame is left to the general path (which closes the
+    connection, as Kafka does), never raised and never appended."""
+    topics: list[tuple[str, list[tuple[int, bytes | None]]]] = [("t", [(0, batch(2))])]
+    frame = frame_of(version, ProduceRequest(acks=1, timeout_ms=1, topic_data=[
+        TopicProduceData(name="t", partition_data=[PartitionProduceData(index=0,
+                                                                        records=batch(2))])]))
+    for end in range(len(frame)):
+        assert _declined(version, topics, frame=frame[:end]), end
+    # a client id longer than the frame, and a negative one other than null
+    for length in (b"\x7f\xff", b"\xff\xfe"):
+        assert _declined(version, topics, frame=frame[:8] + length + frame[10:])
+    # the whole frame, for contrast, is served
+    assert isinstance(_now(version, topics, frame=frame), bytes)

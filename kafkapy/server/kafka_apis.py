@@ -11,16 +11,17 @@ channel response to send back: ``SendResponse`` (response header + body), ``NoRe
 ``CloseConnection``. It never raises (except Trio's cancellation), so every request is
 answered exactly once. In order:
 
-0. Before any of this, ``answer_now(frame)`` lets the socket server's poll task have the
-   common case of an API answered in its own step, with no ``Request``, no handler task and
-   no channel hand-over: a handler module's ``NOW_HANDLERS`` (Produce: ``produce_now``) take
-   the frame, or return None before changing anything, and the request then goes the way
-   below. The handler pool calls it only with a handler slot free and nothing queued, so
-   no request is overtaken; none runs while requests are logged at DEBUG. The request
-   metrics count such a request as any other: the connection's link makes its ``Request``
-   afterwards, with its marks (received, handled, completed: no queue time). What a
-   now-handler answers must be what steps 1-4 would: the same checks, the same functions,
-   the same bytes.
+0. Before any of this, ``answer_now(frame)`` lets the socket server's poll task have the common
+   case of an API answered in its own step, with no ``Request``, no handler task and no channel
+   hand-over: a handler module's ``NOW_HANDLERS`` (Produce: ``produce_now``) take the whole
+   frame, header not yet decoded (they read it themselves, compiled, and check its version
+   against the advertised range given to them), or return None before changing anything, and
+   the request then goes the way below. The handler pool calls it only with a handler slot free
+   and nothing queued, so no request is overtaken; none runs while requests are logged at
+   DEBUG. The request metrics count such a request as any other: the connection's link makes
+   its ``Request`` afterwards, with its marks (received, handled, completed: no queue time).
+   What a now-handler answers must be what steps 1-4 would: the same checks, the same
+   functions, the same bytes.
 
 1. The request header is decoded on its own (its version follows from the API version). An
    unknown API key or an unreadable header closes the connection, as Kafka's SocketServer does
@@ -374,17 +375,11 @@ class KafkaApis:
         only for a bug (the caller closes the connection then)."""
         if len(frame) < 2:
             return None
-        handler = self._now_handlers.get(frame[0] << 8 | frame[1])     # the INT16 API key
+        key = frame[0] << 8 | frame[1]      # the INT16 API key
+        handler = self._now_handlers.get(key)
         if handler is None or log.isEnabledFor(logging.DEBUG):
             return None
-        try:
-            header, offset = decode_request_header(frame)
-        except Exception:
-            return None         # ``handle`` closes the connection, and logs why
-        versions = self._advertised.get(header.api_key)
-        if versions is None or header.api_version not in versions:
-            return None
-        return handler(self, frame, header, offset)
+        return handler(self, frame, self._advertised[key])
 
     async def handle(self, request: Request) -> Response | Parked:
         """Decode, dispatch and answer one request (see the module doc). Never raises. A

@@ -14,13 +14,15 @@ returns one and never raises: ``KafkaApis.run_handler`` or ``KafkaApis.frame_ans
 both), or None, before changing any state, for "not the fast case": the generic path then
 decodes and dispatches as usual. One that raises is answered as a handler that raised.
 
-And ``NOW_HANDLERS: {api_key: NowHandler}``: ``handler(apis, frame, header, body_offset)``
-called by ``KafkaApis.answer_now`` in the socket server's poll task, before the request
-becomes a ``Request``, for an API's common case that needs no wait at all (nothing parked,
-no quota throttle, no authorizer). It is synchronous: it returns the finished answer
-(``SendResponse`` without file slices, ``NoResponse`` or ``CloseConnection``), the same
-bytes the frame handler and the generic handler would answer, or None before changing any
-state; it raises only for a bug.
+And ``NOW_HANDLERS: {api_key: NowHandler}``: ``handler(apis, frame, versions)`` called by
+``KafkaApis.answer_now`` in the socket server's poll task with the whole frame (header
+included, not yet decoded: the handler reads it, compiled) and the API's advertised
+``versions``, before the request becomes a ``Request``, for an API's common case that needs
+no wait at all (nothing parked, no quota throttle, no authorizer). It is synchronous: it
+returns the finished answer (``SendResponse`` without file slices, ``NoResponse`` or
+``CloseConnection``), the same bytes the frame handler and the generic handler would answer,
+or None before changing any state (a header that does not decode, a version outside
+``versions``, any request that is not its case); it raises only for a bug.
 
 Contract (enforced by ``KafkaApis.handle``): ``await handler(context)`` returns the response
 body (encoded by KafkaApis at the request's version), a channel ``Response`` itself
@@ -38,6 +40,7 @@ import attrs
 
 from kafkapy.network.request_channel import Request, Response
 from kafkapy.protocol.message_classes import RequestHeader
+from kafkapy.protocol.schema import Versions
 
 if TYPE_CHECKING:
     from kafkapy.server.kafka_apis import KafkaApis
@@ -188,7 +191,6 @@ FrameHandler: TypeAlias = Callable[["KafkaApis", Request, RequestHeader, int],
 """``async def frame_handler(apis, request, header, body_offset) -> Response | Parked |
 None`` (see the module doc); ``body_offset`` is where the body starts in ``request.frame``."""
 
-NowHandler: TypeAlias = Callable[["KafkaApis", "bytes | bytearray", RequestHeader, int],
+NowHandler: TypeAlias = Callable[["KafkaApis", "bytes | bytearray", Versions],
                                  "Response | None"]
-"""``def now_handler(apis, frame, header, body_offset) -> Response | None`` (see the module
-doc)."""
+"""``def now_handler(apis, frame, versions) -> Response | None`` (see the module doc)."""

@@ -50,11 +50,14 @@ append, flush and acks=-1 parking, the byte-rate and request-time quotas); anyth
 ``handle_produce``, which also closes the connection for a body that does not decode.
 
 Before that, the commonest case is answered in the socket server's poll task's own step
-(``NOW_HANDLERS``: ``produce_now``, called by ``KafkaApis.answer_now``): the same plan of the
-frame and the same answer as ``produce_frame`` (``_plan_frame``, ``_FramePlan.answer``), for
-a request with nothing to wait for and nothing to throttle: not transactional, no fsync on
-append, acks=-1 only on partitions that are their only replica, no authorizer and no client
-quota set. It returns None for every other request, before anything changes.
+(``NOW_HANDLERS``: ``produce_now``, called by ``KafkaApis.answer_now``) by one compiled call
+from the whole frame to the answer (``_produce.produce_now``: the header, the body, the batch
+checks, the partition look-ups, then ``ReplicaManager.append_records_now`` once, then the
+encode), for a request with nothing to wait for, nothing to throttle and nothing refused
+before the log: not transactional, no fsync on append, acks=-1 only on partitions that are
+their only replica, every partition hosted and named once, every batch accepted by the
+checks above, no authorizer and no client quota set. It returns None for every other
+request, before anything changes, and ``produce_frame`` serves it.
 """
 
 from __future__ import annotations
@@ -109,6 +112,7 @@ from kafkapy.server.request_context import (
 
 if TYPE_CHECKING:
     from kafkapy.protocol.message_classes import RequestHeader
+    from kafkapy.protocol.schema import Versions
     from kafkapy.server.kafka_apis import KafkaApis
     from kafkapy.server.kafka_server import KafkaServer
 
@@ -411,20 +415,26 @@ def _plan_frame(server: KafkaServer, frame: bytes | bytearray, header: RequestHe
     return plan
 
 
-def produce_now(apis: KafkaApis, frame: bytes | bytearray, header: RequestHeader,
-                offset: int) -> Response | None:
+def produce_now(apis: KafkaApis, frame: bytes | bytearray, versions: Versions
+                ) -> Response | None:
     """The common Produce answered in the caller's step (``NOW_HANDLERS``, see
-    ``request_context``): not transactional, nothing to wait for (no fsync on append, acks=all
-    only on partitions without other replicas) and no client quota set on the broker, so
-    that none can throttle it. None, before anything changes, for every other request."""
+    ``request_context``), from frame to answer in one compiled call (``_produce.produce_now``,
+    whose doc lists its case): not transactional, nothing to wait for (no fsync on append,
+    acks=all only on partitions without other replicas), every partition hosted here and
+    its batch accepted before the log, no authorizer and no client quota set on the broker,
+    so that none can throttle it. None, before anything changes, for every other request."""
     server = apis.server
-    if server.request_quotas.enabled or server.produce_quotas.enabled:
+    if server.request_quotas.enabled or server.produce_quotas.enabled or \
+            server.authorizer is not None:
         return None
-    plan = _plan_frame(server, frame, header, offset)
-    if plan is None or plan.transactional_id is not None or plan.transactional or \
-            plan.flushes or plan.waits_for_replicas:
+    rm = server.replica_manager
+    answer = _produce.produce_now(frame, versions.low, versions.high, rm.partitions,
+                                  TopicPartition, rm.append_records_now)
+    if answer is None:
         return None
-    return plan.answer(server.replica_manager.append_records_now(plan.acks, plan.entries), 0)
+    if isinstance(answer, bytes):
+        return SendResponse(answer)
+    return NoResponse() if answer == _produce.NO_RESPONSE else CloseConnection()
 
 
 async def produce_frame(apis: KafkaApis, request: Request, header: RequestHeader,
