@@ -1,6 +1,10 @@
 """Type stub for the compiled log hot paths (kafkapy/_log.pyx)."""
 
+from typing import Any
+
 from typing_extensions import Buffer
+
+from kafkapy.log.log import LogAppendInfo
 
 class FileMap:
     size: int
@@ -70,3 +74,10 @@ class SegmentWalker:
 def find_batch(buf: Buffer, target: int) -> tuple[bool, int, int, int]: ...
 
 def first_disorder(buf: Buffer, entries: int, entry_size: int, position_limit: int) -> int: ...
+
+def segment_should_roll(seg: Any, incoming_bytes: int, incoming_max_timestamp: int,
+                        incoming_last_offset: int, batches: int, now_ms: int) -> bool: ...
+def segment_append(seg: Any, buf: Buffer) -> WalkResult: ...
+def log_append(log: Any, buf: Buffer, first_offset: int, last_offset: int, batches: int,
+               records: int, size: int, max_timestamp: int, append_time: int,
+               now: int) -> LogAppendInfo: ...

@@ -17,6 +17,12 @@ big-endian bytes. No Python object is made per batch: a 1 GiB recovery of small 
 otherwise spend its time allocating. ``find_batch`` is FileRecords.searchForOffsetWithSize: the
 first batch whose last offset reaches a target, reading headers only.
 
+``log_append``, ``segment_should_roll`` and ``segment_append`` are the bodies of
+``Log._append``, ``LogSegment.should_roll`` and ``LogSegment.append`` (those methods call
+them; a leader append calls ``log_append`` directly): the roll decision, the segment write and
+its index entries, the LEO and the leader epochs, on the Python objects' own attributes (the
+state stays theirs; only the interpreter's work per append goes).
+
 Batch headers are read through kafkapy/_batch_layout.pxd (framing, CRC, baseOffset,
 partitionLeaderEpoch, lastOffsetDelta, maxTimestamp).
 """
@@ -533,3 +539,119 @@ def first_disorder(buf, Py_ssize_t entries, int entry_size, int64_t position_lim
     finally:
         PyBuffer_Release(&view)
     return bad
+
+
+# -------------------------------------------------------------------- the append's steps
+
+# The Python classes the append makes one of per call, imported on first use: their modules
+# import this one.
+cdef object _BatchLocation = None
+cdef object _LogAppendInfo = None
+cdef object _KafkaStorageError = None
+cdef object _CorruptMessageError = None
+
+
+cdef int _load_types() except -1:
+    global _BatchLocation, _LogAppendInfo, _KafkaStorageError, _CorruptMessageError
+    from kafkapy.errors import CorruptMessageError, KafkaStorageError
+    from kafkapy.log.log import LogAppendInfo
+    from kafkapy.log.segment import BatchLocation
+    _BatchLocation, _LogAppendInfo = BatchLocation, LogAppendInfo
+    _KafkaStorageError, _CorruptMessageError = KafkaStorageError, CorruptMessageError
+    return 0
+
+
+def segment_should_roll(seg, Py_ssize_t incoming_bytes, incoming_max_timestamp,
+                        incoming_last_offset, Py_ssize_t batches, now_ms):
+    """``LogSegment.should_roll`` (Kafka's LogSegment.shouldRoll): size, age, a full index,
+    relative-offset overflow. Timestamps and offsets are Python ints: a producer's
+    timestamp may be any INT64, and their differences must not wrap."""
+    cfg = seg.config
+    cdef Py_ssize_t size = seg.size
+    if size > cfg.segment_bytes - incoming_bytes:
+        return True
+    if size > 0:
+        rolling = seg.rolling_timestamp
+        if rolling != -1:           # NO_TIMESTAMP
+            waited = incoming_max_timestamp - rolling
+        else:
+            waited = now_ms - seg.created_ms
+        if waited > cfg.segment_ms - seg.roll_jitter_ms:
+            return True
+    # Each batch may add one entry to each index; leave room for all of them.
+    index = seg.offset_index
+    if index.entries + batches > index.max_entries:
+        return True
+    index = seg.time_index
+    if index.entries + batches > index.max_entries:
+        return True
+    return incoming_last_offset - seg.base_offset > INT32_MAX
+
+
+def segment_append(seg, buf):
+    """``LogSegment.append``: write validated batches with their final offsets at the end of
+    ``seg`` and index them (see there)."""
+    if _BatchLocation is None:
+        _load_types()
+    cdef Py_ssize_t start = seg.size
+    offset_index = seg.offset_index
+    time_index = seg.time_index
+    cdef SegmentWalker walker = seg.walker
+    cdef WalkResult r
+    cdef Py_buffer view
+    try:
+        r = walker.append(seg.fd, buf, start,
+                          offset_index.max_entries - offset_index.entries,
+                          time_index.max_entries - time_index.entries)
+    except OSError as e:
+        raise _KafkaStorageError(f"{seg.path}: write failed: {e}") from e
+    if r.stop != W_OK:
+        raise _CorruptMessageError(f"{seg.path}: cannot append {r.reason} at byte "
+                                   f"{r.valid_bytes} of the appended data")
+    seg.size = start + r.valid_bytes
+    seg._last_append = _BatchLocation(start, r.first_size, r.first_offset)
+    if r.offset_entries:        # an entry every index.interval.bytes
+        offset_index.append_raw(r.offset_entries)
+    if r.time_entries:
+        time_index.append_raw(r.time_entries)
+    if start == 0 and r.batches and seg.rolling_timestamp == -1:
+        # Kafka's rollingBasedTimestamp: the first batch's maxTimestamp (as reloaded by
+        # LogSegment._read_rolling_timestamp), not the largest of this append. The walk
+        # checked that the buffer starts with a whole batch.
+        PyObject_GetBuffer(buf, &view, PyBUF_SIMPLE)
+        try:
+            seg.rolling_timestamp = batch_max_timestamp(<const uint8_t*>view.buf)
+        finally:
+            PyBuffer_Release(&view)
+    return r
+
+
+def log_append(log, buf, int64_t first_offset, int64_t last_offset, Py_ssize_t batches,
+               int64_t records, Py_ssize_t size, int64_t max_timestamp, int64_t append_time,
+               now):
+    """``Log._append``: roll if the active segment cannot take the append (Kafka's
+    maybeRoll, with the largest maxTimestamp of the whole append), append to the active
+    segment, move the log end offset, record leader epoch changes; the ``LogAppendInfo``."""
+    if _BatchLocation is None:
+        _load_types()
+    segments = log.segments
+    seg = segments[len(segments) - 1]        # the active one (wraparound is off here)
+    if segment_should_roll(seg, size, max_timestamp, last_offset, batches, now):
+        seg = log.roll(first_offset)
+    cdef WalkResult r = segment_append(seg, buf)
+    log.log_end_offset = r.next_offset
+    # The segment reports where the epoch changes from its previous batch; the cache may
+    # have lost that batch's entry (DeleteRecords or retention moved the start past it),
+    # so the first batch's epoch is offered too, as Kafka offers every batch's.
+    epochs = log.epochs
+    entries = epochs.entries
+    if r.first_epoch >= 0 and (not entries or
+                               r.first_epoch > entries[len(entries) - 1].epoch):
+        # (LeaderEpochCache.assign ignores an epoch not above its latest: most appends)
+        epochs.assign(r.first_epoch, first_offset)
+    if r.epochs:
+        for epoch, offset in r.epochs:
+            epochs.assign(epoch, offset)
+    return _LogAppendInfo(first_offset, last_offset, r.max_timestamp,
+                          r.offset_of_max_timestamp, append_time, log.log_start_offset,
+                          batches, records, size)

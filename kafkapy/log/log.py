@@ -46,9 +46,11 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 import attrs
 
+from kafkapy._log import log_append
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import (
     CorruptMessageError,
@@ -75,7 +77,7 @@ from kafkapy.log.producer_state import (
 )
 from kafkapy.log.segment import DELETED_SUFFIX, FileSlice, LogSegment, offset_from_file_name
 from kafkapy.log.transaction_index import AbortedTxn
-from kafkapy.protocol.records import BatchHeader, assign_offsets, scan_batches
+from kafkapy.protocol.records import BatchHeader, assign_offsets, record_errors, scan_batches
 
 __all__ = [
     "EARLIEST_LOCAL_TIMESTAMP",
@@ -144,9 +146,11 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
-@attrs.frozen
-class LogAppendInfo:
-    """What an append did. Offsets are -1 when nothing was appended (empty input)."""
+class LogAppendInfo(NamedTuple):
+    """What an append did. Offsets are -1 when nothing was appended (empty input).
+
+    A named tuple, not an attrs class: one is made per append, and a frozen attrs class's
+    ``__init__`` (an ``object.__setattr__`` per field) costs three times as much."""
 
     first_offset: int
     last_offset: int
@@ -513,13 +517,20 @@ class Log:
         cfg = self.config
         # Before offsets are assigned (Kafka's messages name the producer's offsets and its
         # timestamp type); raised after the CRC and size checks, which Kafka makes first.
-        refused = validate_records(view, self.topic_partition, compacted=cfg.compact,
-                                   create_time=append_time is None, now=now,
-                                   before_max_ms=cfg.message_timestamp_before_max_ms,
-                                   after_max_ms=cfg.message_timestamp_after_max_ms)
+        # The compiled check first: the error's message is built only for a refusal.
+        create_time = append_time is None
+        before_max_ms = cfg.message_timestamp_before_max_ms
+        after_max_ms = cfg.message_timestamp_after_max_ms
+        compacted = cfg.compact
+        refused = None
+        if record_errors(view, compacted=compacted, create_time=create_time, now=now,
+                         before_max_ms=before_max_ms, after_max_ms=after_max_ms) is not None:
+            refused = validate_records(view, self.topic_partition, compacted=compacted,
+                                       create_time=create_time, now=now,
+                                       before_max_ms=before_max_ms, after_max_ms=after_max_ms)
         r = assign_offsets(buf, first, log_append_time=append_time,
                            partition_leader_epoch=leader_epoch if leader_epoch >= 0 else None,
-                           verify=True, max_batch_size=self.config.max_message_bytes)
+                           verify=True, max_batch_size=cfg.max_message_bytes)
         if refused is not None:
             raise refused
         if r.stateful_batches:
@@ -527,8 +538,8 @@ class Log:
                                                     r.records, r.size, r.max_timestamp,
                                                     append_time, now, origin)
         self.producer_state.update_map_end_offset(r.next_offset)
-        return self._append(buf, first, r.next_offset - 1, r.batches, r.records, r.size,
-                            r.max_timestamp, -1 if append_time is None else append_time, now)
+        return log_append(self, buf, first, r.next_offset - 1, r.batches, r.records, r.size,
+                          r.max_timestamp, -1 if append_time is None else append_time, now)
 
     def _append_with_producer_state(self, buf: Buffer, first: int, last: int, batches: int,
                                     records: int, size: int, max_timestamp: int,
@@ -631,22 +642,10 @@ class Log:
     def _append(self, buf: Buffer, first_offset: int, last_offset: int, batches: int,
                 records: int, size: int, max_timestamp: int, append_time: int,
                 now: int) -> LogAppendInfo:
-        seg = self.active_segment
-        # Kafka's maybeRoll passes the largest maxTimestamp of the whole append.
-        if seg.should_roll(size, max_timestamp, last_offset, batches, now):
-            seg = self.roll(first_offset)
-        result = seg.append(buf)
-        self.log_end_offset = result.next_offset
-        # The segment reports where the epoch changes from its previous batch; the cache may
-        # have lost that batch's entry (DeleteRecords or retention moved the start past it),
-        # so the first batch's epoch is offered too, as Kafka offers every batch's.
-        self.epochs.assign(result.first_epoch, first_offset)
-        if result.epochs:
-            for epoch, offset in result.epochs:
-                self.epochs.assign(epoch, offset)
-        return LogAppendInfo(first_offset, last_offset, result.max_timestamp,
-                             result.offset_of_max_timestamp, append_time,
-                             self.log_start_offset, batches, records, size)
+        """Roll if needed, append to the active segment, move the LEO, record the leader
+        epochs (compiled: ``_log.log_append``)."""
+        return log_append(self, buf, first_offset, last_offset, batches, records, size,
+                          max_timestamp, append_time, now)
 
     def roll(self, expected_next_offset: int | None = None) -> LogSegment:
         """Close the active segment for appends and start a new one at

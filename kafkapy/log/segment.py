@@ -42,11 +42,17 @@ import random
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import attrs
 
-from kafkapy._log import SegmentWalker, WalkResult, find_batch
+from kafkapy._log import (
+    SegmentWalker,
+    WalkResult,
+    find_batch,
+    segment_append,
+    segment_should_roll,
+)
 from kafkapy.errors import (
     CorruptMessageError,
     KafkaStorageError,
@@ -128,9 +134,9 @@ class FileSlice:
         return self.segment.read_bytes(self.position, self.size)
 
 
-@attrs.frozen
-class BatchLocation:
-    """Where a batch is: its position and total size in the file, and its base offset."""
+class BatchLocation(NamedTuple):
+    """Where a batch is: its position and total size in the file, and its base offset (a
+    named tuple: one is made per append)."""
 
     position: int
     size: int
@@ -305,53 +311,20 @@ class LogSegment:
 
     def should_roll(self, incoming_bytes: int, incoming_max_timestamp: int,
                     incoming_last_offset: int, batches: int, now_ms: int) -> bool:
-        """Kafka's LogSegment.shouldRoll: size, age, a full index, relative-offset overflow."""
-        cfg = self.config
-        if self.size > cfg.segment_bytes - incoming_bytes:
-            return True
-        if self.size > 0:
-            if self.rolling_timestamp != NO_TIMESTAMP:
-                waited = incoming_max_timestamp - self.rolling_timestamp
-            else:
-                waited = now_ms - self.created_ms
-            if waited > cfg.segment_ms - self.roll_jitter_ms:
-                return True
-        # Each batch may add one entry to each index; leave room for all of them.
-        if self.offset_index.entries + batches > self.offset_index.max_entries:
-            return True
-        if self.time_index.entries + batches > self.time_index.max_entries:
-            return True
-        return incoming_last_offset - self.base_offset > 2**31 - 1
+        """Kafka's LogSegment.shouldRoll: size, age, a full index, relative-offset overflow
+        (compiled: ``_log.segment_should_roll``)."""
+        return segment_should_roll(self, incoming_bytes, incoming_max_timestamp,
+                                   incoming_last_offset, batches, now_ms)
 
     def append(self, buf: memoryview | bytes | bytearray) -> WalkResult:
-        """Write validated batches with their final offsets and index them.
+        """Write validated batches with their final offsets and index them (compiled:
+        ``_log.segment_append``).
 
         Raises KafkaStorageError (after undoing a partial write) if the file cannot take them;
         CorruptMessageError if the buffer is not whole batches with rising offsets that fit
         this segment (a caller bug: the Log checks first); nothing is written then.
         """
-        start = self.size
-        try:
-            result = self.walker.append(
-                self.fd, buf, start,
-                self.offset_index.max_entries - self.offset_index.entries,
-                self.time_index.max_entries - self.time_index.entries)
-        except OSError as e:
-            raise KafkaStorageError(f"{self.path}: write failed: {e}") from e
-        if result.stop:
-            raise CorruptMessageError(f"{self.path}: cannot append {result.reason} at byte "
-                                      f"{result.valid_bytes} of the appended data")
-        self.size = start + result.valid_bytes
-        self._last_append = BatchLocation(start, result.first_size, result.first_offset)
-        if result.offset_entries:       # an entry every index.interval.bytes
-            self.offset_index.append_raw(result.offset_entries)
-        if result.time_entries:
-            self.time_index.append_raw(result.time_entries)
-        if self.rolling_timestamp == NO_TIMESTAMP and start == 0:
-            # Kafka's rollingBasedTimestamp: the first batch's maxTimestamp (as reloaded by
-            # _read_rolling_timestamp), not the largest of this append.
-            self.rolling_timestamp = BatchHeader(memoryview(buf).cast("B")).max_timestamp
-        return result
+        return segment_append(self, buf)
 
     # ----------------------------------------------------------------------------- reads
 
