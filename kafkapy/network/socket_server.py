@@ -1093,20 +1093,26 @@ class SocketServer:
                 await trio.lowlevel.checkpoint()
                 turn_ends = time.perf_counter() + TURN_S
             auth = conn.auth
-            authenticating = auth is not None and (
-                not auth.complete or auth.intercepts(frames[-1]))
-            if poller and (authenticating or not _never_waits(frames[-1])):
+            frame = frames[-1]
+            authenticating = auth is not None and (not auth.complete or auth.intercepts(frame))
+            # The next frame, already read, is a Produce: see ``_request``.
+            hold = len(frames) > 1 and _is_produce(frames[-2])
+            answered = None if authenticating or self._draining else \
+                conn.link.answer_now(frame)
+            if answered is not None:
+                # Answered within this step (nothing waited for): ``_request``'s first case.
+                frames.pop()
+                status = await self._write_answer(conn, *answered, poller=poller, hold=hold)
+            elif poller and (authenticating or not _never_waits(frame)):
                 # It may wait on something only another connection (or broker) brings, or
                 # for Kafka's authentication failure delay: not in the poll task.
                 self._detach(conn, _START)
                 return
-            if authenticating:
+            elif authenticating:
                 status = await self._authenticate_selected(conn, frames.pop())
             else:
-                frame = frames.pop()
-                status = await self._request(conn, frame,
-                                             hold=bool(frames) and _is_produce(frames[-1]),
-                                             poller=poller)
+                frames.pop()
+                status = await self._request(conn, frame, hold=hold, poller=poller)
             if status == _DETACHED:
                 return
             if status == _CLOSE:
@@ -1135,7 +1141,8 @@ class SocketServer:
 
     async def _request(self, conn: _Connection, frame: bytearray, *, hold: bool,
                        poller: bool) -> int:
-        """One request: run inline (a handler slot free) or submitted, then answered
+        """One request that was not answered within the step (``_drive`` tries
+        ``answer_now`` first): run inline (a handler slot free) or submitted, then answered
         (``_answer``).
 
         ``hold`` (the next frame, already read, is a Produce): a plain answer joins the
@@ -1148,9 +1155,6 @@ class SocketServer:
         link = conn.link
         if self._draining:
             return _CLOSE
-        answered = link.answer_now(frame)
-        if answered is not None:
-            return await self._write_answer(conn, *answered, poller=poller, hold=hold)
         if await link.run_inline(frame):
             pass
         elif not link.try_submit(frame):

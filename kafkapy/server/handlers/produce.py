@@ -424,8 +424,9 @@ def produce_now(apis: KafkaApis, frame: bytes | bytearray, versions: Versions
     its batch accepted before the log, no authorizer and no client quota set on the broker,
     so that none can throttle it. None, before anything changes, for every other request."""
     server = apis.server
-    if server.request_quotas.enabled or server.produce_quotas.enabled or \
-            server.authorizer is not None:
+    # Any client quota set (of any kind: a superset of the two that apply, read at once)
+    # may throttle: then the general path.
+    if server.client_quota_store.configs or server.authorizer is not None:
         return None
     rm = server.replica_manager
     answer = _produce.produce_now(frame, versions.low, versions.high, rm.partitions,
