@@ -160,12 +160,6 @@ def decode_produce(frame, Py_ssize_t offset, int version):
     cdef Py_buffer buf
     PyObject_GetBuffer(frame, &buf, PyBUF_SIMPLE)
     cdef _Cursor c
-    cdef bint flexible = version >= _FLEXIBLE
-    cdef Py_ssize_t ntopics, nparts, i, j, n, start
-    cdef int32_t index
-    cdef object transactional_id, name, view, checked, whole
-    cdef list topics, parts
-    cdef int acks, timeout_ms
     try:
         if offset < 0 or offset > buf.len:
             raise InvalidRequestError(f"Produce request: body offset {offset} outside the "
@@ -173,46 +167,58 @@ def decode_produce(frame, Py_ssize_t offset, int version):
         c.data = <const uint8_t*>buf.buf
         c.pos = offset
         c.end = buf.len
-        whole = memoryview(frame)
-        transactional_id = _string(&c, flexible, True, b"TransactionalId")
-        acks = _int16(&c, b"Acks")
-        timeout_ms = _int32(&c, b"TimeoutMs")
-        # A topic is at least its name's length and its partition count.
-        ntopics = _count(&c, flexible, 2 if flexible else 6, b"TopicData")
-        topics = []
-        for i in range(ntopics):
-            name = _string(&c, flexible, False, b"Name")
-            # A partition is at least its index and its records' length.
-            nparts = _count(&c, flexible, 5 if flexible else 8, b"PartitionData")
-            parts = []
-            for j in range(nparts):
-                index = _int32(&c, b"Index")
-                n = _length(&c, flexible, True, b"Records")
-                if n < -1:
-                    raise InvalidRequestError(f"Produce request: Records has length {n}")
-                if n == -1:
-                    view = None
-                    checked = None
-                else:
-                    _need(&c, n, b"Records")
-                    start = c.pos
-                    c.pos += n
-                    view = whole[start:c.pos]
-                    try:
-                        checked = check_produce_batch(view, version)
-                    except KafkaError as exc:
-                        checked = exc
-                if flexible:
-                    _skip_tagged(&c)
-                parts.append((index, view, checked))
-            if flexible:
-                _skip_tagged(&c)
-            topics.append((name, parts))
-        if flexible:
-            _skip_tagged(&c)
-        return transactional_id, acks, timeout_ms, topics, c.pos
+        return _body(&c, frame, version) + (c.pos,)
     finally:
         PyBuffer_Release(&buf)
+
+
+cdef tuple _body(_Cursor* c, frame, int version):
+    """``(transactional_id, acks, timeout_ms, topics)`` of the body at the cursor (see the
+    module doc), the cursor left where the body ends."""
+    cdef bint flexible = version >= _FLEXIBLE
+    cdef Py_ssize_t ntopics, nparts, i, j, n, start
+    cdef int32_t index
+    cdef object transactional_id, name, view, checked
+    cdef object whole = memoryview(frame)
+    cdef list topics, parts
+    cdef int acks, timeout_ms
+    transactional_id = _string(c, flexible, True, b"TransactionalId")
+    acks = _int16(c, b"Acks")
+    timeout_ms = _int32(c, b"TimeoutMs")
+    # A topic is at least its name's length and its partition count.
+    ntopics = _count(c, flexible, 2 if flexible else 6, b"TopicData")
+    topics = []
+    for i in range(ntopics):
+        name = _string(c, flexible, False, b"Name")
+        # A partition is at least its index and its records' length.
+        nparts = _count(c, flexible, 5 if flexible else 8, b"PartitionData")
+        parts = []
+        for j in range(nparts):
+            index = _int32(c, b"Index")
+            n = _length(c, flexible, True, b"Records")
+            if n < -1:
+                raise InvalidRequestError(f"Produce request: Records has length {n}")
+            if n == -1:
+                view = None
+                checked = None
+            else:
+                _need(c, n, b"Records")
+                start = c.pos
+                c.pos += n
+                view = whole[start:c.pos]
+                try:
+                    checked = check_produce_batch(view, version)
+                except KafkaError as exc:
+                    checked = exc
+            if flexible:
+                _skip_tagged(c)
+            parts.append((index, view, checked))
+        if flexible:
+            _skip_tagged(c)
+        topics.append((name, parts))
+    if flexible:
+        _skip_tagged(c)
+    return transactional_id, acks, timeout_ms, topics
 
 
 # ------------------------------------------------------------------------------ encoding
@@ -308,11 +314,11 @@ def produce_now(frame, int min_version, int max_version, dict partitions, make_t
                 append):
     """The common Produce request, from its whole frame (header included) to its answer, in
     one call: the header's version checked against ``[min_version, max_version]`` (the
-    advertised range within 3-11), the body decoded and each partition's batch checked
-    (``check_produce_batch``), its partition looked up in ``partitions`` by
-    ``make_tp(name, index)``, the whole request appended with one ``append(acks, entries)``
-    (``{tp: records}`` in wire order; it returns ``{tp: result}``, results read as in
-    ``encode_produce_response``), and the answer encoded.
+    advertised range within 3-11), the body decoded as ``decode_produce`` does (each
+    partition's batch checked by ``check_produce_batch``), each partition looked up in
+    ``partitions`` by ``make_tp(name, index)``, the whole request appended with one
+    ``append(acks, entries)`` (``{tp: records}`` in wire order; it returns ``{tp: result}``,
+    results read as in ``encode_produce_response``), and the answer encoded.
 
     Returns the response frame (without its size prefix), or for acks=0 ``NO_RESPONSE`` or
     ``CLOSE_CONNECTION`` (a partition failed). Returns None, before anything is appended,
@@ -328,11 +334,9 @@ def produce_now(frame, int min_version, int max_version, dict partitions, make_t
     cdef _Cursor c
     cdef int version, acks
     cdef int32_t correlation_id
-    cdef bint flexible
-    cdef Py_ssize_t ntopics, nparts, i, j, n, start
-    cdef int32_t index
-    cdef object name, tp, partition, checked, whole, result, records
-    cdef list layout, tps
+    cdef Py_ssize_t n
+    cdef object transactional_id, name, index, records, checked, tp, partition, result
+    cdef list topics, parts, layout, tps
     cdef dict entries = {}, results
     try:
         c.data = <const uint8_t*>buf.buf
@@ -354,56 +358,29 @@ def produce_now(frame, int min_version, int max_version, dict partitions, make_t
             if n > 0:
                 _need(&c, n, b"ClientId")
                 c.pos += n
-            flexible = version >= _FLEXIBLE
-            if flexible:
+            if version >= _FLEXIBLE:
                 _skip_tagged(&c)
-            if _length(&c, flexible, False, b"TransactionalId") != -1:
-                return None
-            acks = _int16(&c, b"Acks")
-            if acks < -1 or acks > 1:
-                return None
-            _int32(&c, b"TimeoutMs")
-            whole = memoryview(frame)
-            ntopics = _count(&c, flexible, 2 if flexible else 6, b"TopicData")
-            layout = []
-            for i in range(ntopics):
-                name = _string(&c, flexible, False, b"Name")
-                nparts = _count(&c, flexible, 5 if flexible else 8, b"PartitionData")
-                tps = []
-                for j in range(nparts):
-                    index = _int32(&c, b"Index")
-                    n = _length(&c, flexible, True, b"Records")
-                    if n < 0:
-                        return None
-                    _need(&c, n, b"Records")
-                    start = c.pos
-                    c.pos += n
-                    records = whole[start:c.pos]
-                    try:
-                        checked = check_produce_batch(records, version)
-                    except KafkaError:
-                        return None
-                    if checked.is_transactional:
-                        return None
-                    tp = make_tp(name, index)
-                    partition = partitions.get(tp)
-                    if partition is None or tp in entries or \
-                            partition.log.flushes_on_append or \
-                            (acks == -1 and not partition.sole_replica):
-                        return None
-                    entries[tp] = records
-                    tps.append((index, tp))
-                    if flexible:
-                        _skip_tagged(&c)
-                if flexible:
-                    _skip_tagged(&c)
-                layout.append((name, tps))
-            if flexible:
-                _skip_tagged(&c)
+            transactional_id, acks, _, topics = _body(&c, frame, version)
         except InvalidRequestError:
             return None
     finally:
         PyBuffer_Release(&buf)
+    if transactional_id is not None or acks < -1 or acks > 1:
+        return None
+    layout = []
+    for name, parts in topics:
+        tps = []
+        for index, records, checked in parts:
+            if records is None or isinstance(checked, KafkaError) or checked.is_transactional:
+                return None
+            tp = make_tp(name, index)
+            partition = partitions.get(tp)
+            if partition is None or tp in entries or partition.log.flushes_on_append or \
+                    (acks == -1 and not partition.sole_replica):
+                return None
+            entries[tp] = records
+            tps.append((index, tp))
+        layout.append((name, tps))
     # From here on the request is this path's.
     results = append(acks, entries)
     if acks == 0:
