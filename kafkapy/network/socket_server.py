@@ -1100,7 +1100,8 @@ class SocketServer:
             answered = None if authenticating or self._draining else \
                 conn.link.answer_now(frame)
             if answered is not None:
-                # Answered within this step (nothing waited for): ``_request``'s first case.
+                # Answered within this step (nothing was waited for): written now, or held
+                # for the next frame's answer.
                 frames.pop()
                 status = await self._write_answer(conn, *answered, poller=poller, hold=hold)
             elif poller and (authenticating or not _never_waits(frame)):
