@@ -27,6 +27,7 @@ Batch headers are read through kafkapy/_batch_layout.pxd (framing, CRC, baseOffs
 partitionLeaderEpoch, lastOffsetDelta, maxTimestamp).
 """
 
+cimport cython
 from cpython.buffer cimport (PyBUF_SIMPLE, PyBuffer_FillInfo, PyBuffer_Release,
                              PyObject_GetBuffer)
 from libc.errno cimport EINTR, errno
@@ -626,6 +627,8 @@ def segment_append(seg, buf):
     return r
 
 
+@cython.boundscheck(True)
+@cython.wraparound(True)
 def log_append(log, buf, int64_t first_offset, int64_t last_offset, Py_ssize_t batches,
                int64_t records, Py_ssize_t size, int64_t max_timestamp, int64_t append_time,
                now):
@@ -634,8 +637,7 @@ def log_append(log, buf, int64_t first_offset, int64_t last_offset, Py_ssize_t b
     segment, move the log end offset, record leader epoch changes; the ``LogAppendInfo``."""
     if _BatchLocation is None:
         _load_types()
-    segments = log.segments
-    seg = segments[len(segments) - 1]        # the active one (wraparound is off here)
+    seg = log.segments[-1]          # the active one (IndexError, never a stray read)
     if segment_should_roll(seg, size, max_timestamp, last_offset, batches, now):
         seg = log.roll(first_offset)
     cdef WalkResult r = segment_append(seg, buf)
@@ -645,8 +647,7 @@ def log_append(log, buf, int64_t first_offset, int64_t last_offset, Py_ssize_t b
     # so the first batch's epoch is offered too, as Kafka offers every batch's.
     epochs = log.epochs
     entries = epochs.entries
-    if r.first_epoch >= 0 and (not entries or
-                               r.first_epoch > entries[len(entries) - 1].epoch):
+    if r.first_epoch >= 0 and (not entries or r.first_epoch > entries[-1].epoch):
         # (LeaderEpochCache.assign ignores an epoch not above its latest: most appends)
         epochs.assign(r.first_epoch, first_offset)
     if r.epochs:
