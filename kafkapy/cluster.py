@@ -44,13 +44,16 @@ Theory of operation
   ``/admin/delete_topics``.
 
 Not thread-safe: one owner drives it. ``close()`` (or leaving the ``with`` block) stops every
-broker cleanly (SIGKILL after a grace period), then ZooKeeper, and removes a directory it made.
+broker cleanly (SIGKILL after a grace period), then ZooKeeper, and removes a directory it made;
+first it logs (ERROR) the exit code and the end of the log of every broker that exited when
+nobody told it to (``ClusterBroker.unexpected_exit``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import itertools
+import logging
 import os
 import shutil
 import signal
@@ -97,6 +100,8 @@ from kafkapy.zk.zookeeper_server import (
 
 __all__ = ["Cluster", "ClusterBroker"]
 
+log = logging.getLogger(__name__)
+
 T = TypeVar("T")
 
 # Settings a Cluster gives its brokers unless the caller sets them: the last broker to stop
@@ -116,6 +121,8 @@ class ClusterBroker:
         self.data_dir = cluster.dir / f"broker-{broker_id}"
         self.log_path = cluster.dir / f"broker-{broker_id}.log"
         self.proc: subprocess.Popen[bytes] | None = None
+        # SIGTERM or SIGKILL was sent since the last start: an exit is expected.
+        self.told_to_end = False
 
     @property
     def bootstrap(self) -> str:
@@ -145,6 +152,7 @@ class ClusterBroker:
     def start(self) -> None:
         if self.running:
             raise RuntimeError(f"broker {self.broker_id} is already running")
+        self.told_to_end = False
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(self.argv(), stdout=log, stderr=subprocess.STDOUT,
                                          stdin=subprocess.DEVNULL, start_new_session=True,
@@ -158,7 +166,18 @@ class ClusterBroker:
     def signal(self, sig: int) -> None:
         if self.running:
             assert self.proc is not None
+            if sig in (signal.SIGTERM, signal.SIGKILL):
+                self.told_to_end = True
             os.kill(self.proc.pid, sig)
+
+    def unexpected_exit(self) -> str | None:
+        """How the broker ended when nobody told it to (no SIGTERM or SIGKILL through
+        ``signal`` since its start): its exit code and the end of its log. None while it
+        runs, before its start, or after an exit it was told to make."""
+        if self.proc is None or self.told_to_end or self.proc.poll() is None:
+            return None
+        return (f"broker {self.broker_id} exited on its own with {self.proc.returncode}; "
+                f"the end of its log:\n{self.log_tail()}")
 
 
 class Cluster:
@@ -227,6 +246,12 @@ class Cluster:
         return self
 
     def close(self) -> None:
+        for broker in self.brokers.values():
+            # Said before the directory with its log goes: a test that fails because a
+            # broker died shows why in its teardown log.
+            report = broker.unexpected_exit()
+            if report is not None:
+                log.error("%s", report)
         for broker_id in self.brokers:
             with contextlib.suppress(Exception):
                 self.stop(broker_id)

@@ -5,6 +5,7 @@ by a real client."""
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -68,6 +69,28 @@ def test_a_broker_paused_past_its_session_registers_again(cluster: Cluster) -> N
                                "broker 3 to register again", broker_id=3)
     assert epoch > before
     produce_one(cluster.brokers[3].bootstrap, "after-pause")
+
+
+def test_a_broker_that_exits_on_its_own_is_reported(cluster: Cluster) -> None:
+    """A broker that dies when nobody told it to (a crash) is reported with its exit code
+    and the end of its log (``close`` logs it, before the directory goes); one stopped or
+    killed through the cluster is not."""
+    broker = cluster.brokers[3]
+    assert broker.unexpected_exit() is None                 # running
+    assert broker.proc is not None
+    os.kill(broker.proc.pid, signal.SIGKILL)                # behind the cluster's back
+    broker.proc.wait(10)
+    report = broker.unexpected_exit()
+    assert report is not None
+    assert report.startswith("broker 3 exited on its own with -9; the end of its log:\n")
+    assert report.endswith(broker.log_tail()) and broker.log_tail()
+    cluster.wait_for_unregistered(3, timeout=SESSION_MS / 1000 + 10)
+    cluster.restart(3)
+    assert broker.unexpected_exit() is None
+    cluster.stop(3)                                         # told to end
+    assert broker.proc.returncode is not None and broker.unexpected_exit() is None
+    cluster.restart(3)
+    assert cluster.registered() == {1, 2, 3}
 
 
 def test_a_failed_broker_start_reports_its_log(zookeeper_server: ZooKeeperServer) -> None:
