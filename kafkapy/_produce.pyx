@@ -25,6 +25,12 @@ that ``kafkapy.server.handlers.produce`` would build from the same results: ``to
 partition follow Kafka's PartitionResponse: offsets -1, the log start offset kept only with
 record errors (KIP-467), the error message from the record-validation error or the error.
 
+``produce_now(frame, min_version, max_version, partitions, make_tp, append)`` serves the
+common request in one call, from the whole frame (its request header read here: version,
+correlation id, client id, tags) through the same body walk as ``decode_produce``, one
+``append`` of every partition, to the encoded answer; it returns None, before anything is
+appended, for every request that is not its case (see its doc).
+
 Safety on hostile input: every length and count is checked against the bytes that remain
 before anything is read or allocated from it, varints longer than 5 bytes are refused, null
 arrays and topic names are refused. Malformed input raises ``InvalidRequestError`` only.

@@ -151,6 +151,25 @@ def test_decodes_what_kafka_python_encodes(version: int, case: int) -> None:
     # the same frame through kafkapy's own decoder
     decoded = decode_request(frame)
     assert_matches((got_id, got_acks, got_timeout, got_topics), decoded.body, version)
+    # and through produce_now, header included: the common case appended and answered (to
+    # correlation id 99), anything else declined with nothing appended
+    keys = [TopicPartition(name, index) for name, parts in topics for index, _ in parts]
+    common = transactional_id is None and len(set(keys)) == len(keys) and all(
+        records is not None and expected_check(records, version)[0] is BatchHeader and
+        not check_produce_batch(records, version).is_transactional
+        for _, parts in topics for _, records in parts)
+    appender = _Appender()
+    answer = _produce.produce_now(bytearray(frame), 0, 11,
+                                  {tp: _Partition() for tp in keys}, TopicPartition, appender)
+    if not common:
+        assert answer is None and not appender.calls
+        return
+    assert appender.calls == [(acks, {TopicPartition(name, index): records
+                                      for name, parts in topics for index, records in parts})]
+    if acks == 0:
+        assert answer == _produce.NO_RESPONSE
+    else:
+        assert isinstance(answer, bytes) and answer[:4] == b"\x00\x00\x00\x63"
 
 
 def test_batch_checks_are_check_produce_batchs() -> None:
