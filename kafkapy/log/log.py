@@ -190,6 +190,9 @@ class FlushJob:
     fds: list[int]
     epochs: tuple[Path, list[EpochEntry]] | None = None   # a leader-epoch-checkpoint to write
     ran: bool = False
+    # The epoch checkpoint's directory was gone when the job wrote it: the log was deleted or
+    # renamed meanwhile (``Log.end_flush`` decides which).
+    epochs_missed: FileNotFoundError | None = None
 
     @property
     def empty(self) -> bool:
@@ -203,7 +206,10 @@ class FlushJob:
             for fd in self.fds:
                 os.fsync(fd)
             if self.epochs is not None:
-                write_leader_epochs(*self.epochs)
+                try:
+                    write_leader_epochs(*self.epochs)
+                except FileNotFoundError as e:
+                    self.epochs_missed = e
         finally:
             for fd in self.fds:
                 os.close(fd)
@@ -1094,6 +1100,14 @@ class Log:
         return FlushJob(upto, fds, epochs)
 
     def end_flush(self, job: FlushJob) -> None:
+        if job.epochs_missed is not None and not self.closed:
+            if job.epochs is not None and job.epochs[0] == self.epochs.path:
+                # Still this log's directory and not there: a failed log dir, not a race.
+                raise job.epochs_missed
+            # Renamed while the job ran (a replica move): written at the new place next time.
+            self.epochs.dirty = True
+        # A closed log was deleted while the job ran (its directory renamed away, as Kafka's
+        # asyncDelete does): nothing of it is to be kept.
         if job.ran and job.upto > self.recovery_point:
             self.recovery_point = min(job.upto, self.log_end_offset)
         self.last_flush_ms = self.clock()

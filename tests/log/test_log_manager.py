@@ -5,6 +5,7 @@ delayed removal of .deleted files, compaction, deletion of partitions)."""
 from __future__ import annotations
 
 import logging
+import shutil
 import subprocess
 import sys
 import threading
@@ -21,9 +22,12 @@ from kafkapy.errors import InvalidTopicError, KafkaStorageError
 from kafkapy.log import log_manager as log_manager_module
 from kafkapy.log.checkpoints import (
     CLEAN_SHUTDOWN_FILE,
+    LEADER_EPOCH_CHECKPOINT,
     LOG_START_OFFSET_CHECKPOINT,
     RECOVERY_POINT_CHECKPOINT,
     REPLICATION_OFFSET_CHECKPOINT,
+    EpochEntry,
+    read_leader_epochs,
     read_offsets,
     read_partition_metadata,
 )
@@ -251,6 +255,60 @@ def test_delete_log_renames_then_removes_and_recreates_empty(tmp_path: Path) -> 
     assert fresh.log_end_offset == 0
     trio.run(run_until, lm, lambda: not list(tmp_path.glob("*-delete")))
     lm.close()
+
+
+def _epoch_flush_pending(lm: LogManager) -> tuple[Log, FlushJob]:
+    """A log whose leader epoch changed, and its flush job prepared on the event loop (the
+    job writes the epoch checkpoint later, in a worker thread)."""
+    log = lm.get_or_create_log(TP)
+    log.append_as_leader(build_batch([(b"k", b"v", None, int(time.time() * 1000))]),
+                         leader_epoch=3)
+    job = log.begin_flush()
+    assert job.epochs is not None
+    return log, job
+
+
+def test_a_flush_job_that_finds_its_log_deleted_leaves_nothing_and_raises_nothing(
+        tmp_path: Path) -> None:
+    # The race that ended a broker (CI): a topic deleted while the background flusher's job,
+    # prepared before the deletion, was writing the partition's leader-epoch-checkpoint.
+    lm = manager([tmp_path])
+    log, job = _epoch_flush_pending(lm)
+    lm.delete_log(TP)
+    job.run()
+    log.end_flush(job)
+    assert job.ran and job.epochs_missed is not None
+    assert not (tmp_path / "orders-0").exists()
+    (gone,) = tmp_path.glob("orders-0.*-delete")
+    assert not list(gone.glob("*.tmp"))
+    fresh = lm.get_or_create_log(TP)       # the broker goes on: the topic can come back
+    assert fresh.log_end_offset == 0
+    lm.close()
+
+
+def test_a_flush_job_that_finds_its_log_moved_writes_the_epochs_at_the_new_place(
+        tmp_path: Path) -> None:
+    lm = manager([tmp_path])
+    log, job = _epoch_flush_pending(lm)
+    moved = tmp_path / f"orders-0.{uuid.uuid4().hex}-future"
+    log.rename_dir(moved)
+    job.run()
+    log.end_flush(job)
+    assert log.epochs.dirty                 # missed: due again, at the new path
+    log.flush()
+    assert read_leader_epochs(moved / LEADER_EPOCH_CHECKPOINT) == [EpochEntry(3, 0)]
+    log.close()
+
+
+def test_a_flush_job_whose_live_log_dir_vanished_raises(tmp_path: Path) -> None:
+    # Not a race: the directory of a live log is gone (a failed disk, an operator's rm -r).
+    lm = manager([tmp_path])
+    log, job = _epoch_flush_pending(lm)
+    shutil.rmtree(tmp_path / "orders-0")
+    job.run()
+    with pytest.raises(FileNotFoundError):
+        log.end_flush(job)
+    log.close_unclean()
 
 
 def test_leftover_delete_dirs_are_removed_on_load(tmp_path: Path) -> None:
