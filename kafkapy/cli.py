@@ -23,7 +23,9 @@ Theory of operation
   is lost (the page cache holds it), the next start recovers the logs.
 - *Errors.* What an operator can fix, a bad setting (``InvalidConfigError``) or an OS error (an
   unreadable file, a port in use, a log dir that cannot be created), ends the process with code
-  1 and one error line, no traceback. Anything else is a bug: logged with its traceback, code 1.
+  1 and one error line, no traceback, when it stops the broker from starting. Anything else,
+  and anything that ends a broker once started (a log dir that fails under it, a bug), is logged
+  as a crash with its traceback, code 1.
 
 The Trio signal receiver is opened first thing inside ``trio.run``, before the server starts.
 From the moment ``main`` has parsed its arguments until then, a handler only notes a stop
@@ -160,10 +162,12 @@ async def _serve(config: BrokerConfig, early: Sequence[int]) -> None:
 
         server = KafkaServer(config)
         stop = trio.Event()
+        started = False
         try:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(_watch_signals, signals, stop)
                 await nursery.start(server.run)
+                started = True
                 # Everything loaded so far (modules, protocol classes, the logs' state) lives as
                 # long as the broker: out of the collector's sight, and so is what later full
                 # collections find alive, so that a full collection does not walk it again and
@@ -177,8 +181,12 @@ async def _serve(config: BrokerConfig, early: Sequence[int]) -> None:
                 await server.shutdown()
                 nursery.cancel_scope.cancel()      # the signal watcher
         except BaseExceptionGroup as group:
+            if started:
+                raise       # a running broker failed: a crash, with its traceback
             raise _single(group, config) from None
         except OSError as e:
+            if started:
+                raise
             raise _os_error(e, config) from e
     log.info("kafkapy-server stopped cleanly")
 

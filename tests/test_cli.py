@@ -12,7 +12,9 @@ stderr line by line, and waits for log lines, never for time to pass:
   cleanly too;
 - a properties file with ``--override`` taking precedence over it;
 - operator errors (bad setting, unreadable file, malformed override, port in use): exit 1, one
-  ERROR line, no traceback; ``--version``.
+  ERROR line, no traceback; ``--version``;
+- a failure once started (a partition's directory removed under it): a crash, exit 1, logged
+  with its traceback, never as an error of the start.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -30,6 +33,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import confluent_kafka
+import confluent_kafka.admin
 import pytest
 
 import kafkapy
@@ -309,3 +313,31 @@ def test_usage_error_exits_2(tmp_path: Path) -> None:
     result = run_cli(["--log-level", "chatty"], tmp_path)
     assert result.returncode == 2
     assert "invalid choice: 'CHATTY'" in result.stderr
+
+
+def test_a_failure_after_the_start_is_a_crash_with_its_traceback_not_a_startup_error(
+        start: Callable[[Sequence[str]], Server], tmp_path: Path) -> None:
+    # A live partition's directory removed behind the broker's back (an operator's rm -r, a
+    # failed disk): the next background flush of its files fails and, as in Kafka with its
+    # only log dir failed, the broker stops. It must say it crashed, not that it could not start.
+    server = start([f"--override={LOCAL_PORT_0}"])
+    bootstrap = server.bootstrap()
+    admin = confluent_kafka.admin.AdminClient({"bootstrap.servers": bootstrap})
+    for future in admin.create_topics([confluent_kafka.admin.NewTopic("doomed", 1)]).values():
+        future.result(TIMEOUT)
+    partition_dir = tmp_path / "kafkapy-data" / "doomed-0"
+    assert partition_dir.is_dir()
+    shutil.rmtree(partition_dir)
+    # The first batch of epoch 0 (the epoch cache changes): the next background flush opens
+    # the partition's files. Whether the answer comes before the crash is not the point.
+    producer = confluent_kafka.Producer({"bootstrap.servers": bootstrap, "linger.ms": 0,
+                                         "message.timeout.ms": 5000})
+    producer.produce("doomed", value=b"first")
+    producer.flush(TIMEOUT)
+    code = server.proc.wait(timeout=TIMEOUT)
+    server.close()
+    assert code == 1, server.log
+    assert "kafkapy-server stopped on an unexpected error" in server.log
+    assert "Traceback" in server.log
+    assert re.search(r"FileNotFoundError: .*doomed-0/", server.log), server.log
+    assert "Cannot start the broker" not in server.log
