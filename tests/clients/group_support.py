@@ -24,9 +24,12 @@ What a child reports (``Event.kind``):
 - ``consumed``: records returned by one poll, ``[partition, offset, key]`` each. The stamp is
   taken when the poll returned, before any other callback of the library can run.
 - ``committed``: records of a poll whose offsets the coordinator accepted (stamped after the
-  commit returned); ``commit_failed``: those it refused, with the error. Records of a partition
-  revoked between the poll and the commit are not committed (the member no longer owns them):
-  another member will read them again, which the group's at-least-once contract allows.
+  commit returned); ``commit_failed``: those it refused, with the error. A refused record of a
+  partition the member still owns goes with its next commit (the library will not deliver it
+  again, and a later offset committed covers it), retried at every poll until accepted.
+  Records of a partition revoked before their commit are not committed (the member no longer
+  owns them): another member will read them again, which the group's at-least-once contract
+  allows.
 - ``idle``: ``max_records`` records were consumed; the member stops polling records.
 - ``holding``: the member took the ``hold`` command: it goes on consuming but commits no more.
 - ``closed``: ``close()`` returned. ``error``: anything else the library raised or reported.
@@ -423,6 +426,9 @@ class _Child:
         self.spec = spec
         self.commit: bool = spec["commit"]
         self.owned: set[int] = set()
+        # Records consumed whose commit failed, of partitions still owned: the library does
+        # not deliver them again (its position is past them), so they go with the next commit.
+        self.uncommitted: list[list[Any]] = []
         self.consumed_count = 0
         self.idle_sent = False
         self._stdin_buf = b""
@@ -472,14 +478,17 @@ class _Child:
             self.owned |= set(parts)
         else:
             self.owned -= set(parts)
+            # Another member (or this one, assigned again) reads them from the group's offset.
+            self.uncommitted = [r for r in self.uncommitted if r[0] in self.owned]
         self.emit(kind, partitions=parts, owned=sorted(self.owned))
 
     def consumed(self, records: list[list[Any]]) -> list[list[Any]]:
-        """Report a poll's records; returns those still owned (to commit)."""
+        """Report a poll's records; returns what to commit: those still owned, after the
+        owned ones an earlier commit failed for (retried even when the poll was empty)."""
         if records:
             self.consumed_count += len(records)
             self.emit("consumed", records=records)
-        return [r for r in records if r[0] in self.owned]
+        return self.uncommitted + [r for r in records if r[0] in self.owned]
 
     @staticmethod
     def next_offsets(records: list[list[Any]]) -> dict[int, int]:
@@ -489,6 +498,11 @@ class _Child:
         return offsets
 
     def report_commit(self, records: list[list[Any]], failed: Mapping[int, str]) -> None:
+        """A commit of the offsets after ``records`` returned, refused for the partitions in
+        ``failed``. A refused commit is retried with the next (Kafka's offsets are positions:
+        a later commit of the partition covers every record before it, these too), until it
+        is accepted or the partition is revoked."""
+        self.uncommitted = [r for r in records if r[0] in failed and r[0] in self.owned]
         ok = [r for r in records if r[0] not in failed]
         if ok:
             self.emit("committed", records=ok, offsets=self.next_offsets(ok))
