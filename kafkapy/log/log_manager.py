@@ -734,7 +734,12 @@ class LogManager:
         candidate = self.cleaner.pick(logs, self._dir_of)
         if candidate is None:
             return 0
-        plan = await trio.to_thread.run_sync(self.cleaner.compact, candidate)
+        try:
+            plan = await trio.to_thread.run_sync(self.cleaner.compact, candidate)
+        except FileNotFoundError:
+            if self.logs.get(candidate.tp) is candidate.log:
+                raise           # the live log's directory is gone: a failed log dir
+            return 0            # deleted or moved while cleaned (its directory renamed away)
         if plan is None or self.logs.get(candidate.tp) is not candidate.log:
             return 0        # nothing to do, or the log was replaced (moved, deleted) meanwhile
         return self.cleaner.swap(plan, self._dir_of.get(candidate.tp, self.log_dirs[0]))

@@ -243,6 +243,38 @@ def test_compaction_runs_in_the_background_and_its_checkpoint_persists(tmp_path:
     again.close()
 
 
+def test_a_log_deleted_while_the_cleaner_compacts_it_ends_only_that_pass(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The cleaner's worker writes the cleaned segment into the log's directory; a topic
+    # deleted meanwhile (its directory renamed away) must not end the broker.
+    overrides: dict[str, dict[str, object]] = {
+        "compacted": {"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.1",
+                      "segment.bytes": "1200"}}
+    lm = manager([tmp_path], {"log.cleaner.backoff.ms": "20"}, overrides)
+    tp = TopicPartition("compacted", 0)
+    log = lm.get_or_create_log(tp)
+    for i in range(60):
+        log.append_as_leader(build_batch([(b"k%d" % (i % 3), b"v%d" % i, None, i)]))
+    log.update_high_watermark(log.log_end_offset)
+    real_compact = lm.cleaner.compact
+
+    def deleted_first(cand: object) -> object:
+        # In the worker thread: the deletion runs on the event loop, then the compaction.
+        trio.from_thread.run_sync(lm.delete_log, tp)
+        return real_compact(cand)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(lm.cleaner, "compact", deleted_first)
+
+    async def one_pass() -> int:
+        return await lm.clean_pass()
+
+    assert trio.run(one_pass) == 0
+    assert lm.get_log(tp) is None
+    (gone,) = tmp_path.glob("compacted-0.*-delete")
+    assert not list(gone.glob("*.cleaned"))
+    lm.close()
+
+
 def test_delete_log_renames_then_removes_and_recreates_empty(tmp_path: Path) -> None:
     lm = manager([tmp_path], {"log.segment.delete.delay.ms": "0"})
     log = lm.get_or_create_log(TP)
