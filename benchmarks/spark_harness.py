@@ -35,7 +35,7 @@ minutes on 2 cores; the data (590 MB of segments) goes in a temporary directory 
    workers, from /proc), which other jobs on a shared machine change much less than wall
    time. The load average is printed before, per round and after.
 
-Targets (issue 6): kafkapy-log >= 5x (a) and >= 0.7x (b).
+Targets: kafkapy-log >= 5x (a) (issue 6) and >= 0.9x (b) (issue 22; issue 6 asked 0.7x).
 """
 
 from __future__ import annotations
@@ -376,9 +376,10 @@ def report(times: dict[str, list[float]], cpu: dict[str, list[float]], n: int,
         if name.startswith("kafkapy-log"):
             vs_a = f"{ratio(ts, a):.1f}x"
             cpu_vs_a = f"{ratio(cpu[name], cpu_a):.1f}x"
-            query = next((q for q in ceilings if name.endswith(q) and "schema" not in name),
-                         None)
-            if query is not None:
+            # The same query of the ceiling: "count()" is a suffix of "groupBy(key).count()"
+            # too, so the query is the name's whole rest, never a suffix match.
+            query = name.removeprefix("kafkapy-log ")
+            if query in ceilings:
                 vs_b = f"{ratio(ts, ceilings[query]):.2f}x"
                 cpu_vs_b = f"{ratio(cpu[name], cpu_ceilings[query]):.2f}x"
         cpu_s = statistics.median(cpu[name])
@@ -386,9 +387,9 @@ def report(times: dict[str, list[float]], cpu: dict[str, list[float]], n: int,
               f"{n * VALUE_SIZE / median / 1e6:.0f} | {vs_a} | {vs_b} | {cpu_s:.1f} | "
               f"{n / cpu_s / 1e6:.2f} M | {cpu_vs_a} | {cpu_vs_b} | "
               + ", ".join(f"{t:.2f}" for t in ts) + " |")
-    print("\nTargets: >= 5x (a), >= 0.7x (b). vs: medians of per-round wall-time ratios. CPU s: "
-          "all processes of the run (harness, broker, Spark JVM and Python workers); CPU vs: "
-          "medians of per-round CPU-second ratios.")
+    print("\nTargets: >= 5x (a), >= 0.9x (b) (issue 22). vs: medians of per-round wall-time "
+          "ratios. CPU s: all processes of the run (harness, broker, Spark JVM and Python "
+          "workers); CPU vs: medians of per-round CPU-second ratios.")
 
 
 if __name__ == "__main__":
