@@ -301,6 +301,23 @@ def test_row_budget_splits_at_batch_boundaries() -> None:
     assert [r for p in pieces for r in rows(p)] == oracle(buf)
 
 
+def test_every_set_of_columns_is_right_whatever_the_size_of_the_set_before() -> None:
+    # After a take the decoder starts the next set in buffers the size of the last one:
+    # smaller and larger sets after it, and every set handed over, must stay exact.
+    d = A.RecordBatchDecoder(ALL, 0, FAR)
+    taken = []
+    offset = 0
+    for batches in (3, 1, 7, 2):
+        buf = b"".join(build(SAMPLE, base_offset=offset + len(SAMPLE) * i)
+                       for i in range(batches))
+        offset += len(SAMPLE) * batches
+        status, position, _, _ = d.decode(buf)
+        assert (status, position) == (A.STATUS_END_OF_BUFFER, len(buf))
+        taken.append((d.take(), oracle(buf)))
+    for cols, want in taken:
+        assert rows(cols) == want
+
+
 def test_buffers_outlive_the_decoder() -> None:
     d = A.RecordBatchDecoder(ALL, 0, FAR)
     d.decode(build(SAMPLE))
