@@ -169,9 +169,9 @@ cdef class _OwnedBuffer:
 
 cdef _OwnedBuffer _hand_over(_GBuf* b, Py_ssize_t size):
     """Move ``b``'s memory into an _OwnedBuffer of ``size`` bytes; ``b`` is left empty, with
-    room for ``size`` bytes: the next set of columns is most likely the size of
-    this one, and growing a buffer of megabytes by doubling copies it about once more (a
-    realloc that cannot grow in place) and faults in its pages again."""
+    room for ``size`` bytes: the next set of columns is most likely the size of this one, and
+    growing a buffer of megabytes by doubling copies it about once more (a realloc that
+    cannot grow in place) and faults in its pages again."""
     cdef _OwnedBuffer o = _OwnedBuffer.__new__(_OwnedBuffer)
     cdef Py_ssize_t hint = size
     if b.data == NULL:
