@@ -1109,8 +1109,7 @@ class SocketServer:
                     # The common answer (nobody times it, nothing to read from files, no
                     # throttle): ``_write_answer`` and ``_after_answer``'s work for it without
                     # their two coroutines, a few percent of a small request's broker CPU.
-                    conn.held.append(size_prefixed(response.payload))
-                    if hold or self._send(conn, self._take_held(conn)):
+                    if self._hold_or_send(conn, size_prefixed(response.payload), hold):
                         continue
                     if poller:
                         self._detach(conn, _SENT)
@@ -1215,10 +1214,8 @@ class SocketServer:
         ready_ns = 0 if request is None else time.monotonic_ns()
         try:
             if isinstance(response, SendResponse):
-                if not response.file_slices and (hold or held):
-                    held.append(size_prefixed(response.payload))
-                    if not hold or self._draining:
-                        done = self._send(conn, self._take_held(conn))
+                if not response.file_slices:
+                    done = self._hold_or_send(conn, size_prefixed(response.payload), hold)
                 else:
                     parts = self._take_held(conn)
                     parts += _response_parts(response)
@@ -1276,6 +1273,15 @@ class SocketServer:
             conn.link.principal = auth.principal
             conn.channel.raise_limit(self._max_request_size)
         return _GO_ON
+
+    def _hold_or_send(self, conn: _Connection, answer: bytes, hold: bool) -> bool:
+        """``answer`` (size-prefixed) after the held ones: kept to go out with the next
+        frame's (``hold``, not while draining) or written with them now. True when nothing
+        is left to write."""
+        conn.held.append(answer)
+        if hold and not self._draining:
+            return True
+        return self._send(conn, self._take_held(conn))
 
     @staticmethod
     def _take_held(conn: _Connection) -> list[bytes | FileSliceLike]:
