@@ -318,6 +318,50 @@ def test_every_set_of_columns_is_right_whatever_the_size_of_the_set_before() -> 
         assert rows(cols) == want
 
 
+def _big_set(seed: int, offset: int) -> list[Rec]:
+    # Buffers past the pool's 64 KiB floor: keys, values and header values of kilobytes,
+    # nulls where the seed says (each set's bitmaps differ from the last one's).
+    return [(1_700_000_000_000 + i,
+             None if (i + seed) % 3 == 0 else bytes([seed, i % 256]) * 600,
+             None if (i + seed) % 4 == 0 else bytes([i % 256, seed]) * 1_100,
+             [] if (i + seed) % 5 == 0 else [("h", None if i % 2 else bytes([seed]) * 900)])
+            for i in range(offset, offset + 96)]
+
+
+def test_buffers_of_dropped_sets_are_reused_and_every_set_stays_exact() -> None:
+    # Freed column buffers go to a pool the next set's buffers come from: a reused block
+    # holds the last set's bytes (and bitmap bits), none of which may show in the new set.
+    d = A.RecordBatchDecoder(ALL, 0, FAR)
+    offset = 0
+    reused = 0
+    for seed in range(1, 9):
+        buf = build(_big_set(seed, offset), base_offset=offset)
+        offset += 96
+        status, position, _, _ = d.decode(buf)
+        assert (status, position) == (A.STATUS_END_OF_BUFFER, len(buf))
+        kept_before = A._pool_state()[0]
+        cols = d.take()               # the next set's buffers: from the pool where one fits
+        reused += kept_before - A._pool_state()[0]
+        assert rows(cols) == oracle(buf)
+        del cols                      # its blocks go back to the pool
+    assert reused > 0
+    blocks, kept = A._pool_state()
+    assert 0 < blocks <= 32 and kept <= 64 << 20
+
+
+def test_the_pool_keeps_at_most_its_bound_when_many_sets_are_dropped_at_once() -> None:
+    d = A.RecordBatchDecoder(ALL, 0, FAR)
+    sets = []
+    for i in range(40):
+        d.decode(build([(1, b"k", b"v" * 300_000, [])], base_offset=i))
+        sets.append(d.take())
+    del sets
+    blocks, kept = A._pool_state()
+    assert blocks <= 32 and kept <= 64 << 20
+    # Full: every slot taken, or no room left for one more of these blocks (< 600 kB each).
+    assert blocks == 32 or kept > (64 << 20) - 600_000
+
+
 def test_buffers_outlive_the_decoder() -> None:
     d = A.RecordBatchDecoder(ALL, 0, FAR)
     d.decode(build(SAMPLE))
