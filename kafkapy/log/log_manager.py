@@ -22,7 +22,8 @@ Theory of operation:
   compiled recovery scan releases the GIL, so threads do run in parallel). The marker is
   removed once loaded, so a later crash is seen as one.
 - ``run`` is the background: a Trio task tree with the flusher (``flush.ms`` /
-  ``flush.messages`` policies and the flush that follows a segment roll), the retention pass
+  ``flush.messages`` policies, and the flush of the rolled segments that follows a roll, up
+  to the new active segment as Kafka's), the retention pass
   every ``log.retention.check.interval.ms``, the removal of ``.deleted`` files after
   ``file.delete.delay.ms``, the checkpoint writers and the log cleaner. Every fsync, unlink
   and compaction pass runs in a worker thread (``trio.to_thread``); the event loop only does
@@ -685,8 +686,16 @@ class LogManager:
                        *(log.config.flush_ms for log in self.logs.values()))
             await trio.sleep(max(tick, 10) / 1000)
             for log in list(self.logs.values()):
-                if not log.closed and (log.flush_due() or log.roll_flush_due):
+                if log.closed:
+                    continue
+                if log.flush_due():
                     await self.flush_log(log)
+                elif log.roll_flush_due:
+                    # Kafka's roll schedules flushUptoOffsetExclusive(newSegment.baseOffset):
+                    # the rolled segments, the directory and the epochs. The active
+                    # segment's appends since are left to log.flush.interval.* (and the
+                    # kernel), as there; fsyncing them too made the roll's writeback larger.
+                    await self.flush_log(log, log.active_segment.base_offset)
 
     async def retention_pass(self) -> int:
         """One retention pass over every log (renames only; files go later)."""

@@ -198,6 +198,32 @@ def test_flush_ms_policy_runs_in_the_background(tmp_path: Path) -> None:
     lm.close()
 
 
+def test_a_roll_flushes_the_rolled_segments_not_the_active_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kafka's roll schedules flushUptoOffsetExclusive(newSegment.baseOffset): the recovery
+    point moves to the active segment's base, and the active segment's appends after the roll
+    wait for log.flush.interval.* (never here: the defaults are Long.MAX_VALUE)."""
+    # The flush checks run once a second (log.flush.scheduler.interval.ms would set
+    # log.flush.interval.ms too, whose default it is).
+    lm = manager([tmp_path], {"log.segment.bytes": "1000"})
+    log = lm.get_or_create_log(TP)
+    fill(log, 12)
+    assert len(log.segments) >= 2
+    active = log.segments[-1]
+    assert active.base_offset < log.log_end_offset      # appends after the roll
+    flushed: list[int] = []
+    real_run = FlushJob.run
+
+    def spy(job: FlushJob) -> None:
+        flushed.append(job.upto)
+        real_run(job)
+    monkeypatch.setattr(FlushJob, "run", spy)
+    trio.run(run_until, lm, lambda: not log.roll_flush_due)
+    assert flushed == [active.base_offset]
+    assert log.recovery_point == active.base_offset < log.log_end_offset
+    lm.close()
+
+
 def test_retention_task_renames_then_removes_after_the_delay(tmp_path: Path) -> None:
     now = [10_000_000]
     lm = manager([tmp_path], {"log.segment.bytes": "1000", "log.retention.ms": "60000",
