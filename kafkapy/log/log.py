@@ -681,11 +681,14 @@ class Log:
     # ============================================================================== reads
 
     def read(self, start_offset: int, max_bytes: int, max_offset: int | None = None,
-             min_one_message: bool = True) -> FetchData:
+             min_one_message: bool = True, include_aborted_txns: bool = False) -> FetchData:
         """Up to ``max_bytes`` of batches from the one holding ``start_offset``, stopping at
         ``max_offset`` (exclusive: the high watermark or last stable offset for consumers,
         None for the LEO). With ``min_one_message`` the first batch is returned whole even if
         it is larger than ``max_bytes`` (Kafka's rule, so a consumer always progresses).
+        ``include_aborted_txns`` (a read_committed consumer): the answer lists the aborted
+        transactions the batches read may hold, an empty list when nothing was read (Kafka's
+        LocalLog.read and emptyFetchDataInfo).
 
         Raises OffsetOutOfRangeError if ``start_offset`` is below the log start offset or
         above the LEO.
@@ -699,7 +702,7 @@ class Log:
         slices: list[FileSlice] = []
         if start_offset >= bound:       # a caught-up reader: nothing to look up
             return FetchData(start_offset, slices, self.log_start_offset, leo,
-                             self.high_watermark, 0)
+                             self.high_watermark, 0, [] if include_aborted_txns else None)
         remaining = max_bytes
         i = max(0, bisect.bisect_right(self._bases, start_offset) - 1)
         offset = start_offset
@@ -718,8 +721,12 @@ class Log:
             i += 1
             if i < len(self.segments):
                 offset = max(offset, self.segments[i].base_offset)
+        aborted = None
+        if include_aborted_txns:
+            aborted = self.collect_aborted_transactions(
+                start_offset, self.fetch_upper_bound(start_offset)) if slices else []
         return FetchData(start_offset, slices, self.log_start_offset, leo,
-                         self.high_watermark, max_bytes - remaining)
+                         self.high_watermark, max_bytes - remaining, aborted)
 
     def fetch_offset_by_timestamp(self, timestamp: int) -> TimestampOffset | None:
         """ListOffsets: EARLIEST_TIMESTAMP (-2) and EARLIEST_LOCAL_TIMESTAMP (-4): the log

@@ -401,13 +401,12 @@ class Partition:
              min_one_message: bool, *, replica: bool = False) -> FetchData:
         """Batches from ``fetch_offset``: consumers up to the HW/LSO, a replica to the LEO.
         Raises OffsetOutOfRangeError (outside [log start, LEO])."""
-        bound = None if replica else self.fetch_bound(isolation_level)
-        data = self.log.read(fetch_offset, max_bytes, bound, min_one_message)
-        if isolation_level == READ_COMMITTED and not replica:
-            aborted = self.log.collect_aborted_transactions(
-                fetch_offset, self.log.fetch_upper_bound(fetch_offset))
-            data = attrs.evolve(data, aborted_transactions=aborted)
-        return data
+        if replica:
+            return self.log.read(fetch_offset, max_bytes, None, min_one_message)
+        committed = isolation_level == READ_COMMITTED
+        return self.log.read(fetch_offset, max_bytes,
+                             self.last_stable_offset if committed else self.high_watermark,
+                             min_one_message, committed)
 
     def epoch_for_offset(self, offset: int) -> int:
         """The leader epoch that wrote ``offset`` (-1 if none is known)."""

@@ -332,3 +332,29 @@ def test_log_load_removes_a_stray_deleted_txn_index(tmp_path: Path) -> None:
     log = Log.open(d, config())
     assert not stray.exists()
     log.close()
+
+
+def test_a_read_committed_read_lists_aborted_transactions_only_when_it_read(
+        tmp_path: Path) -> None:
+    """Log.read with ``include_aborted_txns``: the aborted transactions of what it read (from
+    the segment holding the fetch offset up to the next segment's base), an empty list when
+    it read nothing (a caught-up consumer, Kafka's emptyFetchDataInfo), None without."""
+    from kafkapy.log.producer_state import AppendOrigin
+    from kafkapy.protocol.records import build_control_batch
+    log = Log.open(tmp_path / "t-0", config())
+    log.append_as_leader(build_batch([(b"k", b"aborted", None, 5000)], producer_id=4,
+                                     producer_epoch=0, base_sequence=0,
+                                     is_transactional=True), leader_epoch=0)
+    log.append_as_leader(build_control_batch(0, 0, producer_id=4, producer_epoch=0,
+                                             timestamp_ms=5000),
+                         leader_epoch=0, origin=AppendOrigin.COORDINATOR)
+    log.append_as_leader(build_batch([(b"k", b"plain", None, 5000)]), leader_epoch=0)
+    log.update_high_watermark(log.log_end_offset)
+    end = log.log_end_offset
+    assert end == 3
+    read = log.read(0, 1 << 20, end, include_aborted_txns=True)
+    assert read.size > 0 and read.aborted_transactions == [AbortedTxn(4, 0, 1, 2)]
+    assert log.read(0, 1 << 20, end).aborted_transactions is None
+    caught_up = log.read(end, 1 << 20, end, include_aborted_txns=True)
+    assert caught_up.size == 0 and caught_up.aborted_transactions == []
+    log.close()
