@@ -156,14 +156,21 @@ async def test_answers_held_for_a_following_produce_go_out_in_order() -> None:
             request = await h.channel.receive_request()
             assert request.frame == f
             await settle()
+            if f == frames[0]:
+                # The first answer of a read goes out at once (the client may send its next
+                # request meanwhile) ...
+                await h.channel.send_response(request, SendResponse(b"A" + f[2:]))
+                assert await receive_frame(stream) == b"Ap1"
+                continue
             if f != frames[-1]:
-                # Held: the next request (a Produce, already read) is handled first ...
+                # ... the others are held: the next request (a Produce, already read) is
+                # handled first ...
                 with trio.move_on_after(0.05):
                     await receive_frame(stream)
                     raise AssertionError(f"the answer to {f!r} was written before the next one")
             await h.channel.send_response(request, SendResponse(b"A" + f[2:]))
-        # ... and then every answer arrives, in request order.
-        assert [await receive_frame(stream) for _ in frames] == [b"Ap1", b"Ap2", b"Ap3"]
+        # ... and then they arrive, in request order.
+        assert [await receive_frame(stream) for _ in frames[1:]] == [b"Ap2", b"Ap3"]
 
 
 @trio_test
