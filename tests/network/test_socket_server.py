@@ -19,6 +19,7 @@ from kafkapy.network import (
     SendResponse,
     SocketServer,
 )
+from kafkapy.network.socket_server import EARLY_ANSWER_BYTES
 from tests.network.support import (
     assert_closed,
     echo,
@@ -146,31 +147,36 @@ async def test_next_frame_waits_for_the_previous_response() -> None:
 PRODUCE_KEY = b"\x00\x00"   # a frame starting with API key 0 is a Produce to the server
 
 
+@pytest.mark.parametrize("pad", [0, EARLY_ANSWER_BYTES])
 @trio_test
-async def test_answers_held_for_a_following_produce_go_out_in_order() -> None:
+async def test_answers_held_for_a_following_produce_go_out_in_order(pad: int) -> None:
+    """Pipelined Produce frames read together: the answers go out in request order, each held
+    until the next request is handled, but the first of a read of small frames (at most
+    EARLY_ANSWER_BYTES), which goes out at once."""
     async with serving(None) as h:  # the test is the handler
         stream = await h.connect()
-        frames = [PRODUCE_KEY + b"p1", PRODUCE_KEY + b"p2", PRODUCE_KEY + b"p3"]
+        frames = [PRODUCE_KEY + b"p%d" % i + b"." * pad for i in (1, 2, 3)]
         await stream.send_all(b"".join(frame(f) for f in frames))
-        for f in frames:
+        answers = [b"A" + f[2:4] for f in frames]
+        for f, answer in zip(frames, answers, strict=True):
             request = await h.channel.receive_request()
             assert request.frame == f
             await settle()
-            if f == frames[0]:
-                # The first answer of a read goes out at once (the client may send its next
-                # request meanwhile) ...
-                await h.channel.send_response(request, SendResponse(b"A" + f[2:]))
-                assert await receive_frame(stream) == b"Ap1"
+            if f == frames[0] and not pad:
+                # Small: written at once (the client may send its next request meanwhile).
+                await h.channel.send_response(request, SendResponse(answer))
+                assert await receive_frame(stream) == answer
                 continue
             if f != frames[-1]:
-                # ... the others are held: the next request (a Produce, already read) is
-                # handled first ...
+                # Held: the next request (a Produce, already read) is handled first ...
                 with trio.move_on_after(0.05):
                     await receive_frame(stream)
-                    raise AssertionError(f"the answer to {f!r} was written before the next one")
-            await h.channel.send_response(request, SendResponse(b"A" + f[2:]))
-        # ... and then they arrive, in request order.
-        assert [await receive_frame(stream) for _ in frames[1:]] == [b"Ap2", b"Ap3"]
+                    raise AssertionError(f"the answer to {f[:4]!r} was written before the "
+                                         "next one")
+            await h.channel.send_response(request, SendResponse(answer))
+        # ... and then the held ones arrive, in request order.
+        rest = answers if pad else answers[1:]
+        assert [await receive_frame(stream) for _ in rest] == rest
 
 
 @trio_test
