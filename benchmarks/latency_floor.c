@@ -124,6 +124,7 @@ static void relay(int from, int to) {
             double us = (double)(u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e6 +
                         (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
             printf("relay CPU %.1f us per message\n", us / count);
+            fflush(stdout);
             _exit(0);
         }
         if (spin_us) {      /* the broker's work: CPU per message read */
