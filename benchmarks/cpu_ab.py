@@ -24,8 +24,10 @@ Variants, in this order (the first is the reference of the ratios):
   file before it answers (``ceiling_server --write-dir``).
 
 Loads (``--load``): ``1rec`` one 100 B record per request; ``1k`` batches of 64 x 1 KiB records;
-``100b`` batches of 512 x 100 B records. One connection, one partition, acks=1, 5 requests in
-flight, ``--duration`` seconds (``broker_bench`` runs 3). kafkapy's runs check that the log holds
+``100b`` batches of 512 x 100 B records; ``4k``, ``16k`` and ``32k`` batches of 4, 16 and 32 x
+1 KiB records (16 KiB is the Java producer's default ``batch.size``). One connection
+(``--connections``: that many, one partition each), acks=1, 5 requests in flight,
+``--duration`` seconds (``broker_bench`` runs 3). kafkapy's runs check that the log holds
 every acknowledged record. Nothing here is committed but the numbers quoted in docs.
 """
 
@@ -44,7 +46,8 @@ import benchmarks.load_generator as lg
 from benchmarks.broker_bench import Meter, create_topic, stored_records
 from benchmarks.peers import PEERS, Peer, RunningBroker, kafkapy_peer
 
-LOADS = {"1rec": (1, 100), "1k": (64, 1024), "100b": (512, 100)}
+LOADS = {"1rec": (1, 100), "4k": (4, 1024), "16k": (16, 1024), "32k": (32, 1024),
+         "1k": (64, 1024), "100b": (512, 100)}
 TOPIC = "cpu-ab"
 
 
@@ -63,24 +66,27 @@ def _variants(args: argparse.Namespace) -> dict[str, Peer]:
     return peers
 
 
-def _run(peer: Peer, load: str, duration: float) -> dict[str, float]:
+def _run(peer: Peer, load: str, duration: float, connections: int = 1) -> dict[str, float]:
     records, size = LOADS[load]
     with RunningBroker(peer) as broker:
         real = peer.ready == "metadata"
         if real:
-            create_topic(broker.bootstrap, TOPIC, 1)
+            create_topic(broker.bootstrap, TOPIC, connections)
         meter = Meter(broker.pid)
-        job = lg.ProduceJob(broker.bootstrap, TOPIC, (0,), records, size, 1, 5, duration)
-        result: dict[str, Any] = lg.run_clients([(lg.produce_client, job)], meter)[0]
-        window = meter.noise(result["cpu"])
+        jobs = [(lg.produce_client, lg.ProduceJob(broker.bootstrap, TOPIC, (p,), records, size,
+                                                  1, 5, duration))
+                for p in range(connections)]
+        results: list[dict[str, Any]] = lg.run_clients(jobs, meter)
+        window = meter.noise(sum(r["cpu"] for r in results))
+        acknowledged = sum(r["records"] for r in results)
         if real:
-            stored = stored_records(broker.bootstrap, TOPIC, 1)
-            if stored != result["records"]:
-                raise RuntimeError(f"{peer.name}: {result['records']} records acknowledged, "
+            stored = stored_records(broker.bootstrap, TOPIC, connections)
+            if stored != acknowledged:
+                raise RuntimeError(f"{peer.name}: {acknowledged} records acknowledged, "
                                    f"{stored} in the log")
-    seconds = result["end"] - result["start"]
-    requests = result["requests"]
-    rate = requests / seconds if load == "1rec" else result["payload_bytes"] / seconds
+    payload, seconds = lg.aggregate(results, "payload_bytes")
+    requests = sum(r["requests"] for r in results)
+    rate = requests / seconds if load == "1rec" else payload / seconds
     return {"rate": rate / 1e3 if load == "1rec" else rate / 1e6,
             "us_per_request": window["broker_cpu"] / requests * 1e6,
             "busy": window["broker_cpu"] / window["wall"],
@@ -92,6 +98,8 @@ def main() -> None:
     ap.add_argument("--load", choices=sorted(LOADS), default="1rec")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--duration", type=float, default=5.0, help="seconds per run")
+    ap.add_argument("--connections", type=int, default=1,
+                    help="producer connections (processes), one partition each")
     ap.add_argument("--base-tree", help="another checkout, built in place: variant 'base'")
     ap.add_argument("--variant", action="append", default=[],
                     help="NAME:key=value[,key=value]: this tree with settings overridden")
@@ -105,14 +113,15 @@ def main() -> None:
     for r in range(args.rounds):
         order = names[r % len(names):] + names[:r % len(names)]
         for name in order:
-            run = _run(peers[name], args.load, args.duration)
+            run = _run(peers[name], args.load, args.duration, args.connections)
             runs[name].append(run)
             print(f"round {r} {name:14s} {run['rate']:8.1f} {unit}  {run['us_per_request']:7.1f}"
                   f" µs/request  broker busy {run['busy']:.2f}  other CPU {run['other']:.2f}"
                   f" cores", flush=True)
     first = names[0]
-    print(f"\n{args.load}, {args.rounds} rounds of {args.duration:g} s; median (min-max); ratios"
-          f" are the median of the per-round ratios to {first}")
+    print(f"\n{args.load}, {args.connections} connection(s), {args.rounds} rounds of "
+          f"{args.duration:g} s; median (min-max); ratios are the median of the per-round "
+          f"ratios to {first}")
     print(f"| variant | {unit} | broker CPU per request, µs | rate / {first} "
           f"| CPU per request / {first} |")
     print("|---|---|---|---|---|")
