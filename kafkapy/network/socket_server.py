@@ -167,10 +167,12 @@ INT32_MAX = 2**31 - 1
 # The longest a TLS handshake may take (Kafka bounds it by connections.max.idle.ms only; a
 # client that connects and sends nothing should not hold a connection slot for ten minutes).
 HANDSHAKE_TIMEOUT_S = 10.0
-# A read whose first frame is at most this large has that frame's answer written at once, not
-# held (see ``SocketServer._request``): small requests are where the client's turnaround
-# outweighs the extra wake-up of the client; a read of large batches keeps one send.
-EARLY_ANSWER_BYTES = 4096
+# A read whose first frame is at most this large, on a connection that is the only one with
+# frames, has that frame's answer written at once, not held (see ``SocketServer._request``):
+# there the client's turnaround outweighs the extra wake-up of the client. A Java producer's
+# default batch (16 KiB) is under it; a read of 32 KiB or larger batches keeps one send
+# (measured in docs/performance.md, "Which reads answer early").
+EARLY_ANSWER_BYTES = 20480
 
 
 def _errnos(*names: str) -> frozenset[int]:
@@ -950,6 +952,9 @@ class SocketServer:
                 results = selector.poll()
                 turns_over = self._turns_over
                 ready = self._ready
+                # One connection's frames and nothing else to do: its early answer (see
+                # ``_request``) lets its client turn round while the broker serves the rest.
+                alone = len(results) == 1 and not turns_over and not ready
                 if not results and not selector.pending and not turns_over and not ready:
                     self._poll_sleeps = True
                     try:
@@ -966,7 +971,7 @@ class SocketServer:
                     if frames:
                         frames.reverse()
                         conn.frames = frames
-                        conn.early_at = len(frames) if len(frames[-1]) <= \
+                        conn.early_at = len(frames) if alone and len(frames[-1]) <= \
                             EARLY_ANSWER_BYTES else 0
                     if error is not None:
                         conn.error = error      # after the frames read before it
@@ -1176,14 +1181,15 @@ class SocketServer:
         send with a later answer. A pipelining producer gets its answers in order, a few per
         send, and the broker pays the loopback wake-up of the client once per read instead
         of once per request. Except the first answer of a read of small frames (at most
-        ``EARLY_ANSWER_BYTES``), written at once: the producer sends its next request while
-        the broker serves the others, so client and broker overlap on two cores and the
-        broker's next poll finds work instead of sleeping (for one record per request, about
-        1.6 times the request rate); with large batches the broker is busy anyway, and the
-        extra wake-up costs more than the overlap gains. Only a Produce may follow a held
-        answer: its handling is short (it never parks waiting on another client), whereas a
-        Fetch may wait for data for fetch.max.wait.ms. Every other path writes ``held``
-        first."""
+        ``EARLY_ANSWER_BYTES``) when the poll found no other connection's frames, written at
+        once: the producer sends its next request while the broker serves the others, so
+        client and broker overlap on two cores and the broker's next poll finds work instead
+        of sleeping (for one record per request, about 1.6 times the request rate; 16 KiB
+        batches, about 1.2 times); with large batches, or other connections to serve, the
+        broker is busy anyway, and the extra wake-up costs more than the overlap gains. Only
+        a Produce may follow a held answer: its handling is short (it never parks waiting on
+        another client), whereas a Fetch may wait for data for fetch.max.wait.ms. Every other
+        path writes ``held`` first."""
         link = conn.link
         if self._draining:
             return _CLOSE
