@@ -167,12 +167,6 @@ INT32_MAX = 2**31 - 1
 # The longest a TLS handshake may take (Kafka bounds it by connections.max.idle.ms only; a
 # client that connects and sends nothing should not hold a connection slot for ten minutes).
 HANDSHAKE_TIMEOUT_S = 10.0
-# A read whose first frame is at most this large, on a connection that is the only one with
-# frames, has that frame's answer written at once, not held (see ``SocketServer._request``):
-# there the client's turnaround outweighs the extra wake-up of the client. A Java producer's
-# default batch (16 KiB) is under it; a read of 32 KiB or larger batches keeps one send
-# (measured in docs/performance.md, "Which reads answer early").
-EARLY_ANSWER_BYTES = 20480
 
 
 def _errnos(*names: str) -> frozenset[int]:
@@ -229,8 +223,8 @@ class _WriteStalled(Exception):
 
 
 class _Connection:
-    __slots__ = ("auth", "channel", "early_at", "error", "frames", "held", "intake", "link",
-                 "owner", "parked", "resume", "sock", "timed", "tls", "waiter", "worker")
+    __slots__ = ("auth", "channel", "error", "frames", "held", "intake", "link", "owner",
+                 "parked", "resume", "sock", "timed", "tls", "waiter", "worker")
 
     def __init__(self, sock: socket.socket, link: ConnectionLink, *,
                  tls: SslListener | None = None, auth: Authenticator | None = None) -> None:
@@ -252,9 +246,6 @@ class _Connection:
         # connection now (a request that waits), and the error that ends it.
         self.channel: Channel | None = None
         self.frames: list[bytearray] = []
-        # The answer to the frame served while ``frames`` still holds this many is never
-        # held: the first of a read of small frames (see ``_request``).
-        self.early_at = 0
         self.held: list[bytes] = []
         self.owner: trio.lowlevel.Task | None = None
         self.waiter: trio.lowlevel.Task | None = None
@@ -952,9 +943,6 @@ class SocketServer:
                 results = selector.poll()
                 turns_over = self._turns_over
                 ready = self._ready
-                # One connection's frames and nothing else to do: its early answer (see
-                # ``_request``) lets its client turn round while the broker serves the rest.
-                alone = len(results) == 1 and not turns_over and not ready
                 if not results and not selector.pending and not turns_over and not ready:
                     self._poll_sleeps = True
                     try:
@@ -971,8 +959,6 @@ class SocketServer:
                     if frames:
                         frames.reverse()
                         conn.frames = frames
-                        conn.early_at = len(frames) if alone and len(frames[-1]) <= \
-                            EARLY_ANSWER_BYTES else 0
                     if error is not None:
                         conn.error = error      # after the frames read before it
                     if sent and conn.timed and conn.waiter is None and \
@@ -1110,8 +1096,7 @@ class SocketServer:
             frame = frames[-1]
             authenticating = auth is not None and (not auth.complete or auth.intercepts(frame))
             # The next frame, already read, is a Produce: see ``_request``.
-            hold = len(frames) > 1 and len(frames) != conn.early_at and \
-                _is_produce(frames[-2])
+            hold = len(frames) > 1 and _is_produce(frames[-2])
             answered = None if authenticating or self._draining else \
                 conn.link.answer_now(frame)
             if answered is not None:
@@ -1180,16 +1165,9 @@ class SocketServer:
         connection's ``held`` answers instead of being written now, and they go out in one
         send with a later answer. A pipelining producer gets its answers in order, a few per
         send, and the broker pays the loopback wake-up of the client once per read instead
-        of once per request. Except the first answer of a read of small frames (at most
-        ``EARLY_ANSWER_BYTES``) when the poll found no other connection's frames, written at
-        once: the producer sends its next request while the broker serves the others, so
-        client and broker overlap on two cores and the broker's next poll finds work instead
-        of sleeping (for one record per request, about 1.6 times the request rate; 16 KiB
-        batches, about 1.2 times); with large batches, or other connections to serve, the
-        broker is busy anyway, and the extra wake-up costs more than the overlap gains. Only
-        a Produce may follow a held answer: its handling is short (it never parks waiting on
-        another client), whereas a Fetch may wait for data for fetch.max.wait.ms. Every other
-        path writes ``held`` first."""
+        of once per request. Only a Produce may follow a held answer: its handling is short
+        (it never parks waiting on another client), whereas a Fetch may wait for data for
+        fetch.max.wait.ms. Every other path writes ``held`` first."""
         link = conn.link
         if self._draining:
             return _CLOSE

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 import random
 import socket
 
@@ -20,7 +19,6 @@ from kafkapy.network import (
     SendResponse,
     SocketServer,
 )
-from kafkapy.network.socket_server import EARLY_ANSWER_BYTES
 from tests.network.support import (
     assert_closed,
     echo,
@@ -148,73 +146,24 @@ async def test_next_frame_waits_for_the_previous_response() -> None:
 PRODUCE_KEY = b"\x00\x00"   # a frame starting with API key 0 is a Produce to the server
 
 
-@pytest.mark.parametrize(("pad", "early"), [(0, True), (16384, True),
-                                             (EARLY_ANSWER_BYTES, False)])
 @trio_test
-async def test_answers_held_for_a_following_produce_go_out_in_order(pad: int,
-                                                                    early: bool) -> None:
-    """Pipelined Produce frames read together: the answers go out in request order, each held
-    until the next request is handled, but the first of a read of small frames (at most
-    EARLY_ANSWER_BYTES: a Java producer's default 16 KiB batch is one), which goes out at
-    once."""
+async def test_answers_held_for_a_following_produce_go_out_in_order() -> None:
     async with serving(None) as h:  # the test is the handler
         stream = await h.connect()
-        frames = [PRODUCE_KEY + b"p%d" % i + b"." * pad for i in (1, 2, 3)]
+        frames = [PRODUCE_KEY + b"p1", PRODUCE_KEY + b"p2", PRODUCE_KEY + b"p3"]
         await stream.send_all(b"".join(frame(f) for f in frames))
-        answers = [b"A" + f[2:4] for f in frames]
-        for f, answer in zip(frames, answers, strict=True):
+        for f in frames:
             request = await h.channel.receive_request()
             assert request.frame == f
             await settle()
-            if f == frames[0] and early:
-                # Small: written at once (the client may send its next request meanwhile).
-                await h.channel.send_response(request, SendResponse(answer))
-                with trio.fail_after(5):
-                    assert await receive_frame(stream) == answer
-                continue
             if f != frames[-1]:
                 # Held: the next request (a Produce, already read) is handled first ...
                 with trio.move_on_after(0.05):
                     await receive_frame(stream)
-                    raise AssertionError(f"the answer to {f[:4]!r} was written before the "
-                                         "next one")
-            await h.channel.send_response(request, SendResponse(answer))
-        # ... and then the held ones arrive, in request order.
-        rest = answers[1:] if early else answers
-        assert [await receive_frame(stream) for _ in rest] == rest
-
-
-@trio_test
-async def test_no_early_answer_while_another_connection_has_frames() -> None:
-    """The first answer of a read of small frames goes out at once only when that connection
-    is the only one with frames: with another's to serve, the broker is busy anyway, and the
-    early answer would only cost a second send (and wake-up of the client) per read."""
-    async with serving(None) as h:  # the test is the handler
-        a, b = await h.connect(), await h.connect()
-        for stream, payload in ((a, b"a0"), (b, b"b0")):    # both registered, idle
-            await stream.send_all(frame(payload))
-            request = await h.channel.receive_request()
-            await h.channel.send_response(request, SendResponse(payload.upper()))
-            assert await receive_frame(stream) == payload.upper()
-        await settle()
-        # Both connections' frames reach the server before its next poll: written with no
-        # checkpoint in between (loopback delivers within the write).
-        for stream, name in ((a, b"a"), (b, b"b")):
-            os.write(stream.socket.fileno(),
-                     frame(PRODUCE_KEY + name + b"1") + frame(PRODUCE_KEY + name + b"2"))
-        first = [await h.channel.receive_request() for _ in range(2)]
-        assert sorted(bytes(r.frame[2:]) for r in first) == [b"a1", b"b1"]
-        for request in first:
-            await h.channel.send_response(request, SendResponse(b"A" + request.frame[2:]))
-        for stream in (a, b):   # held: each connection's next request (a Produce) comes first
-            with trio.move_on_after(0.05):
-                await receive_frame(stream)
-                raise AssertionError("a first answer was written before the next request")
-        second = [await h.channel.receive_request() for _ in range(2)]
-        for request in second:
-            await h.channel.send_response(request, SendResponse(b"A" + request.frame[2:]))
-        assert [await receive_frame(a) for _ in range(2)] == [b"Aa1", b"Aa2"]
-        assert [await receive_frame(b) for _ in range(2)] == [b"Ab1", b"Ab2"]
+                    raise AssertionError(f"the answer to {f!r} was written before the next one")
+            await h.channel.send_response(request, SendResponse(b"A" + f[2:]))
+        # ... and then every answer arrives, in request order.
+        assert [await receive_frame(stream) for _ in frames] == [b"Ap1", b"Ap2", b"Ap3"]
 
 
 @trio_test
