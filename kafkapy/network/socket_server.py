@@ -1165,9 +1165,13 @@ class SocketServer:
         connection's ``held`` answers instead of being written now, and they go out in one
         send with a later answer. A pipelining producer gets its answers in order, a few per
         send, and the broker pays the loopback wake-up of the client once per read instead
-        of once per request. Only a Produce may follow a held answer: its handling is short
-        (it never parks waiting on another client), whereas a Fetch may wait for data for
-        fetch.max.wait.ms. Every other path writes ``held`` first."""
+        of once per request. The first answer is held too: writing it at once lets a client
+        that waits on a fixed window (5 in flight) send sooner, but costs a client that does
+        not wait (librdkafka) a second wake-up per read, and such a client is often the
+        bottleneck (docs/performance.md, "The early answer withdrawn"). Only a Produce may
+        follow a held answer: its handling is short (it never parks waiting on another
+        client), whereas a Fetch may wait for data for fetch.max.wait.ms. Every other path
+        writes ``held`` first."""
         link = conn.link
         if self._draining:
             return _CLOSE
