@@ -54,6 +54,10 @@ once all have connected and encoded their requests. Scenarios:
   group, ``fetch.queue.backoff.ms`` 0 so that librdkafka never pauses its fetching) in another
   process: consume rows. Every produce run is checked against the high
   watermarks (a broker that drops records cannot post a number).
+- ``ck_small_batches``: confluent-kafka produce, 100 B values, acks=1, 1 partition, with
+  linger.ms 0 and batch.size 4096: many small requests in flight, several to a read, from a
+  client that does not wait for its answers (the ``ck_*`` runs above send 0.4-1 MB requests,
+  one per read). Checked against the high watermark as they are.
 - ``latency``: a producer process sends 100-byte messages at a fixed ``--rate`` (2,000/s) for
   ``--latency-seconds`` (acks=1, linger.ms 0), each carrying its send time
   (``perf_counter``: CLOCK_MONOTONIC, the same clock in every process); a consumer process
@@ -362,12 +366,13 @@ class CkProduceJob:
     count: int
     size: int
     acks: str
+    settings: tuple[tuple[str, str | int], ...] = ()    # on top of BASE_PRODUCER
 
 
 def ck_produce_client(job: CkProduceJob, sync: Callable[[], float]) -> dict[str, Any]:
     from confluent_kafka import Producer
     producer = Producer({"bootstrap.servers": job.bootstrap, "acks": job.acks,
-                         **BASE_PRODUCER})
+                         **BASE_PRODUCER, **dict(job.settings)})
     producer.produce(job.topic, b"warm-up")
     if producer.flush(TIMEOUT):
         raise RuntimeError("the warm-up message was not delivered")
@@ -460,6 +465,22 @@ def _ck_scenario(size: int, acks: str, partitions: int) -> Callable[[Context, Ru
 
 def _ck_key(size: int, acks: str, partitions: int) -> str:
     return f"ck_produce_{size}_acks{acks}_p{partitions}"
+
+
+# No linger and 4 KiB batches: many small requests in flight, several to a read. The
+# scenarios above send 0.4-1 MB requests, one per read; this is the load where how a read's
+# answers are sent shows (docs/performance.md, "The early answer withdrawn").
+SMALL_BATCHES = (("linger.ms", 0), ("batch.size", 4096))
+
+
+def s_ck_small_batches(ctx: Context, broker: RunningBroker) -> dict[str, float]:
+    topic, count = "ck-small-batches", ctx.args.ck_small
+    create_topic(broker.bootstrap, topic, 1)
+    (result,) = ctx.clients([(ck_produce_client, CkProduceJob(
+        broker.bootstrap, topic, count, 100, "1", SMALL_BATCHES))], broker)
+    if stored_records(broker.bootstrap, topic, 1) != count + 1:
+        raise RuntimeError(f"{broker.peer.name}: {topic} does not hold {count + 1} records")
+    return {"ck_produce_small_batches": count / (result["end"] - result["start"]) / 1e3}
 
 
 @dataclass(frozen=True)
@@ -756,6 +777,7 @@ SCENARIOS = [
     Scenario("raw_produce_1k_all", (*MAIN, "kafkapy-fsync"), s_raw_produce_1k_all),
     *[Scenario(f"ck_{size}_{acks}_{parts}", MAIN, _ck_scenario(size, acks, parts))
       for size in (100, 1024) for acks in ("1", "all") for parts in (1, 6)],
+    Scenario("ck_small_batches", MAIN, s_ck_small_batches),
     Scenario("latency", MAIN, s_latency),
     Scenario("idle", MAIN, s_idle),
     Scenario("embedded_start", ("kafkapy",), s_embedded, broker=False),
@@ -797,6 +819,8 @@ METRICS = [
              f"{parts} partition{'s' if parts > 1 else ''}",
              "k msgs/s" if size < 1024 else "MB/s", True)
       for size in (100, 1024) for acks in ("1", "all") for parts in (1, 6)],
+    Metric("ck_produce_small_batches", "confluent-kafka produce, 100 B, acks=1, 1 partition, "
+           "linger.ms 0, batch.size 4096 (small requests, several to a read)", "k msgs/s", True),
     Metric("ck_consume_100", "confluent-kafka consume from earliest, 100 B, 1 partition",
            "k msgs/s", True),
     Metric("ck_consume_1024", "confluent-kafka consume from earliest, 1 KiB, 1 partition",
