@@ -132,7 +132,7 @@ import socket
 import ssl
 import struct
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from types import MappingProxyType
 from typing import NamedTuple, Protocol
 
@@ -167,6 +167,31 @@ INT32_MAX = 2**31 - 1
 # The longest a TLS handshake may take (Kafka bounds it by connections.max.idle.ms only; a
 # client that connects and sends nothing should not hold a connection slot for ten minutes).
 HANDSHAKE_TIMEOUT_S = 10.0
+# The early answer (see ``SocketServer._request``): given to the first frame of a read of at
+# most this size, on a connection alone in its poll whose client had, after the last read,
+# as many requests in flight as it has most often (its window), by a lead of CALM_READS
+# reads or more (``SocketServer._judge_probes``). A Java producer's default batch (16 KiB)
+# is under the size; with 32 KiB or larger frames the broker is busy anyway
+# (docs/performance.md).
+EARLY_ANSWER_BYTES = 20480
+CALM_READS = 8
+# A read's probe counts only when the next poll comes this soon after its answers went out:
+# sooner than a client over loopback reads them and sends again (12-15 µs at the quickest
+# here), so that what the poll finds was sent before.
+PROBE_S = 10e-6
+
+
+def window_vote(window: int, lead: int, in_flight: int) -> tuple[int, int]:
+    """One step of a majority vote (Boyer-Moore's) over a client's requests in flight after
+    each read (``SocketServer._judge_probes``): the number seen most often (``window``) and
+    its lead, after ``in_flight`` is seen. The lead stops at twice CALM_READS, so that a
+    client that stops waiting at a window loses the early answer within about CALM_READS
+    reads; a number that leads by CALM_READS is a client that waits at it."""
+    if in_flight == window:
+        return window, min(lead + 1, 2 * CALM_READS)
+    if lead > 1:
+        return window, lead - 1
+    return in_flight, 1
 
 
 def _errnos(*names: str) -> frozenset[int]:
@@ -223,8 +248,9 @@ class _WriteStalled(Exception):
 
 
 class _Connection:
-    __slots__ = ("auth", "channel", "error", "frames", "held", "intake", "link", "owner",
-                 "parked", "resume", "sock", "timed", "tls", "waiter", "worker")
+    __slots__ = ("at_window", "auth", "channel", "early_at", "error", "frames",
+                 "held", "intake", "lead", "link", "owner", "parked", "probe", "probe_at", "read",
+                 "resume", "sock", "timed", "tls", "waiter", "window", "worker")
 
     def __init__(self, sock: socket.socket, link: ConnectionLink, *,
                  tls: SslListener | None = None, auth: Authenticator | None = None) -> None:
@@ -247,6 +273,21 @@ class _Connection:
         self.channel: Channel | None = None
         self.frames: list[bytearray] = []
         self.held: list[bytes] = []
+        # The early answer (``SocketServer._request``): how many frames the last read
+        # brought when several small ones (else 0, and 0 once a task of its own took the
+        # connection: a read that waited tells nothing of the client); the answer to the frame
+        # served while ``frames`` still holds ``early_at`` of them is written at once; the
+        # answers of the read just served that the client has not seen (all but the early
+        # one) and when they went out; the number of requests the client has most often in
+        # flight after a read, that number's lead (a majority vote), and whether the client
+        # had that many after the last read.
+        self.read = 0
+        self.early_at = 0
+        self.probe = 0
+        self.probe_at = 0.0
+        self.window = 0
+        self.lead = 0
+        self.at_window = False
         self.owner: trio.lowlevel.Task | None = None
         self.waiter: trio.lowlevel.Task | None = None
         self.worker = False
@@ -400,6 +441,9 @@ class SocketServer:
         # Parked connections whose answer has arrived (``_park``): answered by the poll
         # task after its next poll, then served on.
         self._ready: collections.deque[_Connection] = collections.deque()
+        # Connections whose read of several frames the poll task has just answered: the next
+        # poll shows whether their clients sent more meanwhile (``_judge_probes``).
+        self._probes: list[_Connection] = []
 
     @property
     def bound_endpoints(self) -> tuple[Endpoint, ...]:
@@ -941,8 +985,13 @@ class SocketServer:
                     if not self._selected:
                         break
                 results = selector.poll()
+                if self._probes:
+                    self._judge_probes(results)
                 turns_over = self._turns_over
                 ready = self._ready
+                # One connection's frames and nothing else to do: its early answer (see
+                # ``_request``) lets a client that waits turn round while the rest are served.
+                alone = len(results) == 1 and not turns_over and not ready
                 if not results and not selector.pending and not turns_over and not ready:
                     self._poll_sleeps = True
                     try:
@@ -959,6 +1008,10 @@ class SocketServer:
                     if frames:
                         frames.reverse()
                         conn.frames = frames
+                        if len(frames) > 1 and len(frames[-1]) <= EARLY_ANSWER_BYTES:
+                            conn.read = len(frames)     # small frames: the early answer's case
+                            if alone and conn.at_window and conn.lead >= CALM_READS:
+                                conn.early_at = conn.read
                     if error is not None:
                         conn.error = error      # after the frames read before it
                     if sent and conn.timed and conn.waiter is None and \
@@ -1027,6 +1080,7 @@ class SocketServer:
         owner, conn.owner = conn.owner, None
         assert owner is not None, "the connection's task sleeps while the poll task serves it"
         conn.worker = True
+        conn.read = conn.early_at = 0      # (see ``_Connection.read``)
         conn.resume = (stage, hold)
         trio.lowlevel.reschedule(owner)
         return _DETACHED
@@ -1096,7 +1150,8 @@ class SocketServer:
             frame = frames[-1]
             authenticating = auth is not None and (not auth.complete or auth.intercepts(frame))
             # The next frame, already read, is a Produce: see ``_request``.
-            hold = len(frames) > 1 and _is_produce(frames[-2])
+            hold = len(frames) > 1 and len(frames) != conn.early_at and \
+                _is_produce(frames[-2])
             answered = None if authenticating or self._draining else \
                 conn.link.answer_now(frame)
             if answered is not None:
@@ -1140,9 +1195,36 @@ class SocketServer:
             await self._close_selected(conn, poller=poller)
             return
         assert self._selector is not None
+        if conn.read and poller:
+            conn.probe = conn.read - 1 if conn.early_at else conn.read
+            conn.probe_at = time.perf_counter()
+            self._probes.append(conn)
+        conn.read = conn.early_at = 0
         self._selector.unmute(conn.channel)
         if not poller and self._selector.pending:
             self._wake_poller()
+
+    def _judge_probes(self, results: list[tuple[Hashable, list[bytearray], bool,
+                                                BaseException | None]]) -> None:
+        """Whether each client of ``_probes`` waits at its window (``_request``'s early
+        answer), from the poll just after its read's answers were written. Its requests in
+        flight then are the answers it has not seen yet and the frames it sent meanwhile
+        (the poll's). A client with a fixed window (5 in flight) that waits for its answers
+        has that many whenever it waits, one that sends as its batches fill (librdkafka)
+        whatever it had. A majority vote (``window_vote``) finds the number it has most
+        often: when the client has that many again and the number leads by ``CALM_READS``
+        reads or more, it is taken to wait. A probe whose poll came
+        later than ``PROBE_S`` after the send tells nothing (the client may have seen the
+        answers and sent again)."""
+        found = {key: len(frames) for key, frames, _, _ in results}
+        now = time.perf_counter()
+        for conn in self._probes:
+            if now - conn.probe_at > PROBE_S:
+                continue
+            in_flight = conn.probe + found.get(conn, 0)
+            conn.window, conn.lead = window_vote(conn.window, conn.lead, in_flight)
+            conn.at_window = in_flight == conn.window
+        self._probes.clear()
 
     async def _close_selected(self, conn: _Connection, *, poller: bool) -> None:
         """Close after the held answers (and any send pending) are written."""
@@ -1165,10 +1247,16 @@ class SocketServer:
         connection's ``held`` answers instead of being written now, and they go out in one
         send with a later answer. A pipelining producer gets its answers in order, a few per
         send, and the broker pays the loopback wake-up of the client once per read instead
-        of once per request. The first answer is held too: writing it at once lets a client
-        that waits on a fixed window (5 in flight) send sooner, but costs a client that does
-        not wait (librdkafka) a second wake-up per read, and such a client is often the
-        bottleneck (docs/performance.md, "The early answer withdrawn"). Only a Produce may
+        of once per request. The first answer of a read is written at once (the early
+        answer) only when the client waits for its answers (a fixed window, such as a Java
+        producer's 5 in flight): it then sends its next request while the broker serves
+        the rest, and client and broker overlap on two cores. A client that does not wait
+        (librdkafka) keeps one send per read: for it the early answer would be a second
+        wake-up per read, and it is often the bottleneck (docs/performance.md, "The early
+        answer withdrawn" and "The early answer for clients that wait"). Which kind a
+        client is shows after each read of several frames (``_judge_probes``); early only
+        for small frames (``EARLY_ANSWER_BYTES``) and a connection alone in its poll, where
+        the broker would otherwise idle. Only a Produce may
         follow a held answer: its handling is short (it never parks waiting on another
         client), whereas a Fetch may wait for data for fetch.max.wait.ms. Every other path
         writes ``held`` first."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import socket
+import struct
 
 import pytest
 import trio
@@ -18,7 +19,9 @@ from kafkapy.network import (
     Response,
     SendResponse,
     SocketServer,
+    socket_server,
 )
+from kafkapy.network.socket_server import CALM_READS, window_vote
 from tests.network.support import (
     assert_closed,
     echo,
@@ -164,6 +167,86 @@ async def test_answers_held_for_a_following_produce_go_out_in_order() -> None:
             await h.channel.send_response(request, SendResponse(b"A" + f[2:]))
         # ... and then every answer arrives, in request order.
         assert [await receive_frame(stream) for _ in frames] == [b"Ap1", b"Ap2", b"Ap3"]
+
+
+@trio_test
+async def test_a_client_that_waits_at_its_window_gets_the_first_answer_of_a_read_at_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A client that keeps 3 small Produce requests in flight and sends another only when an
+    answer comes (a fixed window, as a Java producer's 5) is learnt within CALM_READS reads
+    of 3 frames: then the first answer of a read goes out at once, before the next request
+    is handled, and the client's next request overlaps the others; before that it is held
+    like the others."""
+    # This client sends only after reading every answer, so that no probe can see frames
+    # sent after an answer: the probe's timing guard (for clients in another process) off.
+    monkeypatch.setattr(socket_server, "PROBE_S", 3600.0)
+
+    def produce_v0(n: int) -> bytes:   # a header (correlation id n): the poll task serves it
+        return PRODUCE_KEY + struct.pack(">hih", 0, n, 0)
+
+    async with serving(None) as h:  # the test is the handler
+        stream = await h.connect()
+
+        async def answer(f: bytes) -> None:
+            request = await h.channel.receive_request()
+            assert request.frame == f
+            await settle()
+            await h.channel.send_response(request, SendResponse(b"A" + f[4:8]))
+            await settle()
+
+        for read in range(CALM_READS + 1):
+            frames = [produce_v0(read * 10 + i) for i in range(3)]
+            await stream.send_all(b"".join(frame(f) for f in frames))
+            await answer(frames[0])
+            if read < CALM_READS:
+                with trio.move_on_after(0.05):  # held for the next one's answer
+                    await receive_frame(stream)
+                    raise AssertionError(f"read {read}: the first answer was not held")
+                for f in frames[1:]:
+                    await answer(f)
+                assert [await receive_frame(stream) for _ in frames] == \
+                    [b"A" + f[4:8] for f in frames]
+                continue
+            # Learnt: written at once, the next request still unanswered; the client sends
+            # its next request (its window has room), read after these are answered.
+            with trio.fail_after(5):
+                assert await receive_frame(stream) == b"A" + frames[0][4:8]
+            refill = produce_v0(99)
+            await stream.send_all(frame(refill))
+            for f in frames[1:]:
+                await answer(f)
+            assert [await receive_frame(stream) for _ in frames[1:]] == \
+                [b"A" + f[4:8] for f in frames[1:]]
+            await answer(refill)
+            assert await receive_frame(stream) == b"A" + refill[4:8]
+
+
+def test_window_vote_finds_a_client_that_waits_and_not_one_that_sends_as_batches_fill(
+        ) -> None:
+    """The vote over a client's requests in flight after each read: a fixed window leads by
+    CALM_READS after as many reads and keeps its lead through a few other numbers (a read
+    split by the client's turnaround); numbers that vary (librdkafka sending as its batches
+    fill) never lead by CALM_READS; and a client that stops waiting loses the lead."""
+    def run(seen: list[int], window: int = 0, lead: int = 0) -> list[tuple[int, int]]:
+        steps = []
+        for in_flight in seen:
+            window, lead = window_vote(window, lead, in_flight)
+            steps.append((window, lead))
+        return steps
+
+    def waits(steps: list[tuple[int, int]], seen: list[int]) -> list[bool]:
+        return [w == n and lead >= CALM_READS for (w, lead), n in zip(steps, seen, strict=True)]
+
+    fixed = [5] * (CALM_READS + 4)
+    assert waits(run(fixed), fixed) == [False] * (CALM_READS - 1) + [True] * 5
+    split = [5] * CALM_READS * 2 + [2, 5, 3, 5, 5]
+    assert waits(run(split), split)[-5:] == [False, True, False, True, True]
+    rng = random.Random(7)
+    varying = [rng.randint(1, 12) for _ in range(2000)]
+    assert not any(waits(run(varying), varying))
+    stops = [5] * CALM_READS * 3 + [rng.randint(6, 40) for _ in range(CALM_READS + 1)]
+    assert waits(run(stops), stops)[-1] is False
+    assert run(stops)[-1][1] < CALM_READS     # the lead lost: a window must win it back
 
 
 @trio_test
