@@ -168,11 +168,11 @@ INT32_MAX = 2**31 - 1
 # client that connects and sends nothing should not hold a connection slot for ten minutes).
 HANDSHAKE_TIMEOUT_S = 10.0
 # The early answer (see ``SocketServer._request``): given to the first frame of a read of at
-# most this size, on a connection alone in its poll whose client had, after the last read,
-# as many requests in flight as it has most often (its window), by a lead of CALM_READS
-# reads or more (``SocketServer._judge_probes``). A Java producer's default batch (16 KiB)
-# is under the size; with 32 KiB or larger frames the broker is busy anyway
-# (docs/performance.md).
+# most this size, on the only connection with frames in the last CALM_READS polls, whose
+# client had after its last read as many requests in flight as it has most often (its
+# window), by a lead of CALM_READS reads or more (``SocketServer._judge_probes``). A Java
+# producer's default batch (16 KiB) is under the size; with 32 KiB or larger frames the
+# broker is busy anyway (docs/performance.md).
 EARLY_ANSWER_BYTES = 20480
 CALM_READS = 8
 # A read's probe counts only when the next poll comes this soon after its answers went out:
@@ -444,6 +444,10 @@ class SocketServer:
         # Connections whose read of several frames the poll task has just answered: the next
         # poll shows whether their clients sent more meanwhile (``_judge_probes``).
         self._probes: list[_Connection] = []
+        # The connection that alone had frames in the last polls with any, and in how many
+        # polls in a row (``_poll_loop``'s ``alone``).
+        self._solo: Hashable | None = None
+        self._solo_polls = 0
 
     @property
     def bound_endpoints(self) -> tuple[Endpoint, ...]:
@@ -989,9 +993,18 @@ class SocketServer:
                     self._judge_probes(results)
                 turns_over = self._turns_over
                 ready = self._ready
-                # One connection's frames and nothing else to do: its early answer (see
-                # ``_request``) lets a client that waits turn round while the rest are served.
-                alone = len(results) == 1 and not turns_over and not ready
+                # One connection's frames and nothing else to do, for CALM_READS polls in a
+                # row: its early answer (see ``_request``) lets a client that waits turn
+                # round while the rest are served (with others to serve the broker is busy
+                # anyway, and it would only add a send).
+                if results:
+                    solo = results[0][0] if len(results) == 1 else None
+                    if solo is None or solo is not self._solo:
+                        self._solo, self._solo_polls = solo, 0
+                    elif self._solo_polls < CALM_READS:
+                        self._solo_polls += 1
+                alone = self._solo_polls >= CALM_READS and len(results) == 1 and \
+                    not turns_over and not ready
                 if not results and not selector.pending and not turns_over and not ready:
                     self._poll_sleeps = True
                     try:
@@ -1255,7 +1268,7 @@ class SocketServer:
         wake-up per read, and it is often the bottleneck (docs/performance.md, "The early
         answer withdrawn" and "The early answer for clients that wait"). Which kind a
         client is shows after each read of several frames (``_judge_probes``); early only
-        for small frames (``EARLY_ANSWER_BYTES``) and a connection alone in its poll, where
+        for small frames (``EARLY_ANSWER_BYTES``) and a connection alone in its polls, where
         the broker would otherwise idle. Only a Produce may
         follow a held answer: its handling is short (it never parks waiting on another
         client), whereas a Fetch may wait for data for fetch.max.wait.ms. Every other path
