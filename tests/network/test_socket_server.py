@@ -23,6 +23,7 @@ from kafkapy.network import (
 )
 from kafkapy.network.socket_server import CALM_READS, window_vote
 from tests.network.support import (
+    Harness,
     assert_closed,
     echo,
     frame,
@@ -169,6 +170,34 @@ async def test_answers_held_for_a_following_produce_go_out_in_order() -> None:
         assert [await receive_frame(stream) for _ in frames] == [b"Ap1", b"Ap2", b"Ap3"]
 
 
+def produce_v0(n: int) -> bytes:
+    """A Produce v0 request header (correlation id ``n``): one the poll task serves itself."""
+    return PRODUCE_KEY + struct.pack(">hih", 0, n, 0)
+
+
+async def answer(h: Harness, f: bytes) -> None:
+    """As the handler: take the next request (``f``) and answer it with ``A`` + its id."""
+    request = await h.channel.receive_request()
+    assert request.frame == f
+    await settle()
+    await h.channel.send_response(request, SendResponse(b"A" + f[4:8]))
+    await settle()
+
+
+async def window_reads(h: Harness, stream: trio.SocketStream, reads: range) -> None:
+    """A client with 3 requests in flight, each read of 3 answered with the first held."""
+    for read in reads:
+        frames = [produce_v0(read * 10 + i) for i in range(3)]
+        await stream.send_all(b"".join(frame(f) for f in frames))
+        await answer(h, frames[0])
+        with trio.move_on_after(0.05):  # held for the next one's answer
+            await receive_frame(stream)
+            raise AssertionError(f"read {read}: the first answer was not held")
+        for f in frames[1:]:
+            await answer(h, f)
+        assert [await receive_frame(stream) for _ in frames] == [b"A" + f[4:8] for f in frames]
+
+
 @trio_test
 async def test_a_client_that_waits_at_its_window_gets_the_first_answer_of_a_read_at_once(
         monkeypatch: pytest.MonkeyPatch) -> None:
@@ -180,45 +209,40 @@ async def test_a_client_that_waits_at_its_window_gets_the_first_answer_of_a_read
     # This client sends only after reading every answer, so that no probe can see frames
     # sent after an answer: the probe's timing guard (for clients in another process) off.
     monkeypatch.setattr(socket_server, "PROBE_S", 3600.0)
-
-    def produce_v0(n: int) -> bytes:   # a header (correlation id n): the poll task serves it
-        return PRODUCE_KEY + struct.pack(">hih", 0, n, 0)
-
     async with serving(None) as h:  # the test is the handler
         stream = await h.connect()
+        await window_reads(h, stream, range(CALM_READS))
+        frames = [produce_v0(90 + i) for i in range(3)]
+        await stream.send_all(b"".join(frame(f) for f in frames))
+        await answer(h, frames[0])
+        # Learnt: written at once, the next request still unanswered; the client sends its
+        # next request (its window has room), read after these are answered.
+        with trio.fail_after(5):
+            assert await receive_frame(stream) == b"A" + frames[0][4:8]
+        refill = produce_v0(99)
+        await stream.send_all(frame(refill))
+        for f in frames[1:]:
+            await answer(h, f)
+        assert [await receive_frame(stream) for _ in frames[1:]] == \
+            [b"A" + f[4:8] for f in frames[1:]]
+        await answer(h, refill)
+        assert await receive_frame(stream) == b"A" + refill[4:8]
 
-        async def answer(f: bytes) -> None:
-            request = await h.channel.receive_request()
-            assert request.frame == f
-            await settle()
-            await h.channel.send_response(request, SendResponse(b"A" + f[4:8]))
-            await settle()
 
-        for read in range(CALM_READS + 1):
-            frames = [produce_v0(read * 10 + i) for i in range(3)]
-            await stream.send_all(b"".join(frame(f) for f in frames))
-            await answer(frames[0])
-            if read < CALM_READS:
-                with trio.move_on_after(0.05):  # held for the next one's answer
-                    await receive_frame(stream)
-                    raise AssertionError(f"read {read}: the first answer was not held")
-                for f in frames[1:]:
-                    await answer(f)
-                assert [await receive_frame(stream) for _ in frames] == \
-                    [b"A" + f[4:8] for f in frames]
-                continue
-            # Learnt: written at once, the next request still unanswered; the client sends
-            # its next request (its window has room), read after these are answered.
-            with trio.fail_after(5):
-                assert await receive_frame(stream) == b"A" + frames[0][4:8]
-            refill = produce_v0(99)
-            await stream.send_all(frame(refill))
-            for f in frames[1:]:
-                await answer(f)
-            assert [await receive_frame(stream) for _ in frames[1:]] == \
-                [b"A" + f[4:8] for f in frames[1:]]
-            await answer(refill)
-            assert await receive_frame(stream) == b"A" + refill[4:8]
+@trio_test
+async def test_no_early_answer_while_another_connection_sends(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The early answer goes only to a connection that alone had frames in the last
+    CALM_READS polls: with another connection's requests to serve, the broker is busy anyway
+    and the early answer would only add a send (and a wake-up of the client) per read."""
+    monkeypatch.setattr(socket_server, "PROBE_S", 3600.0)
+    async with serving(None) as h:  # the test is the handler
+        a, b = await h.connect(), await h.connect()
+        await window_reads(h, a, range(CALM_READS))     # learnt, as in the test above
+        await b.send_all(frame(produce_v0(50)))         # ... but now another one sends
+        await answer(h, produce_v0(50))
+        assert await receive_frame(b) == b"A" + produce_v0(50)[4:8]
+        await window_reads(h, a, range(60, 61))         # held: not alone in the last polls
 
 
 def test_window_vote_finds_a_client_that_waits_and_not_one_that_sends_as_batches_fill(
