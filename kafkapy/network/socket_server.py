@@ -43,7 +43,10 @@ Theory of operation:
   order itself (``_drive``): run inline if a handler slot is free and nothing is queued
   (``ConnectionLink.run_inline``), else submitted; answered; written with ``Selector.send``
   (one ``sendmsg`` for the held answers, the prefix, the payload and copied slices, then
-  ``sendfile``). So a request costs no wait and no wake of a task of its own. A request
+  ``sendfile``). The answers to the pipelined Produce frames of one read are held and go out
+  in one send, but for a client learnt to wait at a fixed window the first goes out at once
+  (``_request``, ``_judge_probes``). So a request costs no wait and no wake of a task of its
+  own. A request
   whose answer is not there at once (parked on a delayed operation, or taken by a handler
   task) leaves its connection muted and *parked* (``_park``): the answer's arrival
   (``ConnectionLink.notify``, in the task that delivers it, typically the poll task itself
@@ -946,6 +949,8 @@ class SocketServer:
         channel, conn.channel = conn.channel, None
         if channel is None:
             return
+        if self._solo is conn:
+            self._solo = None
         if conn.error is None:
             conn.error = error
         assert self._selector is not None
@@ -1226,9 +1231,9 @@ class SocketServer:
         has that many whenever it waits, one that sends as its batches fill (librdkafka)
         whatever it had. A majority vote (``window_vote``) finds the number it has most
         often: when the client has that many again and the number leads by ``CALM_READS``
-        reads or more, it is taken to wait. A probe whose poll came
-        later than ``PROBE_S`` after the send tells nothing (the client may have seen the
-        answers and sent again)."""
+        reads or more, it is taken to wait. A probe whose poll came later than ``PROBE_S``
+        after the send tells nothing (the client may have seen the answers and sent
+        again)."""
         found = {key: len(frames) for key, frames, _, _ in results}
         now = time.perf_counter()
         for conn in self._probes:
@@ -1269,10 +1274,9 @@ class SocketServer:
         answer withdrawn" and "The early answer for clients that wait"). Which kind a
         client is shows after each read of several frames (``_judge_probes``); early only
         for small frames (``EARLY_ANSWER_BYTES``) and a connection alone in its polls, where
-        the broker would otherwise idle. Only a Produce may
-        follow a held answer: its handling is short (it never parks waiting on another
-        client), whereas a Fetch may wait for data for fetch.max.wait.ms. Every other path
-        writes ``held`` first."""
+        the broker would otherwise idle. Only a Produce may follow a held answer: its
+        handling is short (it never parks waiting on another client), whereas a Fetch may
+        wait for data for fetch.max.wait.ms. Every other path writes ``held`` first."""
         link = conn.link
         if self._draining:
             return _CLOSE
