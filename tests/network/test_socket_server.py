@@ -206,8 +206,9 @@ async def test_a_client_that_waits_at_its_window_gets_the_first_answer_of_a_read
     of 3 frames: then the first answer of a read goes out at once, before the next request
     is handled, and the client's next request overlaps the others; before that it is held
     like the others."""
-    # This client sends only after reading every answer, so that no probe can see frames
-    # sent after an answer: the probe's timing guard (for clients in another process) off.
+    # This client runs in the server's own thread: it cannot send between a send of the
+    # server and its next poll. The probe's timing guard (PROBE_S, for clients in other
+    # processes), which a slow machine would trip, is off.
     monkeypatch.setattr(socket_server, "PROBE_S", 3600.0)
     async with serving(None) as h:  # the test is the handler
         stream = await h.connect()
