@@ -179,7 +179,7 @@ HANDSHAKE_TIMEOUT_S = 10.0
 EARLY_ANSWER_BYTES = 20480
 CALM_READS = 8
 # A read's probe counts only when the next poll comes this soon after its answers went out:
-# sooner than a client over loopback reads them and sends again (12-15 µs at the quickest
+# sooner than a client over loopback reads them and sends again (10-15 µs at the quickest
 # here), so that what the poll finds was sent before.
 PROBE_S = 10e-6
 
