@@ -33,6 +33,7 @@ EXTENSIONS = [
               libraries=["z"]),
     Extension("kafkapy._fetch", ["kafkapy/_fetch.pyx"], include_dirs=["kafkapy"]),
     Extension("kafkapy._produce", ["kafkapy/_produce.pyx"], include_dirs=["kafkapy"]),
+    Extension("kafkapy._replica", ["kafkapy/_replica.pyx"]),
 ]
 
 setup(

@@ -17,11 +17,12 @@ big-endian bytes. No Python object is made per batch: a 1 GiB recovery of small 
 otherwise spend its time allocating. ``find_batch`` is FileRecords.searchForOffsetWithSize: the
 first batch whose last offset reaches a target, reading headers only.
 
-``log_append``, ``segment_should_roll`` and ``segment_append`` are the bodies of
-``Log._append``, ``LogSegment.should_roll`` and ``LogSegment.append`` (those methods call
-them; a leader append calls ``log_append`` directly): the roll decision, the segment write and
-its index entries, the LEO and the leader epochs, on the Python objects' own attributes (the
-state stays theirs; only the interpreter's work per append goes).
+``append_as_leader``, ``log_append``, ``segment_should_roll`` and ``segment_append`` are the
+bodies of ``Log.append_as_leader``, ``Log._append``, ``LogSegment.should_roll`` and
+``LogSegment.append`` (those methods call them; a leader append calls ``log_append`` directly):
+the leader's checks and offsets, the roll decision, the segment write and its index entries,
+the LEO and the leader epochs, on the Python objects' own attributes (the state stays theirs;
+only the interpreter's work per append goes).
 
 Batch headers are read through kafkapy/_batch_layout.pxd (framing, CRC, baseOffset,
 partitionLeaderEpoch, lastOffsetDelta, maxTimestamp).
@@ -48,6 +49,9 @@ from kafkapy._batch_layout cimport (CURRENT_MAGIC, FRAME_CUT, FRAME_LENGTH, FRAM
                                     batch_length, batch_magic, batch_max_timestamp,
                                     kp_crc32c_init)
 from kafkapy._bigendian cimport rd32, rd64, wr32, wr64
+
+from kafkapy._records import assign_offsets as _assign_offsets
+from kafkapy._records import record_errors as _record_errors
 
 kp_crc32c_init()
 
@@ -550,15 +554,20 @@ cdef object _BatchLocation = None
 cdef object _LogAppendInfo = None
 cdef object _KafkaStorageError = None
 cdef object _CorruptMessageError = None
+cdef object _RecordListTooLargeError = None
+cdef object _validate_records = None
 
 
 cdef int _load_types() except -1:
     global _BatchLocation, _LogAppendInfo, _KafkaStorageError, _CorruptMessageError
-    from kafkapy.errors import CorruptMessageError, KafkaStorageError
+    global _RecordListTooLargeError, _validate_records
+    from kafkapy.errors import CorruptMessageError, KafkaStorageError, RecordListTooLargeError
     from kafkapy.log.log import LogAppendInfo
+    from kafkapy.log.log_validator import validate_records
     from kafkapy.log.segment import BatchLocation
     _BatchLocation, _LogAppendInfo = BatchLocation, LogAppendInfo
     _KafkaStorageError, _CorruptMessageError = KafkaStorageError, CorruptMessageError
+    _RecordListTooLargeError, _validate_records = RecordListTooLargeError, validate_records
     return 0
 
 
@@ -627,14 +636,21 @@ def segment_append(seg, buf):
     return r
 
 
-@cython.boundscheck(True)
-@cython.wraparound(True)
 def log_append(log, buf, int64_t first_offset, int64_t last_offset, Py_ssize_t batches,
                int64_t records, Py_ssize_t size, int64_t max_timestamp, int64_t append_time,
                now):
     """``Log._append``: roll if the active segment cannot take the append (Kafka's
     maybeRoll, with the largest maxTimestamp of the whole append), append to the active
     segment, move the log end offset, record leader epoch changes; the ``LogAppendInfo``."""
+    return _log_append(log, buf, first_offset, last_offset, batches, records, size,
+                       max_timestamp, append_time, now)
+
+
+@cython.boundscheck(True)
+@cython.wraparound(True)
+cdef object _log_append(log, buf, int64_t first_offset, int64_t last_offset,
+                        Py_ssize_t batches, int64_t records, Py_ssize_t size,
+                        int64_t max_timestamp, int64_t append_time, now):
     if _BatchLocation is None:
         _load_types()
     seg = log.segments[-1]          # the active one (IndexError, never a stray read)
@@ -656,3 +672,57 @@ def log_append(log, buf, int64_t first_offset, int64_t last_offset, Py_ssize_t b
     return _LogAppendInfo(first_offset, last_offset, r.max_timestamp,
                           r.offset_of_max_timestamp, append_time, log.log_start_offset,
                           batches, records, size)
+
+
+def append_as_leader(log, records, int32_t leader_epoch, origin):
+    """``Log.append_as_leader`` (its doc says what is checked and raised): the batches
+    checked and given offsets in place by one compiled pass (``assign_offsets`` with
+    ``verify``), the per-record checks (``record_errors``, and ``validate_records`` only to
+    word a refusal), then ``log_append``; batches a producer state must see go to
+    ``log._append_with_producer_state``. ``leader_epoch`` -1 leaves the batches' epochs."""
+    if _BatchLocation is None:
+        _load_types()
+    buf = records
+    cdef Py_buffer view
+    PyObject_GetBuffer(records, &view, PyBUF_SIMPLE)
+    cdef Py_ssize_t nbytes = view.len
+    cdef bint readonly = view.readonly
+    PyBuffer_Release(&view)
+    if readonly:
+        buf = bytearray(records)
+    if nbytes == 0:
+        return log._empty_append_info()
+    cfg = log.config
+    if nbytes > cfg.segment_bytes:
+        raise _RecordListTooLargeError(
+            f"{log.topic_partition}: {nbytes} bytes of batches exceed segment.bytes "
+            f"{cfg.segment_bytes}")
+    now = log.clock()
+    cdef bint create_time = not cfg.log_append_time
+    append_time = None if create_time else now
+    first = log.log_end_offset
+    before_max_ms = cfg.message_timestamp_before_max_ms
+    after_max_ms = cfg.message_timestamp_after_max_ms
+    compacted = cfg.compact
+    refused = None
+    # Before offsets are assigned (Kafka's messages name the producer's offsets and its
+    # timestamp type); raised after the CRC and size checks, which Kafka makes first. The
+    # compiled check first: the error's message is built only for a refusal.
+    if _record_errors(buf, compacted=compacted, create_time=create_time, now=now,
+                      before_max_ms=before_max_ms, after_max_ms=after_max_ms) is not None:
+        refused = _validate_records(buf, log.topic_partition, compacted=compacted,
+                                    create_time=create_time, now=now,
+                                    before_max_ms=before_max_ms, after_max_ms=after_max_ms)
+    r = _assign_offsets(buf, first, log_append_time=append_time,
+                        partition_leader_epoch=leader_epoch if leader_epoch >= 0 else None,
+                        verify=True, max_batch_size=cfg.max_message_bytes)
+    if refused is not None:
+        raise refused
+    cdef int64_t next_offset = r.next_offset
+    if r.stateful_batches:
+        return log._append_with_producer_state(buf, first, next_offset - 1, r.batches,
+                                               r.records, r.size, r.max_timestamp,
+                                               append_time, now, origin)
+    log.producer_state.update_map_end_offset(next_offset)
+    return _log_append(log, buf, first, next_offset - 1, r.batches, r.records, r.size,
+                       r.max_timestamp, -1 if create_time else now, now)

@@ -106,6 +106,21 @@ def _check_produce(produce: ModuleType) -> None:
     assert produce.encode_produce_response(3, 7, 0, []) == b"\x00\x00\x00\x07" + b"\x00" * 8
 
 
+def _check_replica(replica: ModuleType) -> None:
+    from types import SimpleNamespace
+
+    from kafkapy.errors import InvalidRequiredAcksError
+
+    try:
+        replica.append_to_leaders(None, 2, {})
+    except InvalidRequiredAcksError:
+        pass
+    else:
+        raise AssertionError("acks=2 was not refused")
+    manager = SimpleNamespace(partitions={}, server=None)
+    assert replica.append_to_leaders(manager, 1, {}) == ({}, [])
+
+
 CHECKS: dict[str, Callable[[ModuleType], None]] = {
     "_codec": _check_codec,
     "_records": _check_records,
@@ -116,6 +131,7 @@ CHECKS: dict[str, Callable[[ModuleType], None]] = {
     "_selector": _check_selector,
     "_fetch": _check_fetch,
     "_produce": _check_produce,
+    "_replica": _check_replica,
 }
 
 

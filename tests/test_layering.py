@@ -4,7 +4,9 @@ module, and shown to fail on deliberate violations.
 The layers, bottom up; a layer imports only what is listed for it (and itself):
 
 - compiled modules (``_codec``, ``_records``, ``_frames``, ``_log``, ``_arrow``,
-  ``_legacy``, ``_selector``, ``_fetch``, ``_produce``) and ``errors``: the floor;
+  ``_legacy``, ``_selector``, ``_fetch``, ``_produce``) and ``errors``: the floor; the one
+  compiled module of the server layer, ``_replica`` (the leader's append over the replica
+  manager's partitions), is imported by ``server`` only;
 - ``common`` (TopicPartition, the clock, the purgatory): ``errors``;
 - ``protocol``, sans-IO: ``errors``, ``_codec``, ``_records``, ``_legacy``; never trio or a socket;
 - ``log``: ``common``, ``protocol``, ``errors``, ``_log``, ``_records``; never ``network``,
@@ -62,6 +64,8 @@ SPARK = ROOT / "spark_integration" / "pyspark_kafkapy"
 COMPILED = ("kafkapy._codec", "kafkapy._records", "kafkapy._frames", "kafkapy._log",
             "kafkapy._arrow", "kafkapy._legacy", "kafkapy._selector", "kafkapy._fetch",
             "kafkapy._produce")
+# Compiled, but the server layer's: the bodies of ReplicaManager's and Partition's append.
+SERVER_COMPILED = ("kafkapy._replica",)
 
 # layer -> the kafkapy modules/packages it may import (besides itself)
 ALLOWED: dict[str, tuple[str, ...]] = {
@@ -84,7 +88,8 @@ ALLOWED: dict[str, tuple[str, ...]] = {
                          "kafkapy.config", "kafkapy.errors"),
     "kafkapy.server": ("kafkapy.common", "kafkapy.protocol", "kafkapy.log", "kafkapy.config",
                        "kafkapy.network", "kafkapy.clients", "kafkapy.coordinator", "kafkapy.zk",
-                       "kafkapy.controller", "kafkapy.security", "kafkapy.errors", *COMPILED),
+                       "kafkapy.controller", "kafkapy.security", "kafkapy.errors", *COMPILED,
+                       *SERVER_COMPILED),
     "kafkapy.server.metrics": ("kafkapy.errors",),
     "kafkapy.tools": ("kafkapy.common", "kafkapy.protocol", "kafkapy.log",
                       "kafkapy.coordinator", "kafkapy.errors", *COMPILED),
@@ -157,7 +162,7 @@ def sources(root: Path, package_dir: Path) -> Iterator[tuple[str, Path, str]]:
 
 
 KAFKAPY_MODULES = {name: (path, text) for name, path, text in sources(ROOT, PACKAGE)}
-KNOWN = {*KAFKAPY_MODULES, *COMPILED}
+KNOWN = {*KAFKAPY_MODULES, *COMPILED, *SERVER_COMPILED}
 
 
 def all_imports(modules: dict[str, tuple[Path, str]]) -> list[Import]:
@@ -244,7 +249,7 @@ def private_name_violations(imports: Iterable[Import], known_packages: set[str])
             continue
         for name in imp.names:
             if name.startswith("_") and not name.startswith("__") and \
-                    f"kafkapy.{name}" not in COMPILED:
+                    f"kafkapy.{name}" not in (*COMPILED, *SERVER_COMPILED):
                 if _package(imp.module, known_packages) != _package(imp.target, known_packages):
                     bad.append(f"{imp.module}:{imp.line} imports {imp.target}.{name}")
     return bad
@@ -357,6 +362,8 @@ def test_the_checks_see_real_imports() -> None:
     ("kafkapy.tools.dump_log", "from kafkapy.server.replica_manager import ReplicaManager\n"),
     ("kafkapy.tools.dump_log", "from kafkapy.network import socket_server\n"),
     ("kafkapy.tools.dump_log", "from kafkapy.broker import Broker\n"),
+    ("kafkapy.log.log", "from kafkapy import _replica\n"),
+    ("kafkapy.coordinator.group.group_coordinator", "from kafkapy._replica import append_now\n"),
     ("kafkapy.server.metrics.broker_metrics",
      "from kafkapy.server.replica_manager import ReplicaManager\n"),
 ])

@@ -50,6 +50,7 @@ from typing import NamedTuple
 
 import attrs
 
+from kafkapy._log import append_as_leader as compiled_append_as_leader
 from kafkapy._log import log_append
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import (
@@ -68,7 +69,6 @@ from kafkapy.log.checkpoints import (
 from kafkapy.log.config import LONG_MAX, LogConfig
 from kafkapy.log.index import NO_TIMESTAMP, TimestampOffset
 from kafkapy.log.leader_epoch import LeaderEpochCache
-from kafkapy.log.log_validator import validate_records
 from kafkapy.log.producer_state import (
     AppendOrigin,
     CompletedTxn,
@@ -77,7 +77,7 @@ from kafkapy.log.producer_state import (
 )
 from kafkapy.log.segment import DELETED_SUFFIX, FileSlice, LogSegment, offset_from_file_name
 from kafkapy.log.transaction_index import AbortedTxn
-from kafkapy.protocol.records import BatchHeader, assign_offsets, record_errors, scan_batches
+from kafkapy.protocol.records import BatchHeader, scan_batches
 
 __all__ = [
     "EARLIEST_LOCAL_TIMESTAMP",
@@ -510,42 +510,7 @@ class Log:
         in every case nothing is appended. ``origin`` COORDINATOR: transaction markers and
         coordinators' own records (no sequence checks; control batches allowed).
         """
-        buf: Buffer = records
-        view = memoryview(records)
-        if view.readonly:
-            buf = bytearray(records)
-        if not view.nbytes:
-            return self._empty_append_info()
-        self._check_total(view.nbytes)
-        now = self.clock()
-        append_time = now if self.config.log_append_time else None
-        first = self.log_end_offset
-        cfg = self.config
-        # Before offsets are assigned (Kafka's messages name the producer's offsets and its
-        # timestamp type); raised after the CRC and size checks, which Kafka makes first.
-        # The compiled check first: the error's message is built only for a refusal.
-        create_time = append_time is None
-        before_max_ms = cfg.message_timestamp_before_max_ms
-        after_max_ms = cfg.message_timestamp_after_max_ms
-        compacted = cfg.compact
-        refused = None
-        if record_errors(view, compacted=compacted, create_time=create_time, now=now,
-                         before_max_ms=before_max_ms, after_max_ms=after_max_ms) is not None:
-            refused = validate_records(view, self.topic_partition, compacted=compacted,
-                                       create_time=create_time, now=now,
-                                       before_max_ms=before_max_ms, after_max_ms=after_max_ms)
-        r = assign_offsets(buf, first, log_append_time=append_time,
-                           partition_leader_epoch=leader_epoch if leader_epoch >= 0 else None,
-                           verify=True, max_batch_size=cfg.max_message_bytes)
-        if refused is not None:
-            raise refused
-        if r.stateful_batches:
-            return self._append_with_producer_state(buf, first, r.next_offset - 1, r.batches,
-                                                    r.records, r.size, r.max_timestamp,
-                                                    append_time, now, origin)
-        self.producer_state.update_map_end_offset(r.next_offset)
-        return log_append(self, buf, first, r.next_offset - 1, r.batches, r.records, r.size,
-                          r.max_timestamp, -1 if append_time is None else append_time, now)
+        return compiled_append_as_leader(self, records, leader_epoch, origin)
 
     def _append_with_producer_state(self, buf: Buffer, first: int, last: int, batches: int,
                                     records: int, size: int, max_timestamp: int,

@@ -36,10 +36,10 @@ from collections.abc import Callable
 
 import attrs
 
+from kafkapy import _replica
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import (
     FencedLeaderEpochError,
-    NotEnoughReplicasError,
     NotLeaderOrFollowerError,
     OffsetOutOfRangeError,
     UnknownLeaderEpochError,
@@ -376,19 +376,7 @@ class Partition:
                                  origin: AppendOrigin = AppendOrigin.CLIENT) -> LogAppendInfo:
         """Kafka's appendRecordsToLeader: leadership, min.insync.replicas for acks=all, then
         the log append (offsets, leader epoch), then the high watermark."""
-        if self.leader_id != self.node_id:
-            raise NotLeaderOrFollowerError(
-                f"this broker is not the leader of {self.tp} (leader {self.leader_id})")
-        min_isr = self.log.config.min_insync_replicas
-        if required_acks == -1 and len(self.isr) < min_isr:
-            raise NotEnoughReplicasError(
-                f"{self.tp}: the ISR has {len(self.isr)} replica(s), below "
-                f"min.insync.replicas {min_isr}")
-        info = self.log.append_as_leader(records, self.leader_epoch, origin)
-        if self._sole:
-            self.log.update_high_watermark(self.log.log_end_offset)
-        else:
-            self.maybe_increment_leader_hw()
+        info: LogAppendInfo = _replica.append_to_leader(self, records, required_acks, origin)
         return info
 
     def fetch_bound(self, isolation_level: int) -> int:

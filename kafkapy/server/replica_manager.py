@@ -36,6 +36,7 @@ flush that ``flush.messages`` may ask for after an append (fsync in a worker thr
 
 from __future__ import annotations
 
+import functools
 import logging
 import ssl
 import time
@@ -46,17 +47,16 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import trio
 
+from kafkapy import _replica
 from kafkapy.clients.network_client import Authenticate
 from kafkapy.common.purgatory import DelayedOperationPurgatory
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import (
     FencedLeaderEpochError,
     InconsistentTopicIdError,
-    InvalidRequiredAcksError,
     InvalidTopicError,
     KafkaError,
     KafkaStorageError,
-    NotEnoughReplicasAfterAppendError,
     NotLeaderOrFollowerError,
     OffsetOutOfRangeError,
     ReplicaNotAvailableError,
@@ -204,6 +204,16 @@ class ReplicaManager:
             DelayedOperationPurgatory("Produce")
         self.fetch_purgatory: DelayedOperationPurgatory[DelayedFetch] = \
             DelayedOperationPurgatory("Fetch")
+        # ``append_records`` without a wait, for a caller that has checked that it needs
+        # none: no partition's log flushes on append (``flushes_on_append``) and, for
+        # acks=all, every partition is its sole replica (``Partition.sole_replica``: the high
+        # watermark covers the append at once). The same results; raises
+        # InvalidRequiredAcksError too. The compiled ``_replica.append_now`` bound to this
+        # manager, so that the compiled Produce path reaches it without a Python frame.
+        self.append_records_now: Callable[
+            [int, dict[TopicPartition, memoryview | bytes | bytearray]],
+            dict[TopicPartition, ProducePartitionResult]] = \
+            functools.partial(_replica.append_now, self)
         self.controller_epoch = 0           # Kafka's KafkaController.InitialControllerEpoch
         self._broker_epoch: int | None = None
         self.leadership_listeners: list[LeadershipListener] = []
@@ -659,61 +669,19 @@ class ReplicaManager:
                     results[partition.tp].error = _as_kafka_error(partition.tp, exc)
         return self._complete_appends(timeout_ms, required_acks, results, appended)
 
-    def append_records_now(self, required_acks: int,
-                           entries: dict[TopicPartition, memoryview | bytes | bytearray]
-                           ) -> dict[TopicPartition, ProducePartitionResult]:
-        """``append_records`` without a wait, for a caller that has checked that it needs
-        none: no partition's log flushes on append (``flushes_on_append``) and, for acks=all,
-        every partition is its sole replica (``Partition.sole_replica``: the high watermark
-        covers the append at once). The same results; raises InvalidRequiredAcksError too."""
-        results, appended = self._append_to_leaders(required_acks, entries)
-        _, parked = self._complete_appends(0, required_acks, results, appended)
-        assert parked is None, "append_records_now's caller must check that nothing waits"
-        return results
-
     def _append_to_leaders(self, required_acks: int,
                            entries: dict[TopicPartition, memoryview | bytes | bytearray]
                            ) -> tuple[dict[TopicPartition, ProducePartitionResult],
                                       list[Partition]]:
-        if required_acks not in (-1, 0, 1):
-            raise InvalidRequiredAcksError(f"acks must be -1, 0 or 1, not {required_acks}")
-        results: dict[TopicPartition, ProducePartitionResult] = {}
-        appended: list[Partition] = []
-        metrics = getattr(self.server, "metrics", None)
-        stats = None if metrics is None else metrics.topic_stats
-        for tp, records in entries.items():
-            result = ProducePartitionResult()
-            results[tp] = result
-            try:
-                partition = self.get_partition(tp)
-                info = partition.append_records_to_leader(records, required_acks)
-            except RecordValidationError as rve:
-                # Kafka's appendToLocalLog: the log start offset, the refused records and
-                # the exception's message (hasCustomErrorMessage) go back to the client.
-                result.error = rve.invalid
-                result.record_errors = rve.record_errors
-                result.error_message = rve.invalid.message
-                result.log_start_offset = partition.log.log_start_offset
-                if stats is not None:
-                    stats.produce_failed(tp.topic, rve.invalid.code)
-                continue
-            except Exception as exc:
-                result.error = _as_kafka_error(tp, exc)
-                if stats is not None:
-                    stats.produce_failed(tp.topic, result.error.code)
-                continue
-            if stats is not None:
-                # BrokerTopicMetrics per partition appended: the batch set's offsets give its
-                # record count (a producer's offsets are contiguous), never a record loop.
-                stats.produced(tp.topic, info.last_offset - info.first_offset + 1
-                               if info.last_offset >= 0 else 0, len(records))
-            result.base_offset = info.first_offset
-            result.last_offset = info.last_offset
-            result.log_append_time = info.log_append_time
-            result.log_start_offset = info.log_start_offset
-            if info.last_offset >= 0:
-                appended.append(partition)
-        return results, appended
+        """Kafka's appendToLocalLog: each partition appended as leader, its result (an error
+        is a result; see ``append_error``) and the partitions that appended records
+        (compiled: ``_replica.append_to_leaders``)."""
+        return _replica.append_to_leaders(self, required_acks, entries)
+
+    def append_error(self, tp: TopicPartition, exc: Exception) -> KafkaError:
+        """The error a partition's append answers with when it raised ``exc`` (storage and
+        unexpected errors are logged here)."""
+        return _as_kafka_error(tp, exc)
 
     def _complete_appends(self, timeout_ms: int, required_acks: int,
                           results: dict[TopicPartition, ProducePartitionResult],
@@ -721,24 +689,9 @@ class ReplicaManager:
                           ) -> tuple[dict[TopicPartition, ProducePartitionResult],
                                      DelayedProduce | None]:
         """After the appends (and their flushes): the delayed fetches and produces of the
-        appended partitions tried, and for acks=all the answer now or a DelayedProduce."""
-        for partition in appended:
-            self.fetch_purgatory.check_and_complete(partition.tp)
-            self.produce_purgatory.check_and_complete(partition.tp)
-        if required_acks == -1 and appended:
-            if all(p.high_watermark > results[p.tp].last_offset for p in appended):
-                # Replicated already (always so with a single replica): no delayed operation.
-                for p in appended:
-                    if len(p.isr) < p.log.config.min_insync_replicas:
-                        results[p.tp].error = NotEnoughReplicasAfterAppendError(
-                            f"{p.tp}: the ISR has {len(p.isr)} replica(s), below "
-                            f"min.insync.replicas")
-                return results, None
-            op = DelayedProduce(timeout_ms, self, results)
-            if not self.produce_purgatory.try_complete_else_watch(
-                    op, [p.tp for p in appended]):
-                return results, op
-        return results, None
+        appended partitions tried, and for acks=all the answer now or a DelayedProduce
+        (compiled: ``_replica.complete_appends``)."""
+        return _replica.complete_appends(self, timeout_ms, required_acks, results, appended)
 
     # ======================================================================= fetch
 

@@ -3,6 +3,7 @@ DelayedFetch completed by an append or by its max wait, leader-epoch fencing."""
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -14,7 +15,9 @@ from trio.testing import trio_test
 
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import (
+    InvalidRecordError,
     InvalidRequiredAcksError,
+    KafkaStorageError,
     MessageTooLargeError,
     UnknownLeaderEpochError,
     UnknownTopicOrPartitionError,
@@ -25,6 +28,8 @@ from kafkapy.server.replica_manager import FetchParams, FetchPartitionRequest, R
 
 A = TopicPartition("a", 0)
 B = TopicPartition("b", 0)
+C = TopicPartition("c", 0)
+NOWHERE = TopicPartition("nowhere", 0)     # hosted by no broker
 
 
 def batch(n: int, size: int = 100, ts: int | None = None) -> bytearray:
@@ -40,6 +45,7 @@ async def manager(tmp: Path, **props: object) -> AsyncIterator[ReplicaManager]:
     rm = ReplicaManager(1, lm)
     rm.make_leader(A, uuid.uuid4())
     rm.make_leader(B, uuid.uuid4())
+    rm.make_leader(C, uuid.uuid4())
     async with trio.open_nursery() as nursery:
         await nursery.start(rm.run)
         try:
@@ -61,13 +67,55 @@ async def test_produce_errors_are_per_partition(tmp_path: Path) -> None:
         with pytest.raises(InvalidRequiredAcksError):
             await rm.append_records(1000, 2, {A: batch(1)})
         results, parked = await rm.append_records(1000, -1, {
-            A: batch(3), B: batch(30), TopicPartition("c", 0): batch(1)})
+            A: batch(3), B: batch(30), NOWHERE: batch(1)})
         assert parked is None                    # one replica: the HW is already there
         assert results[A].error is None and results[A].base_offset == 0
         assert isinstance(results[B].error, MessageTooLargeError)
-        assert isinstance(results[TopicPartition("c", 0)].error, UnknownTopicOrPartitionError)
+        assert isinstance(results[NOWHERE].error, UnknownTopicOrPartitionError)
         assert rm.partitions[A].high_watermark == 3
         assert rm.partitions[B].log_end_offset == 0
+
+
+@trio_test
+async def test_refused_records_and_storage_errors_are_results(tmp_path: Path) -> None:
+    # A compacted topic refuses records without a key (KIP-467: the partition's answer
+    # carries the refused records, the message and the log start offset); a write that fails
+    # is the partition's KAFKA_STORAGE_ERROR; the other partitions append.
+    async with manager(tmp_path, **{"log.cleanup.policy": "compact"}) as rm:
+        stamp = int(time.time() * 1000)
+        keyless = bytearray(build_batch([(b"k", b"v", [], stamp), (None, b"v", [], stamp)]))
+        segment = rm.partitions[B].log.active_segment
+        fd, segment.fd = segment.fd, -1            # every write fails: EBADF
+        try:
+            results = rm.append_records_now(1, {A: keyless, B: batch(2), C: batch(2)})
+        finally:
+            segment.fd = fd
+    refused, failed, appended = results[A], results[B], results[C]
+    assert isinstance(refused.error, InvalidRecordError)
+    assert refused.error_message == refused.error.message and "key" in refused.error.message
+    assert [e.batch_index for e in refused.record_errors] == [1]
+    assert (refused.base_offset, refused.log_start_offset) == (-1, 0)
+    assert isinstance(failed.error, KafkaStorageError)
+    assert (failed.base_offset, failed.record_errors) == (-1, ())
+    assert appended.error is None
+    assert (appended.base_offset, appended.last_offset, appended.log_start_offset,
+            appended.log_append_time) == (0, 1, 0, -1)
+    assert list(results) == [A, B, C]           # the request's order
+
+
+@trio_test
+async def test_append_records_now_answers_as_append_records(tmp_path: Path) -> None:
+    async with manager(tmp_path, **{"log.message.timestamp.type": "LogAppendTime"}) as rm:
+        now = rm.append_records_now(-1, {A: batch(3), NOWHERE: batch(1)})
+        later, parked = await rm.append_records(1000, -1, {A: batch(2)})
+        assert parked is None
+        with pytest.raises(InvalidRequiredAcksError):
+            rm.append_records_now(2, {A: batch(1)})
+    assert (now[A].error, now[A].base_offset, now[A].last_offset) == (None, 0, 2)
+    assert (later[A].error, later[A].base_offset, later[A].last_offset) == (None, 3, 4)
+    assert now[A].log_append_time > 0 and later[A].log_append_time >= now[A].log_append_time
+    assert isinstance(now[NOWHERE].error, UnknownTopicOrPartitionError)
+    assert rm.partitions[A].high_watermark == 5
 
 
 @trio_test
