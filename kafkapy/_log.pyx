@@ -32,7 +32,7 @@ cimport cython
 from cpython.buffer cimport (PyBUF_SIMPLE, PyBuffer_FillInfo, PyBuffer_Release,
                              PyObject_GetBuffer)
 from libc.errno cimport EINTR, errno
-from libc.string cimport strerror
+from libc.string cimport memcpy, strerror
 from posix.types cimport off_t
 from posix.unistd cimport ftruncate, write
 from posix.mman cimport (MAP_FAILED, MAP_SHARED, MS_SYNC, POSIX_MADV_RANDOM, PROT_READ,
@@ -58,6 +58,9 @@ kp_crc32c_init()
 cdef enum:
     # Through lastOffsetDelta: what find_batch needs of a header.
     HEADER_PREFIX = LAST_OFFSET_DELTA_OFFSET + LAST_OFFSET_DELTA_LENGTH
+
+cdef enum:
+    EPOCHS_ON_STACK = 32    # a walk of up to 32 batches records its epoch changes on the stack
 
 # Why a walk stopped (WalkResult.stop). 0: it used the whole buffer; 1-4 are batch_frame's.
 cdef enum:
@@ -314,30 +317,39 @@ cdef class SegmentWalker:
         cdef bytes off_out, time_out
         cdef uint8_t* o
         cdef uint8_t* t
-        cdef Py_ssize_t epoch_cap = 0, i
+        cdef Py_ssize_t epoch_cap = 0, i, off_cap, time_cap
         cdef int64_t* epoch_buf = NULL
+        cdef int64_t epoch_stack[2 * EPOCHS_ON_STACK]
         cdef list epochs = []
         cdef WalkResult r = WalkResult.__new__(WalkResult)
         PyObject_GetBuffer(buf, &view, PyBUF_SIMPLE)
         try:
             d = <const uint8_t*>view.buf
             n = view.len
-            # Upper bounds for the output: one offset entry per started batch (every batch is
-            # at least 61 bytes), so n // 61 + 1; the bytes are cut to size afterwards.
-            size = n // RECORD_BATCH_OVERHEAD + 1
-            if offset_room < size:
-                size = offset_room if offset_room > 0 else 0
-            off_out = PyBytes_FromStringAndSize(NULL, 8 * size)
-            size = n // RECORD_BATCH_OVERHEAD + 1
-            if time_room < size:
-                size = time_room if time_room > 0 else 0
-            time_out = PyBytes_FromStringAndSize(NULL, 12 * size)
+            # Upper bounds for the output, cut to size afterwards. An entry (of each index)
+            # is made at a batch start, at most one per batch (every batch is at least 61
+            # bytes: n // 61 + 1), and after the first, only once more than ``interval``
+            # bytes have gone by since the last (n // interval + 1 more at most): one 64 KiB
+            # batch needs room for one entry, not for a thousand.
+            epoch_cap = n // RECORD_BATCH_OVERHEAD + 1
+            size = epoch_cap
+            if interval > 0 and n // interval + 2 < size:
+                size = n // interval + 2
+            # The loop writes no more than these (the bound above holds; were it wrong, an
+            # entry would be left out, never written past the end).
+            off_cap = max(min(size, offset_room), 0)
+            time_cap = max(min(size, time_room), 0)
+            off_out = PyBytes_FromStringAndSize(NULL, 8 * off_cap)
+            time_out = PyBytes_FromStringAndSize(NULL, 12 * time_cap)
             o = <uint8_t*>PyBytes_AS_STRING(off_out)
             t = <uint8_t*>PyBytes_AS_STRING(time_out)
-            epoch_cap = n // RECORD_BATCH_OVERHEAD + 1
-            epoch_buf = <int64_t*>PyMem_Malloc(2 * epoch_cap * sizeof(int64_t))
-            if epoch_buf == NULL:
-                raise MemoryError()
+            # The leader epoch may change at every batch; most appends are a few batches.
+            if epoch_cap <= EPOCHS_ON_STACK:
+                epoch_buf = epoch_stack
+            else:
+                epoch_buf = <int64_t*>PyMem_Malloc(2 * epoch_cap * sizeof(int64_t))
+                if epoch_buf == NULL:
+                    raise MemoryError()
             with nogil:
                 # Safe without bounds checks: every read below is inside the batch just
                 # framed (pos + 17 <= n before magic; pos + size <= n after), and output
@@ -367,11 +379,11 @@ cdef class SegmentWalker:
                         chunk_ts = ts
                         chunk_ts_off = last
                     if since > interval:
-                        if n_off < offset_room:
+                        if n_off < off_cap:
                             wr32(o + 8 * n_off, <uint32_t>(last - seg_base))
                             wr32(o + 8 * n_off + 4, <uint32_t>(position + pos))
                             n_off += 1
-                        if max_ts > idx_ts and n_time < time_room:
+                        if max_ts > idx_ts and n_time < time_cap:
                             wr64(t + 12 * n_time, <uint64_t>max_ts)
                             wr32(t + 12 * n_time + 8, <uint32_t>(max_off - seg_base))
                             n_time += 1
@@ -394,7 +406,8 @@ cdef class SegmentWalker:
             for i in range(n_epochs):
                 epochs.append((<int32_t>epoch_buf[2 * i], epoch_buf[2 * i + 1]))
         finally:
-            PyMem_Free(epoch_buf)
+            if epoch_buf != epoch_stack:
+                PyMem_Free(epoch_buf)
             PyBuffer_Release(&view)
         r.valid_bytes = pos
         r.stop = stop
@@ -556,11 +569,13 @@ cdef object _KafkaStorageError = None
 cdef object _CorruptMessageError = None
 cdef object _RecordListTooLargeError = None
 cdef object _validate_records = None
+cdef object _IndexFullError = None
 
 
 cdef int _load_types() except -1:
     global _BatchLocation, _LogAppendInfo, _KafkaStorageError, _CorruptMessageError
-    global _RecordListTooLargeError, _validate_records
+    global _RecordListTooLargeError, _validate_records, _IndexFullError
+    from kafkapy.log.index import IndexFullError
     from kafkapy.errors import CorruptMessageError, KafkaStorageError, RecordListTooLargeError
     from kafkapy.log.log import LogAppendInfo
     from kafkapy.log.log_validator import validate_records
@@ -568,6 +583,42 @@ cdef int _load_types() except -1:
     _BatchLocation, _LogAppendInfo = BatchLocation, LogAppendInfo
     _KafkaStorageError, _CorruptMessageError = KafkaStorageError, CorruptMessageError
     _RecordListTooLargeError, _validate_records = RecordListTooLargeError, validate_records
+    _IndexFullError = IndexFullError
+    return 0
+
+
+def index_append(index, data):
+    """``_Index.append_raw``: entries already encoded (by the segment walk, which checked
+    their order) copied to the end of ``index``'s mapping; ``index.entries`` grows by their
+    count. Raises IndexFullError if they do not fit, before anything is written."""
+    if _BatchLocation is None:
+        _load_types()
+    _index_append(index, data)
+
+
+cdef int _index_append(index, data) except -1:
+    cdef Py_ssize_t entry_size = index.entry_size
+    cdef Py_buffer view
+    cdef Py_ssize_t entries, count, start
+    cdef FileMap m
+    PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
+    try:
+        count = view.len // entry_size
+        if count == 0:
+            return 0
+        entries = index.entries
+        if entries + count > index.max_entries:
+            raise _IndexFullError(f"{index.path}: {count} entries do not fit, full at "
+                                  f"{entries} of {index.max_entries}")
+        m = index._mmap
+        start = entries * entry_size
+        if m.closed or start + count * entry_size > m.size:
+            raise _IndexFullError(f"{index.path}: the mapping ({m.size} bytes) cannot take "
+                                  f"{count} entries after {entries}")
+        memcpy(m.addr + start, view.buf, count * entry_size)
+    finally:
+        PyBuffer_Release(&view)
+    index.entries = entries + count
     return 0
 
 
@@ -621,9 +672,9 @@ def segment_append(seg, buf):
     seg.size = start + r.valid_bytes
     seg._last_append = _BatchLocation(start, r.first_size, r.first_offset)
     if r.offset_entries:        # an entry every index.interval.bytes
-        offset_index.append_raw(r.offset_entries)
+        _index_append(offset_index, r.offset_entries)
     if r.time_entries:
-        time_index.append_raw(r.time_entries)
+        _index_append(time_index, r.time_entries)
     if start == 0 and r.batches and seg.rolling_timestamp == -1:
         # Kafka's rollingBasedTimestamp: the first batch's maxTimestamp (as reloaded by
         # LogSegment._read_rolling_timestamp), not the largest of this append. The walk

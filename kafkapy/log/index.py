@@ -40,7 +40,7 @@ from pathlib import Path
 
 import attrs
 
-from kafkapy._log import FileMap, first_disorder, largest_lower_bound
+from kafkapy._log import FileMap, first_disorder, index_append, largest_lower_bound
 from kafkapy.errors import KafkaStorageError
 
 __all__ = [
@@ -184,16 +184,9 @@ class _Index:
 
     def append_raw(self, data: bytes) -> None:
         """Append entries already encoded (by the compiled segment walk, which checked their
-        order)."""
-        count = len(data) // self.entry_size
-        if count == 0:
-            return
-        if self.entries + count > self.max_entries:
-            raise IndexFullError(f"{self.path}: {count} entries do not fit, full at "
-                                 f"{self.entries} of {self.max_entries}")
-        start = self.entries * self.entry_size
-        memoryview(self._mmap)[start:start + len(data)] = data
-        self.entries += count
+        order). Raises IndexFullError if they do not fit (compiled: ``_log.index_append``,
+        which the segment append calls directly)."""
+        index_append(self, data)
 
     def reset(self) -> None:
         """Drop every entry and make the index appendable (before a rebuild)."""

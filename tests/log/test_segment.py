@@ -12,6 +12,7 @@ appended once more.
 from __future__ import annotations
 
 import os
+import random
 import resource
 import signal
 import time
@@ -121,6 +122,23 @@ def test_append_is_byte_exact_and_indexed_as_kafka(tmp_path: Path, interval: int
         assert len(offsets) == len(batches) - 1     # every batch but the segment's first
     if interval == 10**6:
         assert offsets == [] and times == [(1063, 20)]     # only the close-time maximum
+
+
+@pytest.mark.parametrize("interval", [1, 90, 200, 1000])
+def test_one_append_of_many_batches_is_indexed_as_kafka(tmp_path: Path, interval: int) -> None:
+    # One write of 100 batches of 80-330 bytes: the walk's room for index entries is sized
+    # from the interval (at most one entry per batch, and one per interval's bytes), so an
+    # append that makes an entry at almost every batch must get every one Kafka makes.
+    rng = random.Random(interval)
+    appends = [[(rng.randrange(5, 250), [1000 + i]) for i in range(100)]]
+    seg = new_segment(tmp_path, 0, config(index_interval_bytes=interval,
+                                          segment_index_bytes=1 << 16))
+    written = fill(seg, appends)
+    seg.close()
+    offsets, times = kafka_index_model(parse_log(written), 0, interval, closed=True)
+    assert len(offsets) >= {1: 99, 90: 90, 200: 30, 1000: 5}[interval]
+    assert parse_offset_index(index_path(tmp_path, 0)) == offsets
+    assert parse_time_index(time_index_path(tmp_path, 0)) == times
 
 
 def test_append_result_and_segment_state(tmp_path: Path) -> None:
