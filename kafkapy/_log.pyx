@@ -17,12 +17,12 @@ big-endian bytes. No Python object is made per batch: a 1 GiB recovery of small 
 otherwise spend its time allocating. ``find_batch`` is FileRecords.searchForOffsetWithSize: the
 first batch whose last offset reaches a target, reading headers only.
 
-``append_as_leader``, ``log_append``, ``segment_should_roll`` and ``segment_append`` are the
-bodies of ``Log.append_as_leader``, ``Log._append``, ``LogSegment.should_roll`` and
-``LogSegment.append`` (those methods call them; a leader append calls ``log_append`` directly):
-the leader's checks and offsets, the roll decision, the segment write and its index entries,
-the LEO and the leader epochs, on the Python objects' own attributes (the state stays theirs;
-only the interpreter's work per append goes).
+``append_as_leader``, ``log_append``, ``segment_should_roll``, ``segment_append`` and
+``index_append`` are the bodies of ``Log.append_as_leader``, ``Log._append``,
+``LogSegment.should_roll``, ``LogSegment.append`` and ``_Index.append_raw`` (those methods call
+them; a leader append calls ``log_append`` directly): the leader's checks and offsets, the roll
+decision, the segment write and its index entries, the LEO and the leader epochs, on the Python
+objects' own attributes (the state stays theirs; only the interpreter's work per append goes).
 
 Batch headers are read through kafkapy/_batch_layout.pxd (framing, CRC, baseOffset,
 partitionLeaderEpoch, lastOffsetDelta, maxTimestamp).
