@@ -436,17 +436,26 @@ def ck_consume_client(job: CkConsumeJob, sync: Callable[[], float]) -> dict[str,
     return {"start": start, "end": end, "bytes": size, "messages": got}
 
 
+def _ck_produce(ctx: Context, broker: RunningBroker, topic: str, partitions: int, count: int,
+                size: int, acks: str, settings: tuple[tuple[str, str | int], ...] = ()
+                ) -> float:
+    """confluent-kafka's produce of ``count`` records (and its warm-up record) to a new
+    ``topic``, checked against the log; the seconds it took."""
+    create_topic(broker.bootstrap, topic, partitions)
+    (result,) = ctx.clients([(ck_produce_client, CkProduceJob(
+        broker.bootstrap, topic, count, size, acks, settings))], broker)
+    if stored_records(broker.bootstrap, topic, partitions) != count + 1:
+        raise RuntimeError(f"{broker.peer.name}: {topic} does not hold {count + 1} records")
+    seconds: float = result["end"] - result["start"]
+    return seconds
+
+
 def _ck_scenario(size: int, acks: str, partitions: int) -> Callable[[Context, RunningBroker],
                                                                      dict[str, float]]:
     def run(ctx: Context, broker: RunningBroker) -> dict[str, float]:
         topic = f"ck-{size}-{acks}-{partitions}"
         count = ctx.args.ck_small if size < 1024 else ctx.args.ck_large
-        create_topic(broker.bootstrap, topic, partitions)
-        (result,) = ctx.clients([(ck_produce_client, CkProduceJob(
-            broker.bootstrap, topic, count, size, acks))], broker)
-        seconds = result["end"] - result["start"]
-        if stored_records(broker.bootstrap, topic, partitions) != count + 1:
-            raise RuntimeError(f"{broker.peer.name}: {topic} does not hold {count + 1} records")
+        seconds = _ck_produce(ctx, broker, topic, partitions, count, size, acks)
         key = _ck_key(size, acks, partitions)
         out = {key: (count / seconds / 1e3) if size < 1024 else count * size / seconds / 1e6}
         if acks == "1" and partitions == 1:
@@ -474,13 +483,9 @@ SMALL_BATCHES = (("linger.ms", 0), ("batch.size", 4096))
 
 
 def s_ck_small_batches(ctx: Context, broker: RunningBroker) -> dict[str, float]:
-    topic, count = "ck-small-batches", ctx.args.ck_small
-    create_topic(broker.bootstrap, topic, 1)
-    (result,) = ctx.clients([(ck_produce_client, CkProduceJob(
-        broker.bootstrap, topic, count, 100, "1", SMALL_BATCHES))], broker)
-    if stored_records(broker.bootstrap, topic, 1) != count + 1:
-        raise RuntimeError(f"{broker.peer.name}: {topic} does not hold {count + 1} records")
-    return {"ck_produce_small_batches": count / (result["end"] - result["start"]) / 1e3}
+    count = ctx.args.ck_small
+    seconds = _ck_produce(ctx, broker, "ck-small-batches", 1, count, 100, "1", SMALL_BATCHES)
+    return {"ck_produce_small_batches": count / seconds / 1e3}
 
 
 @dataclass(frozen=True)
