@@ -54,6 +54,19 @@ def test_sink_module_loads_nothing_and_registers_kafkapy() -> None:
     assert out.stdout.split("\n")[:2] == ["[]", "kafkapy"]
 
 
+def test_a_read_task_loads_no_message_class() -> None:
+    # Spark's Python worker runs a full garbage collection after every task, walking every
+    # object the process holds: the reader's imports must not build the protocol's message
+    # classes (about 20,000 objects, which doubled that collection).
+    code = ("import sys\n"
+            "from pyspark_kafkapy import datasource, _columns, _logdir, _reader\n"
+            "print(sorted(m for m in sys.modules if m.startswith('kafkapy.protocol')))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env={"PYTHONPATH": f"{ROOT}:{SPARK_INTEGRATION}"},
+                         timeout=60)
+    assert out.stdout.split("\n")[0] == "['kafkapy.protocol', 'kafkapy.protocol.records']"
+
+
 def test_unknown_attributes_raise() -> None:
     import pyspark_kafkapy
 
