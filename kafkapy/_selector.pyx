@@ -56,10 +56,11 @@ Theory of operation:
   through TLS (no kernel TLS here), so each is read with ``preadv`` into a ``TLS_CHUNK``
   buffer and written through OpenSSL, a chunk at a time. OpenSSL's want-write leaves the
   send pending (resumed on ``EPOLLOUT``), its want-read on a write (a TLS 1.3 key update from
-  the client) is resumed on ``EPOLLIN``; OpenSSL requires a retried write to pass the same
-  bytes, so a channel whose chunk write is pending holds that chunk until it is written
-  (chunks are pooled by the selector: at most ``TLS_SPARE_CHUNKS`` idle ones are kept, as
-  Kafka holds a network buffer per connection while it writes). The ``ssl`` calls hold the
+  the client) is resumed on ``EPOLLIN``, its want-write on a read (a TLS 1.2 handshake
+  message or alert to send while the socket is full) on ``EPOLLOUT``; OpenSSL requires a
+  retried write to pass the same bytes, so a channel whose chunk write is pending holds that
+  chunk until it is written (chunks are pooled by the selector: at most ``TLS_SPARE_CHUNKS``
+  idle ones are kept, as Kafka holds a network buffer per connection while it writes). The ``ssl`` calls hold the
   GIL for their Python part and release it in OpenSSL.
 
 Platform: Linux (epoll, sendfile). The module builds elsewhere (the calls are stubbed at
@@ -234,6 +235,7 @@ cdef class Channel:
     cdef object _tls         # the ssl.SSLSocket of a TLS channel, else None
     cdef bint _tls_eof       # a TLS read met the end of the stream after data: report it next
     cdef bint _wants_read    # a TLS write waits for bytes from the client (want-read)
+    cdef bint _read_wants_write  # a TLS read waits for the socket to drain (want-write)
     cdef object _held        # (chunk, bytes in it) of a TLS file-region write to retry, or None
     cdef list _out           # response parts not yet fully written, or None
     cdef Py_ssize_t _out_index
@@ -635,8 +637,15 @@ cdef class Selector:
         while not eof and filled < size:
             try:
                 r = sock.recv_into(view[filled:])
-            except (ssl.SSLWantReadError, ssl.SSLWantWriteError):
+            except ssl.SSLWantReadError:
                 ch._readable = False     # the kernel has no more: wait for an edge
+                break
+            except ssl.SSLWantWriteError:
+                # OpenSSL must write before it reads on (a TLS 1.2 handshake message or an
+                # alert) and the socket is full: the next EPOLLIN may never come (the client
+                # waits for that write), so read again when the socket drains.
+                ch._readable = False
+                ch._read_wants_write = True
                 break
             except OSError as exc:
                 ch._readable = False
@@ -715,8 +724,10 @@ cdef class Selector:
             events = self._events[i].events
             if ch._closed:
                 continue
-            if events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR):
+            if events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR) or (
+                    ch._read_wants_write and events & EPOLLOUT):
                 ch._readable = True
+                ch._read_wants_write = False
                 if events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR):
                     ch._hup = True
                 if not ch._muted:

@@ -7,6 +7,8 @@ last frames."""
 
 from __future__ import annotations
 
+import _ssl
+import ctypes
 import os
 import socket
 import ssl
@@ -185,3 +187,126 @@ def test_end_of_stream_after_the_last_frames(
     selector.unmute(ch)
     got = poll_until(selector, lambda r: bool(r))
     assert len(got) == 1 and isinstance(got[0][3], EOFError) and got[0][1] == []
+
+
+# The OpenSSL that Python's ssl module uses (symbols looked up through its _ssl extension).
+_LIBSSL = ctypes.CDLL(_ssl.__file__)
+_SSL_OP_ALLOW_CLIENT_RENEGOTIATION = 1 << 8        # OpenSSL 3's; Python has no name for it
+
+
+def _openssl_ssl_pointer(obj: ssl.SSLObject) -> int:
+    """The ``SSL *`` of ``obj``: CPython's ``_ssl._SSLSocket`` keeps it right after its
+    object header and its socket reference (3.10-3.13). Checked against OpenSSL's own idea of
+    the protocol version, so that a different layout fails here and not in OpenSSL."""
+    ptr = ctypes.c_void_p.from_address(id(obj._sslobj) + 3 * ctypes.sizeof(ctypes.c_void_p))
+    assert ptr.value is not None
+    _LIBSSL.SSL_version.argtypes = [ctypes.c_void_p]
+    if _LIBSSL.SSL_version(ptr.value) != 0x0303:        # TLS1_2_VERSION
+        pytest.fail("cannot reach the OpenSSL SSL object of this Python's ssl module")
+    return ptr.value
+
+
+
+
+def test_a_read_that_must_write_first_waits_for_the_socket_to_drain() -> None:
+    """OpenSSL's read may have to write first: here a TLS 1.2 client renegotiates while the
+    server's socket is full, and the server's read of the ClientHello must send the
+    ServerHello (want-write). The client waits for that answer and sends nothing more, so the
+    read must be retried when the socket drains, not at the next EPOLLIN. (The broker's own
+    contexts refuse renegotiation, as Kafka does, and OpenSSL 3 then queues its refusal
+    without asking to write; this server context allows it, to make OpenSSL ask.) Client:
+    OpenSSL through memory BIOs over a plain socket, so that the test decides when it reads;
+    the renegotiation is started through ctypes (Python's ssl module has no call for it)."""
+    ca = trustme.CA()
+    server_ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ca.issue_cert("localhost").configure_cert(server_ctx)
+    server_ctx.options |= _SSL_OP_ALLOW_CLIENT_RENEGOTIATION
+    client_ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ca.configure_trust(client_ctx)
+    client_ctx.maximum_version = ssl.TLSVersion.TLSv1_2
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        # Small buffers, so that a full socket stays full (no window opening meanwhile).
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 * KiB)
+        raw = socket.socket()
+        raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 * KiB)
+        raw.connect(listener.getsockname())
+        raw_server, _ = listener.accept()
+    raw.settimeout(WAIT_S)
+    incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+    client = client_ctx.wrap_bio(incoming, outgoing, server_hostname="localhost")
+    server = server_ctx.wrap_socket(raw_server, server_side=True, do_handshake_on_connect=False)
+    sel = Selector()
+    try:
+        def exchange() -> bool:
+            """One step of the client's handshake; True once it is done."""
+            try:
+                client.do_handshake()
+                done = True
+            except ssl.SSLWantReadError:
+                done = False
+            if outgoing.pending:
+                raw.sendall(outgoing.read())
+            if not done:
+                raw.setblocking(False)
+                try:
+                    incoming.write(raw.recv(64 * KiB))
+                except BlockingIOError:
+                    pass
+                finally:
+                    raw.settimeout(WAIT_S)
+            return done
+
+        shaking = threading.Thread(target=server.do_handshake)
+        shaking.start()
+        deadline = time.monotonic() + WAIT_S
+        while not exchange():
+            assert time.monotonic() < deadline, "the first handshake does not finish"
+        shaking.join(WAIT_S)
+        assert client.version() == server.version() == "TLSv1.2"
+        server.setblocking(False)
+        ch = sel.register(server.fileno(), "c", MiB, tls=server)
+        client.write(frame(b"before"))
+        raw.sendall(outgoing.read())
+        assert frames_of(poll_until(sel, lambda r: bool(frames_of(r, "c"))), "c") == [b"before"]
+        sel.unmute(ch)                             # as after its answer
+
+        # Fill the server's side of the connection with bytes the client will skip (not TLS:
+        # the client takes them off the socket, not through OpenSSL), until it stays full
+        # (the client's window closed, every acknowledgement in).
+        filler, added = 0, 1
+        while added:
+            added = 0
+            while True:
+                try:
+                    added += os.write(server.fileno(), b"\0" * (64 * KiB))
+                except BlockingIOError:
+                    break
+            filler += added
+            time.sleep(0.05)
+        assert _LIBSSL.SSL_renegotiate(ctypes.c_void_p(_openssl_ssl_pointer(client))) == 1
+        with pytest.raises(ssl.SSLWantReadError):
+            client.do_handshake()                  # the ClientHello, into `outgoing`
+        raw.sendall(outgoing.read())
+        time.sleep(0.05)
+        assert sel.poll() == []                    # read: OpenSSL must write, cannot
+        with pytest.raises(ssl.SSLWantWriteError):
+            server.recv(1)                         # (what the selector's read met)
+        skipped = 0
+        while skipped < filler:
+            skipped += len(raw.recv(min(filler - skipped, 64 * KiB)))
+
+        # The socket drained: the renegotiation goes on, then a frame goes through it.
+        deadline = time.monotonic() + WAIT_S
+        while True:
+            sel.poll()
+            if exchange():
+                break
+            assert time.monotonic() < deadline, "the server never answered the ClientHello"
+            time.sleep(0.001)
+        client.write(frame(b"after"))
+        raw.sendall(outgoing.read())
+        assert frames_of(poll_until(sel, lambda r: bool(frames_of(r, "c"))), "c") == [b"after"]
+    finally:
+        sel.close()
+        server.close()
+        raw.close()
