@@ -60,8 +60,8 @@ Theory of operation:
   message or alert to send while the socket is full) on ``EPOLLOUT``; OpenSSL requires a
   retried write to pass the same bytes, so a channel whose chunk write is pending holds that
   chunk until it is written (chunks are pooled by the selector: at most ``TLS_SPARE_CHUNKS``
-  idle ones are kept, as Kafka holds a network buffer per connection while it writes). The ``ssl`` calls hold the
-  GIL for their Python part and release it in OpenSSL.
+  idle ones are kept, as Kafka holds a network buffer per connection while it writes). The
+  ``ssl`` calls hold the GIL for their Python part and release it in OpenSSL.
 
 Platform: Linux (epoll, sendfile). The module builds elsewhere (the calls are stubbed at
 compile time) and ``Selector()`` raises ``OSError`` saying it needs Linux.
