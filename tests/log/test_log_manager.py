@@ -164,6 +164,35 @@ def test_unclean_restart_recovers(tmp_path: Path, caplog: pytest.LogCaptureFixtu
     again.close()
 
 
+def test_a_clean_load_opens_logs_in_its_own_thread_and_recovery_uses_the_pool(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Threads only pay for recovery (its scan releases the GIL): after a clean shutdown two
+    threads opening logs would only take the GIL from each other."""
+    lm = manager([tmp_path])
+    for p in range(4):
+        fill(lm.get_or_create_log(TopicPartition(TP.topic, p)), 3)
+    lm.close()
+    opened_by: list[int] = []
+    real_open = Log.open.__func__      # type: ignore[attr-defined]
+
+    def spy(cls: type[Log], *args: object, **kwargs: object) -> Log:
+        opened_by.append(threading.get_ident())
+        return real_open(cls, *args, **kwargs)      # type: ignore[no-any-return]
+    monkeypatch.setattr(Log, "open", classmethod(spy))
+
+    again = manager([tmp_path], {"num.recovery.threads.per.data.dir": "2"})
+    assert opened_by == [threading.get_ident()] * 4
+    assert all(again.get_log(TopicPartition(TP.topic, p)).log_end_offset == 3  # type: ignore[union-attr]
+               for p in range(4))
+    again.close_unclean()
+    opened_by.clear()
+    recovered = manager([tmp_path], {"num.recovery.threads.per.data.dir": "2"})
+    assert len(opened_by) == 4 and threading.get_ident() not in opened_by
+    assert all(recovered.get_log(TopicPartition(TP.topic, p)).log_end_offset == 3  # type: ignore[union-attr]
+               for p in range(4))
+    recovered.close()
+
+
 def test_flush_messages_policy_flushes_in_a_worker_thread(tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch
                                                           ) -> None:
