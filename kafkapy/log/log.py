@@ -34,7 +34,9 @@ Kafka's UnifiedLog and LocalLog in one class, without tiered storage. It owns:
   on clean close, and after a crash the state is the latest snapshot plus the batches after it.
 
 Threading: every method is for the one thread that owns the log (the broker's event loop),
-except ``FlushJob.run``. No method blocks on fsync.
+except ``FlushJob.run``. No method blocks on fsync but ``close``, whose caller flushes first:
+a new log's ``partition.metadata`` and a changed leader-epoch checkpoint are written by the
+next flush job.
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ from kafkapy.errors import (
     RecordListTooLargeError,
 )
 from kafkapy.log.checkpoints import (
+    PARTITION_METADATA_FILE,
     EpochEntry,
     read_partition_metadata,
     write_leader_epochs,
@@ -189,20 +192,29 @@ class FlushJob:
     upto: int
     fds: list[int]
     epochs: tuple[Path, list[EpochEntry]] | None = None   # a leader-epoch-checkpoint to write
+    # A partition.metadata to write (the log's directory and topic id), before the fsyncs:
+    # Kafka has it on disk before the log data it flushes.
+    partition_metadata: tuple[Path, uuid.UUID] | None = None
     ran: bool = False
-    # The epoch checkpoint's directory was gone when the job wrote it: the log was deleted or
-    # renamed meanwhile (``Log.end_flush`` decides which).
+    # The epoch checkpoint's (or partition.metadata's) directory was gone when the job wrote
+    # it: the log was deleted or renamed meanwhile (``Log.end_flush`` decides which).
     epochs_missed: FileNotFoundError | None = None
+    metadata_missed: FileNotFoundError | None = None
 
     @property
     def empty(self) -> bool:
         """Nothing to fsync or write: the caller need not hand it to a thread."""
-        return not self.fds and self.epochs is None
+        return not self.fds and self.epochs is None and self.partition_metadata is None
 
     def run(self) -> None:
-        """The fsyncs (and the epoch checkpoint); cheap when ``empty``, so callers may run an
-        empty job inline instead of handing it to a thread."""
+        """The fsyncs (and the epoch checkpoint and partition.metadata); cheap when ``empty``,
+        so callers may run an empty job inline instead of handing it to a thread."""
         try:
+            if self.partition_metadata is not None:
+                try:
+                    write_partition_metadata(*self.partition_metadata)
+                except FileNotFoundError as e:
+                    self.metadata_missed = e
             for fd in self.fds:
                 os.fsync(fd)
             if self.epochs is not None:
@@ -241,6 +253,13 @@ class Log:
                                                    producer_id_expiration_ms, clock)
         self._pending_deletes: list[tuple[int, LogSegment]] = []
         self._dir_dirty = False     # a file was created or renamed since the last flush
+        # The topic id, when Log.open was given one (else see LogManager.topic_id_of), and
+        # whether partition.metadata is still to be written with it: by the next flush job
+        # (a worker thread), as Kafka's PartitionMetadataFile is flushed by its scheduler,
+        # so that creating thousands of partitions does not wait on the disk.
+        self.topic_id: uuid.UUID | None = None
+        self._partition_metadata_unsynced = False
+        self._partition_metadata_on_disk = False    # the file was there when loaded
         self._unsynced_snapshots: list[Path] = []
         # The lowest offset this log was truncated to since its future copy (a replica
         # move) last looked: the copy must drop what it holds from there on.
@@ -262,10 +281,18 @@ class Log:
         directory.mkdir(parents=True, exist_ok=True)
         log = cls(directory, config, clock, producer_id_expiration_ms)
         if topic_id is not None:
-            if read_partition_metadata(directory) != topic_id:
-                write_partition_metadata(directory, topic_id)
+            log.topic_id = topic_id
+            log._partition_metadata_unsynced = read_partition_metadata(directory) != topic_id
         log._load(recovery_point, log_start_offset, high_watermark, had_clean_shutdown)
         return log
+
+    def assign_topic_id(self, topic_id: uuid.UUID) -> None:
+        """Kafka's assignTopicId, for a log loaded without a ``partition.metadata`` (created
+        just before a crash, before a flush job wrote it): the id is kept and the file
+        written by the next flush job. A log with the file keeps what the file says."""
+        if self.topic_id is None and not self._partition_metadata_on_disk:
+            self.topic_id = topic_id
+            self._partition_metadata_unsynced = True
 
     def _load(self, recovery_point: int, log_start_offset: int, high_watermark: int,
               clean: bool) -> None:
@@ -295,6 +322,7 @@ class Log:
             self._complete_swaps()
             names = os.listdir(d)
         present = set(names)
+        self._partition_metadata_on_disk = PARTITION_METADATA_FILE in present
         bases = sorted(offset_from_file_name(name) for name in names
                        if name.endswith(".log") and name[:20].isdigit())
         missing_index = []
@@ -1031,13 +1059,14 @@ class Log:
         """A segment was rolled, created or renamed, or the leader epochs changed, since the
         last flush: Kafka flushes a rolled segment (and the directory) in the background soon
         after the roll; the epoch checkpoint is written by the same flush job."""
-        return self._dir_dirty or self.epochs.dirty
+        return self._dir_dirty or self.epochs.dirty or self._partition_metadata_unsynced
 
     def begin_flush(self, upto: int | None = None) -> FlushJob:
         """Prepare the fsync of everything below ``upto`` (default: the LEO)."""
         upto = self.log_end_offset if upto is None else min(upto, self.log_end_offset)
         if upto <= self.recovery_point and not self._unsynced_snapshots \
-                and not self._dir_dirty and not self.epochs.dirty:
+                and not self._dir_dirty and not self.epochs.dirty \
+                and not self._partition_metadata_unsynced:
             # Everything below is on disk already (Kafka's flush returns early too): no
             # descriptors, no fsync (a clean shutdown of 10,000 idle logs would otherwise
             # fsync 30,000 unchanged files).
@@ -1069,7 +1098,12 @@ class Log:
             # (the cache is cut to the log and rebuilt from the batches recovered).
             epochs = (self.epochs.path, list(self.epochs.entries))
             self.epochs.dirty = False
-        return FlushJob(upto, fds, epochs)
+        metadata = None
+        if self._partition_metadata_unsynced:
+            assert self.topic_id is not None
+            metadata = (self.dir, self.topic_id)
+            self._partition_metadata_unsynced = False
+        return FlushJob(upto, fds, epochs, metadata)
 
     def end_flush(self, job: FlushJob) -> None:
         if job.epochs_missed is not None and not self.closed:
@@ -1078,6 +1112,10 @@ class Log:
                 raise job.epochs_missed
             # Renamed while the job ran (a replica move): written at the new place next time.
             self.epochs.dirty = True
+        if job.metadata_missed is not None and not self.closed:
+            if job.partition_metadata is not None and job.partition_metadata[0] == self.dir:
+                raise job.metadata_missed
+            self._partition_metadata_unsynced = True
         # A closed log was deleted while the job ran (its directory renamed away, as Kafka's
         # asyncDelete does): nothing of it is to be kept.
         if job.ran and job.upto > self.recovery_point:
@@ -1106,6 +1144,11 @@ class Log:
         if self.closed:
             return
         self.epochs.flush()
+        if self._partition_metadata_unsynced:
+            # Kafka's close flushes the file too: a log closed before any flush job ran.
+            assert self.topic_id is not None
+            write_partition_metadata(self.dir, self.topic_id)
+            self._partition_metadata_unsynced = False
         # Kafka snapshots the producer state at the LEO on close: a clean restart replays
         # nothing.
         self.producer_state.update_map_end_offset(self.log_end_offset)

@@ -397,6 +397,8 @@ class LogManager:
         """The partition's log, created (in the dir holding the fewest logs) if missing."""
         log = self.logs.get(tp)
         if log is not None:
+            if topic_id is not None:
+                log.assign_topic_id(topic_id)
             return log
         validate_topic_name(tp.topic)
         if tp.partition < 0:
@@ -426,7 +428,11 @@ class LogManager:
 
     def topic_id_of(self, tp: TopicPartition) -> uuid.UUID | None:
         log = self.logs.get(tp)
-        return None if log is None else read_partition_metadata(log.dir)
+        if log is None:
+            return None
+        # The id given when the log was opened (its partition.metadata may not be written
+        # yet), else the file's.
+        return log.topic_id if log.topic_id is not None else read_partition_metadata(log.dir)
 
     def delete_log(self, tp: TopicPartition) -> None:
         """Delete a partition's log: its dir is renamed ``<tp>.<id>-delete`` at once (so a

@@ -19,6 +19,7 @@ import trio
 
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.errors import InvalidTopicError, KafkaStorageError
+from kafkapy.log import log as log_module
 from kafkapy.log import log_manager as log_manager_module
 from kafkapy.log.checkpoints import (
     CLEAN_SHUTDOWN_FILE,
@@ -31,6 +32,7 @@ from kafkapy.log.checkpoints import (
     read_offsets,
     read_partition_metadata,
 )
+from kafkapy.log.config import LogConfig
 from kafkapy.log.log import FlushJob, Log
 from kafkapy.log.log_manager import LogManager, MetaPropertiesError, read_meta_properties
 from kafkapy.protocol.records import build_batch, scan_batches
@@ -93,6 +95,8 @@ def test_layout_topic_id_and_illegal_names(tmp_path: Path) -> None:
     topic_id = uuid.uuid4()
     log = lm.get_or_create_log(TP, topic_id=topic_id)
     assert log.dir == tmp_path / "orders-0"
+    assert lm.topic_id_of(TP) == topic_id
+    trio.run(lm.flush_log, log)         # partition.metadata is written by a flush job
     assert read_partition_metadata(log.dir) == topic_id
     assert lm.get_or_create_log(TP) is log
     assert (log.dir / "00000000000000000000.log").exists()
@@ -161,6 +165,67 @@ def test_unclean_restart_recovers(tmp_path: Path, caplog: pytest.LogCaptureFixtu
     assert log2 is not None and log2.log_end_offset == 25
     log2.update_high_watermark(25)
     assert offsets(log2) == list(range(25))
+    again.close()
+
+
+def test_partition_metadata_is_written_off_the_event_loop(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    """As Kafka's PartitionMetadataFile: the topic id is recorded when the log is created and
+    the file written (with its fsyncs) by the background flush, in a worker thread; a log
+    closed before that writes it on close. Creating partitions waits on no fsync."""
+    writers: list[int] = []
+    real_write = log_module.write_partition_metadata
+
+    def spy(directory: Path, topic_id: uuid.UUID) -> None:
+        writers.append(threading.get_ident())
+        real_write(directory, topic_id)
+    monkeypatch.setattr(log_module, "write_partition_metadata", spy)
+    lm = manager([tmp_path])
+    ids = {p: uuid.uuid4() for p in range(3)}
+    logs = {p: lm.get_or_create_log(TopicPartition(TP.topic, p), ids[p]) for p in ids}
+    assert writers == []
+    assert all(read_partition_metadata(log.dir) is None and log.roll_flush_due
+               for log in logs.values())
+    assert [lm.topic_id_of(TopicPartition(TP.topic, p)) for p in ids] == list(ids.values())
+    trio.run(run_until, lm, lambda: len(writers) == 3)
+    assert threading.get_ident() not in writers
+    assert {p: read_partition_metadata(log.dir) for p, log in logs.items()} == ids
+    assert not any(log.roll_flush_due for log in logs.values())
+    lm.close()
+    # Opened again with the id its file holds: nothing to write.
+    same = Log.open(logs[0].dir, LogConfig(), topic_id=ids[0], had_clean_shutdown=True)
+    assert not same.roll_flush_due and same.topic_id == ids[0]
+    same.close_unclean()
+    again = manager([tmp_path])
+    # A new log closed before any flush: written by its clean close.
+    writers.clear()
+    tp = TopicPartition(TP.topic, 9)
+    new_id = uuid.uuid4()
+    again.get_or_create_log(tp, new_id)
+    again.close()
+    assert writers == [threading.get_ident()]
+    assert read_partition_metadata(tmp_path / str(tp)) == new_id
+
+
+def test_a_log_that_lost_its_partition_metadata_in_a_crash_gets_it_again(tmp_path: Path
+                                                                         ) -> None:
+    lm = manager([tmp_path])
+    lost, kept = TopicPartition(TP.topic, 0), TopicPartition(TP.topic, 1)
+    lost_id, kept_id, other_id = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+    fill(lm.get_or_create_log(lost, lost_id), 3)
+    trio.run(lm.flush_log, lm.get_or_create_log(kept, kept_id))
+    lm.close_unclean()          # died before the flush job of ``lost`` ran
+    assert read_partition_metadata(tmp_path / str(lost)) is None
+    again = manager([tmp_path])
+    assert again.topic_id_of(lost) is None and again.topic_id_of(kept) == kept_id
+    # Made leader with its topic id (Kafka's assignTopicId): kept, and written by a flush.
+    log = again.get_or_create_log(lost, lost_id)
+    assert log.log_end_offset == 3 and again.topic_id_of(lost) == lost_id
+    trio.run(run_until, again, lambda: read_partition_metadata(log.dir) == lost_id)
+    # A log whose file is there keeps what the file says.
+    again.get_or_create_log(kept, other_id)
+    assert again.topic_id_of(kept) == kept_id
     again.close()
 
 
@@ -344,14 +409,18 @@ def test_delete_log_renames_then_removes_and_recreates_empty(tmp_path: Path) -> 
     lm.close()
 
 
+TOPIC_ID = uuid.UUID("0b9a6e3c-5c1d-4e55-9d53-4f2d8c7a1e01")
+
+
 def _epoch_flush_pending(lm: LogManager) -> tuple[Log, FlushJob]:
-    """A log whose leader epoch changed, and its flush job prepared on the event loop (the
-    job writes the epoch checkpoint later, in a worker thread)."""
-    log = lm.get_or_create_log(TP)
+    """A new log whose leader epoch changed, and its flush job prepared on the event loop
+    (the job writes the epoch checkpoint and partition.metadata later, in a worker
+    thread)."""
+    log = lm.get_or_create_log(TP, TOPIC_ID)
     log.append_as_leader(build_batch([(b"k", b"v", None, int(time.time() * 1000))]),
                          leader_epoch=3)
     job = log.begin_flush()
-    assert job.epochs is not None
+    assert job.epochs is not None and job.partition_metadata == (log.dir, TOPIC_ID)
     return log, job
 
 
@@ -364,7 +433,7 @@ def test_a_flush_job_that_finds_its_log_deleted_leaves_nothing_and_raises_nothin
     lm.delete_log(TP)
     job.run()
     log.end_flush(job)
-    assert job.ran and job.epochs_missed is not None
+    assert job.ran and job.epochs_missed is not None and job.metadata_missed is not None
     assert not (tmp_path / "orders-0").exists()
     (gone,) = tmp_path.glob("orders-0.*-delete")
     assert not list(gone.glob("*.tmp"))
@@ -373,7 +442,7 @@ def test_a_flush_job_that_finds_its_log_deleted_leaves_nothing_and_raises_nothin
     lm.close()
 
 
-def test_a_flush_job_that_finds_its_log_moved_writes_the_epochs_at_the_new_place(
+def test_a_flush_job_that_finds_its_log_moved_writes_its_files_at_the_new_place(
         tmp_path: Path) -> None:
     lm = manager([tmp_path])
     log, job = _epoch_flush_pending(lm)
@@ -382,8 +451,10 @@ def test_a_flush_job_that_finds_its_log_moved_writes_the_epochs_at_the_new_place
     job.run()
     log.end_flush(job)
     assert log.epochs.dirty                 # missed: due again, at the new path
+    assert job.metadata_missed is not None and log.roll_flush_due
     log.flush()
     assert read_leader_epochs(moved / LEADER_EPOCH_CHECKPOINT) == [EpochEntry(3, 0)]
+    assert read_partition_metadata(moved) == TOPIC_ID
     log.close()
 
 
@@ -392,6 +463,16 @@ def test_a_flush_job_whose_live_log_dir_vanished_raises(tmp_path: Path) -> None:
     lm = manager([tmp_path])
     log, job = _epoch_flush_pending(lm)
     shutil.rmtree(tmp_path / "orders-0")
+    job.run()
+    with pytest.raises(FileNotFoundError):
+        log.end_flush(job)
+    log.close_unclean()
+    # The same with only partition.metadata to write.
+    other = TopicPartition(TP.topic, 1)
+    log = lm.get_or_create_log(other, TOPIC_ID)
+    job = log.begin_flush()
+    assert job.epochs is None and job.partition_metadata is not None
+    shutil.rmtree(tmp_path / str(other))
     job.run()
     with pytest.raises(FileNotFoundError):
         log.end_flush(job)
