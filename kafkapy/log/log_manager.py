@@ -24,7 +24,7 @@ Theory of operation:
   loaded, so a later crash is seen as one.
 - ``run`` is the background: a Trio task tree with the flusher (``flush.ms`` /
   ``flush.messages`` policies, and the flush of the rolled segments that follows a roll, up
-  to the new active segment as Kafka's), the retention pass
+  to the new active segment as Kafka's; over current and future logs), the retention pass
   every ``log.retention.check.interval.ms``, the removal of ``.deleted`` files after
   ``file.delete.delay.ms``, the checkpoint writers and the log cleaner. Every fsync, unlink
   and compaction pass runs in a worker thread (``trio.to_thread``); the event loop only does
@@ -701,7 +701,9 @@ class LogManager:
             tick = min(1000, self.flush_check_interval_ms,
                        *(log.config.flush_ms for log in self.logs.values()))
             await trio.sleep(max(tick, 10) / 1000)
-            for log in list(self.logs.values()):
+            # Future logs too (Kafka's flushDirtyLogs walks current ++ future logs): a move's
+            # copy is flushed by the policy, and its partition.metadata written, as it goes.
+            for log in [*self.logs.values(), *self.future_logs.values()]:
                 if log.closed:
                     continue
                 if log.flush_due():

@@ -16,7 +16,8 @@ ReplicaManager's nursery:
    on the future log, a raised log start offset (retention, DeleteRecords) too; data read
    before a truncation is dropped. ``replica.alter.log.dirs.io.max.bytes.per.second``
    (Kafka's quota; unlimited by default) throttles the copy. The future log is flushed every
-   ``_FLUSH_EVERY`` bytes in a worker thread, so its recovery point follows.
+   ``_FLUSH_EVERY`` bytes in a worker thread, so its recovery point follows (and by the log
+   manager's flusher, as a current log is: the policy, its partition.metadata).
 3. Once what is left fits one chunk, the rest is read and appended and the future log swapped
    in, in one synchronous step on the event loop: no append or truncation can come between
    (the "short pause" of appends is that step). ``LogManager.replace_current_with_future``

@@ -9,9 +9,11 @@ from __future__ import annotations
 import os
 import shutil
 import time
+import uuid
 from pathlib import Path
 
 import pytest
+import trio
 
 from kafkapy.common.topic_partition import TopicPartition
 from kafkapy.log.checkpoints import (
@@ -126,6 +128,39 @@ def test_discard_future_log(tmp_path: Path) -> None:
     lm.close()
     assert not any(p.name.startswith("orders-0") for p in dst.iterdir())
     assert lm.dir_of(TP) != dst
+
+
+def test_the_flusher_flushes_future_logs_too(tmp_path: Path) -> None:
+    """Kafka's flushDirtyLogs walks current and future logs: a future log is flushed by the
+    policy while it is copied, and its partition.metadata written, before any swap."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    lm = LogManager([a, b], broker_props={**SMALL_SEGMENTS, "log.flush.interval.ms": 20})
+    lm.load()
+    topic_id = uuid.uuid4()
+    log = lm.get_or_create_log(TP, topic_id)
+    dst = b if lm.dir_of(TP) == a else a
+    for i in range(5):
+        log.append_as_leader(idempotent_batch(1, 3 * i, 0))
+    future = lm.create_future_log(TP, dst)
+    copy_all(log, future)
+    assert read_partition_metadata(future.dir) is None
+    assert future.recovery_point < future.log_end_offset == 15
+
+    def flushed() -> bool:
+        return read_partition_metadata(future.dir) == topic_id and \
+            future.recovery_point == future.log_end_offset
+
+    async def background() -> None:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(lm.run)
+            with trio.move_on_after(10):
+                while not flushed():
+                    await trio.sleep(0.01)
+            nursery.cancel_scope.cancel()
+    trio.run(background)
+    assert flushed(), (read_partition_metadata(future.dir), future.recovery_point)
+    assert lm.future_logs == {TP: future}
+    lm.close()
 
 
 def _crash_layout(tmp_path: Path, *, renamed_future: bool) -> tuple[Path, Path, Path]:

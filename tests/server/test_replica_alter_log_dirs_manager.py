@@ -239,8 +239,9 @@ def test_move_while_producing_and_consuming_then_restart(tmp_path: Path) -> None
         wait_until(lambda: holding(src) == [], "the old copy removed")
         files = {p.suffix for p in (dst / f"{TOPIC}-0").iterdir()}
         assert {".log", ".index", ".timeindex", ".snapshot"} <= files
-        assert (dst / f"{TOPIC}-0" / "partition.metadata").exists()
-        # Written by the log's next background flush (the cache came along with the swap).
+        # Both written by the log's background flush, in a worker thread (the future log's
+        # while it was copied, or the new current log's; the epoch cache came along).
+        wait_until((dst / f"{TOPIC}-0" / "partition.metadata").exists, "partition.metadata")
         wait_until((dst / f"{TOPIC}-0" / "leader-epoch-checkpoint").exists,
                    "the leader epoch checkpoint")
         (entry,) = log_dir_entries(admin)
