@@ -11,7 +11,8 @@ Kafka's LogManager. Layout of each log dir (see kafkapy.log.checkpoints for the 
     cleaner-offset-checkpoint             per compacted partition: where the dirty part starts
     <topic>-<partition>/                  one Log (kafkapy.log.log)
     <topic>-<partition>.<id>-future/      a future log: the copy of a replica being moved
-                                          here from another log dir (AlterReplicaLogDirs)
+                                          here from another log dir (AlterReplicaLogDirs),
+                                          or a new log being created (``create_logs``)
     <topic>-<partition>.<id>-delete/      a log awaiting removal (deleted, or moved away)
 
 Theory of operation:
@@ -31,6 +32,14 @@ Theory of operation:
   bookkeeping. This module is the one place in ``kafkapy.log`` that imports trio.
 - ``flush_log`` is also what the produce path awaits when ``flush.messages`` says an append
   must be on disk before it is acknowledged.
+- ``create_logs`` creates new partitions' logs off the event loop: ``mkdir`` and file creation
+  take milliseconds a log on some file systems, and a request creating thousands of
+  partitions would hold every other client that long (Kafka creates them on one request
+  handler thread while the others serve). Each new log is opened in a worker thread in a
+  ``-future`` directory of the dir it will live in (as a moved replica is copied), then
+  renamed ``<topic>-<partition>`` and installed on the event loop: one rename there, no other
+  system call. A log created meanwhile by ``get_or_create_log`` wins and the staged one is
+  dropped; a crash before the rename leaves a future directory, which ``load`` removes.
 - ``shutdown`` flushes every log (``flush_logs``: the fsyncs in a thread pool, logs with
   nothing unflushed skipped), closes them (trimming indexes), writes every checkpoint and
   finally the clean-shutdown marker.
@@ -63,7 +72,7 @@ import re
 import shutil
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 import trio
@@ -302,8 +311,8 @@ class LogManager:
                 except ValueError:
                     continue
                 if kind == FUTURE_DIR_SUFFIX:
-                    logger.info("removing %s: a replica move that did not finish before the "
-                                "broker stopped (it is not resumed)", p)
+                    logger.info("removing %s: a replica move (or a log's creation) that did "
+                                "not finish before the broker stopped (it is not resumed)", p)
                     shutil.rmtree(p, ignore_errors=True)
                 elif kind == "":
                     current.setdefault(tp, []).append(p)
@@ -394,7 +403,9 @@ class LogManager:
         return self.logs.get(tp)
 
     def get_or_create_log(self, tp: TopicPartition, topic_id: uuid.UUID | None = None) -> Log:
-        """The partition's log, created (in the dir holding the fewest logs) if missing."""
+        """The partition's log, created (in the dir holding the fewest logs) if missing. A
+        request creating many partitions calls ``create_logs`` first, which does the file
+        system's part of the creation off the event loop."""
         log = self.logs.get(tp)
         if log is not None:
             if topic_id is not None:
@@ -403,20 +414,96 @@ class LogManager:
         validate_topic_name(tp.topic)
         if tp.partition < 0:
             raise ValueError(f"negative partition {tp.partition}")
-        preferred = self.preferred_dirs.pop(tp, None)
-        if preferred is not None:
-            d = preferred
-        else:
-            counts = {d: 0 for d in self.log_dirs}
-            for d in self._dir_of.values():
-                counts[d] += 1
-            d = min(self.log_dirs, key=lambda x: counts[x])
+        d = self.preferred_dirs.pop(tp, None) or self._dir_for_new_logs([tp])[0]
         log = Log.open(d / str(tp), self.config_for(tp.topic), topic_id=topic_id,
                        clock=self.clock,
                        producer_id_expiration_ms=self.producer_id_expiration_ms)
         self.logs[tp] = log
         self._dir_of[tp] = d
         return log
+
+    def _dir_for_new_logs(self, tps: list[TopicPartition]) -> list[Path]:
+        """The dir of each of ``tps``' new logs: its preferred one (AlterReplicaLogDirs
+        before the partition was hosted), else the dir holding the fewest logs (counting the
+        earlier ones of ``tps``)."""
+        counts = {d: 0 for d in self.log_dirs}
+        for d in self._dir_of.values():
+            counts[d] += 1
+        out = []
+        for tp in tps:
+            d = self.preferred_dirs.get(tp) or min(self.log_dirs, key=lambda x: counts[x])
+            counts[d] += 1
+            out.append(d)
+        return out
+
+    async def create_logs(self, tps: Iterable[TopicPartition]) -> dict[TopicPartition, Log]:
+        """Create the logs of those of ``tps`` that have none, with the file system's work
+        in a worker thread (see the module doc); ``get_or_create_log`` then finds them. A
+        log that cannot be created here is left to ``get_or_create_log``, which raises as
+        it always did. The topic id is not given here: ``get_or_create_log`` assigns it.
+        Returns the logs created."""
+        created: dict[TopicPartition, Log] = {}
+        new = []
+        for tp in dict.fromkeys(tps):
+            if tp in self.logs or tp.partition < 0:
+                continue
+            try:
+                validate_topic_name(tp.topic)
+            except InvalidTopicError:
+                continue        # get_or_create_log raises it
+            new.append(tp)
+        if not new:
+            return created
+        plan = [(tp, d, d / future_dir_name(tp), self.config_for(tp.topic))
+                for tp, d in zip(new, self._dir_for_new_logs(new), strict=True)]
+
+        def open_all() -> list[Log | None]:
+            opened: list[Log | None] = []
+            for tp, _d, staging, config in plan:
+                try:
+                    opened.append(Log.open(
+                        staging, config, clock=self.clock,
+                        producer_id_expiration_ms=self.producer_id_expiration_ms))
+                except OSError as e:
+                    logger.warning("%s: cannot create the log in %s: %s", tp, staging, e)
+                    shutil.rmtree(staging, ignore_errors=True)
+                    opened.append(None)
+            return opened
+
+        opened = await trio.to_thread.run_sync(open_all)
+        for (tp, d, _staging, _config), log in zip(plan, opened, strict=True):
+            if log is None:
+                continue
+            if self._closed or tp in self.logs:
+                self._drop(log)     # shut down meanwhile, or created by someone else
+                continue
+            try:
+                log.rename_dir(d / str(tp))
+            except OSError as e:
+                logger.warning("%s: cannot rename the new log %s: %s", tp, log.dir, e)
+                self._drop(log)
+                continue
+            if self.preferred_dirs.get(tp) == d:
+                del self.preferred_dirs[tp]
+            self.logs[tp] = log
+            self._dir_of[tp] = d
+            created[tp] = log
+        return created
+
+    def _drop(self, log: Log) -> None:
+        """Close a log that is not (or no longer) any partition's and remove its directory:
+        renamed ``-delete`` at once, removed by the next background pass."""
+        log.close_unclean()
+        if self._closed:
+            return          # a future directory: the next load removes it
+        tp = log.topic_partition
+        target = log.dir.with_name(f"{tp}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}")
+        try:
+            os.rename(log.dir, target)
+        except OSError as e:
+            logger.warning("%s: cannot remove %s: %s", tp, log.dir, e)
+            return
+        self._deleted_dirs.append((self.clock(), target))
 
     def dir_of(self, tp: TopicPartition) -> Path | None:
         """The log dir holding ``tp``'s current log."""
@@ -507,14 +594,7 @@ class LogManager:
         d = self._future_dir_of.pop(tp, None)
         if future is None or d is None:
             return
-        future.close_unclean()
-        target = future.dir.with_name(f"{tp}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}")
-        try:
-            os.rename(future.dir, target)
-        except OSError as e:
-            logger.warning("%s: cannot remove the future log %s: %s", tp, future.dir, e)
-            return
-        self._deleted_dirs.append((self.clock(), target))
+        self._drop(future)
 
     def replace_current_with_future(self, tp: TopicPartition) -> Log:
         """Kafka's replaceCurrentWithFutureLog: the future log, which must end where the

@@ -83,6 +83,7 @@ from kafkapy.server.replica_assignment import BrokerMetadata, assign_replicas_to
 from kafkapy.zk.admin_zk_client import TopicAlreadyMarkedForDeletionError
 
 if TYPE_CHECKING:
+    from kafkapy.log.log import Log
     from kafkapy.server.kafka_server import KafkaServer
 
 __all__ = [
@@ -529,6 +530,18 @@ class AdminManager:
         log.info("Created topic %s (id %s) with %d partition(s)%s", new.name, record.topic_id,
                  new.partitions, f" and configs {dict(new.configs)}" if new.configs else "")
         return record
+
+    async def create_logs(self, name: str, partitions: Iterable[int]
+                          ) -> Mapping[TopicPartition, Log]:
+        """Single-broker mode: create the logs of ``name``'s new ``partitions`` with the
+        file system's work off the event loop (``LogManager.create_logs``), before
+        ``create_checked_topic`` / ``create_partitions`` lead them here; if those fail, the
+        caller hands the result to ``ReplicaManager.drop_unused_logs``. (In ZooKeeper mode
+        the LeaderAndIsr request creates them: nothing is created here.)"""
+        if self.zk_mode:
+            return {}
+        return await self.server.log_manager.create_logs(
+            TopicPartition(name, p) for p in partitions)
 
     def delete_topic(self, name: str) -> TopicRecord:
         """Delete ``name`` and its logs. Raises TOPIC_DELETION_DISABLED when

@@ -41,7 +41,7 @@ import logging
 import ssl
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -66,7 +66,7 @@ from kafkapy.errors import (
     UnknownTopicOrPartitionError,
 )
 from kafkapy.log.config import LONG_MAX
-from kafkapy.log.log import FetchData, future_dir_name
+from kafkapy.log.log import FetchData, Log, future_dir_name
 from kafkapy.log.log_manager import LogManager
 from kafkapy.log.log_validator import RecordError, RecordValidationError
 from kafkapy.protocol.message_classes import (
@@ -453,6 +453,26 @@ class ReplicaManager:
         for topic in request.topic_states:
             for ps in topic.partition_states:
                 yield topic.topic_name, topic.topic_id, ps
+
+    async def create_logs(self, request: LeaderAndIsrRequest) -> Mapping[TopicPartition, Log]:
+        """The file system's part of creating the logs of the request's new replicas here,
+        off the event loop (``LogManager.create_logs``), before
+        ``become_leader_or_follower``: a LeaderAndIsr for thousands of new partitions
+        would otherwise hold every other client that long. Nothing for a request whose
+        epochs are stale. Hand the result to ``drop_unused_logs`` afterwards."""
+        if self._check_epochs(request.controller_epoch, request.broker_epoch) is not None:
+            return {}
+        return await self.log_manager.create_logs(
+            tp for topic, _tid, ps in self._leader_and_isr_states(request)
+            if self.node_id in ps.replicas
+            and (tp := TopicPartition(topic, ps.partition_index)) not in self.partitions)
+
+    def drop_unused_logs(self, created: Mapping[TopicPartition, Log]) -> None:
+        """Delete the logs of ``created`` (``LogManager.create_logs``) that no partition
+        took: the request that wanted them failed, or changed its mind meanwhile."""
+        for tp, log_ in created.items():
+            if tp not in self.partitions and self.log_manager.get_log(tp) is log_:
+                self.log_manager.delete_log(tp)
 
     def become_leader_or_follower(self, request: LeaderAndIsrRequest, version: int = 6
                                   ) -> LeaderAndIsrResponse:

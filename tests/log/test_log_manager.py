@@ -36,6 +36,7 @@ from kafkapy.log.config import LogConfig
 from kafkapy.log.log import FlushJob, Log
 from kafkapy.log.log_manager import LogManager, MetaPropertiesError, read_meta_properties
 from kafkapy.protocol.records import build_batch, scan_batches
+from tests.log.log_open_spy import spy_log_open
 
 TP = TopicPartition("orders", 0)
 
@@ -226,6 +227,95 @@ def test_a_log_that_lost_its_partition_metadata_in_a_crash_gets_it_again(tmp_pat
     # A log whose file is there keeps what the file says.
     again.get_or_create_log(kept, other_id)
     assert again.topic_id_of(kept) == kept_id
+    again.close()
+
+
+def test_create_logs_creates_them_in_a_worker_thread(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The file system's part of creating new logs (mkdir, the segment and index files) runs
+    in a worker thread, in ``-future`` directories renamed in on the event loop; logs that
+    exist are left alone; get_or_create_log then finds the new ones and gives them their
+    topic id; the preferred dir of a partition is honoured."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    lm = manager([a, b])
+    old = lm.get_or_create_log(TopicPartition("t", 0), uuid.uuid4())
+    wanted = [TopicPartition("t", p) for p in range(5)]
+    lm.maybe_update_preferred_log_dir(wanted[4], b)
+    calls = spy_log_open(monkeypatch)
+    created = trio.run(lm.create_logs, [*wanted, wanted[1]])
+    assert list(created) == wanted[1:]
+    assert [(c.log_name, c.name.endswith("-future"), c.on_event_loop) for c in calls] == \
+        [(str(tp), True, False) for tp in wanted[1:]]
+    assert threading.get_ident() not in {c.thread for c in calls}
+    assert lm.get_log(wanted[0]) is old
+    topic_id = uuid.uuid4()
+    for tp in wanted[1:]:
+        log = created[tp]
+        assert lm.get_or_create_log(tp, topic_id) is log and log.topic_id == topic_id
+        assert log.dir == lm.dir_of(tp) / str(tp) and not log.is_future
+    assert lm.dir_of(wanted[4]) == b and wanted[4] not in lm.preferred_dirs
+    # Spread over the dirs as get_or_create_log would (the fewest logs first).
+    assert sorted(str(lm.dir_of(tp).name) for tp in wanted) == ["a", "a", "b", "b", "b"]
+    assert not [p for d in (a, b) for p in d.iterdir() if p.name.endswith("-future")]
+    for i, tp in enumerate(wanted):
+        lm.get_log(tp).append_as_leader(build_batch([(None, b"v%d" % i, None, 1)]))
+    lm.close()
+    again = manager([a, b])
+    assert {tp: (again.get_log(tp).log_end_offset, again.topic_id_of(tp)) for tp in wanted[1:]} \
+        == {tp: (1, topic_id) for tp in wanted[1:]}
+    again.close()
+
+
+def test_create_logs_yields_to_a_log_created_meanwhile(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A log get_or_create_log creates while create_logs is in its worker thread wins: the
+    staged one is closed and its directory removed; nothing else is disturbed."""
+    lm = manager([tmp_path])
+    tp, other = TopicPartition("t", 0), TopicPartition("t", 1)
+    entered, release = threading.Event(), threading.Event()
+    real = Log.open.__func__        # type: ignore[attr-defined]
+
+    def slow(cls: type[Log], directory: Path, *args: object, **kwargs: object) -> Log:
+        if Path(directory).name.endswith("-future"):
+            entered.set()
+            assert release.wait(10)
+        return real(cls, directory, *args, **kwargs)       # type: ignore[no-any-return]
+    monkeypatch.setattr(Log, "open", classmethod(slow))
+
+    async def race() -> dict[TopicPartition, Log]:
+        async with trio.open_nursery() as nursery:
+            out: dict[TopicPartition, Log] = {}
+
+            async def create() -> None:
+                out.update(await lm.create_logs([tp, other]))
+            nursery.start_soon(create)
+            while not entered.is_set():
+                await trio.sleep(0.005)
+            lm.get_or_create_log(tp).append_as_leader(build_batch([(None, b"x", None, 1)]))
+            release.set()
+        return out
+    created = trio.run(race)
+    assert list(created) == [other]
+    mine = lm.get_log(tp)
+    assert mine is not None and mine.log_end_offset == 1 and mine.dir == tmp_path / str(tp)
+    names = sorted(p.name for p in tmp_path.iterdir() if p.is_dir())
+    assert [n for n in names if not n.endswith("-delete")] == ["t-0", "t-1"]
+    lm.close()      # removes the dropped directory
+    assert sorted(p.name for p in tmp_path.iterdir() if p.is_dir()) == ["t-0", "t-1"]
+
+
+def test_a_log_whose_creation_a_crash_cut_is_removed_on_load(tmp_path: Path) -> None:
+    """A crash between a new log's creation in its ``-future`` directory and its rename
+    leaves the directory; the next load removes it and loads no log for it."""
+    lm = manager([tmp_path])
+    tp = TopicPartition("t", 3)
+    staged = Log.open(tmp_path / log_module.future_dir_name(tp), LogConfig())
+    staged.append_as_leader(build_batch([(None, b"x", None, 1)]))
+    staged.close_unclean()
+    lm.close_unclean()
+    again = manager([tmp_path])
+    assert again.get_log(tp) is None and list(again.future_logs) == []
+    assert [p.name for p in tmp_path.iterdir() if p.is_dir()] == []
     again.close()
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import confluent_kafka
@@ -36,11 +36,14 @@ from kafkapy.errors import (
     UnknownTopicOrPartitionError,
     UnsupportedEndpointTypeError,
 )
+from kafkapy.log.log import Log
+from kafkapy.log.log_manager import LogManager
 from kafkapy.protocol import API_KEYS
 from kafkapy.protocol.classes import struct_classes
 from kafkapy.protocol.codec import decode_response
 from kafkapy.protocol.schema import ZERO_UUID, Array, Struct
 from tests.clients.client_support import RawClient
+from tests.log.log_open_spy import spy_log_open
 from tests.server.test_kafka_apis import KP_RESPONSES
 
 CREATE_TOPICS, DELETE_TOPICS, DELETE_RECORDS = 19, 20, 21
@@ -257,6 +260,60 @@ def test_create_topics_manual_assignment_and_collisions(broker: Broker) -> None:
     (result,) = create_topics(broker, 7, creatable("ct_manual"))
     assert (result.error_code, result.error_message) == (
         InvalidTopicError.code, "Topic 'ct_manual' collides with existing topic: ct.manual")
+
+
+def test_new_partitions_logs_are_created_off_the_event_loop(
+        broker: Broker, monkeypatch: pytest.MonkeyPatch) -> None:
+    """CreateTopics and CreatePartitions create each new log's directory and files in a
+    worker thread (LogManager.create_logs): 2-3 ms a log on this machine's file system, which
+    on the event loop would hold every other client. The logs are then the partitions', under
+    their own names, with the topic's id."""
+    calls = spy_log_open(monkeypatch, "ct.off-loop")
+    name = "ct.off-loop"
+    (result,) = create_topics(broker, 7, creatable(name, 4))
+    assert (result.error_code, result.error_message) == (0, None)
+    assert create_partitions(broker, 3, partitions_topic(name, 6)) == [(name, 0, None)]
+    # <topic>-<partition>.<id>-future, opened by a worker thread.
+    assert [(c.log_name, c.name.endswith("-future"), c.on_event_loop) for c in calls] == \
+        [(f"{name}-{p}", True, False) for p in range(6)]
+
+    def hosted() -> dict[int, tuple[str, Any]]:
+        lm, rm = broker.server.log_manager, broker.server.replica_manager
+        tps = [TopicPartition(name, p) for p in range(6)]
+        return {tp.partition: (rm.partitions[tp].log.dir.name, lm.topic_id_of(tp))
+                for tp in tps if rm.partitions[tp].log is lm.get_log(tp)}
+    assert broker.call(hosted) == {p: (f"{name}-{p}", result.topic_id) for p in range(6)}
+    produce(broker, name, 3, partition=5)
+    assert broker.call(lambda: broker.server.replica_manager.partitions[
+        TopicPartition(name, 5)].log_end_offset) == 3
+
+
+def test_logs_a_failed_creation_made_are_deleted(broker: Broker,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another request creates the topic, with 2 partitions, while CreateTopics makes its 4
+    logs: the answer is TOPIC_ALREADY_EXISTS, the other request's partitions have the logs
+    made (with that topic's id), and the 2 logs no partition took are deleted."""
+    name = "ct.race"
+    real = LogManager.create_logs
+
+    async def racing(self: LogManager, tps: Iterable[TopicPartition]
+                     ) -> dict[TopicPartition, Log]:
+        created = await real(self, tps)
+        broker.server.admin.create_topic(name, 2)      # on the event loop, as a request
+        return created
+    monkeypatch.setattr(LogManager, "create_logs", racing)
+    (result,) = create_topics(broker, 7, creatable(name, 4))
+    assert (result.error_code, result.error_message) == (
+        TopicAlreadyExistsError.code, f"Topic '{name}' already exists.")
+
+    def state() -> tuple[int, list[bool]]:
+        lm = broker.server.log_manager
+        record = broker.server.metadata_store.topics[name]
+        return record.partitions, [lm.topic_id_of(TopicPartition(name, p)) == record.topic_id
+                                   for p in range(4)]
+    assert broker.call(state) == (2, [True, True, False, False])
+    dirs = [p.name for p in broker.data_dir.iterdir() if p.name.startswith(name)]
+    assert sorted(n for n in dirs if not n.endswith("-delete")) == [f"{name}-0", f"{name}-1"]
 
 
 # ================================================================================ DeleteTopics

@@ -26,6 +26,7 @@ import trio
 import kafkapy
 from kafkapy.clients.network_client import BrokerConnection
 from kafkapy.common.topic_partition import TopicPartition
+from kafkapy.log.checkpoints import read_partition_metadata
 from kafkapy.protocol import ApiKey
 from kafkapy.protocol.message_classes import (
     AlterPartitionRequest,
@@ -58,6 +59,7 @@ from kafkapy.protocol.message_classes import (
 from kafkapy.protocol.records import build_batch
 from kafkapy.zk.zookeeper_server import ZooKeeperServer
 from tests.fake_peer import FakePeer
+from tests.log.log_open_spy import spy_log_open
 
 TIMEOUT = 20.0
 LAG_MS = 1500
@@ -396,6 +398,29 @@ def test_epoch_checks_and_topic_ids(cluster: dict[int, kafkapy.Broker]) -> None:
     assert not log_dir.exists()
     assert produce(cluster[1], topic, [b"x"], acks=1)[0] in (UNKNOWN_TOPIC_OR_PARTITION,
                                                             NOT_LEADER_OR_FOLLOWER)
+
+
+def test_a_new_replicas_log_is_created_off_the_event_loop(
+        cluster: dict[int, kafkapy.Broker], monkeypatch: pytest.MonkeyPatch) -> None:
+    """LeaderAndIsr creates a new replica's log directory and files in a worker thread
+    (ReplicaManager.create_logs), renamed in before the replica is made; a request with a
+    stale controller epoch creates nothing."""
+    topic, tid = new_topic()
+    calls = spy_log_open(monkeypatch, topic)
+    found = _controller(cluster)
+    assert found is not None
+    assert leader_and_isr(cluster, 2, topic, tid, 2, 0, [2], [2],
+                          controller_epoch=found[1] - 1) == [STALE_CONTROLLER_EPOCH] * 2
+    assert calls == [] and state(cluster[2], topic) is None
+    assert not [p for p in cluster[2].data_dir.iterdir() if p.name.startswith(topic)]
+    assert leader_and_isr(cluster, 2, topic, tid, 2, 0, [2], [2]) == [0, 0]
+    assert [(c.log_name, c.name.endswith("-future"), c.on_event_loop) for c in calls] == \
+        [(f"{topic}-0", True, False)]
+    assert [p.name for p in cluster[2].data_dir.iterdir() if p.name.startswith(topic)] == \
+        [f"{topic}-0"]
+    assert produce(cluster[2], topic, [b"x"], acks=1) == (0, 0)
+    wait_for(lambda: read_partition_metadata(cluster[2].data_dir / f"{topic}-0") == tid,
+             "partition.metadata with the topic id")
 
 
 def test_a_deposed_leaders_divergent_tail_is_truncated(

@@ -182,16 +182,23 @@ async def handle_create_topics(
             result.error_message = "Authorization failed."
             results.append(result)
             continue
+        asked = (topic.name, topic.num_partitions, topic.replication_factor,
+                 [(a.partition_index, list(a.broker_ids)) for a in topic.assignments],
+                 {c.name: c.value for c in topic.configs})
         try:
-            new = admin.check_new_topic(
-                topic.name, topic.num_partitions, topic.replication_factor,
-                [(a.partition_index, list(a.broker_ids)) for a in topic.assignments],
-                {c.name: c.value for c in topic.configs})
+            new = admin.check_new_topic(*asked)
             if body.validate_only:
                 topic_id = uuid.uuid4()
             else:
                 quota.record(new.partitions)
-                topic_id = admin.create_checked_topic(new).topic_id
+                new_logs = await admin.create_logs(new.name, range(new.partitions))
+                try:
+                    # Checked again: another request may have changed things meanwhile.
+                    new = admin.check_new_topic(*asked)
+                    topic_id = admin.create_checked_topic(new).topic_id
+                except Exception:
+                    context.server.replica_manager.drop_unused_logs(new_logs)
+                    raise
         except Exception as e:
             _log_failure("CreateTopics", topic.name, e)
             result.error_code, result.error_message = api_error(e)
@@ -411,7 +418,13 @@ async def handle_create_partitions(
                 # Kafka validates, records the increment, then creates.
                 checked = admin.check_partition_count(topic.name, topic.count, assignments)
                 quota.record(topic.count - checked.partitions)
-                admin.create_partitions(topic.name, topic.count, assignments)
+                new_logs = await admin.create_logs(topic.name,
+                                                   range(checked.partitions, topic.count))
+                try:
+                    admin.create_partitions(topic.name, topic.count, assignments)
+                except Exception:
+                    context.server.replica_manager.drop_unused_logs(new_logs)
+                    raise
                 if admin.zk_mode:
                     start = before.partitions if before is not None else 0
                     waiting[topic.name] = (result, range(start, topic.count))
