@@ -111,6 +111,7 @@ CLEANED_SUFFIX = ".cleaned"
 SWAP_SUFFIX = ".swap"
 DELETE_DIR_SUFFIX = "-delete"
 FUTURE_DIR_SUFFIX = "-future"
+MAX_DIR_NAME_LENGTH = 255        # the longest file name of common file systems (ext4, xfs)
 
 
 class UnexpectedAppendOffsetError(InvalidRecordError):
@@ -143,6 +144,14 @@ def parse_log_dir_name(name: str) -> tuple[TopicPartition, str]:
 def future_dir_name(tp: TopicPartition) -> str:
     """Kafka's ``UnifiedLog.logFutureDirName``: ``<topic>-<partition>.<uuid hex>-future``."""
     return f"{tp}.{uuid.uuid4().hex}{FUTURE_DIR_SUFFIX}"
+
+
+def delete_dir_name(tp: TopicPartition) -> str:
+    """Kafka's ``LocalLog.logDeleteDirName``: ``<topic>-<partition>.<uuid hex>-delete``, the
+    topic cut short so that the name stays within 255 characters (a topic name may have 249,
+    and file systems refuse longer names: the log of such a topic could not be deleted)."""
+    suffix = f"-{tp.partition}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}"
+    return tp.topic[:MAX_DIR_NAME_LENGTH - len(suffix)] + suffix
 
 
 def _now_ms() -> int:
@@ -895,7 +904,8 @@ class Log:
         new_dir = Path(new_dir)
         os.rename(self.dir, new_dir)
         self.dir = new_dir
-        self.topic_partition, kind = parse_log_dir_name(new_dir.name)
+        # The partition stays (a -delete name may carry only a prefix of the topic).
+        _tp, kind = parse_log_dir_name(new_dir.name)
         self.is_future = kind == FUTURE_DIR_SUFFIX
         for seg in self.segments + [seg for _due, seg in self._pending_deletes]:
             seg.directory = new_dir

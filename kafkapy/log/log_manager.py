@@ -97,8 +97,10 @@ from kafkapy.log.config import LogConfig
 from kafkapy.log.log import (
     DELETE_DIR_SUFFIX,
     FUTURE_DIR_SUFFIX,
+    MAX_DIR_NAME_LENGTH,
     FlushJob,
     Log,
+    delete_dir_name,
     future_dir_name,
     parse_log_dir_name,
 )
@@ -323,7 +325,7 @@ class LogManager:
                     logger.info("%s: finishing a replica move interrupted by a crash: %s "
                                 "was replaced by %s", tp, p,
                                 next(q for q in paths if q not in marked))
-                    gone = p.with_name(f"{tp}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}")
+                    gone = p.with_name(delete_dir_name(tp))
                     os.rename(p, gone)
                     shutil.rmtree(gone, ignore_errors=True)
             elif len(paths) > 1:
@@ -443,19 +445,21 @@ class LogManager:
         it always did. The topic id is not given here: ``get_or_create_log`` assigns it.
         Returns the logs created."""
         created: dict[TopicPartition, Log] = {}
-        new = []
-        for tp in dict.fromkeys(tps):
-            if tp in self.logs or tp.partition < 0:
+        new: dict[TopicPartition, str] = {}
+        for tp in tps:
+            if tp in self.logs or tp in new or tp.partition < 0:
                 continue
             try:
                 validate_topic_name(tp.topic)
             except InvalidTopicError:
                 continue        # get_or_create_log raises it
-            new.append(tp)
+            staging = future_dir_name(tp)
+            if len(staging) <= MAX_DIR_NAME_LENGTH:     # else left to get_or_create_log
+                new[tp] = staging
         if not new:
             return created
-        plan = [(tp, d, d / future_dir_name(tp), self.config_for(tp.topic))
-                for tp, d in zip(new, self._dir_for_new_logs(new), strict=True)]
+        plan = [(tp, d, d / new[tp], self.config_for(tp.topic))
+                for tp, d in zip(new, self._dir_for_new_logs(list(new)), strict=True)]
 
         def open_all() -> list[Log | None]:
             opened: list[Log | None] = []
@@ -497,7 +501,7 @@ class LogManager:
         if self._closed:
             return          # a future directory: the next load removes it
         tp = log.topic_partition
-        target = log.dir.with_name(f"{tp}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}")
+        target = log.dir.with_name(delete_dir_name(tp))
         try:
             os.rename(log.dir, target)
         except OSError as e:
@@ -532,7 +536,7 @@ class LogManager:
             return
         self.cleaner.forget(d, tp)
         log.close_unclean()
-        target = log.dir.with_name(f"{tp}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}")
+        target = log.dir.with_name(delete_dir_name(tp))
         os.rename(log.dir, target)
         self._deleted_dirs.append((self.clock() + self.segment_delete_delay_ms, target))
 
@@ -570,8 +574,14 @@ class LogManager:
         if self._dir_of[tp] == d:
             raise ValueError(f"{tp}'s log is already in {d}")
         topic_id = self.topic_id_of(tp)
+        name = future_dir_name(tp)
+        if len(name) > MAX_DIR_NAME_LENGTH:
+            # Refused before the file system refuses it, which would take the dir offline.
+            raise KafkaStorageError(f"cannot move {tp}: its future log's directory name would "
+                                    f"have {len(name)} characters, more than "
+                                    f"{MAX_DIR_NAME_LENGTH}")
         try:
-            future = Log.open(d / future_dir_name(tp), self.config_for(tp.topic),
+            future = Log.open(d / name, self.config_for(tp.topic),
                               topic_id=topic_id, clock=self.clock,
                               producer_id_expiration_ms=self.producer_id_expiration_ms)
         except OSError as e:
@@ -617,7 +627,7 @@ class LogManager:
         if cleaner_offset is not None:
             self.cleaner.load_checkpoint(dst, {**self.cleaner.checkpoint_of(dst),
                                                tp: cleaner_offset})
-        current.rename_dir(src / f"{tp}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}")
+        current.rename_dir(src / delete_dir_name(tp))
         self._retired.append((self.clock() + self.segment_delete_delay_ms, current))
         logger.info("%s: the log in %s replaced the one in %s", tp, dst, src)
         return future

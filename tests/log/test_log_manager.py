@@ -499,6 +499,24 @@ def test_delete_log_renames_then_removes_and_recreates_empty(tmp_path: Path) -> 
     lm.close()
 
 
+def test_the_longest_topic_names_logs_are_created_and_deleted(tmp_path: Path) -> None:
+    """A topic name may have 249 characters: its log's -delete name (Kafka's
+    logDeleteDirName) cuts the topic so that it stays within 255; create_logs leaves such a
+    log, whose -future staging name would be too long, to get_or_create_log."""
+    longest = TopicPartition("t" * 249, 0)
+    name = log_module.delete_dir_name(longest)
+    assert len(name) == 255 and name.endswith("-delete")
+    assert log_module.parse_log_dir_name(name)[1] == "-delete"
+    lm = manager([tmp_path], {"log.segment.delete.delay.ms": "0"})
+    assert trio.run(lm.create_logs, [longest]) == {}
+    log = lm.get_or_create_log(longest)
+    fill(log, 3)
+    lm.delete_log(longest)
+    assert lm.get_log(longest) is None and not (tmp_path / str(longest)).exists()
+    trio.run(run_until, lm, lambda: not list(tmp_path.glob("*-delete")))
+    lm.close()
+
+
 TOPIC_ID = uuid.UUID("0b9a6e3c-5c1d-4e55-9d53-4f2d8c7a1e01")
 
 

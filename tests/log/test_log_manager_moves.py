@@ -16,6 +16,7 @@ import pytest
 import trio
 
 from kafkapy.common.topic_partition import TopicPartition
+from kafkapy.errors import KafkaStorageError
 from kafkapy.log.checkpoints import (
     LOG_START_OFFSET_CHECKPOINT,
     RECOVERY_POINT_CHECKPOINT,
@@ -128,6 +129,22 @@ def test_discard_future_log(tmp_path: Path) -> None:
     lm.close()
     assert not any(p.name.startswith("orders-0") for p in dst.iterdir())
     assert lm.dir_of(TP) != dst
+
+
+def test_a_move_whose_future_name_would_be_too_long_is_refused(tmp_path: Path) -> None:
+    """A future log's name (``<topic>-<partition>.<id>-future``, not cut short in Kafka) of a
+    long topic would exceed 255 characters: the move is refused and the dir stays online (a
+    failed mkdir would have marked it offline)."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    lm = manager([a, b])
+    tp = TopicPartition("t" * 240, 0)
+    lm.get_or_create_log(tp)
+    dst = b if lm.dir_of(tp) == a else a
+    with pytest.raises(KafkaStorageError, match="more than 255"):
+        lm.create_future_log(tp, dst)
+    assert lm.offline_dirs == set() and lm.future_logs == {}
+    assert not [p for p in dst.iterdir() if p.is_dir()]
+    lm.close()
 
 
 def test_the_flusher_flushes_future_logs_too(tmp_path: Path) -> None:

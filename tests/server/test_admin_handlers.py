@@ -342,6 +342,22 @@ def test_delete_topics_every_version(broker: Broker, version: int) -> None:
     assert name + ".dup" in topics_of(broker)
 
 
+def test_a_topic_with_the_longest_name_is_created_and_deleted(broker: Broker) -> None:
+    """249 characters, Kafka's limit: its log's ``-delete`` directory name is cut to 255
+    characters as Kafka's (file systems refuse longer names)."""
+    name = "L" * 249
+    (result,) = create_topics(broker, 7, creatable(name, 2))
+    assert (result.error_code, result.error_message) == (0, None)
+    produce(broker, name, 3, partition=1)
+    (deleted,) = delete_topics(broker, 5, name)
+    assert (deleted.name, deleted.error_code, deleted.error_message) == (name, 0, None)
+    assert name not in topics_of(broker)
+    assert broker.call(lambda: [broker.server.log_manager.get_log(TopicPartition(name, p))
+                                for p in (0, 1)]) == [None, None]
+    assert not [p for p in broker.data_dir.iterdir()
+                if p.name.startswith(name) and not p.name.endswith("-delete")]
+
+
 @pytest.mark.parametrize(("version", "error"), [(1, InvalidRequestError),
                                                 (2, InvalidRequestError),
                                                 (3, TopicDeletionDisabledError),
