@@ -149,7 +149,7 @@ def future_dir_name(tp: TopicPartition) -> str:
 def delete_dir_name(tp: TopicPartition) -> str:
     """Kafka's ``LocalLog.logDeleteDirName``: ``<topic>-<partition>.<uuid hex>-delete``, the
     topic cut short so that the name stays within 255 characters (a topic name may have 249,
-    and file systems refuse longer names: the log of such a topic could not be deleted)."""
+    and file systems refuse longer names)."""
     suffix = f"-{tp.partition}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}"
     return tp.topic[:MAX_DIR_NAME_LENGTH - len(suffix)] + suffix
 
