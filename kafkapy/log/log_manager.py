@@ -215,6 +215,8 @@ class LogManager:
         self.future_logs: dict[TopicPartition, Log] = {}
         self._future_dir_of: dict[TopicPartition, Path] = {}
         self.preferred_dirs: dict[TopicPartition, Path] = {}
+        # The logs create_logs made that get_or_create_log has not handed out yet.
+        self._unclaimed: dict[TopicPartition, Log] = {}
         self._retired: list[tuple[int, Log]] = []
         self.offline_dirs: set[Path] = set()
         # Checkpoint files are replaced through one temporary file each: one writer at a time.
@@ -409,6 +411,12 @@ class LogManager:
         request creating many partitions calls ``create_logs`` first, which does the file
         system's part of the creation off the event loop."""
         log = self.logs.get(tp)
+        if log is not None and self._unclaimed.pop(tp, None) is log and \
+                log.config != self.config_for(tp.topic):
+            # Made by create_logs for a request whose topic configs lost to another's (a
+            # racing creation): made again with the topic's, while it is still empty.
+            self.delete_log(tp)
+            log = None
         if log is not None:
             if topic_id is not None:
                 log.assign_topic_id(topic_id)
@@ -438,12 +446,16 @@ class LogManager:
             out.append(d)
         return out
 
-    async def create_logs(self, tps: Iterable[TopicPartition]) -> dict[TopicPartition, Log]:
+    async def create_logs(self, tps: Iterable[TopicPartition],
+                          topic_overrides: Mapping[str, object] | None = None
+                          ) -> dict[TopicPartition, Log]:
         """Create the logs of those of ``tps`` that have none, with the file system's work
         in a worker thread (see the module doc); ``get_or_create_log`` then finds them. A
         log that cannot be created here is left to ``get_or_create_log``, which raises as
         it always did. The topic id is not given here: ``get_or_create_log`` assigns it.
-        Returns the logs created."""
+        ``topic_overrides``: the configs of a topic not created yet (default: the topic's
+        as known now); ``get_or_create_log`` makes a log again if its topic's configs turn
+        out to be others. Returns the logs created."""
         created: dict[TopicPartition, Log] = {}
         new: dict[TopicPartition, str] = {}
         for tp in tps:
@@ -458,7 +470,11 @@ class LogManager:
                 new[tp] = staging
         if not new:
             return created
-        plan = [(tp, d, d / new[tp], self.config_for(tp.topic))
+        def config(topic: str) -> LogConfig:
+            if topic_overrides is None:
+                return self.config_for(topic)
+            return LogConfig.resolve(topic_overrides, self.broker_props)
+        plan = [(tp, d, d / new[tp], config(tp.topic))
                 for tp, d in zip(new, self._dir_for_new_logs(list(new)), strict=True)]
 
         def open_all() -> list[Log | None]:
@@ -491,6 +507,7 @@ class LogManager:
                 del self.preferred_dirs[tp]
             self.logs[tp] = log
             self._dir_of[tp] = d
+            self._unclaimed[tp] = log
             created[tp] = log
         return created
 
@@ -530,6 +547,7 @@ class LogManager:
         re-created topic starts empty) and removed ``log.segment.delete.delay.ms`` later."""
         self.discard_future_log(tp)
         self.preferred_dirs.pop(tp, None)
+        self._unclaimed.pop(tp, None)
         log = self.logs.pop(tp, None)
         d = self._dir_of.pop(tp, None)
         if log is None or d is None:

@@ -531,17 +531,19 @@ class AdminManager:
                  new.partitions, f" and configs {dict(new.configs)}" if new.configs else "")
         return record
 
-    async def create_logs(self, name: str, partitions: Iterable[int]
+    async def create_logs(self, name: str, partitions: Iterable[int],
+                          configs: Mapping[str, str] | None = None
                           ) -> Mapping[TopicPartition, Log]:
         """Single-broker mode: create the logs of ``name``'s new ``partitions`` with the
         file system's work off the event loop (``LogManager.create_logs``), before
-        ``create_checked_topic`` / ``create_partitions`` lead them here; if those fail, the
-        caller hands the result to ``ReplicaManager.drop_unused_logs``. (In ZooKeeper mode
-        the LeaderAndIsr request creates them: nothing is created here.)"""
+        ``create_checked_topic`` / ``create_partitions`` lead them here; ``configs``: those
+        of a topic not created yet. If the creation fails, the caller hands the result to
+        ``ReplicaManager.drop_unused_logs``. (In ZooKeeper mode the LeaderAndIsr request
+        creates them: nothing is created here.)"""
         if self.zk_mode:
             return {}
         return await self.server.log_manager.create_logs(
-            TopicPartition(name, p) for p in partitions)
+            (TopicPartition(name, p) for p in partitions), configs)
 
     def delete_topic(self, name: str) -> TopicRecord:
         """Delete ``name`` and its logs. Raises TOPIC_DELETION_DISABLED when

@@ -11,8 +11,10 @@ those of Kafka's ``ReplicationControlManager``, ``ConfigAdminManager``, ``Config
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
+import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -270,19 +272,28 @@ def test_new_partitions_logs_are_created_off_the_event_loop(
     their own names, with the topic's id."""
     calls = spy_log_open(monkeypatch, "ct.off-loop")
     name = "ct.off-loop"
-    (result,) = create_topics(broker, 7, creatable(name, 4))
+    configs = {"segment.index.bytes": "8192", "message.timestamp.type": "LogAppendTime"}
+    (result,) = create_topics(broker, 7, creatable(name, 4, configs=configs))
     assert (result.error_code, result.error_message) == (0, None)
     assert create_partitions(broker, 3, partitions_topic(name, 6)) == [(name, 0, None)]
     # <topic>-<partition>.<id>-future, opened by a worker thread.
     assert [(c.log_name, c.name.endswith("-future"), c.on_event_loop) for c in calls] == \
         [(f"{name}-{p}", True, False) for p in range(6)]
 
-    def hosted() -> dict[int, tuple[str, Any]]:
+    def hosted() -> dict[int, tuple[str, Any, str, int]]:
         lm, rm = broker.server.log_manager, broker.server.replica_manager
         tps = [TopicPartition(name, p) for p in range(6)]
-        return {tp.partition: (rm.partitions[tp].log.dir.name, lm.topic_id_of(tp))
-                for tp in tps if rm.partitions[tp].log is lm.get_log(tp)}
-    assert broker.call(hosted) == {p: (f"{name}-{p}", result.topic_id) for p in range(6)}
+        out = {}
+        for tp in tps:
+            log = rm.partitions[tp].log
+            if log is lm.get_log(tp):
+                index = log.active_segment.offset_index.path
+                out[tp.partition] = (log.dir.name, lm.topic_id_of(tp),
+                                     log.config.message_timestamp_type, index.stat().st_size)
+        return out
+    # The topic's configs from the start: the index preallocated at segment.index.bytes.
+    assert broker.call(hosted) == {p: (f"{name}-{p}", result.topic_id, "LogAppendTime", 8192)
+                                   for p in range(6)}
     produce(broker, name, 3, partition=5)
     assert broker.call(lambda: broker.server.replica_manager.partitions[
         TopicPartition(name, 5)].log_end_offset) == 3
@@ -290,30 +301,38 @@ def test_new_partitions_logs_are_created_off_the_event_loop(
 
 def test_logs_a_failed_creation_made_are_deleted(broker: Broker,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    """Another request creates the topic, with 2 partitions, while CreateTopics makes its 4
+    """Other requests create the topic, with 2 partitions, while CreateTopics makes its 4
     logs: the answer is TOPIC_ALREADY_EXISTS, the other request's partitions have the logs
-    made (with that topic's id), and the 2 logs no partition took are deleted."""
-    name = "ct.race"
+    made (with that topic's id) or, where its configs differ, logs made again with them; the
+    2 logs no partition took are deleted."""
     real = LogManager.create_logs
+    racing_configs: dict[str, dict[str, str]] = {"ct.race": {}, "ct.race-configs": {
+        "cleanup.policy": "compact"}}
 
-    async def racing(self: LogManager, tps: Iterable[TopicPartition]
-                     ) -> dict[TopicPartition, Log]:
-        created = await real(self, tps)
-        broker.server.admin.create_topic(name, 2)      # on the event loop, as a request
+    async def racing(self: LogManager, tps: Iterable[TopicPartition],
+                     topic_overrides: Any = None) -> dict[TopicPartition, Log]:
+        tps = list(tps)
+        created = await real(self, tps, topic_overrides)
+        name = tps[0].topic        # created by "another request", on the event loop
+        broker.server.admin.create_topic(name, 2, configs=racing_configs[name])
         return created
     monkeypatch.setattr(LogManager, "create_logs", racing)
-    (result,) = create_topics(broker, 7, creatable(name, 4))
-    assert (result.error_code, result.error_message) == (
-        TopicAlreadyExistsError.code, f"Topic '{name}' already exists.")
 
-    def state() -> tuple[int, list[bool]]:
-        lm = broker.server.log_manager
+    def state(name: str) -> tuple[int, list[bool], list[tuple[str, ...]]]:
+        lm, rm = broker.server.log_manager, broker.server.replica_manager
         record = broker.server.metadata_store.topics[name]
-        return record.partitions, [lm.topic_id_of(TopicPartition(name, p)) == record.topic_id
-                                   for p in range(4)]
-    assert broker.call(state) == (2, [True, True, False, False])
-    dirs = [p.name for p in broker.data_dir.iterdir() if p.name.startswith(name)]
-    assert sorted(n for n in dirs if not n.endswith("-delete")) == [f"{name}-0", f"{name}-1"]
+        tps = [TopicPartition(name, p) for p in range(4)]
+        return (record.partitions, [lm.topic_id_of(tp) == record.topic_id for tp in tps],
+                [rm.partitions[tp].log.config.cleanup_policy for tp in tps[:2]])
+    for name, policy in (("ct.race", ("delete",)), ("ct.race-configs", ("compact",))):
+        (result,) = create_topics(broker, 7, creatable(name, 4))
+        assert (result.error_code, result.error_message) == (
+            TopicAlreadyExistsError.code, f"Topic '{name}' already exists.")
+        assert broker.call(functools.partial(state, name)) == (
+            2, [True, True, False, False], [policy, policy])
+        logs = [p.name for p in broker.data_dir.iterdir()
+                if re.fullmatch(rf"{re.escape(name)}-\d+", p.name)]
+        assert sorted(logs) == [f"{name}-0", f"{name}-1"]
 
 
 # ================================================================================ DeleteTopics

@@ -191,7 +191,8 @@ async def handle_create_topics(
                 topic_id = uuid.uuid4()
             else:
                 quota.record(new.partitions)
-                new_logs = await admin.create_logs(new.name, range(new.partitions))
+                new_logs = await admin.create_logs(new.name, range(new.partitions),
+                                                   new.configs)
                 try:
                     # Checked again: another request may have changed things meanwhile.
                     new = admin.check_new_topic(*asked)
