@@ -470,11 +470,10 @@ class LogManager:
                 new[tp] = staging
         if not new:
             return created
-        def config(topic: str) -> LogConfig:
-            if topic_overrides is None:
-                return self.config_for(topic)
-            return LogConfig.resolve(topic_overrides, self.broker_props)
-        plan = [(tp, d, d / new[tp], config(tp.topic))
+        configs = {topic: self.config_for(topic) if topic_overrides is None
+                   else LogConfig.resolve(topic_overrides, self.broker_props)
+                   for topic in {tp.topic for tp in new}}
+        plan = [(tp, d, d / new[tp], configs[tp.topic])
                 for tp, d in zip(new, self._dir_for_new_logs(list(new)), strict=True)]
 
         def open_all() -> list[Log | None]:
